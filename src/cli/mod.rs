@@ -1,0 +1,44 @@
+//! Command-line front end. Exit codes: 0 success, 1 allocation error (the JSON error document
+//! is written where the result would have gone), 2 bad usage.
+
+mod allocate;
+
+use clap::{Parser, Subcommand};
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_ALLOC_ERROR: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "stream-alloc",
+    version,
+    about = "Stream, event and notify allocation for Ascend Graph Engine graphs",
+    long_about = "Assigns the operators of a graph (graph JSON v1) to device streams the way the Ascend \
+Graph Engine does, synchronises the streams and splits streams that exceed the device's task limit. \
+Writes allocation JSON v1.\n\nFormats: shared/spec/graph-json.md (input) and allocation-json.md (output).\n\n\
+Exit codes: 0 success; 1 allocation error (the JSON error document is written); 2 bad usage."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    Allocate(allocate::AllocateArgs),
+}
+
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Allocate(args) => allocate::run(args),
+    }
+}

@@ -1,0 +1,283 @@
+//! The result of the pipeline and its allocation JSON v1 form (shared/spec/allocation-json.md).
+
+use serde_json::{Map, Value, json};
+
+use crate::error::Error;
+use crate::graph::{GraphId, IdVec, Model, NodeId, StreamId, SyncKind};
+
+pub const ALLOCATION_FORMAT: &str = "stream-allocation";
+pub const ALLOCATION_VERSION: u64 = 1;
+
+/// One end of a sync: a node on its main stream, or on one of its attached streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SyncEnd {
+    pub node: NodeId,
+    /// `Some(s)`: the node's attached stream `s`.
+    pub attached: Option<StreamId>,
+}
+
+impl SyncEnd {
+    pub fn main(node: NodeId) -> Self {
+        SyncEnd { node, attached: None }
+    }
+}
+
+/// One record/wait pair: record `id` on `from`'s stream right after `from`; `to`'s stream
+/// waits for it right before `to`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SyncPair {
+    pub id: u32,
+    pub from: SyncEnd,
+    pub to: SyncEnd,
+}
+
+/// A node the pipeline inserted (Send, Recv, SendNotify, RecvNotify, StreamActive).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InsertedNode {
+    pub name: String,
+    pub op_type: String,
+    pub graph: GraphId,
+    /// Physical stream it runs on.
+    pub stream: StreamId,
+    /// Logical stream it was created for.
+    pub logical_stream: StreamId,
+    /// The node it is placed next to.
+    pub anchor: NodeId,
+    /// `true`: right before the anchor (Recv); `false`: right after it (Send).
+    pub before: bool,
+    /// `event_id` / `notify_id` for sync nodes.
+    pub sync_id: Option<u32>,
+}
+
+/// How far the pipeline ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    /// Logical stream ids only.
+    Logical,
+    /// Logical streams plus synchronisation.
+    Sync,
+    /// Physical split and activation (and Send/Recv generation).
+    Split,
+    /// Everything.
+    #[default]
+    All,
+}
+
+impl Stage {
+    pub fn parse(s: &str) -> Option<Stage> {
+        match s {
+            "logical" => Some(Stage::Logical),
+            "sync" => Some(Stage::Sync),
+            "split" => Some(Stage::Split),
+            "all" => Some(Stage::All),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Logical => "logical",
+            Stage::Sync => "sync",
+            Stage::Split => "split",
+            Stage::All => "all",
+        }
+    }
+}
+
+/// Everything the pipeline decided for one model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Allocation {
+    /// `static-multi`, `static-single`, `dynamic-single`, `dynamic-multi` or a policy name.
+    pub mode: String,
+    pub stage: Stage,
+    /// Logical stream per node (`None`: runs on no stream).
+    pub logical_stream: IdVec<NodeId, Option<StreamId>>,
+    pub logical_count: u32,
+    /// Physical stream per node.
+    pub stream: IdVec<NodeId, Option<StreamId>>,
+    pub physical_count: u32,
+    /// Attached stream ids per node.
+    pub attached: IdVec<NodeId, Vec<StreamId>>,
+    pub attached_count: u32,
+    pub sync_kind: SyncKind,
+    /// Sync pairs, ordered by id then position.
+    pub syncs: Vec<SyncPair>,
+    /// Distinct sync ids (`0..sync_count`).
+    pub sync_count: u32,
+    /// Nodes that activate streams, and the physical streams each activates.
+    pub activations: Vec<(NodeId, Vec<StreamId>)>,
+    pub huge_streams: Vec<StreamId>,
+    /// Logical origin of every physical stream (index = physical id).
+    pub split_to_logic: Vec<StreamId>,
+    pub inserted: Vec<InsertedNode>,
+}
+
+impl Allocation {
+    /// A logical-only result: physical streams equal logical ones.
+    pub fn from_logical(
+        model: &Model,
+        mode: impl Into<String>,
+        logical_stream: IdVec<NodeId, Option<StreamId>>,
+        logical_count: u32,
+        attached: IdVec<NodeId, Vec<StreamId>>,
+        attached_count: u32,
+    ) -> Self {
+        Allocation {
+            mode: mode.into(),
+            stage: Stage::Logical,
+            stream: logical_stream.clone(),
+            logical_stream,
+            logical_count,
+            physical_count: logical_count,
+            attached,
+            attached_count,
+            sync_kind: model.options.event,
+            syncs: Vec::new(),
+            sync_count: 0,
+            activations: Vec::new(),
+            huge_streams: Vec::new(),
+            split_to_logic: (0..logical_count).map(StreamId).collect(),
+            inserted: Vec::new(),
+        }
+    }
+
+    /// Nodes per physical stream (index = stream id), for summaries.
+    pub fn nodes_per_stream(&self) -> Vec<usize> {
+        let mut counts = vec![0usize; self.physical_count as usize];
+        for s in self.stream.iter().flatten() {
+            if let Some(c) = counts.get_mut(s.index()) {
+                *c += 1;
+            }
+        }
+        counts
+    }
+
+    fn sync_end_name(model: &Model, end: &SyncEnd, attached: &IdVec<NodeId, Vec<StreamId>>) -> String {
+        let name = &model.nodes[end.node].name;
+        match end.attached {
+            None => name.clone(),
+            Some(s) if attached[end.node].len() > 1 => format!("{name}@attached:{s}"),
+            Some(_) => format!("{name}@attached"),
+        }
+    }
+
+    /// The allocation JSON document.
+    pub fn to_json(&self, model: &Model) -> Value {
+        let stream_value = |s: Option<StreamId>| s.map_or(json!(-1), |s| json!(s.0));
+        let mut sends: IdVec<NodeId, Vec<u32>> = IdVec::filled(model.nodes.len(), Vec::new());
+        let mut recvs: IdVec<NodeId, Vec<u32>> = IdVec::filled(model.nodes.len(), Vec::new());
+        for p in &self.syncs {
+            sends[p.from.node].push(p.id);
+            recvs[p.to.node].push(p.id);
+        }
+        let mut before: IdVec<NodeId, Vec<&InsertedNode>> = IdVec::filled(model.nodes.len(), Vec::new());
+        let mut after: IdVec<NodeId, Vec<&InsertedNode>> = IdVec::filled(model.nodes.len(), Vec::new());
+        for ins in &self.inserted {
+            if ins.before { before[ins.anchor].push(ins) } else { after[ins.anchor].push(ins) }
+        }
+        let inserted_json = |ins: &InsertedNode| {
+            let mut m = Map::new();
+            m.insert("name".into(), json!(ins.name));
+            m.insert("graph".into(), json!(model.graph_label(ins.graph)));
+            m.insert("logical_stream".into(), json!(ins.logical_stream.0));
+            m.insert("stream".into(), json!(ins.stream.0));
+            m.insert("type".into(), json!(ins.op_type));
+            m.insert("inserted".into(), json!(true));
+            if let Some(id) = ins.sync_id {
+                let key = if ins.op_type.contains("Notify") { "notify_id" } else { "event_id" };
+                m.insert(key.into(), json!(id));
+            }
+            Value::Object(m)
+        };
+        let mut nodes = Vec::with_capacity(model.nodes.len() + self.inserted.len());
+        for n in model.all_nodes() {
+            for ins in &before[n] {
+                nodes.push(inserted_json(ins));
+            }
+            let node = &model.nodes[n];
+            let mut m = Map::new();
+            m.insert("name".into(), json!(node.name));
+            m.insert("graph".into(), json!(model.graph_label(node.graph)));
+            m.insert("logical_stream".into(), stream_value(self.logical_stream[n]));
+            m.insert("stream".into(), stream_value(self.stream[n]));
+            m.insert("type".into(), json!(node.op_type));
+            if !self.attached[n].is_empty() {
+                m.insert("attached_streams".into(), json!(self.attached[n].iter().map(|s| s.0).collect::<Vec<_>>()));
+            }
+            if !sends[n].is_empty() {
+                m.insert("send".into(), json!(sends[n]));
+            }
+            if !recvs[n].is_empty() {
+                m.insert("recv".into(), json!(recvs[n]));
+            }
+            nodes.push(Value::Object(m));
+            for ins in &after[n] {
+                nodes.push(inserted_json(ins));
+            }
+        }
+        let syncs: Vec<Value> = self
+            .syncs
+            .iter()
+            .map(|p| {
+                json!({
+                    "id": p.id,
+                    "from": Self::sync_end_name(model, &p.from, &self.attached),
+                    "to": Self::sync_end_name(model, &p.to, &self.attached),
+                })
+            })
+            .collect();
+        let activations: Vec<Value> = self
+            .activations
+            .iter()
+            .map(|(n, s)| json!({"node": model.nodes[*n].name, "streams": s.iter().map(|s| s.0).collect::<Vec<_>>()}))
+            .collect();
+        let attached: Vec<Value> = model
+            .all_nodes()
+            .into_iter()
+            .filter(|&n| !self.attached[n].is_empty())
+            .map(|n| json!({"node": model.nodes[n].name, "streams": self.attached[n].iter().map(|s| s.0).collect::<Vec<_>>()}))
+            .collect();
+        let split: Map<String, Value> =
+            self.split_to_logic.iter().enumerate().map(|(p, l)| (p.to_string(), json!(l.0))).collect();
+        json!({
+            "format": ALLOCATION_FORMAT,
+            "version": ALLOCATION_VERSION,
+            "graph": model.name,
+            "mode": self.mode,
+            "stage": self.stage.as_str(),
+            "streams": {
+                "logical": self.logical_count,
+                "physical": self.physical_count,
+                "attached": self.attached_count,
+                "huge": self.huge_streams.iter().map(|s| s.0).collect::<Vec<_>>(),
+                "split_to_logic": split,
+            },
+            "events": {"kind": self.sync_kind.as_str(), "count": self.sync_count},
+            "nodes": nodes,
+            "syncs": syncs,
+            "activations": activations,
+            "attached": attached,
+        })
+    }
+
+    /// Pretty allocation JSON text, newline-terminated. Byte-identical for identical results.
+    pub fn to_json_string(&self, model: &Model) -> String {
+        let mut s = serde_json::to_string_pretty(&self.to_json(model)).expect("JSON values always serialise");
+        s.push('\n');
+        s
+    }
+}
+
+/// The error document of allocation JSON.
+pub fn error_json(e: &Error) -> Value {
+    json!({
+        "format": ALLOCATION_FORMAT,
+        "version": ALLOCATION_VERSION,
+        "error": {"code": e.code(), "message": e.message},
+    })
+}
+
+pub fn error_json_string(e: &Error) -> String {
+    let mut s = serde_json::to_string_pretty(&error_json(e)).expect("JSON values always serialise");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,506 @@
+//! Building and validating a [`Model`]. The JSON loader and the C ABI both describe a model
+//! by name through these specs; [`ModelBuilder::build`] is the one place that resolves names,
+//! checks every reference and computes topological orders.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::Value;
+
+use super::attrs::{GeAttrs, KNOWN_GE_ATTRS, NodeAttrs};
+use super::engines::{EngineOverride, EngineTable};
+use super::ids::{EdgeId, GraphId, IdVec, NodeId, StreamId};
+use super::{Adjacency, Edge, EdgeKind, Graph, Model, Node, Options, PartitionEntry, Shape, topo};
+use crate::error::Result;
+use crate::{bail, err};
+
+/// A node as a graph file or a host describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeSpec {
+    pub name: String,
+    pub op_type: String,
+    pub engine: String,
+    pub tasks: u32,
+    pub cost_us: f64,
+    pub cores: u32,
+    pub attrs: NodeAttrs,
+    pub ge_attrs: GeAttrs,
+    /// Names of the subgraphs this node owns.
+    pub subgraphs: Vec<String>,
+    /// Pre-assigned logical stream; `None` or -1 for none.
+    pub stream: Option<i64>,
+    pub attached_stream_ids: Vec<u32>,
+    pub attached_tasks: Vec<u32>,
+}
+
+impl NodeSpec {
+    /// A node with GE's defaults: one task, no cost, no attributes.
+    pub fn new(name: impl Into<String>, op_type: impl Into<String>, engine: impl Into<String>) -> Self {
+        NodeSpec {
+            name: name.into(),
+            op_type: op_type.into(),
+            engine: engine.into(),
+            tasks: 1,
+            cost_us: 0.0,
+            cores: 0,
+            attrs: NodeAttrs::default(),
+            ge_attrs: GeAttrs::default(),
+            subgraphs: Vec::new(),
+            stream: None,
+            attached_stream_ids: Vec::new(),
+            attached_tasks: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EdgeSpec {
+    pub src: String,
+    pub dst: String,
+    pub kind: EdgeKind,
+    pub src_port: u32,
+    pub dst_port: u32,
+}
+
+impl EdgeSpec {
+    pub fn data(src: impl Into<String>, dst: impl Into<String>) -> Self {
+        EdgeSpec { src: src.into(), dst: dst.into(), kind: EdgeKind::Data, src_port: 0, dst_port: 0 }
+    }
+    pub fn control(src: impl Into<String>, dst: impl Into<String>) -> Self {
+        EdgeSpec { kind: EdgeKind::Control, ..Self::data(src, dst) }
+    }
+}
+
+/// One graph: the root (no parent) or a nested subgraph owned by the node named `parent`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GraphSpec {
+    pub name: String,
+    pub parent: Option<String>,
+    pub shape: Shape,
+    pub nodes: Vec<NodeSpec>,
+    pub edges: Vec<EdgeSpec>,
+}
+
+/// A `partition` entry by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PartitionSpec {
+    pub name: String,
+    pub engine: String,
+    /// Nested subgraph name; `None` for the root.
+    pub graph: Option<String>,
+    pub stream_label: Option<String>,
+    pub user_stream_label: Option<String>,
+    pub nodes: Vec<String>,
+}
+
+/// Collects a model piece by piece; [`build`](Self::build) validates it.
+#[derive(Clone, Debug, Default)]
+pub struct ModelBuilder {
+    pub source: Option<String>,
+    /// `graphs[0]` is the root.
+    pub graphs: Vec<GraphSpec>,
+    pub options: Options,
+    pub graph_attrs: BTreeMap<String, Value>,
+    pub engine_overrides: BTreeMap<String, EngineOverride>,
+    pub partition: Option<Vec<PartitionSpec>>,
+    /// Start from an empty engine table instead of GE's (hosts that install their own).
+    pub no_builtin_engines: bool,
+}
+
+/// Upper bound on nodes and edges: ids are `u32`.
+const MAX_ITEMS: usize = u32::MAX as usize - 1;
+
+impl ModelBuilder {
+    pub fn new(name: impl Into<String>) -> Self {
+        ModelBuilder { graphs: vec![GraphSpec { name: name.into(), ..Default::default() }], ..Default::default() }
+    }
+
+    pub fn root_mut(&mut self) -> &mut GraphSpec {
+        &mut self.graphs[0]
+    }
+
+    /// The graph named `name` (the root's own name, or `""`, means the root).
+    pub fn graph_mut(&mut self, name: &str) -> Option<&mut GraphSpec> {
+        if name.is_empty() {
+            return self.graphs.first_mut();
+        }
+        self.graphs.iter_mut().find(|g| g.name == name)
+    }
+
+    pub fn add_node(&mut self, node: NodeSpec) {
+        self.graphs[0].nodes.push(node);
+    }
+
+    pub fn add_edge(&mut self, edge: EdgeSpec) {
+        self.graphs[0].edges.push(edge);
+    }
+
+    /// Adds an empty nested subgraph owned by the node named `parent`.
+    pub fn add_subgraph(&mut self, name: impl Into<String>, parent: impl Into<String>, shape: Shape) {
+        self.graphs.push(GraphSpec { name: name.into(), parent: Some(parent.into()), shape, ..Default::default() });
+    }
+
+    /// Resolves every name, checks every reference and builds the immutable model.
+    pub fn build(self) -> Result<Model> {
+        let ModelBuilder {
+            source,
+            graphs: specs,
+            options,
+            graph_attrs,
+            engine_overrides,
+            partition,
+            no_builtin_engines,
+        } = self;
+        if specs.is_empty() {
+            bail!(Field, "the model has no root graph");
+        }
+        if specs[0].name.is_empty() {
+            bail!(Field, "the root graph has no name");
+        }
+        let mut engines = if no_builtin_engines { EngineTable::empty() } else { EngineTable::builtin() };
+        for (name, o) in &engine_overrides {
+            if name.is_empty() {
+                bail!(Field, "engines: an engine has an empty name");
+            }
+            engines.apply_override(name, o)?;
+        }
+
+        // Graph names: unique, non-empty for subgraphs.
+        let mut graph_by_name: HashMap<&str, GraphId> = HashMap::new();
+        for (i, g) in specs.iter().enumerate().skip(1) {
+            if g.name.is_empty() {
+                bail!(Subgraph, "subgraph {i} has no name");
+            }
+            if g.parent.as_deref().is_none_or(str::is_empty) {
+                bail!(Subgraph, "subgraph '{}' has no parent node", g.name);
+            }
+            if g.name == specs[0].name {
+                bail!(DuplicateName, "subgraph '{}' has the root graph's name", g.name);
+            }
+            if graph_by_name.insert(&g.name, GraphId::new(i)).is_some() {
+                bail!(DuplicateName, "two subgraphs are named '{}'", g.name);
+            }
+        }
+        let total_nodes: usize = specs.iter().map(|g| g.nodes.len()).sum();
+        let total_edges: usize = specs.iter().map(|g| g.edges.len()).sum();
+        if total_nodes > MAX_ITEMS || total_edges > MAX_ITEMS {
+            bail!(
+                Limit,
+                "the model has {total_nodes} nodes and {total_edges} edges; at most {MAX_ITEMS} of each are supported"
+            );
+        }
+
+        // Nodes, graph by graph; names unique within their graph.
+        let mut nodes: IdVec<NodeId, Node> = IdVec::new();
+        let mut graphs: IdVec<GraphId, Graph> = IdVec::new();
+        let mut name_maps: Vec<HashMap<&str, NodeId>> = Vec::with_capacity(specs.len());
+        let mut owned_names: Vec<(NodeId, &[String])> = Vec::new();
+        for (gi, g) in specs.iter().enumerate() {
+            let gid = GraphId::new(gi);
+            let where_ = graph_where(&g.name, gi);
+            let mut map = HashMap::with_capacity(g.nodes.len());
+            let mut ids = Vec::with_capacity(g.nodes.len());
+            for spec in &g.nodes {
+                if spec.name.is_empty() {
+                    bail!(Field, "a node of {where_} has an empty name");
+                }
+                if spec.op_type.is_empty() {
+                    bail!(Field, "node '{}' of {where_}: empty type", spec.name);
+                }
+                let engine = engines.lookup(&spec.engine).ok_or_else(|| {
+                    err!(
+                        UnknownEngine,
+                        "node '{}' of {where_}: unknown engine '{}' (known engines: {}; a graph's `engines` field can add one)",
+                        spec.name,
+                        spec.engine,
+                        engines.names()
+                    )
+                })?;
+                check_node_attrs(spec, &where_)?;
+                let stream = match spec.stream {
+                    None | Some(-1) => None,
+                    Some(s) if (0..=i64::from(u32::MAX - 1)).contains(&s) => Some(StreamId(s as u32)),
+                    Some(s) => {
+                        bail!(Field, "node '{}' of {where_}: stream {s} is out of range (-1 or a stream id)", spec.name)
+                    }
+                };
+                let id = nodes.push(Node {
+                    name: spec.name.clone(),
+                    op_type: spec.op_type.clone(),
+                    engine,
+                    graph: gid,
+                    tasks: spec.tasks,
+                    cost_us: spec.cost_us,
+                    cores: spec.cores,
+                    attrs: spec.attrs.clone(),
+                    ge_attrs: spec.ge_attrs.clone(),
+                    subgraphs: Vec::new(),
+                    stream,
+                    attached_stream_ids: spec.attached_stream_ids.iter().map(|&s| StreamId(s)).collect(),
+                    attached_tasks: spec.attached_tasks.clone(),
+                });
+                if map.insert(spec.name.as_str(), id).is_some() {
+                    bail!(DuplicateName, "duplicate node name '{}' in {where_}", spec.name);
+                }
+                if !spec.subgraphs.is_empty() {
+                    owned_names.push((id, &spec.subgraphs));
+                }
+                ids.push(id);
+            }
+            name_maps.push(map);
+            graphs.push(Graph {
+                name: g.name.clone(),
+                shape: g.shape,
+                parent: None,
+                nodes: ids,
+                order: Vec::new(),
+                edges: Vec::new(),
+            });
+        }
+
+        // Parents: a subgraph's `parent` names a node of some other graph. A node's own
+        // `subgraphs` list settles which one when the name occurs in several graphs.
+        let mut claimed: HashMap<GraphId, NodeId> = HashMap::new();
+        for &(owner, names) in &owned_names {
+            for name in names {
+                let g = *graph_by_name.get(name.as_str()).ok_or_else(|| {
+                    err!(Subgraph, "node '{}' owns subgraph '{name}', which does not exist", nodes[owner].name)
+                })?;
+                if let Some(prev) = claimed.insert(g, owner) {
+                    if prev != owner {
+                        bail!(
+                            Subgraph,
+                            "subgraph '{name}' is owned by both '{}' and '{}'",
+                            nodes[prev].name,
+                            nodes[owner].name
+                        );
+                    }
+                    bail!(DuplicateName, "node '{}' lists subgraph '{name}' twice", nodes[owner].name);
+                }
+            }
+        }
+        for (gi, g) in specs.iter().enumerate().skip(1) {
+            let gid = GraphId::new(gi);
+            let parent_name = g.parent.as_deref().unwrap_or_default();
+            let candidates: Vec<NodeId> = name_maps
+                .iter()
+                .enumerate()
+                .filter(|&(other, _)| other != gi)
+                .filter_map(|(_, m)| m.get(parent_name).copied())
+                .collect();
+            let parent = match claimed.get(&gid) {
+                Some(&owner) => {
+                    if nodes[owner].name != parent_name {
+                        bail!(
+                            Subgraph,
+                            "subgraph '{}' names parent '{parent_name}' but node '{}' lists it",
+                            g.name,
+                            nodes[owner].name
+                        );
+                    }
+                    owner
+                }
+                None => match candidates.as_slice() {
+                    [] => bail!(Subgraph, "subgraph '{}': parent node '{parent_name}' does not exist", g.name),
+                    [one] => *one,
+                    _ => bail!(
+                        Subgraph,
+                        "subgraph '{}': parent name '{parent_name}' is ambiguous (a node of {} graphs); list the subgraph in the parent's `subgraphs`",
+                        g.name,
+                        candidates.len()
+                    ),
+                },
+            };
+            graphs[gid].parent = Some(parent);
+            nodes[parent].subgraphs.push(gid);
+        }
+        // Keep each owner's subgraphs in the order the owner declared them.
+        for &(owner, names) in &owned_names {
+            let order: Vec<GraphId> = names.iter().map(|n| graph_by_name[n.as_str()]).collect();
+            let mut rest: Vec<GraphId> =
+                nodes[owner].subgraphs.iter().copied().filter(|g| !order.contains(g)).collect();
+            let mut all = order;
+            all.append(&mut rest);
+            nodes[owner].subgraphs = all;
+        }
+        // Nesting must be a tree rooted at the root graph.
+        for gid in graphs.ids().skip(1) {
+            let mut cur = gid;
+            let mut steps = 0usize;
+            while let Some(p) = graphs[cur].parent {
+                cur = nodes[p].graph;
+                steps += 1;
+                if cur == gid || steps > graphs.len() {
+                    bail!(Subgraph, "subgraph '{}' is nested inside itself through its parent nodes", graphs[gid].name);
+                }
+            }
+        }
+
+        // Edges within each graph, then a stable topological order per graph.
+        let mut edges: IdVec<EdgeId, Edge> = IdVec::with_capacity(total_edges);
+        for (gi, g) in specs.iter().enumerate() {
+            let gid = GraphId::new(gi);
+            let where_ = graph_where(&g.name, gi);
+            let map = &name_maps[gi];
+            for (k, e) in g.edges.iter().enumerate() {
+                let resolve = |end: &str, role: &str| {
+                    map.get(end).copied().ok_or_else(|| {
+                        err!(
+                            UnknownNode,
+                            "edge {k} ('{}' -> '{}') of {where_}: {role} '{end}' is not a node of that graph",
+                            e.src,
+                            e.dst
+                        )
+                    })
+                };
+                let src = resolve(&e.src, "source")?;
+                let dst = resolve(&e.dst, "destination")?;
+                let id = edges.push(Edge { src, dst, kind: e.kind, src_port: e.src_port, dst_port: e.dst_port });
+                graphs[gid].edges.push(id);
+            }
+        }
+        let mut topo_index = IdVec::filled(nodes.len(), 0u32);
+        for gid in graphs.ids() {
+            let ids = &graphs[gid].nodes;
+            let base = ids.first().map_or(0, |n| n.0);
+            let local: Vec<(u32, u32)> =
+                graphs[gid].edges.iter().map(|&e| (edges[e].src.0 - base, edges[e].dst.0 - base)).collect();
+            let order = topo::stable_order(ids.len(), &local).map_err(|cycle| {
+                let names: Vec<&str> = cycle.iter().map(|&i| nodes[NodeId(base + i)].name.as_str()).collect();
+                err!(
+                    Cycle,
+                    "{} has a cycle through {}: {} -> {}",
+                    graph_where(&graphs[gid].name, gid.index()),
+                    if names.len() == 1 { "a self-loop on node" } else { "nodes" },
+                    names.join(" -> "),
+                    names[0]
+                )
+            })?;
+            let order: Vec<NodeId> = order.into_iter().map(|i| NodeId(base + i)).collect();
+            for (pos, &n) in order.iter().enumerate() {
+                topo_index[n] = pos as u32;
+            }
+            graphs[gid].order = order;
+        }
+
+        let partition = match partition {
+            None => None,
+            Some(entries) => Some(resolve_partition(&entries, &graphs, &graph_by_name, &name_maps, &engines)?),
+        };
+        let adjacency = Adjacency::build(nodes.len(), &edges);
+        Ok(Model {
+            name: specs[0].name.clone(),
+            source,
+            graphs,
+            nodes,
+            edges,
+            adjacency,
+            topo_index,
+            engines,
+            options,
+            graph_attrs,
+            partition,
+            engine_overrides,
+        })
+    }
+}
+
+fn graph_where(name: &str, index: usize) -> String {
+    if index == 0 { format!("root graph '{name}'") } else { format!("subgraph '{name}'") }
+}
+
+fn check_node_attrs(spec: &NodeSpec, where_: &str) -> Result<()> {
+    let node = &spec.name;
+    if !spec.cost_us.is_finite() || spec.cost_us < 0.0 {
+        bail!(Field, "node '{node}' of {where_}: cost_us {} must be a finite number >= 0", spec.cost_us);
+    }
+    for (i, a) in spec.attrs.attached_streams.iter().enumerate() {
+        if a.name.is_empty() {
+            bail!(Attribute, "node '{node}' of {where_}: attrs.attached_streams[{i}] has no name");
+        }
+        if a.stream_num == 0 {
+            bail!(Attribute, "node '{node}' of {where_}: attrs.attached_streams[{i}] ('{}') has stream_num 0", a.name);
+        }
+    }
+    for (name, ty) in KNOWN_GE_ATTRS {
+        if let Some(v) = spec.ge_attrs.get(name) {
+            if !ty.accepts(v) {
+                bail!(Attribute, "node '{node}' of {where_}: ge_attrs.{name} must be {}, got {v}", ty.describe());
+            }
+        }
+    }
+    for entry in &spec.attrs.event_multiplexing {
+        let parts: Vec<&str> = entry.split(';').collect();
+        let ok = parts.len() == 3
+            && matches!(parts[0], "SendTo" | "RecvFrom")
+            && !parts[1].is_empty()
+            && parts[2].parse::<u32>().is_ok();
+        if !ok {
+            bail!(
+                Attribute,
+                "node '{node}' of {where_}: attrs.event_multiplexing entry \"{entry}\" is not \"SendTo;PEER;ID\" or \"RecvFrom;PEER;ID\" with ID >= 0"
+            );
+        }
+    }
+    Ok(())
+}
+
+fn resolve_partition(
+    entries: &[PartitionSpec],
+    graphs: &IdVec<GraphId, Graph>,
+    graph_by_name: &HashMap<&str, GraphId>,
+    name_maps: &[HashMap<&str, NodeId>],
+    engines: &EngineTable,
+) -> Result<Vec<PartitionEntry>> {
+    let mut seen: HashMap<NodeId, usize> = HashMap::new();
+    let mut out = Vec::with_capacity(entries.len());
+    for (i, e) in entries.iter().enumerate() {
+        let graph = match e.graph.as_deref() {
+            None | Some("") => GraphId::ROOT,
+            Some(name) if name == graphs[GraphId::ROOT].name => GraphId::ROOT,
+            Some(name) => *graph_by_name
+                .get(name)
+                .ok_or_else(|| err!(Partition, "partition[{i}] ('{}'): graph '{name}' does not exist", e.name))?,
+        };
+        let engine = engines.lookup(&e.engine).ok_or_else(|| {
+            err!(
+                UnknownEngine,
+                "partition[{i}] ('{}'): unknown engine '{}' (known engines: {})",
+                e.name,
+                e.engine,
+                engines.names()
+            )
+        })?;
+        if e.nodes.is_empty() {
+            bail!(Partition, "partition[{i}] ('{}') lists no nodes", e.name);
+        }
+        let mut ids = Vec::with_capacity(e.nodes.len());
+        for n in &e.nodes {
+            let id = *name_maps[graph.index()].get(n.as_str()).ok_or_else(|| {
+                err!(
+                    Partition,
+                    "partition[{i}] ('{}'): node '{n}' is not a node of {}",
+                    e.name,
+                    graph_where(&graphs[graph].name, graph.index())
+                )
+            })?;
+            if let Some(prev) = seen.insert(id, i) {
+                bail!(
+                    Partition,
+                    "node '{n}' is listed in partition[{prev}] ('{}') and again in partition[{i}] ('{}')",
+                    entries[prev].name,
+                    e.name
+                );
+            }
+            ids.push(id);
+        }
+        out.push(PartitionEntry {
+            name: e.name.clone(),
+            engine,
+            graph,
+            stream_label: e.stream_label.clone().filter(|s| !s.is_empty()),
+            user_stream_label: e.user_stream_label.clone().filter(|s| !s.is_empty()),
+            nodes: ids,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,174 @@
+//! Typed indices. Every table in the crate is indexed by one of these, never by a bare
+//! `usize`, so a node index can not be used where a stream id is meant.
+
+use std::fmt;
+
+macro_rules! define_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// Wraps a table position. Panics only if the table outgrew `u32`, which the loader refuses first.
+            #[inline]
+            pub fn new(index: usize) -> Self {
+                $name(u32::try_from(index).expect(concat!(stringify!($name), " overflow")))
+            }
+            #[inline]
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}{}", stringify!($name), self.0)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+    };
+}
+
+define_id!(
+    /// A node of any graph of a model (root or nested): ids are global across the model.
+    NodeId
+);
+define_id!(
+    /// An edge of any graph of a model.
+    EdgeId
+);
+define_id!(
+    /// A graph of a model; `GraphId(0)` is always the root.
+    GraphId
+);
+define_id!(
+    /// A row of the engine table.
+    EngineId
+);
+define_id!(
+    /// An engine subgraph produced by the partitioner (GE's `SubGraphInfo`).
+    SubgraphId
+);
+define_id!(
+    /// A logical, physical or attached stream id, as GE numbers them.
+    StreamId
+);
+define_id!(
+    /// An event or notify id.
+    EventId
+);
+
+impl GraphId {
+    pub const ROOT: GraphId = GraphId(0);
+}
+
+/// A dense vector indexed by a typed id.
+#[derive(Clone, PartialEq, Eq)]
+pub struct IdVec<I, T> {
+    items: Vec<T>,
+    _marker: std::marker::PhantomData<fn(I) -> I>,
+}
+
+impl<I, T: fmt::Debug> fmt::Debug for IdVec<I, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.items.fmt(f)
+    }
+}
+
+impl<I, T> Default for IdVec<I, T> {
+    fn default() -> Self {
+        IdVec { items: Vec::new(), _marker: std::marker::PhantomData }
+    }
+}
+
+pub trait Idx: Copy {
+    fn from_index(i: usize) -> Self;
+    fn to_index(self) -> usize;
+}
+
+macro_rules! impl_idx {
+    ($($t:ident),*) => {$(
+        impl Idx for $t {
+            #[inline] fn from_index(i: usize) -> Self { $t::new(i) }
+            #[inline] fn to_index(self) -> usize { self.index() }
+        }
+    )*};
+}
+impl_idx!(NodeId, EdgeId, GraphId, EngineId, SubgraphId, StreamId, EventId);
+
+impl<I: Idx, T> IdVec<I, T> {
+    pub fn new() -> Self {
+        IdVec { items: Vec::new(), _marker: std::marker::PhantomData }
+    }
+    pub fn with_capacity(n: usize) -> Self {
+        Self::from_vec(Vec::with_capacity(n))
+    }
+    pub fn from_vec(items: Vec<T>) -> Self {
+        IdVec { items, _marker: std::marker::PhantomData }
+    }
+    pub fn filled(len: usize, value: T) -> Self
+    where
+        T: Clone,
+    {
+        Self::from_vec(vec![value; len])
+    }
+    pub fn push(&mut self, item: T) -> I {
+        let id = I::from_index(self.items.len());
+        self.items.push(item);
+        id
+    }
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+    pub fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.items.iter()
+    }
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, T> {
+        self.items.iter_mut()
+    }
+    pub fn ids(&self) -> impl DoubleEndedIterator<Item = I> + ExactSizeIterator + use<I, T> {
+        (0..self.items.len()).map(I::from_index)
+    }
+    pub fn enumerate(&self) -> impl DoubleEndedIterator<Item = (I, &T)> {
+        self.items.iter().enumerate().map(|(i, t)| (I::from_index(i), t))
+    }
+    pub fn as_slice(&self) -> &[T] {
+        &self.items
+    }
+    pub fn into_vec(self) -> Vec<T> {
+        self.items
+    }
+    pub fn get(&self, id: I) -> Option<&T> {
+        self.items.get(id.to_index())
+    }
+}
+
+impl<I: Idx, T> std::ops::Index<I> for IdVec<I, T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, id: I) -> &T {
+        &self.items[id.to_index()]
+    }
+}
+
+impl<I: Idx, T> std::ops::IndexMut<I> for IdVec<I, T> {
+    #[inline]
+    fn index_mut(&mut self, id: I) -> &mut T {
+        &mut self.items[id.to_index()]
+    }
+}
+
+impl<I: Idx, T> FromIterator<T> for IdVec<I, T> {
+    fn from_iter<It: IntoIterator<Item = T>>(iter: It) -> Self {
+        Self::from_vec(iter.into_iter().collect())
+    }
+}

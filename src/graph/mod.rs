@@ -1,0 +1,294 @@
+//! The graph model: a root graph and its nested subgraphs, with nodes, edges, engines,
+//! options and attributes. A [`Model`] is immutable once built; every pipeline stage reads
+//! it and writes its results into separate tables indexed by [`NodeId`], so topological ids
+//! stay stable across stages (GE's graph-structure-stability principle).
+
+pub mod attrs;
+pub mod builder;
+pub mod engines;
+pub mod ids;
+pub mod json;
+pub mod options;
+pub mod partition;
+pub mod topo;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+pub use attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs, NodeAttrs};
+pub use builder::ModelBuilder;
+pub use engines::{EngineConf, EngineTable};
+pub use ids::{EdgeId, EngineId, EventId, GraphId, IdVec, NodeId, StreamId, SubgraphId};
+pub use options::{AutoMultistreamMode, Options, Policy, SyncKind};
+
+/// Which allocation pipeline applies to a graph.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Shape {
+    #[default]
+    Static,
+    Dynamic,
+}
+
+impl Shape {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Shape::Static => "static",
+            Shape::Dynamic => "dynamic",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EdgeKind {
+    #[default]
+    Data,
+    Control,
+}
+
+impl EdgeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdgeKind::Data => "data",
+            EdgeKind::Control => "control",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Edge {
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub kind: EdgeKind,
+    pub src_port: u32,
+    pub dst_port: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub name: String,
+    /// Operator type, GE spelling.
+    pub op_type: String,
+    pub engine: EngineId,
+    pub graph: GraphId,
+    /// Device tasks the node generates.
+    pub tasks: u32,
+    pub cost_us: f64,
+    pub cores: u32,
+    pub attrs: NodeAttrs,
+    pub ge_attrs: GeAttrs,
+    /// Graphs this node owns, in declaration order.
+    pub subgraphs: Vec<GraphId>,
+    /// Pre-assigned logical stream (input for the later stages).
+    pub stream: Option<StreamId>,
+    pub attached_stream_ids: Vec<StreamId>,
+    /// Tasks put on each attached stream.
+    pub attached_tasks: Vec<u32>,
+}
+
+impl Node {
+    /// Data-like node without a device task of its own: GE's partitioner keeps such nodes out
+    /// of every engine subgraph when they have no inputs.
+    pub fn is_data_like(&self) -> bool {
+        is_data_like_type(&self.op_type)
+    }
+}
+
+/// `Const`, `Constant`, the `Data` family and variables (GE's `kEngineDefaultData` test).
+pub fn is_data_like_type(t: &str) -> bool {
+    matches!(
+        t,
+        "Const"
+            | "Constant"
+            | "Data"
+            | "RefData"
+            | "AippData"
+            | "AnnData"
+            | "MultiShapeData"
+            | "QueueData"
+            | "Variable"
+            | "VariableV2"
+            | "VarHandleOp"
+            | "FileConstant"
+            | "ConstPlaceHolder"
+    )
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Graph {
+    pub name: String,
+    pub shape: Shape,
+    /// Owning node (If, While, Case, PartitionedCall…); `None` for the root.
+    pub parent: Option<NodeId>,
+    /// Nodes in declaration order.
+    pub nodes: Vec<NodeId>,
+    /// Nodes in stable topological order: declaration order wherever it already is topological.
+    pub order: Vec<NodeId>,
+    pub edges: Vec<EdgeId>,
+}
+
+/// A graph file's engine subgraph (`partition` entry), resolved to ids.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartitionEntry {
+    pub name: String,
+    pub engine: EngineId,
+    pub graph: GraphId,
+    pub stream_label: Option<String>,
+    pub user_stream_label: Option<String>,
+    pub nodes: Vec<NodeId>,
+}
+
+/// Compressed adjacency: for each node, its in- and out-edges in edge-id order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Adjacency {
+    out_start: Vec<u32>,
+    out_edges: Vec<EdgeId>,
+    in_start: Vec<u32>,
+    in_edges: Vec<EdgeId>,
+}
+
+impl Adjacency {
+    pub fn build(node_count: usize, edges: &IdVec<EdgeId, Edge>) -> Self {
+        let csr = |key: &dyn Fn(&Edge) -> NodeId| {
+            let mut start = vec![0u32; node_count + 1];
+            for e in edges.iter() {
+                start[key(e).index() + 1] += 1;
+            }
+            for i in 0..node_count {
+                start[i + 1] += start[i];
+            }
+            let mut fill = start.clone();
+            let mut list = vec![EdgeId(0); edges.len()];
+            for (id, e) in edges.enumerate() {
+                let slot = &mut fill[key(e).index()];
+                list[*slot as usize] = id;
+                *slot += 1;
+            }
+            (start, list)
+        };
+        let (out_start, out_edges) = csr(&|e| e.src);
+        let (in_start, in_edges) = csr(&|e| e.dst);
+        Adjacency { out_start, out_edges, in_start, in_edges }
+    }
+
+    #[inline]
+    pub fn out_edges(&self, n: NodeId) -> &[EdgeId] {
+        &self.out_edges[self.out_start[n.index()] as usize..self.out_start[n.index() + 1] as usize]
+    }
+
+    #[inline]
+    pub fn in_edges(&self, n: NodeId) -> &[EdgeId] {
+        &self.in_edges[self.in_start[n.index()] as usize..self.in_start[n.index() + 1] as usize]
+    }
+}
+
+/// A whole model: the root graph (always `GraphId::ROOT`) and every nested subgraph.
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub name: String,
+    pub source: Option<String>,
+    pub graphs: IdVec<GraphId, Graph>,
+    pub nodes: IdVec<NodeId, Node>,
+    pub edges: IdVec<EdgeId, Edge>,
+    pub adjacency: Adjacency,
+    /// Position of each node in its graph's topological `order` (GE's topo id).
+    pub topo_index: IdVec<NodeId, u32>,
+    pub engines: EngineTable,
+    pub options: Options,
+    /// Root-graph attributes (`graph_attrs`).
+    pub graph_attrs: BTreeMap<String, Value>,
+    /// The engine subgraphs given with the graph, if any.
+    pub partition: Option<Vec<PartitionEntry>>,
+    /// The JSON `engines` field, kept for writing the graph back.
+    pub engine_overrides: BTreeMap<String, engines::EngineOverride>,
+}
+
+impl Model {
+    pub fn root(&self) -> &Graph {
+        &self.graphs[GraphId::ROOT]
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id]
+    }
+
+    pub fn edge(&self, id: EdgeId) -> &Edge {
+        &self.edges[id]
+    }
+
+    pub fn graph(&self, id: GraphId) -> &Graph {
+        &self.graphs[id]
+    }
+
+    pub fn engine(&self, id: NodeId) -> &EngineConf {
+        &self.engines[self.nodes[id].engine]
+    }
+
+    pub fn out_edges(&self, n: NodeId) -> impl Iterator<Item = &Edge> + '_ {
+        self.adjacency.out_edges(n).iter().map(|&e| &self.edges[e])
+    }
+
+    pub fn in_edges(&self, n: NodeId) -> impl Iterator<Item = &Edge> + '_ {
+        self.adjacency.in_edges(n).iter().map(|&e| &self.edges[e])
+    }
+
+    /// Finds a node of `graph` by name.
+    pub fn find_node(&self, graph: GraphId, name: &str) -> Option<NodeId> {
+        self.graphs[graph].nodes.iter().copied().find(|&n| self.nodes[n].name == name)
+    }
+
+    pub fn find_graph(&self, name: &str) -> Option<GraphId> {
+        self.graphs.ids().find(|&g| self.graphs[g].name == name)
+    }
+
+    /// The graph name as allocation JSON writes it: `""` for the root.
+    pub fn graph_label(&self, g: GraphId) -> &str {
+        if g == GraphId::ROOT { "" } else { &self.graphs[g].name }
+    }
+
+    /// Every node of every graph in GE's `GetAllNodes` order: each graph in topological
+    /// order, with a node's subgraphs' nodes following that node (recursively).
+    pub fn all_nodes(&self) -> Vec<NodeId> {
+        let mut out = Vec::with_capacity(self.nodes.len());
+        let mut stack: Vec<(GraphId, usize)> = vec![(GraphId::ROOT, 0)];
+        while let Some((g, i)) = stack.pop() {
+            let order = &self.graphs[g].order;
+            if i >= order.len() {
+                continue;
+            }
+            let n = order[i];
+            out.push(n);
+            stack.push((g, i + 1));
+            for &sub in self.nodes[n].subgraphs.iter().rev() {
+                stack.push((sub, 0));
+            }
+        }
+        out
+    }
+
+    /// Graphs in GE's `GetAllSubgraphs` order (root first, then depth-first by owning node).
+    pub fn all_graphs(&self) -> Vec<GraphId> {
+        let mut out = vec![GraphId::ROOT];
+        for n in self.all_nodes() {
+            out.extend_from_slice(&self.nodes[n].subgraphs);
+        }
+        out
+    }
+
+    /// `ge.autoMultistreamParallelMode`: the root-graph attribute wins over the option.
+    pub fn auto_multistream_mode(&self) -> crate::Result<AutoMultistreamMode> {
+        match self.graph_attrs.get("auto_multistream_parallel_mode") {
+            Some(Value::String(s)) => AutoMultistreamMode::parse(s, true, "graph_attrs.auto_multistream_parallel_mode"),
+            Some(other) => Err(crate::err!(
+                InvalidOption,
+                "graph_attrs.auto_multistream_parallel_mode must be a string, got {other}"
+            )),
+            None => Ok(self.options.auto_multistream_parallel_mode),
+        }
+    }
+
+    /// Whether a node (transitively) lives in a dynamic-shape graph.
+    pub fn is_dynamic(&self, g: GraphId) -> bool {
+        self.graphs[g].shape == Shape::Dynamic
+    }
+}

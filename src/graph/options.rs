@@ -1,0 +1,439 @@
+//! Allocation options: GE's keys and value rules (graph-json.md "Options"). Values arrive either
+//! typed, from a graph file's `options` object, or as GE's own strings, from `--option KEY=VALUE`
+//! and the C ABI; both paths meet in [`Options::set`]. An invalid value is E10001 (E10006 for
+//! `hcom_parallel`, as GE's option parser reports it), naming the option and the value.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// `event` option: what logical cross-stream syncs are made of.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SyncKind {
+    #[default]
+    Event,
+    Notify,
+}
+
+impl SyncKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SyncKind::Event => "event",
+            SyncKind::Notify => "notify",
+        }
+    }
+}
+
+/// `ge.autoMultistreamParallelMode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AutoMultistreamMode {
+    #[default]
+    Off,
+    /// Mark vector nodes parallel to cube nodes as VectorEngine.
+    Cv,
+    /// `default`, accepted from the root graph attribute only.
+    Default,
+    /// MiniDAG strategies with their stream cap (`None`: the default cap).
+    LoadBalance(Option<u32>),
+    MainStream(u32),
+    WeightedLoadBalance(u32),
+}
+
+impl AutoMultistreamMode {
+    /// Parses GE's string form. `from_graph_attr` admits `default`, as GE does.
+    pub fn parse(value: &str, from_graph_attr: bool, key: &str) -> Result<Self> {
+        let bad = |why: &str| {
+            Error::new(
+                ErrorKind::InvalidOption,
+                format!(
+                    "invalid value \"{value}\" for option {key} (ge.autoMultistreamParallelMode): {why}; \
+                     expected \"\", \"cv\", \"LoadBalance[:N]\", \"MainStream:N\" or \"WeightedLoadBalance:N\" with N in [1, 64]"
+                ),
+            )
+        };
+        match value {
+            "" => return Ok(AutoMultistreamMode::Off),
+            "cv" => return Ok(AutoMultistreamMode::Cv),
+            "default" if from_graph_attr => return Ok(AutoMultistreamMode::Default),
+            "default" => return Err(bad("\"default\" is accepted only as a graph attribute")),
+            _ => {}
+        }
+        let (strategy, n) = match value.split_once(':') {
+            Some((s, n)) => (s, Some(n)),
+            None => (value, None),
+        };
+        let n = match n {
+            None => None,
+            Some(n) => {
+                if n.contains(':') {
+                    return Err(bad("more than one ':'"));
+                }
+                let parsed: u32 = n.parse().map_err(|_| bad("N is not an integer"))?;
+                if !(1..=64).contains(&parsed) {
+                    return Err(bad("N is out of range"));
+                }
+                Some(parsed)
+            }
+        };
+        match (strategy, n) {
+            ("LoadBalance", n) => Ok(AutoMultistreamMode::LoadBalance(n)),
+            ("MainStream", Some(n)) => Ok(AutoMultistreamMode::MainStream(n)),
+            ("WeightedLoadBalance", Some(n)) => Ok(AutoMultistreamMode::WeightedLoadBalance(n)),
+            ("MainStream" | "WeightedLoadBalance", None) => Err(bad("this strategy needs \":N\"")),
+            _ => Err(bad("unknown strategy")),
+        }
+    }
+
+    pub fn is_set(self) -> bool {
+        self != AutoMultistreamMode::Off
+    }
+
+    /// GE's string form.
+    pub fn to_ge_string(self) -> String {
+        match self {
+            AutoMultistreamMode::Off => String::new(),
+            AutoMultistreamMode::Cv => "cv".into(),
+            AutoMultistreamMode::Default => "default".into(),
+            AutoMultistreamMode::LoadBalance(None) => "LoadBalance".into(),
+            AutoMultistreamMode::LoadBalance(Some(n)) => format!("LoadBalance:{n}"),
+            AutoMultistreamMode::MainStream(n) => format!("MainStream:{n}"),
+            AutoMultistreamMode::WeightedLoadBalance(n) => format!("WeightedLoadBalance:{n}"),
+        }
+    }
+}
+
+/// `policy`: how nodes are assigned to streams.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Policy {
+    /// GE's pass chain.
+    #[default]
+    Ge,
+    Single,
+    PerBackend,
+    PerOperator,
+    MinStreams,
+    Budget(u32),
+    Auto,
+}
+
+impl Policy {
+    pub fn parse(value: &str) -> Result<Self> {
+        Ok(match value {
+            "" | "ge" => Policy::Ge,
+            "single" => Policy::Single,
+            "per-backend" => Policy::PerBackend,
+            "per-operator" => Policy::PerOperator,
+            "min-streams" => Policy::MinStreams,
+            "auto" => Policy::Auto,
+            _ => match value.strip_prefix("budget:").map(str::parse::<u32>) {
+                Some(Ok(n)) if n >= 1 => Policy::Budget(n),
+                _ => {
+                    return Err(invalid(
+                        "policy",
+                        value,
+                        "expected ge, single, per-backend, per-operator, min-streams, budget:N (N >= 1) or auto",
+                    ));
+                }
+            },
+        })
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            Policy::Ge => "ge".into(),
+            Policy::Single => "single".into(),
+            Policy::PerBackend => "per-backend".into(),
+            Policy::PerOperator => "per-operator".into(),
+            Policy::MinStreams => "min-streams".into(),
+            Policy::Budget(n) => format!("budget:{n}"),
+            Policy::Auto => "auto".into(),
+        }
+    }
+}
+
+/// Every allocation option, with GE's defaults.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `ge.enableSingleStream`.
+    pub enable_single_stream: bool,
+    /// `ge.streamMaxParallelNum`, by engine name (default 1 for every engine).
+    pub max_parallel_num: BTreeMap<String, u32>,
+    /// `ge.hcomParallel`.
+    pub hcom_parallel: bool,
+    /// `ge.event`.
+    pub event: SyncKind,
+    /// `ge.exec.memoryOptimizationPolicy` = MemoryPriority.
+    pub memory_priority: bool,
+    /// `ac_parallel_enable`: `""`, `"0"` or `"1"`.
+    pub ac_parallel_enable: String,
+    /// Environment `ENABLE_DYNAMIC_SHAPE_MULTI_STREAM=1`.
+    pub dynamic_multi_stream: bool,
+    /// `ge.autoMultistreamParallelMode` (the option; the graph attribute wins, see `Model`).
+    pub auto_multistream_parallel_mode: AutoMultistreamMode,
+    /// Per-stream task limit of a normal stream (`None`: ask the runtime, else GE's test default).
+    pub max_task_count: Option<u32>,
+    /// Per-stream task limit of a huge stream.
+    pub max_huge_task_count: Option<u32>,
+    /// The device reports persistent unlimited-depth streams: no split.
+    pub unlimited_depth: Option<bool>,
+    pub policy: Policy,
+    /// `compat=ge`: reproduce GE's results exactly in every stage.
+    pub compat_ge: bool,
+    /// `event_reuse=lifetime`.
+    pub event_reuse_lifetime: bool,
+    /// Run the checker on the result.
+    pub verify: bool,
+}
+
+/// Every key [`Options::set`] accepts, for help texts and error messages.
+pub const OPTION_KEYS: &[&str] = &[
+    "enable_single_stream",
+    "max_parallel_num",
+    "hcom_parallel",
+    "event",
+    "memory_priority",
+    "ac_parallel_enable",
+    "dynamic_multi_stream",
+    "auto_multistream_parallel_mode",
+    "max_task_count",
+    "max_huge_task_count",
+    "unlimited_depth",
+    "policy",
+    "compat",
+    "event_reuse",
+    "verify",
+];
+
+/// GE's option names, accepted as synonyms of ours.
+const GE_KEYS: &[(&str, &str)] = &[
+    ("ge.enableSingleStream", "enable_single_stream"),
+    ("ge.streamMaxParallelNum", "max_parallel_num"),
+    ("ge.hcomParallel", "hcom_parallel"),
+    ("ge.event", "event"),
+    ("ge.exec.memoryOptimizationPolicy", "memory_priority"),
+    ("ge.autoMultistreamParallelMode", "auto_multistream_parallel_mode"),
+    ("ENABLE_DYNAMIC_SHAPE_MULTI_STREAM", "dynamic_multi_stream"),
+];
+
+fn invalid(key: &str, value: &str, why: &str) -> Error {
+    Error::new(ErrorKind::InvalidOption, format!("invalid value \"{value}\" for option {key}: {why}"))
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A bool from JSON `true`/`false` or GE's strings.
+fn parse_bool(key: &str, v: &Value) -> Result<bool> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::Number(n) if n.as_u64() == Some(0) => Ok(false),
+        Value::Number(n) if n.as_u64() == Some(1) => Ok(true),
+        Value::String(s) => match s.as_str() {
+            "true" | "1" => Ok(true),
+            "false" | "0" | "" => Ok(false),
+            _ => Err(invalid(key, s, "expected true or false")),
+        },
+        other => Err(invalid(key, &value_text(other), "expected true or false")),
+    }
+}
+
+fn parse_count(key: &str, v: &Value) -> Result<u32> {
+    let n = match v {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    match n {
+        Some(n) if n >= 1 && n <= u64::from(u32::MAX) => Ok(n as u32),
+        _ => Err(invalid(key, &value_text(v), "expected an integer >= 1")),
+    }
+}
+
+fn parse_string<'a>(key: &str, v: &'a Value) -> Result<&'a str> {
+    v.as_str().ok_or_else(|| invalid(key, &value_text(v), "expected a string"))
+}
+
+impl Options {
+    /// Canonical key for one of ours or a GE synonym.
+    pub fn canonical_key(key: &str) -> Option<&'static str> {
+        OPTION_KEYS
+            .iter()
+            .copied()
+            .find(|k| *k == key)
+            .or_else(|| GE_KEYS.iter().find(|(ge, _)| *ge == key).map(|(_, ours)| *ours))
+    }
+
+    /// Sets one option from a typed JSON value (graph files) or a GE string (CLI, C ABI).
+    pub fn set(&mut self, key: &str, value: &Value) -> Result<()> {
+        let Some(canonical) = Self::canonical_key(key) else {
+            return Err(Error::new(
+                ErrorKind::InvalidOption,
+                format!("unknown option \"{key}\"; known options: {}", OPTION_KEYS.join(", ")),
+            ));
+        };
+        match canonical {
+            "enable_single_stream" => self.enable_single_stream = parse_bool(key, value)?,
+            "max_parallel_num" => self.max_parallel_num = parse_max_parallel(key, value)?,
+            "hcom_parallel" => {
+                self.hcom_parallel = parse_bool(key, value).map_err(|e| {
+                    Error::new(ErrorKind::InvalidHcomParallel, format!("{}; GE accepts only 0 or 1", e.message))
+                })?
+            }
+            "event" => {
+                self.event = match parse_string(key, value)? {
+                    "" | "event" => SyncKind::Event,
+                    "notify" => SyncKind::Notify,
+                    other => return Err(invalid(key, other, "expected \"event\" or \"notify\"")),
+                }
+            }
+            "memory_priority" => {
+                self.memory_priority = match value {
+                    Value::String(s) if s == "MemoryPriority" => true,
+                    Value::String(s) if s == "GraphPriority" => false,
+                    _ => parse_bool(key, value)?,
+                }
+            }
+            "ac_parallel_enable" => {
+                let s = match value {
+                    Value::Number(n) if n.as_u64().is_some_and(|n| n <= 1) => n.to_string(),
+                    _ => parse_string(key, value)?.to_string(),
+                };
+                if !matches!(s.as_str(), "" | "0" | "1") {
+                    return Err(invalid(key, &s, "expected \"\", \"0\" or \"1\""));
+                }
+                self.ac_parallel_enable = s;
+            }
+            "dynamic_multi_stream" => self.dynamic_multi_stream = parse_bool(key, value)?,
+            "auto_multistream_parallel_mode" => {
+                self.auto_multistream_parallel_mode = AutoMultistreamMode::parse(parse_string(key, value)?, false, key)?
+            }
+            "max_task_count" => self.max_task_count = Some(parse_count(key, value)?),
+            "max_huge_task_count" => self.max_huge_task_count = Some(parse_count(key, value)?),
+            "unlimited_depth" => self.unlimited_depth = Some(parse_bool(key, value)?),
+            "policy" => self.policy = Policy::parse(parse_string(key, value)?)?,
+            "compat" => {
+                self.compat_ge = match parse_string(key, value)? {
+                    "ge" => true,
+                    "" | "none" => false,
+                    other => return Err(invalid(key, other, "expected \"ge\" or absent")),
+                }
+            }
+            "event_reuse" => {
+                self.event_reuse_lifetime = match parse_string(key, value)? {
+                    "lifetime" => true,
+                    "" | "none" => false,
+                    other => return Err(invalid(key, other, "expected \"lifetime\" or absent")),
+                }
+            }
+            "verify" => self.verify = parse_bool(key, value)?,
+            _ => unreachable!("every canonical key is handled"),
+        }
+        Ok(())
+    }
+
+    /// Sets one option from GE's string form (`--option KEY=VALUE`).
+    pub fn set_str(&mut self, key: &str, value: &str) -> Result<()> {
+        self.set(key, &Value::String(value.to_string()))
+    }
+
+    /// Parses `KEY=VALUE`.
+    pub fn set_assignment(&mut self, assignment: &str) -> Result<()> {
+        let (k, v) = assignment.split_once('=').ok_or_else(|| {
+            Error::new(ErrorKind::InvalidOption, format!("option \"{assignment}\" is not of the form KEY=VALUE"))
+        })?;
+        self.set_str(k.trim(), v.trim())
+    }
+
+    /// `max_parallel_num` for one engine (GE's default: 1).
+    pub fn max_parallel(&self, engine: &str) -> u32 {
+        self.max_parallel_num.get(engine).copied().unwrap_or(1)
+    }
+}
+
+/// `{"ENGINE": N}` or GE's `"ENGINE:N,ENGINE:N"`.
+fn parse_max_parallel(key: &str, v: &Value) -> Result<BTreeMap<String, u32>> {
+    let mut out = BTreeMap::new();
+    match v {
+        Value::Object(map) => {
+            for (engine, n) in map {
+                if engine.is_empty() {
+                    return Err(invalid(key, &v.to_string(), "empty engine name"));
+                }
+                let n = parse_count(&format!("{key}[{engine}]"), n)?;
+                out.insert(engine.clone(), n);
+            }
+        }
+        Value::String(s) => {
+            for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+                let (engine, n) =
+                    item.split_once(':').ok_or_else(|| invalid(key, s, &format!("item \"{item}\" is not ENGINE:N")))?;
+                let engine = engine.trim();
+                if engine.is_empty() {
+                    return Err(invalid(key, s, &format!("item \"{item}\" has no engine name")));
+                }
+                let n = parse_count(&format!("{key}[{engine}]"), &Value::String(n.trim().to_string()))?;
+                out.insert(engine.to_string(), n);
+            }
+        }
+        other => return Err(invalid(key, &value_text(other), "expected {\"ENGINE\": N} or \"ENGINE:N,...\"")),
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn ge_string_forms() {
+        let mut o = Options::default();
+        o.set_assignment("max_parallel_num=AIcoreEngine:8,VectorEngine:2").unwrap();
+        assert_eq!(o.max_parallel("AIcoreEngine"), 8);
+        assert_eq!(o.max_parallel("VectorEngine"), 2);
+        assert_eq!(o.max_parallel("DNN_HCCL"), 1);
+        o.set_assignment("enable_single_stream=true").unwrap();
+        assert!(o.enable_single_stream);
+        o.set_assignment("event=notify").unwrap();
+        assert_eq!(o.event, SyncKind::Notify);
+        o.set_assignment("ge.exec.memoryOptimizationPolicy=MemoryPriority").unwrap();
+        assert!(o.memory_priority);
+    }
+
+    #[test]
+    fn invalid_values_name_option_and_value() {
+        let mut o = Options::default();
+        let e = o.set_str("ac_parallel_enable", "2").unwrap_err();
+        assert_eq!(e.code(), "E10001");
+        assert!(e.message.contains("ac_parallel_enable") && e.message.contains("\"2\""));
+        let e = o.set_str("hcom_parallel", "yes").unwrap_err();
+        assert_eq!(e.code(), "E10006");
+        let e = o.set("max_parallel_num", &json!({"AIcoreEngine": 0})).unwrap_err();
+        assert!(e.message.contains("AIcoreEngine"), "{e}");
+        let e = o.set_str("no_such", "1").unwrap_err();
+        assert!(e.message.contains("no_such"));
+        assert!(o.set_str("event", "signal").is_err());
+        assert!(o.set_str("max_task_count", "0").is_err());
+        assert!(o.set_str("policy", "budget:0").is_err());
+    }
+
+    #[test]
+    fn auto_modes() {
+        let p = |s| AutoMultistreamMode::parse(s, false, "k");
+        assert_eq!(p("LoadBalance:8").unwrap(), AutoMultistreamMode::LoadBalance(Some(8)));
+        assert_eq!(p("LoadBalance").unwrap(), AutoMultistreamMode::LoadBalance(None));
+        assert_eq!(p("MainStream:64").unwrap(), AutoMultistreamMode::MainStream(64));
+        for bad in
+            ["MainStream:65", "MainStream:0", "MainStream", "Foo:3", "LoadBalance:1:2", "default", "LoadBalance:x"]
+        {
+            assert_eq!(p(bad).unwrap_err().code(), "E10001", "{bad}");
+        }
+        assert_eq!(AutoMultistreamMode::parse("default", true, "k").unwrap(), AutoMultistreamMode::Default);
+    }
+}

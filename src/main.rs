@@ -1,0 +1,7 @@
+//! The `stream-alloc` command-line tool.
+
+mod cli;
+
+fn main() {
+    std::process::exit(cli::main());
+}
