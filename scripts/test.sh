@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every test: Rust (unit, integration, doc), lint, then the C/C++ suite through ctest
+# (which includes the header checks and the CMake install-and-consume test).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo fmt --check"
+cargo fmt --check
+echo "== cargo clippy"
+cargo clippy --all-targets -q -- -D warnings
+echo "== cargo test"
+cargo test --release -q 2>&1 | tee target/cargo-test.log
+if [ -f scripts/test-c.sh ]; then
+  echo "== C and C++ tests (ctest)"
+  bash scripts/test-c.sh
+fi

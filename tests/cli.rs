@@ -1,0 +1,99 @@
+//! The command-line tool: outputs, error documents and exit codes.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_stream-alloc"))
+}
+
+fn example(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples").join(name)
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("stream-alloc-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn allocate_writes_json_and_summary() {
+    let out = tmp("resnet.json");
+    let r = bin()
+        .args(["allocate", example("resnet50.json").to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .args(["--option", "enable_single_stream=true"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    let summary = String::from_utf8(r.stdout).unwrap();
+    assert!(
+        summary.contains("streams: 1 logical") && summary.contains("nodes per stream") && summary.contains("time:")
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(doc["format"], "stream-allocation");
+    assert_eq!(doc["mode"], "static-single");
+    assert_eq!(doc["nodes"].as_array().unwrap().len(), 444);
+}
+
+#[test]
+fn format_json_goes_to_stdout() {
+    let r = bin()
+        .args(["allocate", example("googlenet.json").to_str().unwrap(), "--format", "json"])
+        .args(["--option", "ge.enableSingleStream=true", "--stage", "logical"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(doc["stage"], "logical");
+    assert!(String::from_utf8_lossy(&r.stderr).contains("googlenet"));
+}
+
+#[test]
+fn allocation_error_writes_error_document_and_exits_1() {
+    let out = tmp("err.json");
+    let r = bin()
+        .args(["allocate", example("resnet50.json").to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .args(["--option", "enable_single_stream=true", "--option", "auto_multistream_parallel_mode=MainStream:2"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(doc["error"]["code"], "E10056");
+    assert!(String::from_utf8_lossy(&r.stderr).contains("E10056"));
+
+    let r = bin()
+        .args(["allocate", example("resnet50.json").to_str().unwrap(), "--format", "json"])
+        .args(["--option", "ac_parallel_enable=yes"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(doc["error"]["code"], "E10001");
+    assert!(doc["error"]["message"].as_str().unwrap().contains("ac_parallel_enable"));
+
+    let r = bin().args(["allocate", "/no/such/graph.json", "--format", "json"]).output().unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(doc["error"]["code"], "SA1000");
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    assert_eq!(bin().output().unwrap().status.code(), Some(2));
+    assert_eq!(bin().args(["allocate"]).output().unwrap().status.code(), Some(2));
+    assert_eq!(bin().args(["allocate", "x.json", "--stage", "sideways"]).output().unwrap().status.code(), Some(2));
+    assert_eq!(bin().args(["frobnicate"]).output().unwrap().status.code(), Some(2));
+}
+
+#[test]
+fn help_explains_every_option() {
+    let r = bin().args(["allocate", "--help"]).output().unwrap();
+    assert_eq!(r.status.code(), Some(0));
+    let help = String::from_utf8(r.stdout).unwrap();
+    for key in stream_alloc::graph::options::OPTION_KEYS {
+        assert!(help.contains(key), "--help does not mention {key}");
+    }
+    let r = bin().arg("--help").output().unwrap();
+    assert!(String::from_utf8(r.stdout).unwrap().contains("allocate"));
+}
