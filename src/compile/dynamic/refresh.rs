@@ -8,7 +8,9 @@ use crate::graph::{Node, StreamId, is_data_like_type};
 /// Renumbers the streams densely and puts the main-stream nodes on stream 0; returns the main
 /// stream count (at least 1).
 ///
-/// Engine streams that lost every node (to stream labels) are dropped. The remaining engine
+/// Engine streams that lost every node (to stream labels) are dropped (`RetainEngineOwingNodes`).
+/// As in GE this looks before main-stream nodes move to stream 0, so an engine stream held
+/// only by such a node (a `NetOutput` that attached to it) is kept, empty. The remaining engine
 /// streams come first, ordered by engine (priority, name), then the label streams in label
 /// string order. GE sorts engines with `p1 < p2 || n1 < n2`, which is not a strict weak order
 /// (`DNN_VM_AICPU`(4) and `DSAEngine`(2) are each "less" than the other); the strict
