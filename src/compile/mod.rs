@@ -36,7 +36,7 @@ pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
         "dynamic-single" | "dynamic-multi" => dynamic::assign(model)?,
         other => bail!(
             NotImplemented,
-            "mode '{other}' is not implemented yet; this build allocates static graphs with enable_single_stream=true and dynamic-shape graphs"
+            "mode '{other}' is not implemented yet; this build allocates static graphs with enable_single_stream=true"
         ),
     };
     let mut alloc = Allocation::from_logical(
