@@ -5,6 +5,7 @@
 //! with a silent fallback to another mode.
 
 pub mod allocation;
+pub mod dynamic;
 pub mod logical;
 
 pub use allocation::{Allocation, InsertedNode, Stage, SyncEnd, SyncPair};
@@ -32,6 +33,7 @@ pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
     let mode = mode_name(model);
     let logical = match mode.as_str() {
         "static-single" => logical::assign_single_stream(model)?,
+        "dynamic-single" | "dynamic-multi" => dynamic::assign(model)?,
         other => bail!(
             NotImplemented,
             "mode '{other}' is not implemented yet; this build allocates static graphs with enable_single_stream=true"
