@@ -1,1 +1,257 @@
-//! The C ABI.
+//! The C ABI (`include/stream_alloc.h`, generated from this module by cbindgen).
+//!
+//! Two opaque handles: [`sa_graph`] (a model being described, then built) and
+//! [`sa_allocation`] (the result of the pipeline on a built model). Every function returns an
+//! [`sa_status`] or a value that cannot fail, checks every pointer it is given, writes its
+//! outputs only on success, and runs inside one panic boundary, [`ffi_boundary`], so no Rust
+//! panic ever unwinds into C. The failure's message and code are kept twice: on the handle the
+//! call was made with (`sa_graph_last_error`, `sa_allocation_last_error`) and per thread
+//! (`sa_last_error_message`), the latter also for constructors that fail before a handle exists.
+
+#![allow(unsafe_code)]
+#![allow(non_camel_case_types)]
+
+pub mod allocation;
+pub mod graph;
+pub mod status;
+
+use std::cell::RefCell;
+use std::ffi::{CStr, CString, c_char};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+pub use allocation::sa_allocation;
+pub use graph::sa_graph;
+pub use status::*;
+
+use crate::error::Error;
+
+/// A failed call: its status and a message naming the argument, node or value at fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ApiError {
+    pub status: sa_status,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: sa_status, message: impl Into<String>) -> Self {
+        ApiError { status, message: message.into() }
+    }
+}
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        ApiError { status: status_of(e.kind), message: e.message }
+    }
+}
+
+pub(crate) type ApiResult<T = ()> = Result<T, ApiError>;
+
+/// The most recent failure, as C reads it.
+#[derive(Debug)]
+pub(crate) struct LastError {
+    pub status: sa_status,
+    pub message: CString,
+}
+
+impl Default for LastError {
+    fn default() -> Self {
+        LastError { status: SA_OK, message: CString::default() }
+    }
+}
+
+impl LastError {
+    pub fn set(&mut self, e: &ApiError) {
+        self.status = e.status;
+        self.message = lossy_cstring(&e.message);
+    }
+    pub fn message_ptr(&self) -> *const c_char {
+        self.message.as_ptr()
+    }
+    pub fn code_ptr(&self) -> *const c_char {
+        sa_status_code(self.status)
+    }
+}
+
+thread_local! {
+    static THREAD_ERROR: RefCell<LastError> = RefCell::new(LastError::default());
+}
+
+fn record_thread_error(e: &ApiError) {
+    THREAD_ERROR.with(|t| t.borrow_mut().set(e));
+}
+
+/// What a closure run by [`ffi_boundary`] hands back, and what C receives for it.
+pub(crate) trait FfiOutcome {
+    type C;
+    fn into_c(self) -> Self::C;
+    /// What C receives when the closure panicked.
+    fn panicked() -> Self::C;
+}
+
+impl FfiOutcome for ApiResult {
+    type C = sa_status;
+    fn into_c(self) -> sa_status {
+        match self {
+            Ok(()) => SA_OK,
+            Err(e) => {
+                record_thread_error(&e);
+                e.status
+            }
+        }
+    }
+    fn panicked() -> sa_status {
+        SA_PANIC
+    }
+}
+
+impl FfiOutcome for *const c_char {
+    type C = *const c_char;
+    fn into_c(self) -> Self {
+        self
+    }
+    fn panicked() -> Self {
+        std::ptr::null()
+    }
+}
+
+impl FfiOutcome for () {
+    type C = ();
+    fn into_c(self) {}
+    fn panicked() {}
+}
+
+/// The one panic boundary of the C ABI: every `extern "C"` function's body is a single call to
+/// it. A panic becomes `SA_PANIC` (NULL for string getters) and a thread-local error message;
+/// a failure is recorded as the thread's last error.
+pub(crate) fn ffi_boundary<O: FfiOutcome>(f: impl FnOnce() -> O) -> O::C {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(outcome) => outcome.into_c(),
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a non-string panic payload".to_string());
+            // Dropping the payload could itself panic; leak it instead (this is a bug path).
+            std::mem::forget(payload);
+            let _ = catch_unwind(|| record_thread_error(&ApiError::new(SA_PANIC, format!("internal panic: {what}"))));
+            O::panicked()
+        }
+    }
+}
+
+/// A C string for C: interior NULs (possible in names read from JSON) become U+FFFD.
+pub(crate) fn lossy_cstring(s: &str) -> CString {
+    CString::new(s).unwrap_or_else(|_| CString::new(s.replace('\0', "\u{FFFD}")).expect("no NUL remains"))
+}
+
+/// A required string argument.
+///
+/// # Safety
+/// `p` is NULL or points to a NUL-terminated string that outlives `'a`.
+pub(crate) unsafe fn arg_str<'a>(p: *const c_char, what: &str) -> ApiResult<&'a str> {
+    if p.is_null() {
+        return Err(ApiError::new(SA_NULL_POINTER, format!("argument '{what}' is NULL")));
+    }
+    // SAFETY: non-NULL and NUL-terminated by the caller's contract.
+    let s = unsafe { CStr::from_ptr(p) };
+    s.to_str().map_err(|e| ApiError::new(SA_INVALID_ARGUMENT, format!("argument '{what}' is not UTF-8: {e}")))
+}
+
+/// An optional string argument: NULL is `None`.
+///
+/// # Safety
+/// As [`arg_str`].
+pub(crate) unsafe fn opt_str<'a>(p: *const c_char, what: &str) -> ApiResult<Option<&'a str>> {
+    if p.is_null() { Ok(None) } else { unsafe { arg_str(p, what) }.map(Some) }
+}
+
+/// Checks an output pointer before any work is done, so a NULL one fails without effects.
+pub(crate) fn out_ptr<T>(p: *mut T, what: &str) -> ApiResult<*mut T> {
+    if p.is_null() { Err(ApiError::new(SA_NULL_POINTER, format!("output argument '{what}' is NULL"))) } else { Ok(p) }
+}
+
+/// Writes an output checked by [`out_ptr`].
+///
+/// # Safety
+/// `p` came from [`out_ptr`] and points to writable memory for a `T`.
+pub(crate) unsafe fn write_out<T>(p: *mut T, v: T) {
+    // SAFETY: non-NULL (checked by out_ptr) and writable by the caller's contract.
+    unsafe { p.write(v) }
+}
+
+/// The message of the most recent call that failed on the calling thread (any handle, or none:
+/// this is where constructors such as `sa_graph_from_json` leave their errors). `""` when no
+/// call has failed on this thread. Never NULL.
+///
+/// Lifetime: the string belongs to the library and stays valid until the next failing call on
+/// the same thread; copy it to keep it. Thread safety: each thread has its own last error.
+#[unsafe(no_mangle)]
+pub extern "C" fn sa_last_error_message() -> *const c_char {
+    ffi_boundary(|| THREAD_ERROR.with(|t| t.borrow().message_ptr()))
+}
+
+/// The code string (`"SA1005"`, GE's `"E10001"`, ...) of the calling thread's most recent
+/// failure, `""` when none. Static storage: never NULL, never freed, valid forever.
+/// Thread safety: each thread has its own last error.
+#[unsafe(no_mangle)]
+pub extern "C" fn sa_last_error_code() -> *const c_char {
+    ffi_boundary(|| THREAD_ERROR.with(|t| t.borrow().code_ptr()))
+}
+
+/// The library version, e.g. `"0.1.0"`. Static storage: never NULL, never freed. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn sa_version() -> *const c_char {
+    ffi_boundary(|| concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast::<c_char>())
+}
+
+/// Frees a string the library returned as owned (`sa_allocation_to_json`). NULL is a no-op.
+/// Passing any other pointer, or freeing twice, is undefined behaviour. Thread-safe for
+/// distinct strings.
+///
+/// # Safety
+/// `s` is NULL or a string returned as owned by this library and not yet freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_string_free(s: *mut c_char) {
+    ffi_boundary(|| {
+        if !s.is_null() {
+            // SAFETY: `s` came from CString::into_raw in this library, by the caller's contract.
+            drop(unsafe { CString::from_raw(s) });
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_sa_panic_with_a_message() {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let status = ffi_boundary(|| -> ApiResult { panic!("boom {}", 7) });
+        let ptr = ffi_boundary(|| -> *const c_char { panic!("again") });
+        std::panic::set_hook(prev);
+        assert_eq!(status, SA_PANIC);
+        assert!(ptr.is_null());
+        let msg = unsafe { CStr::from_ptr(sa_last_error_message()) }.to_str().unwrap().to_string();
+        assert_eq!(msg, "internal panic: again");
+        assert_eq!(unsafe { CStr::from_ptr(sa_last_error_code()) }.to_str().unwrap(), "SA3004");
+    }
+
+    #[test]
+    fn failures_are_recorded_per_thread() {
+        let s = ffi_boundary(|| -> ApiResult { Err(ApiError::new(SA_NOT_FOUND, "no node 'x'")) });
+        assert_eq!(s, SA_NOT_FOUND);
+        let msg = unsafe { CStr::from_ptr(sa_last_error_message()) }.to_str().unwrap().to_string();
+        assert_eq!(msg, "no node 'x'");
+        let other =
+            std::thread::spawn(|| unsafe { CStr::from_ptr(sa_last_error_message()) }.to_bytes().len()).join().unwrap();
+        assert_eq!(other, 0);
+    }
+
+    #[test]
+    fn interior_nul_is_replaced() {
+        assert_eq!(lossy_cstring("a\0b").to_str().unwrap(), "a\u{FFFD}b");
+    }
+}

@@ -384,6 +384,12 @@ fn read_node(v: &Value, index: usize, graph: &str) -> Result<NodeSpec> {
     Ok(n)
 }
 
+/// Reads a node's `attrs` object on its own (the C ABI sets attributes one key at a time);
+/// `what` names the node in error messages.
+pub fn node_attrs_from_value(v: &Value, what: &str) -> Result<NodeAttrs> {
+    read_attrs(&Obj::new(v, format!("{what}: attrs"))?)
+}
+
 fn read_attrs(a: &Obj<'_>) -> Result<NodeAttrs> {
     a.check_keys(ATTR_KEYS)?;
     let mut attached = Vec::new();

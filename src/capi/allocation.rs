@@ -1,0 +1,464 @@
+//! `sa_allocation`: the result of the pipeline on a built model, read-only.
+//!
+//! Nodes are addressed either by index in execution order (GE's `GetAllNodes` order: each
+//! graph in topological order, a node's subgraphs right after it; the nodes the pipeline
+//! inserted are not counted) or by graph and node name. Streams are `int64_t`, -1 for a node
+//! that runs on no stream.
+
+use std::collections::HashMap;
+use std::ffi::{CString, c_char};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::graph::{sa_stage, stage_value};
+use super::{
+    ApiError, ApiResult, LastError, SA_BUFFER_TOO_SMALL, SA_NOT_FOUND, SA_NULL_POINTER, arg_str, ffi_boundary,
+    lossy_cstring, opt_str, out_ptr, sa_status, write_out,
+};
+use crate::compile::Allocation;
+use crate::graph::{GraphId, Model, NodeId, StreamId};
+
+/// An allocation result plus what C reads of it: NUL-terminated names and the JSON text.
+/// Opaque to C. Immutable after creation, so queries from several threads are safe; the
+/// last-error slot is behind a lock.
+pub struct sa_allocation {
+    model: Arc<Model>,
+    alloc: Allocation,
+    /// Execution order (`Model::all_nodes`).
+    order: Vec<NodeId>,
+    /// NUL-terminated node names, by node id.
+    names: Vec<CString>,
+    /// NUL-terminated graph labels (`""` for the root), by graph id.
+    graph_labels: Vec<CString>,
+    /// Node lookup by name, per graph.
+    by_name: Vec<HashMap<String, NodeId>>,
+    mode: CString,
+    json: OnceLock<CString>,
+    last_error: Mutex<LastError>,
+}
+
+impl sa_allocation {
+    pub(crate) fn new(model: Arc<Model>, alloc: Allocation) -> Self {
+        let order = model.all_nodes();
+        let names = model.nodes.iter().map(|n| lossy_cstring(&n.name)).collect();
+        let graph_labels = model.graphs.ids().map(|g| lossy_cstring(model.graph_label(g))).collect();
+        let mut by_name: Vec<HashMap<String, NodeId>> = model.graphs.iter().map(|_| HashMap::new()).collect();
+        for (id, n) in model.nodes.enumerate() {
+            by_name[n.graph.index()].insert(n.name.clone(), id);
+        }
+        let mode = lossy_cstring(&alloc.mode);
+        sa_allocation {
+            model,
+            alloc,
+            order,
+            names,
+            graph_labels,
+            by_name,
+            mode,
+            json: OnceLock::new(),
+            last_error: Mutex::new(LastError::default()),
+        }
+    }
+
+    fn at(&self, index: usize) -> ApiResult<NodeId> {
+        self.order.get(index).copied().ok_or_else(|| {
+            ApiError::new(
+                SA_NOT_FOUND,
+                format!("node index {index} is out of range (the allocation has {} nodes)", self.order.len()),
+            )
+        })
+    }
+
+    fn find(&self, graph: Option<&str>, node: &str) -> ApiResult<NodeId> {
+        let g = match graph {
+            None | Some("") => GraphId::ROOT,
+            Some(name) => self
+                .model
+                .find_graph(name)
+                .ok_or_else(|| ApiError::new(SA_NOT_FOUND, format!("graph '{name}' does not exist")))?,
+        };
+        self.by_name[g.index()].get(node).copied().ok_or_else(|| {
+            let where_ = if g == GraphId::ROOT {
+                format!("root graph '{}'", self.model.name)
+            } else {
+                format!("subgraph '{}'", self.model.graphs[g].name)
+            };
+            ApiError::new(SA_NOT_FOUND, format!("node '{node}' is not a node of {where_}"))
+        })
+    }
+
+    fn json(&self) -> &CString {
+        self.json.get_or_init(|| lossy_cstring(&self.alloc.to_json_string(&self.model)))
+    }
+}
+
+fn stream_value(s: Option<StreamId>) -> i64 {
+    s.map_or(-1, |s| i64::from(s.0))
+}
+
+/// Runs `f` on a non-NULL allocation and records its failure on the handle.
+///
+/// # Safety
+/// `a` is NULL or a live handle from this library.
+unsafe fn with_alloc<T>(a: *const sa_allocation, f: impl FnOnce(&sa_allocation) -> ApiResult<T>) -> ApiResult<T> {
+    // SAFETY: live by the caller's contract; only shared access is taken.
+    let Some(a) = (unsafe { a.as_ref() }) else {
+        return Err(ApiError::new(SA_NULL_POINTER, "argument 'allocation' is NULL"));
+    };
+    let r = f(a);
+    if let Err(e) = &r {
+        a.last_error.lock().unwrap_or_else(|p| p.into_inner()).set(e);
+    }
+    r
+}
+
+/// Frees an allocation. NULL is a no-op. Strings borrowed from it (names, mode) die with it;
+/// owned strings from `sa_allocation_to_json` do not. Freeing twice, or using the handle
+/// afterwards, is undefined behaviour.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle that no other thread is using.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_free(allocation: *mut sa_allocation) {
+    ffi_boundary(|| {
+        if !allocation.is_null() {
+            // SAFETY: the handle came from Box::into_raw in graph.rs, by the caller's contract.
+            drop(unsafe { Box::from_raw(allocation) });
+        }
+    })
+}
+
+/// Stores in `*out` the number of nodes of the model (all graphs; inserted Send/Recv/
+/// StreamActive nodes excluded): valid indexes are `0 .. *out - 1`. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_node_count(allocation: *const sa_allocation, out: *mut usize) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_alloc(allocation, |a| {
+            let out = out_ptr(out, "out")?;
+            write_out(out, a.order.len());
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*name` the name of the node at `index` in execution order. The string belongs
+/// to the allocation and lives until `sa_allocation_free`. `SA_NOT_FOUND` if `index` is out of
+/// range. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `name` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_node_name(
+    allocation: *const sa_allocation,
+    index: usize,
+    name: *mut *const c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_alloc(allocation, |a| {
+            let out = out_ptr(name, "name")?;
+            let n = a.at(index)?;
+            write_out(out, a.names[n.index()].as_ptr());
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*graph_name` the graph of the node at `index`: `""` for the root, else the
+/// subgraph's name (as allocation JSON writes it). Owned by the allocation, valid until
+/// `sa_allocation_free`. `SA_NOT_FOUND` if out of range. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `graph_name` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_node_graph(
+    allocation: *const sa_allocation,
+    index: usize,
+    graph_name: *mut *const c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_alloc(allocation, |a| {
+            let out = out_ptr(graph_name, "graph_name")?;
+            let n = a.at(index)?;
+            write_out(out, a.graph_labels[a.model.nodes[n].graph.index()].as_ptr());
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*stream` the physical stream of the node at `index` in execution order (-1:
+/// none). `SA_NOT_FOUND` if out of range. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `stream` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_stream_at(
+    allocation: *const sa_allocation,
+    index: usize,
+    stream: *mut i64,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_alloc(allocation, |a| {
+            let out = out_ptr(stream, "stream")?;
+            let n = a.at(index)?;
+            write_out(out, stream_value(a.alloc.stream[n]));
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*stream` the logical stream of the node at `index` in execution order (-1:
+/// none). `SA_NOT_FOUND` if out of range. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `stream` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_logical_stream_at(
+    allocation: *const sa_allocation,
+    index: usize,
+    stream: *mut i64,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_alloc(allocation, |a| {
+            let out = out_ptr(stream, "stream")?;
+            let n = a.at(index)?;
+            write_out(out, stream_value(a.alloc.logical_stream[n]));
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*stream` the physical stream (-1: none) of node `node` of graph `graph_name`
+/// (NULL, `""`: the root; else a subgraph's name). `SA_NOT_FOUND` names the missing graph or
+/// node. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; the strings are NULL or NUL-terminated; `stream` is
+/// NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_stream_of(
+    allocation: *const sa_allocation,
+    graph_name: *const c_char,
+    node: *const c_char,
+    stream: *mut i64,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_alloc(allocation, |a| {
+            let out = out_ptr(stream, "stream")?;
+            let n = a.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
+            write_out(out, stream_value(a.alloc.stream[n]));
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*stream` the logical stream (-1: none) of node `node` of graph `graph_name`
+/// (NULL, `""`: the root). `SA_NOT_FOUND` names the missing graph or node. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; the strings are NULL or NUL-terminated; `stream` is
+/// NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_logical_stream_of(
+    allocation: *const sa_allocation,
+    graph_name: *const c_char,
+    node: *const c_char,
+    stream: *mut i64,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_alloc(allocation, |a| {
+            let out = out_ptr(stream, "stream")?;
+            let n = a.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
+            write_out(out, stream_value(a.alloc.logical_stream[n]));
+            Ok(())
+        })
+    })
+}
+
+/// The body of the count getters.
+///
+/// # Safety
+/// As the getters.
+unsafe fn count(a: *const sa_allocation, out: *mut u32, field: impl FnOnce(&Allocation) -> u32) -> ApiResult {
+    unsafe {
+        with_alloc(a, |a| {
+            let out = out_ptr(out, "out")?;
+            write_out(out, field(&a.alloc));
+            Ok(())
+        })
+    }
+}
+
+/// Stores in `*out` the number of logical (main) streams. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_logical_stream_count(
+    allocation: *const sa_allocation,
+    out: *mut u32,
+) -> sa_status {
+    ffi_boundary(|| unsafe { count(allocation, out, |a| a.logical_count) })
+}
+
+/// Stores in `*out` the number of physical streams after the split (equal to the logical
+/// count before the split stage). Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_physical_stream_count(
+    allocation: *const sa_allocation,
+    out: *mut u32,
+) -> sa_status {
+    ffi_boundary(|| unsafe { count(allocation, out, |a| a.physical_count) })
+}
+
+/// Stores in `*out` the number of attached streams. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_attached_stream_count(
+    allocation: *const sa_allocation,
+    out: *mut u32,
+) -> sa_status {
+    ffi_boundary(|| unsafe { count(allocation, out, |a| a.attached_count) })
+}
+
+/// Stores in `*out` the number of distinct sync ids (events or notifies, see the JSON's
+/// `events.kind`). Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_sync_count(allocation: *const sa_allocation, out: *mut u32) -> sa_status {
+    ffi_boundary(|| unsafe { count(allocation, out, |a| a.sync_count) })
+}
+
+/// Stores in `*mode` the mode the model was allocated in (`"static-single"`,
+/// `"static-multi"`, `"dynamic-single"`, `"dynamic-multi"` or a policy name). Owned by the
+/// allocation, valid until `sa_allocation_free`. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `mode` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_mode(allocation: *const sa_allocation, mode: *mut *const c_char) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_alloc(allocation, |a| {
+            let out = out_ptr(mode, "mode")?;
+            write_out(out, a.mode.as_ptr());
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*stage` how far the pipeline ran (`SA_STAGE_*`). Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `stage` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_stage(allocation: *const sa_allocation, stage: *mut sa_stage) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_alloc(allocation, |a| {
+            let out = out_ptr(stage, "stage")?;
+            write_out(out, stage_value(a.alloc.stage));
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*json` a new NUL-terminated copy of the allocation JSON v1 document (pretty,
+/// newline-terminated, byte-identical for identical results).
+///
+/// Ownership: the caller owns `*json` and frees it with `sa_string_free` (not `free`); it
+/// outlives the allocation. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `json` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_to_json(allocation: *const sa_allocation, json: *mut *mut c_char) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_alloc(allocation, |a| {
+            let out = out_ptr(json, "json")?;
+            write_out(out, a.json().clone().into_raw());
+            Ok(())
+        })
+    })
+}
+
+/// Copies the allocation JSON document into the caller's buffer, NUL-terminated.
+///
+/// Size protocol: `*needed` receives the size the document takes, NUL included. With
+/// `buffer` NULL and `capacity` 0 the call only asks for that size and returns `SA_OK`. If
+/// `capacity < *needed` it returns `SA_BUFFER_TOO_SMALL` (with `*needed` set, `buffer`
+/// untouched); call again with a buffer of `*needed` bytes. `buffer` NULL with a non-zero
+/// `capacity` is `SA_NULL_POINTER`. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `buffer` is NULL or writable for `capacity` bytes;
+/// `needed` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_copy_json(
+    allocation: *const sa_allocation,
+    buffer: *mut c_char,
+    capacity: usize,
+    needed: *mut usize,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_alloc(allocation, |a| {
+            let needed = out_ptr(needed, "needed")?;
+            if buffer.is_null() && capacity != 0 {
+                return Err(ApiError::new(
+                    SA_NULL_POINTER,
+                    format!("argument 'buffer' is NULL with capacity {capacity}"),
+                ));
+            }
+            let bytes = a.json().as_bytes_with_nul();
+            write_out(needed, bytes.len());
+            if buffer.is_null() {
+                return Ok(());
+            }
+            if capacity < bytes.len() {
+                return Err(ApiError::new(
+                    SA_BUFFER_TOO_SMALL,
+                    format!("the allocation JSON takes {} bytes with its NUL; the buffer has {capacity}", bytes.len()),
+                ));
+            }
+            // SAFETY: `buffer` is writable for `capacity >= bytes.len()` bytes and cannot
+            // overlap our own string.
+            std::ptr::copy_nonoverlapping(bytes.as_ptr().cast::<c_char>(), buffer, bytes.len());
+            Ok(())
+        })
+    })
+}
+
+/// The message of the most recent failed call on `allocation`, `""` if none; NULL if
+/// `allocation` is NULL. Valid until the next failing call on the handle or its free; when
+/// several threads share the handle, read `sa_last_error_message` (per thread) instead.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_last_error(allocation: *const sa_allocation) -> *const c_char {
+    ffi_boundary(|| {
+        // SAFETY: live handle by the caller's contract.
+        unsafe { allocation.as_ref() }
+            .map_or(std::ptr::null(), |a| a.last_error.lock().unwrap_or_else(|p| p.into_inner()).message_ptr())
+    })
+}
+
+/// The code string of the most recent failed call on `allocation` (`"SA3006"`, ...), `""` if
+/// none; NULL if `allocation` is NULL. Static storage: never freed.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_last_error_code(allocation: *const sa_allocation) -> *const c_char {
+    ffi_boundary(|| {
+        // SAFETY: live handle by the caller's contract.
+        unsafe { allocation.as_ref() }
+            .map_or(std::ptr::null(), |a| a.last_error.lock().unwrap_or_else(|p| p.into_inner()).code_ptr())
+    })
+}

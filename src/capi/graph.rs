@@ -1,0 +1,750 @@
+//! `sa_graph`: a model described piece by piece (or loaded from graph JSON), then built.
+//!
+//! The handle holds a [`ModelBuilder`] until the first `sa_graph_build` / `sa_graph_allocate`,
+//! and the immutable [`Model`] afterwards. Nodes are named per graph (`graph` = NULL, `""` or
+//! the root's name means the root graph), exactly as graph JSON names them.
+
+use std::collections::HashMap;
+use std::ffi::c_char;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::allocation::sa_allocation;
+use super::{
+    ApiError, ApiResult, LastError, SA_DUPLICATE_NAME, SA_INVALID_ARGUMENT, SA_INVALID_STATE, SA_NOT_FOUND,
+    SA_NULL_POINTER, SA_UNKNOWN_NODE, arg_str, ffi_boundary, opt_str, out_ptr, sa_status, write_out,
+};
+use crate::compile::{Stage, allocate};
+use crate::graph::builder::{EdgeSpec, GraphSpec, NodeSpec};
+use crate::graph::json::{builder_from_slice, node_attrs_from_value};
+use crate::graph::{EdgeKind, Model, ModelBuilder, Shape};
+
+/// Which stages of the pipeline `sa_graph_allocate` runs (an `int32_t`; one of `SA_STAGE_*`).
+pub type sa_stage = i32;
+/// Logical stream assignment only.
+pub const SA_STAGE_LOGICAL: sa_stage = 0;
+/// Logical streams plus synchronisation (events or notifies).
+pub const SA_STAGE_SYNC: sa_stage = 1;
+/// Up to the physical split and stream activation.
+pub const SA_STAGE_SPLIT: sa_stage = 2;
+/// The whole pipeline.
+pub const SA_STAGE_ALL: sa_stage = 3;
+
+/// Which allocation pipeline applies to a graph (an `int32_t`; one of `SA_SHAPE_*`).
+pub type sa_shape = i32;
+/// Static-shape graph (the default).
+pub const SA_SHAPE_STATIC: sa_shape = 0;
+/// Dynamic-shape graph.
+pub const SA_SHAPE_DYNAMIC: sa_shape = 1;
+
+/// Kind of an edge (an `int32_t`; one of `SA_EDGE_*`).
+pub type sa_edge_kind = i32;
+/// A data edge (output port to input port).
+pub const SA_EDGE_DATA: sa_edge_kind = 0;
+/// A control edge (ordering only).
+pub const SA_EDGE_CONTROL: sa_edge_kind = 1;
+
+pub(crate) fn stage_of(stage: sa_stage) -> ApiResult<Stage> {
+    Ok(match stage {
+        SA_STAGE_LOGICAL => Stage::Logical,
+        SA_STAGE_SYNC => Stage::Sync,
+        SA_STAGE_SPLIT => Stage::Split,
+        SA_STAGE_ALL => Stage::All,
+        other => return Err(ApiError::new(SA_INVALID_ARGUMENT, format!("stage {other} is not one of SA_STAGE_*"))),
+    })
+}
+
+pub(crate) fn stage_value(stage: Stage) -> sa_stage {
+    match stage {
+        Stage::Logical => SA_STAGE_LOGICAL,
+        Stage::Sync => SA_STAGE_SYNC,
+        Stage::Split => SA_STAGE_SPLIT,
+        Stage::All => SA_STAGE_ALL,
+    }
+}
+
+fn shape_of(shape: sa_shape) -> ApiResult<Shape> {
+    match shape {
+        SA_SHAPE_STATIC => Ok(Shape::Static),
+        SA_SHAPE_DYNAMIC => Ok(Shape::Dynamic),
+        other => Err(ApiError::new(SA_INVALID_ARGUMENT, format!("shape {other} is not one of SA_SHAPE_*"))),
+    }
+}
+
+/// A graph being described (or a built model) plus the message of its last failed call.
+/// Opaque to C.
+pub struct sa_graph {
+    state: State,
+    last_error: LastError,
+}
+
+enum State {
+    Building(Box<Building>),
+    Built(Arc<Model>),
+}
+
+/// The builder plus name indexes, so that adding and addressing nodes stays linear overall.
+struct Building {
+    builder: ModelBuilder,
+    graph_index: HashMap<String, usize>,
+    node_index: Vec<HashMap<String, usize>>,
+}
+
+impl Building {
+    fn new(builder: ModelBuilder) -> Self {
+        let mut graph_index = HashMap::new();
+        let mut node_index = Vec::with_capacity(builder.graphs.len());
+        for (gi, g) in builder.graphs.iter().enumerate() {
+            graph_index.entry(g.name.clone()).or_insert(gi);
+            let mut m = HashMap::with_capacity(g.nodes.len());
+            for (ni, n) in g.nodes.iter().enumerate() {
+                m.entry(n.name.clone()).or_insert(ni);
+            }
+            node_index.push(m);
+        }
+        Building { builder, graph_index, node_index }
+    }
+
+    fn graph(&self, name: Option<&str>) -> ApiResult<usize> {
+        match name {
+            None | Some("") => Ok(0),
+            Some(n) if n == self.builder.graphs[0].name => Ok(0),
+            Some(n) => self.graph_index.get(n).copied().ok_or_else(|| {
+                ApiError::new(SA_NOT_FOUND, format!("graph '{n}' does not exist (add it with sa_graph_add_subgraph)"))
+            }),
+        }
+    }
+
+    fn graph_label(&self, gi: usize) -> String {
+        let g = &self.builder.graphs[gi];
+        if gi == 0 { format!("root graph '{}'", g.name) } else { format!("subgraph '{}'", g.name) }
+    }
+
+    fn node(&self, graph: Option<&str>, node: &str) -> ApiResult<(usize, usize)> {
+        let gi = self.graph(graph)?;
+        let ni = self.node_index[gi].get(node).copied().ok_or_else(|| {
+            ApiError::new(SA_NOT_FOUND, format!("node '{node}' is not a node of {}", self.graph_label(gi)))
+        })?;
+        Ok((gi, ni))
+    }
+
+    fn node_mut(&mut self, graph: Option<&str>, node: &str) -> ApiResult<&mut NodeSpec> {
+        let (gi, ni) = self.node(graph, node)?;
+        Ok(&mut self.builder.graphs[gi].nodes[ni])
+    }
+}
+
+impl sa_graph {
+    fn new(builder: ModelBuilder) -> Self {
+        sa_graph { state: State::Building(Box::new(Building::new(builder))), last_error: LastError::default() }
+    }
+
+    fn name(&self) -> &str {
+        match &self.state {
+            State::Building(b) => &b.builder.graphs[0].name,
+            State::Built(m) => &m.name,
+        }
+    }
+
+    fn building(&mut self) -> ApiResult<&mut Building> {
+        let name = self.name().to_string();
+        match &mut self.state {
+            State::Building(b) => Ok(b),
+            State::Built(_) => Err(ApiError::new(
+                SA_INVALID_STATE,
+                format!("graph '{name}' is already built and can no longer be changed; load or build a new graph"),
+            )),
+        }
+    }
+
+    /// Builds the model on first use; a failed build leaves the description as it was.
+    fn model(&mut self) -> ApiResult<Arc<Model>> {
+        match &self.state {
+            State::Built(m) => Ok(Arc::clone(m)),
+            State::Building(b) => {
+                let model = Arc::new(b.builder.clone().build()?);
+                self.state = State::Built(Arc::clone(&model));
+                Ok(model)
+            }
+        }
+    }
+}
+
+/// Runs `f` on a non-NULL graph and records its failure on the handle.
+///
+/// # Safety
+/// `g` is NULL or a live handle from this library, not used by another thread during the call.
+unsafe fn with_graph<T>(g: *mut sa_graph, f: impl FnOnce(&mut sa_graph) -> ApiResult<T>) -> ApiResult<T> {
+    if g.is_null() {
+        return Err(ApiError::new(SA_NULL_POINTER, "argument 'graph' is NULL"));
+    }
+    // SAFETY: live and exclusively ours for the call, by the caller's contract.
+    let g = unsafe { &mut *g };
+    let r = f(g);
+    if let Err(e) = &r {
+        g.last_error.set(e);
+    }
+    r
+}
+
+fn parse_json_arg(text: &str, what: &str) -> ApiResult<Value> {
+    serde_json::from_str(text).map_err(|e| {
+        ApiError::from(crate::err!(Json, "{what}: {text:?} is not a JSON value ({e}); a string needs quotes"))
+    })
+}
+
+fn new_handle(out: *mut *mut sa_graph, builder: ModelBuilder) {
+    // SAFETY: `out` was checked by out_ptr.
+    unsafe { write_out(out, Box::into_raw(Box::new(sa_graph::new(builder)))) }
+}
+
+/// Creates an empty graph named `name` (a static root graph with no nodes and default options)
+/// and stores the new handle in `*out`.
+///
+/// Ownership: the caller owns `*out` and frees it with `sa_graph_free`. `name` is copied.
+/// Errors (`SA_NULL_POINTER`, `SA_INVALID_ARGUMENT` for an empty or non-UTF-8 name) are left in
+/// `sa_last_error_message`. Thread-safe.
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_new(name: *const c_char, out: *mut *mut sa_graph) -> sa_status {
+    ffi_boundary(|| {
+        let out = out_ptr(out, "out")?;
+        let name = unsafe { arg_str(name, "name") }?;
+        if name.is_empty() {
+            return Err(ApiError::new(SA_INVALID_ARGUMENT, "argument 'name' is empty; a graph needs a name"));
+        }
+        new_handle(out, ModelBuilder::new(name));
+        Ok(())
+    })
+}
+
+/// Parses a graph JSON v1 document (NUL-terminated UTF-8) into a new graph handle in `*out`.
+/// The graph is not built yet: nodes, edges and options can still be added before
+/// `sa_graph_build` / `sa_graph_allocate` validate everything.
+///
+/// Ownership: the caller owns `*out` (free with `sa_graph_free`); `json` is only read during
+/// the call. Errors (`SA_JSON`, `SA_FORMAT`, `SA_FIELD`, `SA_INVALID_OPTION`, ...) are left in
+/// `sa_last_error_message` / `sa_last_error_code`. Thread-safe.
+///
+/// # Safety
+/// `json` is NULL or a NUL-terminated string; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_from_json(json: *const c_char, out: *mut *mut sa_graph) -> sa_status {
+    ffi_boundary(|| {
+        let out = out_ptr(out, "out")?;
+        let json = unsafe { arg_str(json, "json") }?;
+        let builder = builder_from_slice(json.as_bytes())?;
+        new_handle(out, builder);
+        Ok(())
+    })
+}
+
+/// Reads a graph JSON v1 file into a new graph handle in `*out`, as `sa_graph_from_json`.
+/// `path` is a NUL-terminated file path (bytes, as the OS takes them). An unreadable file is
+/// `SA_IO`, naming the path.
+///
+/// Ownership: the caller owns `*out` (free with `sa_graph_free`). Thread-safe.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_from_json_file(path: *const c_char, out: *mut *mut sa_graph) -> sa_status {
+    ffi_boundary(|| {
+        let out = out_ptr(out, "out")?;
+        if path.is_null() {
+            return Err(ApiError::new(SA_NULL_POINTER, "argument 'path' is NULL"));
+        }
+        // SAFETY: non-NULL and NUL-terminated by the caller's contract.
+        let bytes = unsafe { std::ffi::CStr::from_ptr(path) }.to_bytes();
+        let path = path_of(bytes);
+        let text =
+            std::fs::read(&path).map_err(|e| crate::err!(Io, "cannot read graph file '{}': {e}", path.display()))?;
+        let builder = builder_from_slice(&text)?;
+        new_handle(out, builder);
+        Ok(())
+    })
+}
+
+#[cfg(unix)]
+fn path_of(bytes: &[u8]) -> std::path::PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::OsStr::from_bytes(bytes).into()
+}
+
+#[cfg(not(unix))]
+fn path_of(bytes: &[u8]) -> std::path::PathBuf {
+    String::from_utf8_lossy(bytes).into_owned().into()
+}
+
+/// Frees a graph handle. NULL is a no-op. Allocations made from the graph stay valid: they
+/// share the built model. Freeing twice, or using the handle afterwards, is undefined
+/// behaviour (handles are not generation-checked yet).
+///
+/// # Safety
+/// `graph` is NULL or a live handle from this library that no other thread is using.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_free(graph: *mut sa_graph) {
+    ffi_boundary(|| {
+        if !graph.is_null() {
+            // SAFETY: the handle came from Box::into_raw in this module, by the caller's contract.
+            drop(unsafe { Box::from_raw(graph) });
+        }
+    })
+}
+
+/// Sets an allocation option in GE's string form: `key` is one of ours (`enable_single_stream`,
+/// `max_parallel_num`, ...) or GE's name (`ge.enableSingleStream`, ...), `value` its string
+/// (`"true"`, `"AIcoreEngine:4,VectorEngine:2"`, ...). An invalid value is `SA_INVALID_OPTION`
+/// (E10001; `SA_INVALID_HCOM_PARALLEL`, E10006, for `ge.hcomParallel`), naming key and value.
+/// Overrides an option of the same name from the graph file.
+///
+/// `SA_INVALID_STATE` once the graph is built. Not thread-safe for one handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; `key`/`value` are NULL or NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_set_option(
+    graph: *mut sa_graph,
+    key: *const c_char,
+    value: *const c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let key = arg_str(key, "key")?;
+            let value = arg_str(value, "value")?;
+            g.building()?.builder.options.set_str(key, value)?;
+            Ok(())
+        })
+    })
+}
+
+/// Sets a root-graph attribute (graph JSON `graph_attrs`) to a JSON value given as text, e.g.
+/// key `auto_multistream_parallel_mode`, value `"\"cv\""`. `SA_JSON` if `json_value` is not a
+/// JSON value. `SA_INVALID_STATE` once built. Not thread-safe for one handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; `key`/`json_value` are NULL or NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_set_graph_attr(
+    graph: *mut sa_graph,
+    key: *const c_char,
+    json_value: *const c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let key = arg_str(key, "key")?;
+            let text = arg_str(json_value, "json_value")?;
+            if key.is_empty() {
+                return Err(ApiError::new(SA_INVALID_ARGUMENT, "argument 'key' is empty"));
+            }
+            let v = parse_json_arg(text, &format!("graph attribute '{key}'"))?;
+            g.building()?.builder.graph_attrs.insert(key.to_string(), v);
+            Ok(())
+        })
+    })
+}
+
+/// Sets the shape (`SA_SHAPE_STATIC` / `SA_SHAPE_DYNAMIC`) of the graph named `graph_name`
+/// (NULL or `""`: the root). `SA_NOT_FOUND` for an unknown graph, `SA_INVALID_ARGUMENT` for
+/// an unknown shape, `SA_INVALID_STATE` once built. Not thread-safe for one handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; `graph_name` is NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_set_shape(
+    graph: *mut sa_graph,
+    graph_name: *const c_char,
+    shape: sa_shape,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let name = opt_str(graph_name, "graph_name")?;
+            let shape = shape_of(shape)?;
+            let b = g.building()?;
+            let gi = b.graph(name)?;
+            b.builder.graphs[gi].shape = shape;
+            Ok(())
+        })
+    })
+}
+
+/// Adds an empty nested subgraph `name` owned by node `parent_node` of graph `parent_graph`
+/// (NULL or `""`: the root), e.g. an If's branch. Nodes and edges are then added with
+/// `graph_name = name`. `SA_NOT_FOUND` if the parent does not exist, `SA_DUPLICATE_NAME` if a
+/// graph of that name exists, `SA_INVALID_STATE` once built. Not thread-safe for one handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_add_subgraph(
+    graph: *mut sa_graph,
+    parent_graph: *const c_char,
+    parent_node: *const c_char,
+    name: *const c_char,
+    shape: sa_shape,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let parent_graph = opt_str(parent_graph, "parent_graph")?;
+            let parent_node = arg_str(parent_node, "parent_node")?;
+            let name = arg_str(name, "name")?;
+            let shape = shape_of(shape)?;
+            if name.is_empty() {
+                return Err(ApiError::new(SA_INVALID_ARGUMENT, "argument 'name' is empty; a subgraph needs a name"));
+            }
+            let b = g.building()?;
+            if name == b.builder.graphs[0].name || b.graph_index.contains_key(name) {
+                return Err(ApiError::new(SA_DUPLICATE_NAME, format!("a graph named '{name}' already exists")));
+            }
+            let (gi, ni) = b.node(parent_graph, parent_node)?;
+            b.builder.graphs[gi].nodes[ni].subgraphs.push(name.to_string());
+            b.builder.graphs.push(GraphSpec {
+                name: name.to_string(),
+                parent: Some(parent_node.to_string()),
+                shape,
+                ..Default::default()
+            });
+            b.graph_index.insert(name.to_string(), b.builder.graphs.len() - 1);
+            b.node_index.push(HashMap::new());
+            Ok(())
+        })
+    })
+}
+
+/// Adds node `name` of operator type `op_type` run by `engine` (GE spelling: `AIcoreEngine`,
+/// `DNN_VM_GE_LOCAL`, ...) to graph `graph_name` (NULL or `""`: the root). `tasks` is the
+/// number of device tasks (GE's default is 1; 0 for nodes without a device task), `cost_us`
+/// the estimated time (finite, >= 0), `cores` the compute units it occupies (0: unknown).
+/// Names are unique per graph (`SA_DUPLICATE_NAME`); the engine is checked when the graph is
+/// built (`SA_UNKNOWN_ENGINE`). `SA_INVALID_STATE` once built. Not thread-safe for one handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn sa_graph_add_node(
+    graph: *mut sa_graph,
+    graph_name: *const c_char,
+    name: *const c_char,
+    op_type: *const c_char,
+    engine: *const c_char,
+    tasks: u32,
+    cost_us: f64,
+    cores: u32,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let graph_name = opt_str(graph_name, "graph_name")?;
+            let name = arg_str(name, "name")?;
+            let op_type = arg_str(op_type, "op_type")?;
+            let engine = arg_str(engine, "engine")?;
+            for (arg, v) in [("name", name), ("op_type", op_type), ("engine", engine)] {
+                if v.is_empty() {
+                    return Err(ApiError::new(SA_INVALID_ARGUMENT, format!("argument '{arg}' is empty")));
+                }
+            }
+            if !cost_us.is_finite() || cost_us < 0.0 {
+                return Err(ApiError::new(
+                    SA_INVALID_ARGUMENT,
+                    format!("node '{name}': cost_us {cost_us} must be a finite number >= 0"),
+                ));
+            }
+            let b = g.building()?;
+            let gi = b.graph(graph_name)?;
+            if b.node_index[gi].contains_key(name) {
+                return Err(ApiError::new(
+                    SA_DUPLICATE_NAME,
+                    format!("duplicate node name '{name}' in {}", b.graph_label(gi)),
+                ));
+            }
+            let mut spec = NodeSpec::new(name, op_type, engine);
+            spec.tasks = tasks;
+            spec.cost_us = cost_us;
+            spec.cores = cores;
+            let nodes = &mut b.builder.graphs[gi].nodes;
+            nodes.push(spec);
+            b.node_index[gi].insert(name.to_string(), nodes.len() - 1);
+            Ok(())
+        })
+    })
+}
+
+/// Adds an edge `src` -> `dst` between two existing nodes of graph `graph_name` (NULL or `""`:
+/// the root). `kind` is `SA_EDGE_DATA` (from output `src_port` to input `dst_port`) or
+/// `SA_EDGE_CONTROL` (ports ignored by the allocator). `SA_UNKNOWN_NODE` if an end does not
+/// exist yet; cycles are reported when the graph is built (`SA_CYCLE`). `SA_INVALID_STATE`
+/// once built. Not thread-safe for one handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn sa_graph_add_edge(
+    graph: *mut sa_graph,
+    graph_name: *const c_char,
+    src: *const c_char,
+    dst: *const c_char,
+    kind: sa_edge_kind,
+    src_port: u32,
+    dst_port: u32,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let graph_name = opt_str(graph_name, "graph_name")?;
+            let src = arg_str(src, "src")?;
+            let dst = arg_str(dst, "dst")?;
+            let kind = match kind {
+                SA_EDGE_DATA => EdgeKind::Data,
+                SA_EDGE_CONTROL => EdgeKind::Control,
+                other => {
+                    return Err(ApiError::new(
+                        SA_INVALID_ARGUMENT,
+                        format!("edge kind {other} is not one of SA_EDGE_*"),
+                    ));
+                }
+            };
+            let b = g.building()?;
+            let gi = b.graph(graph_name)?;
+            for (role, end) in [("source", src), ("destination", dst)] {
+                if !b.node_index[gi].contains_key(end) {
+                    return Err(ApiError::new(
+                        SA_UNKNOWN_NODE,
+                        format!("edge '{src}' -> '{dst}': {role} '{end}' is not a node of {}", b.graph_label(gi)),
+                    ));
+                }
+            }
+            b.builder.graphs[gi].edges.push(EdgeSpec { src: src.into(), dst: dst.into(), kind, src_port, dst_port });
+            Ok(())
+        })
+    })
+}
+
+/// Sets one allocation attribute of a node (graph JSON `attrs`: `stream_label`,
+/// `user_stream_label`, `parallel_group`, `new_stream_id`, `attached_streams`,
+/// `continuous_stream_label`, `event_multiplexing`, `active_label_list`, `rts_label_node`,
+/// `dims`) to a JSON value given as text, e.g. key `dims`, value `"2"`; or key
+/// `stream_label`, value `"\"s1\""`. The value is checked as the graph loader checks it
+/// (`SA_FIELD` / `SA_ATTRIBUTE`, naming node and key); an unknown key is `SA_FIELD`.
+/// `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE` once built. Not thread-safe for one
+/// handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_set_node_attr(
+    graph: *mut sa_graph,
+    graph_name: *const c_char,
+    node: *const c_char,
+    key: *const c_char,
+    json_value: *const c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let graph_name = opt_str(graph_name, "graph_name")?;
+            let node = arg_str(node, "node")?;
+            let key = arg_str(key, "key")?;
+            let text = arg_str(json_value, "json_value")?;
+            let v = parse_json_arg(text, &format!("node '{node}': attribute '{key}'"))?;
+            set_attr(g.building()?, graph_name, node, key, v)
+        })
+    })
+}
+
+/// `sa_graph_set_node_attr` for string attributes (`stream_label`, `user_stream_label`,
+/// `parallel_group`, `continuous_stream_label`), with `value` as a plain string: no JSON
+/// quoting. An empty value clears the attribute. Not thread-safe for one handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_set_node_attr_str(
+    graph: *mut sa_graph,
+    graph_name: *const c_char,
+    node: *const c_char,
+    key: *const c_char,
+    value: *const c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let graph_name = opt_str(graph_name, "graph_name")?;
+            let node = arg_str(node, "node")?;
+            let key = arg_str(key, "key")?;
+            let value = arg_str(value, "value")?;
+            set_attr(g.building()?, graph_name, node, key, Value::String(value.to_string()))
+        })
+    })
+}
+
+fn set_attr(b: &mut Building, graph_name: Option<&str>, node: &str, key: &str, v: Value) -> ApiResult {
+    let (gi, ni) = b.node(graph_name, node)?;
+    let what = format!("node '{node}' of {}", b.graph_label(gi));
+    let mut one = serde_json::Map::new();
+    one.insert(key.to_string(), v);
+    let parsed = node_attrs_from_value(&Value::Object(one), &what)?;
+    let a = &mut b.builder.graphs[gi].nodes[ni].attrs;
+    match key {
+        "stream_label" => a.stream_label = parsed.stream_label,
+        "user_stream_label" => a.user_stream_label = parsed.user_stream_label,
+        "parallel_group" => a.parallel_group = parsed.parallel_group,
+        "new_stream_id" => a.new_stream_id = parsed.new_stream_id,
+        "attached_streams" => a.attached_streams = parsed.attached_streams,
+        "continuous_stream_label" => a.continuous_stream_label = parsed.continuous_stream_label,
+        "event_multiplexing" => a.event_multiplexing = parsed.event_multiplexing,
+        "active_label_list" => a.active_label_list = parsed.active_label_list,
+        "rts_label_node" => a.rts_label_node = parsed.rts_label_node,
+        "dims" => a.dims = parsed.dims,
+        other => {
+            return Err(ApiError::new(
+                SA_INVALID_ARGUMENT,
+                format!("{what}: attribute '{other}' cannot be set through the C ABI; load it from graph JSON"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Sets a raw GE attribute of a node (graph JSON `ge_attrs`, by GE name: `_hccl_task_num`,
+/// `_disable_attached_resource`, ...) to a JSON value given as text (`"3"`, `"true"`,
+/// `"[1,2]"`). Known attributes are type-checked when the graph is built (`SA_ATTRIBUTE`).
+/// `SA_JSON` if the text is not JSON, `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE`
+/// once built. Not thread-safe for one handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_set_node_ge_attr(
+    graph: *mut sa_graph,
+    graph_name: *const c_char,
+    node: *const c_char,
+    key: *const c_char,
+    json_value: *const c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let graph_name = opt_str(graph_name, "graph_name")?;
+            let node = arg_str(node, "node")?;
+            let key = arg_str(key, "key")?;
+            let text = arg_str(json_value, "json_value")?;
+            if key.is_empty() {
+                return Err(ApiError::new(SA_INVALID_ARGUMENT, "argument 'key' is empty"));
+            }
+            let v = parse_json_arg(text, &format!("node '{node}': ge_attrs.{key}"))?;
+            g.building()?.node_mut(graph_name, node)?.ge_attrs.0.insert(key.to_string(), v);
+            Ok(())
+        })
+    })
+}
+
+/// Pre-assigns a logical stream to a node (graph JSON `stream`; -1 for none), the input of
+/// stages that start after logical allocation. Range-checked when built (`SA_FIELD`).
+/// `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE` once built. Not thread-safe for one
+/// handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_set_node_stream(
+    graph: *mut sa_graph,
+    graph_name: *const c_char,
+    node: *const c_char,
+    stream: i64,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let graph_name = opt_str(graph_name, "graph_name")?;
+            let node = arg_str(node, "node")?;
+            g.building()?.node_mut(graph_name, node)?.stream = Some(stream);
+            Ok(())
+        })
+    })
+}
+
+/// Validates the description and builds the immutable model: every name, reference, engine,
+/// attribute and cycle is checked here, with errors naming what is at fault. After success
+/// the graph can no longer be changed (`SA_INVALID_STATE`); after a failure it can be fixed
+/// and built again. Building a built graph is a no-op. Not thread-safe for one handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_build(graph: *mut sa_graph) -> sa_status {
+    ffi_boundary(|| unsafe { with_graph(graph, |g| g.model().map(drop)) })
+}
+
+/// Stores in `*out` the number of nodes of all graphs (root and subgraphs) of the
+/// description, or of the built model. Not thread-safe for one handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_node_count(graph: *mut sa_graph, out: *mut usize) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let out = out_ptr(out, "out")?;
+            let n = match &g.state {
+                State::Building(b) => b.builder.graphs.iter().map(|s| s.nodes.len()).sum(),
+                State::Built(m) => m.nodes.len(),
+            };
+            write_out(out, n);
+            Ok(())
+        })
+    })
+}
+
+/// Builds the graph if needed, runs the allocation pipeline up to `stage` (`SA_STAGE_*`) and
+/// stores the result in `*out`. Allocation errors come back as their status (e.g.
+/// `SA_SINGLE_STREAM_LABEL`, E10055; `SA_NOT_IMPLEMENTED`, SA2000, for modes this build does
+/// not have) with the message and code on the graph handle. The graph can be allocated again.
+///
+/// Ownership: the caller owns `*out` (free with `sa_allocation_free`); it shares the built
+/// model with the graph and stays valid after `sa_graph_free`. Not thread-safe for one graph.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_allocate(
+    graph: *mut sa_graph,
+    stage: sa_stage,
+    out: *mut *mut sa_allocation,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let out = out_ptr(out, "out")?;
+            let stage = stage_of(stage)?;
+            let model = g.model()?;
+            let alloc = allocate(&model, stage)?;
+            write_out(out, Box::into_raw(Box::new(sa_allocation::new(model, alloc))));
+            Ok(())
+        })
+    })
+}
+
+/// The message of the most recent call on `graph` that failed, `""` if none has; NULL if
+/// `graph` is NULL. Valid until the next call with `graph` (or its free); copy it to keep it.
+/// Not thread-safe for one handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_last_error(graph: *const sa_graph) -> *const c_char {
+    ffi_boundary(|| {
+        // SAFETY: live handle by the caller's contract.
+        unsafe { graph.as_ref() }.map_or(std::ptr::null(), |g| g.last_error.message_ptr())
+    })
+}
+
+/// The code string (`"SA1005"`, `"E10055"`, ...) of the most recent failed call on `graph`,
+/// `""` if none has; NULL if `graph` is NULL. Static storage: never freed.
+///
+/// # Safety
+/// `graph` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_last_error_code(graph: *const sa_graph) -> *const c_char {
+    ffi_boundary(|| {
+        // SAFETY: live handle by the caller's contract.
+        unsafe { graph.as_ref() }.map_or(std::ptr::null(), |g| g.last_error.code_ptr())
+    })
+}
