@@ -128,7 +128,9 @@ pub fn assign_logical(model: &Model, alloc: &mut Allocation) -> Result<u32> {
                 before: false,
                 sync_id: None,
             });
-            alloc.inserted_activations.push((alloc.inserted.len() - 1, streams.iter().copied().map(StreamId).collect()));
+            alloc
+                .inserted_activations
+                .push((alloc.inserted.len() - 1, streams.iter().copied().map(StreamId).collect()));
             created.push(stream);
         }
         if !created.is_empty() {

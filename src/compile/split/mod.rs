@@ -253,8 +253,12 @@ pub fn split_streams(model: &Model, alloc: &mut Allocation, limits: &TaskLimits)
     }
     alloc.stream = stream;
     alloc.physical_count = split_to_logic.len() as u32;
-    alloc.huge_streams =
-        split_to_logic.iter().enumerate().filter(|(_, l)| huge.contains(&l.0)).map(|(p, _)| StreamId(p as u32)).collect();
+    alloc.huge_streams = split_to_logic
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| huge.contains(&l.0))
+        .map(|(p, _)| StreamId(p as u32))
+        .collect();
     alloc.split_to_logic = split_to_logic;
 
     // Sync ends and inserted sync nodes follow their node onto its physical stream.
@@ -298,7 +302,11 @@ pub fn split_streams(model: &Model, alloc: &mut Allocation, limits: &TaskLimits)
         let id = if notify { added } else { alloc.sync_count + added };
         added += 1;
         let pair = SyncPair { id, from, to };
-        if notify { alloc.split_events.push(pair) } else { alloc.syncs.push(pair) }
+        if notify {
+            alloc.split_events.push(pair)
+        } else {
+            alloc.syncs.push(pair)
+        }
         for (end, before, kind) in [(from, false, "Send"), (to, true, "Recv")] {
             let node = &model.nodes[end.node];
             let base = format!("{}_{kind}_{id}", model.graphs[node.graph].name);
