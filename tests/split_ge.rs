@@ -9,7 +9,9 @@ use stream_alloc::{ErrorKind, allocate};
 /// A node on a pre-assigned stream; `extra` is spliced into the JSON object.
 fn node(name: &str, tasks: u32, stream: i64, extra: &str) -> String {
     let sep = if extra.is_empty() { "" } else { "," };
-    format!(r#"{{"name":"{name}","type":"Conv2D","engine":"AIcoreEngine","tasks":{tasks},"stream":{stream}{sep}{extra}}}"#)
+    format!(
+        r#"{{"name":"{name}","type":"Conv2D","engine":"AIcoreEngine","tasks":{tasks},"stream":{stream}{sep}{extra}}}"#
+    )
 }
 
 fn model(options: &str, nodes: &[String], edges: &[(String, String)]) -> Model {
@@ -178,11 +180,8 @@ fn nodes_with_tasks_and_no_stream_move_to_stream_zero() {
 fn no_split_points_at_control_flow_nodes() {
     let opts = format!("{COMPAT},\"max_task_count\":47");
     // Room 20: b (10 + 10 + 10 > 20) would split but may not start a stream; c does.
-    let nodes = [
-        node("a", 10, 0, ""),
-        node("b", 10, 0, r#""ge_attrs":{"subgraph_first_active":true}"#),
-        node("c", 10, 0, ""),
-    ];
+    let nodes =
+        [node("a", 10, 0, ""), node("b", 10, 0, r#""ge_attrs":{"subgraph_first_active":true}"#), node("c", 10, 0, "")];
     let m = model(&opts, &nodes, &[("a".into(), "b".into()), ("b".into(), "c".into())]);
     let a = run(&m, vec![]);
     assert_eq!((phys(&m, &a, "a"), phys(&m, &a, "b"), phys(&m, &a, "c")), (0, 0, 1));
