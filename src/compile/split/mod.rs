@@ -181,8 +181,10 @@ pub fn split_streams(model: &Model, alloc: &mut Allocation, limits: &TaskLimits)
     // Stream contents in execution order.
     let order = model.all_nodes();
     let mut streams: Vec<Vec<Entry>> = vec![Vec::new(); space as usize];
+    let mut main_entry: IdVec<NodeId, usize> = IdVec::filled(nodes, 0);
     for &n in &order {
         if let Some(s) = alloc.logical_stream[n] {
+            main_entry[n] = streams[s.index()].len();
             streams[s.index()].push(Entry { node: n, attached: None, attached_index: 0, tasks: main_tasks[n] });
         }
         for (i, &a) in alloc.attached[n].iter().enumerate() {
@@ -203,9 +205,7 @@ pub fn split_streams(model: &Model, alloc: &mut Allocation, limits: &TaskLimits)
         let charge: u64 =
             list.iter().map(|s| totals.get(s.index()).copied().unwrap_or(0).div_ceil(limit(s.0).max(1))).sum();
         if let Some(s) = alloc.logical_stream[*n] {
-            for e in streams[s.index()].iter_mut().filter(|e| e.node == *n && e.attached.is_none()) {
-                e.tasks = charge + main_recvs[*n];
-            }
+            streams[s.index()][main_entry[*n]].tasks = charge + main_recvs[*n];
         }
     }
 
