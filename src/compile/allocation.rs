@@ -103,8 +103,16 @@ pub struct Allocation {
     pub syncs: Vec<SyncPair>,
     /// Distinct sync ids (`0..sync_count`).
     pub sync_count: u32,
+    /// Syncs the physical split added. With `sync_kind` = event they are also the last entries
+    /// of `syncs` (ids continue after the logical ones); with notify they are events, a kind of
+    /// their own, and live only in `split_events` with ids `0..split_event_count`.
+    pub split_event_count: u32,
+    /// The split's event pairs in notify mode (empty in event mode, see `split_event_count`).
+    pub split_events: Vec<SyncPair>,
     /// Nodes that activate streams, and the physical streams each activates.
     pub activations: Vec<(NodeId, Vec<StreamId>)>,
+    /// Inserted StreamActive nodes (index into `inserted`) and the physical streams each activates.
+    pub inserted_activations: Vec<(usize, Vec<StreamId>)>,
     pub huge_streams: Vec<StreamId>,
     /// Logical origin of every physical stream (index = physical id).
     pub split_to_logic: Vec<StreamId>,
@@ -133,7 +141,10 @@ impl Allocation {
             sync_kind: model.options.event,
             syncs: Vec::new(),
             sync_count: 0,
+            split_event_count: 0,
+            split_events: Vec::new(),
             activations: Vec::new(),
+            inserted_activations: Vec::new(),
             huge_streams: Vec::new(),
             split_to_logic: (0..logical_count).map(StreamId).collect(),
             inserted: Vec::new(),
@@ -168,6 +179,12 @@ impl Allocation {
         for p in &self.syncs {
             sends[p.from.node].push(p.id);
             recvs[p.to.node].push(p.id);
+        }
+        let mut split_sends: IdVec<NodeId, Vec<u32>> = IdVec::filled(model.nodes.len(), Vec::new());
+        let mut split_recvs: IdVec<NodeId, Vec<u32>> = IdVec::filled(model.nodes.len(), Vec::new());
+        for p in &self.split_events {
+            split_sends[p.from.node].push(p.id);
+            split_recvs[p.to.node].push(p.id);
         }
         let mut before: IdVec<NodeId, Vec<&InsertedNode>> = IdVec::filled(model.nodes.len(), Vec::new());
         let mut after: IdVec<NodeId, Vec<&InsertedNode>> = IdVec::filled(model.nodes.len(), Vec::new());
@@ -209,27 +226,35 @@ impl Allocation {
             if !recvs[n].is_empty() {
                 m.insert("recv".into(), json!(recvs[n]));
             }
+            if !split_sends[n].is_empty() {
+                m.insert("send_event".into(), json!(split_sends[n]));
+            }
+            if !split_recvs[n].is_empty() {
+                m.insert("recv_event".into(), json!(split_recvs[n]));
+            }
             nodes.push(Value::Object(m));
             for ins in &after[n] {
                 nodes.push(inserted_json(ins));
             }
         }
-        let syncs: Vec<Value> = self
-            .syncs
-            .iter()
-            .map(|p| {
-                json!({
-                    "id": p.id,
-                    "from": Self::sync_end_name(model, &p.from, &self.attached),
-                    "to": Self::sync_end_name(model, &p.to, &self.attached),
-                })
+        let pair_json = |p: &SyncPair| {
+            json!({
+                "id": p.id,
+                "from": Self::sync_end_name(model, &p.from, &self.attached),
+                "to": Self::sync_end_name(model, &p.to, &self.attached),
             })
-            .collect();
-        let activations: Vec<Value> = self
+        };
+        let syncs: Vec<Value> = self.syncs.iter().map(pair_json).collect();
+        let split_events: Vec<Value> = self.split_events.iter().map(pair_json).collect();
+        let mut activations: Vec<Value> = self
             .activations
             .iter()
             .map(|(n, s)| json!({"node": model.nodes[*n].name, "streams": s.iter().map(|s| s.0).collect::<Vec<_>>()}))
             .collect();
+        activations.extend(self.inserted_activations.iter().filter_map(|(i, s)| {
+            let ins = self.inserted.get(*i)?;
+            Some(json!({"node": ins.name, "streams": s.iter().map(|s| s.0).collect::<Vec<_>>()}))
+        }));
         let attached: Vec<Value> = model
             .all_nodes()
             .into_iter()
@@ -251,9 +276,14 @@ impl Allocation {
                 "huge": self.huge_streams.iter().map(|s| s.0).collect::<Vec<_>>(),
                 "split_to_logic": split,
             },
-            "events": {"kind": self.sync_kind.as_str(), "count": self.sync_count},
+            "events": {
+                "kind": self.sync_kind.as_str(),
+                "count": self.sync_count,
+                "split_count": self.split_event_count,
+            },
             "nodes": nodes,
             "syncs": syncs,
+            "split_events": split_events,
             "activations": activations,
             "attached": attached,
         })

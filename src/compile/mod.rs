@@ -4,9 +4,11 @@
 //! the one asked for. Modes that are not implemented yet fail with `NotImplemented`, never
 //! with a silent fallback to another mode.
 
+pub mod activate;
 pub mod allocation;
 pub mod dynamic;
 pub mod logical;
+pub mod split;
 
 pub use allocation::{Allocation, InsertedNode, Stage, SyncEnd, SyncPair};
 
@@ -56,5 +58,8 @@ pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
         bail!(NotImplemented, "stage '{}' with more than one stream is not implemented yet", stage.as_str());
     }
     alloc.stage = stage;
+    if stage >= Stage::Split {
+        split::split_streams(model, &mut alloc, &split::TaskLimits::from_options(&model.options))?;
+    }
     Ok(alloc)
 }

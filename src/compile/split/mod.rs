@@ -1,0 +1,466 @@
+//! Physical stream split: GE's `SplitStreamAndRefreshTaskDef` (ge-compiler.md §8) with
+//! `AssignSingleStream`, `SplitStreams`, `UpdateActiveStreams`, the second
+//! `GenerateSyncEventNodes(false)` and `PostProcessOfSplitStreams`.
+//!
+//! Input: an [`Allocation`] whose `logical_stream`, `attached`, `syncs` and `sync_count` are
+//! filled (and Send/Recv nodes of the logical syncs in `inserted`). Output: physical `stream`,
+//! attached ids and sync ends rewritten to physical streams, `physical_count`,
+//! `split_to_logic`, `huge_streams`, `activations`, and the split's syncs with their Send/Recv
+//! nodes.
+
+pub mod plan;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::activate::{self, SUBGRAPH_FIRST_ACTIVE, SplitPieces};
+use super::allocation::{Allocation, InsertedNode, SyncEnd, SyncPair};
+use crate::bail;
+use crate::error::Result;
+use crate::graph::engines::names;
+use crate::graph::{IdVec, Model, NodeId, Options, StreamId, SyncKind};
+use plan::Cut;
+
+/// `kReservedTaskNum`: 7 DFX (profiling) tasks plus 20 spare per stream.
+pub const RESERVED_TASKS: u32 = 7 + 20;
+/// GE's runtime test stub: tasks per normal stream.
+pub const GE_STUB_NORMAL_TASKS: u32 = 1024;
+/// GE's runtime test stub: tasks per huge stream.
+pub const GE_STUB_HUGE_TASKS: u32 = 8192;
+
+/// Per-stream task limits (`rtGetMaxStreamAndTask` for normal and huge streams).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskLimits {
+    pub normal: u32,
+    /// `None`: the device has no huge streams (the huge query fails; GE only warns).
+    pub huge: Option<u32>,
+}
+
+impl TaskLimits {
+    /// Limits from `max_task_count` / `max_huge_task_count`. With neither set, GE's test-stub
+    /// answers (1024 normal, 8192 huge) stand in for the device; with only the normal limit
+    /// set, the device has no huge streams unless `max_huge_task_count` says so.
+    pub fn from_options(o: &Options) -> Self {
+        match (o.max_task_count, o.max_huge_task_count) {
+            (None, None) => TaskLimits { normal: GE_STUB_NORMAL_TASKS, huge: Some(GE_STUB_HUGE_TASKS) },
+            (normal, huge) => TaskLimits { normal: normal.unwrap_or(GE_STUB_NORMAL_TASKS), huge },
+        }
+    }
+}
+
+/// Operator types that may never start a split stream (label-based control flow).
+const NO_SPLIT_TYPES: &[&str] = &["LabelSet", "LabelGotoEx", "LabelSwitchByIndex"];
+
+/// A count attribute that must be a non-negative integer when present.
+fn count_attr(model: &Model, n: NodeId, name: &str) -> Result<Option<u64>> {
+    match model.nodes[n].ge_attrs.int(name) {
+        None => Ok(None),
+        Some(v) if v >= 0 => Ok(Some(v as u64)),
+        Some(v) => bail!(Attribute, "node \"{}\": ge_attrs.{name} = {v} is negative", model.nodes[n].name),
+    }
+}
+
+fn is_hccl(model: &Model, n: NodeId) -> bool {
+    model.engine(n).name == names::HCCL
+}
+
+/// `CollectTaskSize` for a node's main stream, without the StreamActive charge and the recvs:
+/// `_node_sqe_num`, else `_hccl_task_num` for HCCL ops, else the node's `tasks`.
+pub fn main_task_count(model: &Model, n: NodeId) -> Result<u64> {
+    if let Some(v) = count_attr(model, n, "_node_sqe_num")? {
+        return Ok(v);
+    }
+    if is_hccl(model, n) {
+        if let Some(v) = count_attr(model, n, "_hccl_task_num")? {
+            return Ok(v);
+        }
+    }
+    Ok(u64::from(model.nodes[n].tasks))
+}
+
+/// Tasks a node puts on its `i`-th attached stream: `_hccl_attached_task_num` for HCCL ops,
+/// else `attached_tasks[i]` (0 when the graph gives none).
+pub fn attached_task_count(model: &Model, n: NodeId, i: usize) -> Result<u64> {
+    if is_hccl(model, n) {
+        if let Some(v) = count_attr(model, n, "_hccl_attached_task_num")? {
+            return Ok(v);
+        }
+    }
+    Ok(model.nodes[n].attached_tasks.get(i).map_or(0, |&t| u64::from(t)))
+}
+
+/// An input [`Allocation`] from the graph's pre-assigned `stream` / `attached_stream_ids`
+/// fields and the given syncs, for running the split on its own (tests, tools). The logical
+/// count is one past the largest main id, attached ids are counted above it.
+pub fn allocation_from_assigned(model: &Model, syncs: Vec<SyncPair>) -> Allocation {
+    let logical: IdVec<NodeId, Option<StreamId>> = model.nodes.iter().map(|n| n.stream).collect();
+    let attached: IdVec<NodeId, Vec<StreamId>> = model.nodes.iter().map(|n| n.attached_stream_ids.clone()).collect();
+    let logical_count = logical.iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0);
+    let attached_count =
+        attached.iter().flatten().map(|s| s.0 + 1).max().map_or(0, |m: u32| m.saturating_sub(logical_count));
+    let mut alloc = Allocation::from_logical(model, "static-multi", logical, logical_count, attached, attached_count);
+    alloc.sync_count = syncs.iter().map(|p| p.id + 1).max().unwrap_or(0);
+    alloc.syncs = syncs;
+    alloc
+}
+
+/// One node's share of one stream.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    node: NodeId,
+    /// `Some(a)`: the node's attached logical stream `a`.
+    attached: Option<StreamId>,
+    /// Position of that attached stream in the node's list.
+    attached_index: usize,
+    tasks: u64,
+}
+
+impl Entry {
+    fn end(&self) -> SyncEnd {
+        SyncEnd { node: self.node, attached: self.attached }
+    }
+}
+
+/// Runs the split stage: activation lists, `AssignSingleStream`, the split of every stream
+/// over its task limit, the activation update, Send/Recv nodes of the split syncs, and
+/// `PostProcessOfSplitStreams`. With `unlimited_depth` only the activation lists and the
+/// post-processing run (the runtime splits internally).
+pub fn split_streams(model: &Model, alloc: &mut Allocation, limits: &TaskLimits) -> Result<()> {
+    let nodes = model.nodes.len();
+    if alloc.logical_stream.len() != nodes || alloc.attached.len() != nodes || alloc.stream.len() != nodes {
+        bail!(Internal, "allocation tables do not match the model's {nodes} nodes");
+    }
+
+    // Recv (wait) tasks per sync end: GE counts +1 for each EVENT_WAIT before a node.
+    let mut main_recvs: IdVec<NodeId, u64> = IdVec::filled(nodes, 0);
+    let mut attached_recvs: BTreeMap<(NodeId, StreamId), u64> = BTreeMap::new();
+    for p in &alloc.syncs {
+        match p.to.attached {
+            None => main_recvs[p.to.node] += 1,
+            Some(a) => *attached_recvs.entry((p.to.node, a)).or_default() += 1,
+        }
+    }
+    let mut main_tasks: IdVec<NodeId, u64> = IdVec::filled(nodes, 0);
+    for n in model.nodes.ids() {
+        main_tasks[n] = main_task_count(model, n)?;
+        if main_tasks[n] > 0 {
+            main_tasks[n] += main_recvs[n];
+        }
+        // SplitStreams: a node with tasks but no stream runs on stream 0.
+        if main_tasks[n] > 0 && alloc.logical_stream[n].is_none() {
+            alloc.logical_stream[n] = Some(StreamId(0));
+            alloc.logical_count = alloc.logical_count.max(1);
+        }
+    }
+
+    let space = activate::assign_logical(model, alloc)?;
+
+    if model.options.unlimited_depth == Some(true) {
+        alloc.stream = alloc.logical_stream.clone();
+        alloc.physical_count = space;
+        return post_process(alloc);
+    }
+
+    // AssignSingleStream.
+    let mut huge: BTreeSet<u32> = BTreeSet::new();
+    if model.options.enable_single_stream {
+        if alloc.logical_count > 1 {
+            bail!(Failed, "The number of ts streams is {}, only one is supported", alloc.logical_count);
+        }
+        let total: u64 = model.nodes.ids().filter(|&n| alloc.logical_stream[n].is_some()).map(|n| main_tasks[n]).sum();
+        if total + u64::from(RESERVED_TASKS) > u64::from(limits.normal) && limits.huge.is_some() {
+            huge.insert(0);
+        }
+    }
+    let limit = |s: u32| -> u64 {
+        match limits.huge.filter(|_| huge.contains(&s)) {
+            Some(h) => u64::from(h),
+            None => u64::from(limits.normal),
+        }
+    };
+
+    // Stream contents in execution order.
+    let order = model.all_nodes();
+    let mut streams: Vec<Vec<Entry>> = vec![Vec::new(); space as usize];
+    let mut main_entry: IdVec<NodeId, usize> = IdVec::filled(nodes, 0);
+    for &n in &order {
+        if let Some(s) = alloc.logical_stream[n] {
+            main_entry[n] = streams[s.index()].len();
+            streams[s.index()].push(Entry { node: n, attached: None, attached_index: 0, tasks: main_tasks[n] });
+        }
+        for (i, &a) in alloc.attached[n].iter().enumerate() {
+            let mut tasks = attached_task_count(model, n, i)?;
+            if tasks > 0 {
+                tasks += attached_recvs.get(&(n, a)).copied().unwrap_or(0);
+            }
+            streams[a.index()].push(Entry { node: n, attached: Some(a), attached_index: i, tasks });
+        }
+    }
+
+    // Each StreamActive is charged ceil(tasks of each stream it activates / limit).
+    let totals: Vec<u64> = streams.iter().map(|e| e.iter().map(|e| e.tasks).sum()).collect();
+    for (n, list) in &alloc.activations {
+        if model.nodes[*n].op_type != "StreamActive" || list.is_empty() {
+            continue;
+        }
+        let charge: u64 =
+            list.iter().map(|s| totals.get(s.index()).copied().unwrap_or(0).div_ceil(limit(s.0).max(1))).sum();
+        if let Some(s) = alloc.logical_stream[*n] {
+            streams[s.index()][main_entry[*n]].tasks = charge + main_recvs[*n];
+        }
+    }
+
+    let cuts = plan_all(model, alloc, &streams, &limit)?;
+
+    // New stream ids in trigger order (GE: `++last_stream_id` as the node loop meets them).
+    let mut rank: IdVec<NodeId, u32> = IdVec::filled(nodes, 0);
+    for (i, &n) in order.iter().enumerate() {
+        rank[n] = i as u32;
+    }
+    let mut numbered: Vec<(u32, usize, usize, usize)> = Vec::new(); // (rank, sub, stream, cut index)
+    for (s, stream_cuts) in cuts.iter().enumerate() {
+        for (k, c) in stream_cuts.iter().enumerate() {
+            let e = &streams[s][c.trigger];
+            let sub = e.attached.map_or(0, |_| e.attached_index + 1);
+            numbered.push((rank[e.node], sub, s, k));
+        }
+    }
+    numbered.sort_unstable();
+    let mut piece_id: Vec<Vec<StreamId>> = cuts.iter().map(|c| vec![StreamId(0); c.len()]).collect();
+    let mut split_to_logic: Vec<StreamId> = (0..space).map(StreamId).collect();
+    for &(_, _, s, k) in &numbered {
+        piece_id[s][k] = StreamId(split_to_logic.len() as u32);
+        split_to_logic.push(StreamId(s as u32));
+    }
+
+    // Physical ids of every entry; pieces for the activation update.
+    let logical_attached = alloc.attached.clone();
+    let mut stream = alloc.logical_stream.clone();
+    let mut pieces: SplitPieces = vec![Vec::new(); space as usize];
+    for (s, entries) in streams.iter().enumerate() {
+        let mut current = StreamId(s as u32);
+        let mut next_cut = 0;
+        for (p, e) in entries.iter().enumerate() {
+            if next_cut < cuts[s].len() && cuts[s][next_cut].pos == p {
+                current = piece_id[s][next_cut];
+                pieces[s].push((current, e.node));
+                next_cut += 1;
+            }
+            match e.attached {
+                None => stream[e.node] = Some(current),
+                Some(_) => alloc.attached[e.node][e.attached_index] = current,
+            }
+        }
+    }
+    alloc.stream = stream;
+    alloc.physical_count = split_to_logic.len() as u32;
+    alloc.huge_streams = split_to_logic
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| huge.contains(&l.0))
+        .map(|(p, _)| StreamId(p as u32))
+        .collect();
+    alloc.split_to_logic = split_to_logic;
+
+    // Sync ends and inserted sync nodes follow their node onto its physical stream.
+    let physical_end = |alloc: &Allocation, end: SyncEnd| -> SyncEnd {
+        let attached = end.attached.map(|a| {
+            logical_attached[end.node].iter().position(|&x| x == a).map_or(a, |i| alloc.attached[end.node][i])
+        });
+        SyncEnd { node: end.node, attached }
+    };
+    for i in 0..alloc.syncs.len() {
+        let p = alloc.syncs[i];
+        alloc.syncs[i] = SyncPair { id: p.id, from: physical_end(alloc, p.from), to: physical_end(alloc, p.to) };
+    }
+    for i in 0..alloc.inserted.len() {
+        let ins = &alloc.inserted[i];
+        if !matches!(ins.op_type.as_str(), "Send" | "Recv" | "SendNotify" | "RecvNotify") {
+            continue;
+        }
+        let n = ins.anchor;
+        let physical = if alloc.logical_stream[n] == Some(ins.logical_stream) {
+            alloc.stream[n]
+        } else {
+            logical_attached[n].iter().position(|&a| a == ins.logical_stream).map(|i| alloc.attached[n][i])
+        };
+        if let Some(p) = physical {
+            alloc.inserted[i].stream = p;
+        }
+    }
+
+    // The split's syncs, in new-stream order, with their Send/Recv nodes.
+    let mut names: BTreeSet<String> = alloc.inserted.iter().map(|i| i.name.clone()).collect();
+    let notify = alloc.sync_kind == SyncKind::Notify;
+    let mut added = 0u32;
+    for &(_, _, s, k) in &numbered {
+        let c = cuts[s][k];
+        if !c.sync {
+            continue;
+        }
+        let from = physical_end(alloc, streams[s][c.pos - 1].end());
+        let to = physical_end(alloc, streams[s][c.pos].end());
+        let id = if notify { added } else { alloc.sync_count + added };
+        added += 1;
+        let pair = SyncPair { id, from, to };
+        if notify {
+            alloc.split_events.push(pair)
+        } else {
+            alloc.syncs.push(pair)
+        }
+        for (end, before, kind) in [(from, false, "Send"), (to, true, "Recv")] {
+            let node = &model.nodes[end.node];
+            let base = format!("{}_{kind}_{id}", model.graphs[node.graph].name);
+            let mut name = base.clone();
+            let mut k = 0;
+            while names.contains(&name) {
+                name = format!("{base}_Reuse_{k}");
+                k += 1;
+            }
+            names.insert(name.clone());
+            let physical = match end.attached {
+                None => alloc.stream[end.node].unwrap_or(StreamId(s as u32)),
+                Some(a) => a,
+            };
+            alloc.inserted.push(InsertedNode {
+                name,
+                op_type: kind.into(),
+                graph: node.graph,
+                stream: physical,
+                logical_stream: StreamId(s as u32),
+                anchor: end.node,
+                before,
+                sync_id: Some(id),
+            });
+        }
+    }
+    if !notify {
+        alloc.sync_count += added;
+    }
+    alloc.split_event_count = added;
+
+    activate::update_after_split(model, alloc, &pieces)?;
+    post_process(alloc)
+}
+
+/// Cut points of every stream: GE's loop under `compat=ge`, else [`plan::min_sync`] (falling
+/// back to GE's loop where no plan keeps every piece within the limit).
+fn plan_all(
+    model: &Model,
+    alloc: &Allocation,
+    streams: &[Vec<Entry>],
+    limit: &dyn Fn(u32) -> u64,
+) -> Result<Vec<Vec<Cut>>> {
+    let compat = model.options.compat_ge;
+    let reserve = u64::from(RESERVED_TASKS);
+
+    // Position of every sync end in its stream, and the syncs at each end, for the default plan.
+    let mut pos_main: IdVec<NodeId, Option<(u32, u32)>> = IdVec::filled(model.nodes.len(), None);
+    let mut pos_attached: BTreeMap<(NodeId, StreamId), (u32, u32)> = BTreeMap::new();
+    let mut outs: BTreeMap<SyncEnd, Vec<SyncEnd>> = BTreeMap::new();
+    let mut ins: BTreeMap<SyncEnd, Vec<SyncEnd>> = BTreeMap::new();
+    if !compat {
+        for (s, entries) in streams.iter().enumerate() {
+            for (p, e) in entries.iter().enumerate() {
+                let at = (s as u32, p as u32);
+                match e.attached {
+                    None => pos_main[e.node] = Some(at),
+                    Some(a) => {
+                        pos_attached.insert((e.node, a), at);
+                    }
+                }
+            }
+        }
+        for p in &alloc.syncs {
+            outs.entry(p.from).or_default().push(p.to);
+            ins.entry(p.to).or_default().push(p.from);
+        }
+    }
+    let pos = |end: &SyncEnd| match end.attached {
+        None => pos_main[end.node],
+        Some(a) => pos_attached.get(&(end.node, a)).copied(),
+    };
+
+    let mut all = Vec::with_capacity(streams.len());
+    for (s, entries) in streams.iter().enumerate() {
+        let cap = limit(s as u32).saturating_sub(reserve);
+        let c: Vec<u64> = entries.iter().map(|e| e.tasks).collect();
+        let total: u64 = c.iter().sum();
+        if total <= cap {
+            all.push(Vec::new());
+            continue;
+        }
+        let mut forbidden: Vec<bool> = entries
+            .iter()
+            .map(|e| {
+                let node = &model.nodes[e.node];
+                !node.subgraphs.is_empty()
+                    || node.ge_attrs.flag(SUBGRAPH_FIRST_ACTIVE)
+                    || NO_SPLIT_TYPES.contains(&node.op_type.as_str())
+            })
+            .collect();
+        let labels: Vec<Option<&str>> =
+            entries.iter().map(|e| model.nodes[e.node].attrs.continuous_stream_label.as_deref()).collect();
+        if compat {
+            all.push(plan::ge_greedy(&c, &forbidden, &labels, cap));
+            continue;
+        }
+        // Keep each continuous label's run on one piece where it fits in one.
+        let mut runs: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        for (p, l) in labels.iter().enumerate() {
+            if let Some(l) = l {
+                runs.entry(l).and_modify(|r| r.1 = p).or_insert((p, p));
+            }
+        }
+        let mut inside = vec![0i64; c.len() + 1];
+        for &(first, last) in runs.values() {
+            if last > first && c[first..=last].iter().sum::<u64>() <= cap {
+                inside[first + 1] += 1;
+                inside[last + 1] -= 1;
+            }
+        }
+        let mut depth = 0;
+        for (p, f) in forbidden.iter_mut().enumerate() {
+            depth += inside[p];
+            *f |= depth > 0;
+        }
+        // A cut at p is free when p - 1 signals some node v that is at or before a node w on
+        // the same stream that signals p.
+        let free: Vec<bool> = (0..entries.len())
+            .map(|p| {
+                if p == 0 {
+                    return false;
+                }
+                let mut first_wait: BTreeMap<u32, u32> = BTreeMap::new();
+                for v in outs.get(&entries[p - 1].end()).map_or(&[][..], Vec::as_slice) {
+                    if let Some((t, i)) = pos(v) {
+                        first_wait.entry(t).and_modify(|x| *x = (*x).min(i)).or_insert(i);
+                    }
+                }
+                ins.get(&entries[p].end())
+                    .map_or(&[][..], Vec::as_slice)
+                    .iter()
+                    .any(|w| pos(w).is_some_and(|(t, i)| first_wait.get(&t).is_some_and(|&v| v <= i)))
+            })
+            .collect();
+        match plan::min_sync(&c, &forbidden, &free, cap) {
+            Some(cuts) => all.push(cuts),
+            None => all.push(plan::ge_greedy(&c, &forbidden, &labels, cap)),
+        }
+    }
+    Ok(all)
+}
+
+/// `PostProcessOfSplitStreams`: at least one stream. Nodes with tasks already moved to stream 0
+/// before the split; nodes without a device task keep -1 in allocation JSON (GE moves every node,
+/// but a stream id on a node with no task carries no meaning for the runtime or the checker).
+fn post_process(alloc: &mut Allocation) -> Result<()> {
+    if alloc.physical_count == 0 {
+        alloc.physical_count = 1;
+    }
+    while (alloc.split_to_logic.len() as u32) < alloc.physical_count {
+        let id = StreamId(alloc.split_to_logic.len() as u32);
+        alloc.split_to_logic.push(id);
+    }
+    alloc.split_to_logic.truncate(alloc.physical_count as usize);
+    Ok(())
+}
