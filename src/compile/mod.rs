@@ -6,6 +6,7 @@
 
 pub mod allocation;
 pub mod logical;
+pub mod passes;
 
 pub use allocation::{Allocation, InsertedNode, Stage, SyncEnd, SyncPair};
 
@@ -32,9 +33,10 @@ pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
     let mode = mode_name(model);
     let logical = match mode.as_str() {
         "static-single" => logical::assign_single_stream(model)?,
+        "static-multi" => logical::assign_multi_stream(model)?,
         other => bail!(
             NotImplemented,
-            "mode '{other}' is not implemented yet; this build allocates static graphs with enable_single_stream=true"
+            "mode '{other}' is not implemented yet; this build allocates static graphs (single- and multi-stream)"
         ),
     };
     let mut alloc = Allocation::from_logical(

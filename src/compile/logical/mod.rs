@@ -2,16 +2,27 @@
 //!
 //! One [`LogicalState`] is shared by every graph of the model (GE's `Context`: one
 //! `next_stream` counter across graphs). Each pass is its own module, named after what it does,
-//! with its GE name in the doc comment.
+//! with its GE name in the doc comment. [`assign_multi_stream`] and [`assign_single_stream`] are
+//! GE's `Assign` driver for the two chains; `compile::passes` runs any named subset.
 
+pub mod all_reduce_parallel;
+pub mod attached_stream;
+pub mod by_dependency;
+pub mod by_label;
+pub mod cv_parallel;
+pub mod independent_stream;
+pub mod ineffective_multi_stream;
+pub mod mde_group;
 pub mod node_stream_update;
+pub mod parallel_group;
+pub mod path_cover;
 pub mod refresh_continuous;
 pub mod single_stream;
 pub mod skipped_engine;
 
 use crate::error::Result;
 use crate::graph::partition::Partition;
-use crate::graph::{GraphId, IdVec, Model, NodeId, StreamId, SubgraphId};
+use crate::graph::{AutoMultistreamMode, GraphId, IdVec, Model, NodeId, StreamId, SubgraphId};
 
 /// The state the logical passes share (GE's `LogicalStreamAllocator::Context` plus the
 /// subgraph and node stream ids it writes).
@@ -27,18 +38,54 @@ pub struct LogicalState<'m> {
     pub next_stream: u32,
     /// Attached stream ids per node (AssignAttachedStreamPass).
     pub attached: IdVec<NodeId, Vec<StreamId>>,
+    /// Main streams, fixed when the attached-stream pass starts numbering after them.
+    pub main_stream_num: Option<u32>,
 }
 
 impl<'m> LogicalState<'m> {
+    /// The state `allocate` starts from. Every node starts on its pre-assigned stream, or on
+    /// stream 0 (GE's `OpDesc` default): UpdateForMdeGroupPass buckets nodes by that value
+    /// before NodeStreamUpdatePass overwrites it.
     pub fn new(model: &'m Model, partition: Partition) -> Self {
         let subgraphs = partition.subgraphs.len();
         LogicalState {
             model,
             partition,
             subgraph_stream: IdVec::filled(subgraphs, None),
-            node_stream: IdVec::filled(model.nodes.len(), None),
+            node_stream: IdVec::from_vec(model.nodes.iter().map(|n| Some(n.stream.unwrap_or(StreamId(0)))).collect()),
             next_stream: 0,
             attached: IdVec::filled(model.nodes.len(), Vec::new()),
+            main_stream_num: None,
+        }
+    }
+
+    /// The state `stream-alloc pass` starts from: the file's pre-assigned node streams (absent
+    /// = no stream), each subgraph on the stream all its nodes share (if they share one), the
+    /// file's attached ids, and `next_stream` past every id in use.
+    pub fn from_preassigned(model: &'m Model, partition: Partition) -> Self {
+        let node_stream: IdVec<NodeId, Option<StreamId>> =
+            IdVec::from_vec(model.nodes.iter().map(|n| n.stream).collect());
+        let subgraph_stream = IdVec::from_vec(
+            partition
+                .subgraphs
+                .iter()
+                .map(|sg| {
+                    let first = node_stream[sg.nodes[0]];
+                    first.filter(|_| sg.nodes.iter().all(|&n| node_stream[n] == first))
+                })
+                .collect(),
+        );
+        let attached: IdVec<NodeId, Vec<StreamId>> =
+            IdVec::from_vec(model.nodes.iter().map(|n| n.attached_stream_ids.clone()).collect());
+        let next_stream = node_stream.iter().flatten().chain(attached.iter().flatten()).map(|s| s.0 + 1).max();
+        LogicalState {
+            model,
+            partition,
+            subgraph_stream,
+            node_stream,
+            next_stream: next_stream.unwrap_or(0),
+            attached,
+            main_stream_num: None,
         }
     }
 
@@ -71,6 +118,12 @@ impl<'m> LogicalState<'m> {
         let sg = &self.partition.subgraphs[s];
         sg.stream_label.as_deref().or(sg.user_stream_label.as_deref())
     }
+
+    /// The effective stream label of a node (user label copied in, as for subgraphs).
+    pub fn node_label(&self, n: NodeId) -> Option<&str> {
+        let a = &self.model.nodes[n].attrs;
+        a.stream_label.as_deref().or(a.user_stream_label.as_deref())
+    }
 }
 
 /// The result of logical allocation.
@@ -85,7 +138,8 @@ pub struct LogicalResult {
 }
 
 /// Runs the single-stream chain (`SingleStreamPass` → `NodeStreamUpdatePass` →
-/// `UpdateForSkippedEnginePass`) on every graph, then `RefreshContinuousStreams`.
+/// `UpdateForSkippedEnginePass`) on every graph, then `RefreshContinuousStreams` and
+/// `AssignAttachedStreamPass`, as GE's `Assign` does for both chains.
 pub fn assign_single_stream(model: &Model) -> Result<LogicalResult> {
     let mut st = LogicalState::new(model, Partition::of_model(model));
     let auto_mode = model.auto_multistream_mode()?;
@@ -96,18 +150,62 @@ pub fn assign_single_stream(model: &Model) -> Result<LogicalResult> {
         skipped_engine::run(&mut st, g)?;
     }
     refresh_continuous::run(&mut st);
+    attached_stream::run_all(&mut st)?;
+    Ok(st.finish())
+}
+
+/// GE's multi-stream `DoAssign` for one graph: the subgraph passes, then the topology pass.
+pub fn assign_graph_multi(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
+    let default_stream = st.default_stream(g);
+    mde_group::run(st, g)?;
+    by_label::run(st, g)?;
+    independent_stream::run(st, g)?;
+    by_dependency::run(st, g, default_stream)?;
+    node_stream_update::run(st, g, default_stream)?;
+    parallel_group::run(st, g)?;
+    all_reduce_parallel::run(st, g)?;
+    skipped_engine::run(st, g)?;
+    ineffective_multi_stream::run(st, g)?;
+    Ok(())
+}
+
+/// GE's `LogicalStreamAllocator::Assign` for the multi-stream chain (ge-compiler.md §4.1):
+/// `DoAssign` on the root, then on every nested graph in `all_graphs()` order with one shared
+/// `next_stream`; the auto multi-stream custom pass (MiniDAG path cover) when a DAG mode is
+/// set; `RefreshContinuousStreams`; then attached streams numbered after the main ones.
+///
+/// The `cv` mode (and any node already carrying `_enable_cv_parallel`) re-partitions with the
+/// marked vector nodes on `VectorEngine`, as GE's second partitioning does.
+pub fn assign_multi_stream(model: &Model) -> Result<LogicalResult> {
+    let mode = model.auto_multistream_mode()?;
+    let marked = cv_parallel::marked_nodes(model, mode == AutoMultistreamMode::Cv);
+    if marked.is_empty() {
+        return assign_multi_stream_on(model, mode);
+    }
+    let vector_model = cv_parallel::with_vector_engine(model, &marked)?;
+    assign_multi_stream_on(&vector_model, mode)
+}
+
+fn assign_multi_stream_on(model: &Model, mode: AutoMultistreamMode) -> Result<LogicalResult> {
+    let mut st = LogicalState::new(model, Partition::of_model(model));
+    for g in model.all_graphs() {
+        assign_graph_multi(&mut st, g)?;
+    }
+    path_cover::run(&mut st, mode)?;
+    refresh_continuous::run(&mut st);
+    attached_stream::run_all(&mut st)?;
     Ok(st.finish())
 }
 
 impl LogicalState<'_> {
-    /// Packages the state as a result (after the refresh).
+    /// Packages the state as a result.
     pub fn finish(self) -> LogicalResult {
-        let attached_count = self.attached.iter().flatten().map(|s| s.0 + 1).max().map_or(0, |m| m - self.next_stream);
+        let main = self.main_stream_num.unwrap_or(self.next_stream);
         LogicalResult {
             node_stream: self.node_stream,
-            main_stream_count: self.next_stream,
+            main_stream_count: main,
+            attached_count: self.next_stream.saturating_sub(main),
             attached: self.attached,
-            attached_count,
         }
     }
 }
