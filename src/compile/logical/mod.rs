@@ -60,28 +60,18 @@ impl<'m> LogicalState<'m> {
     }
 
     /// The state `stream-alloc pass` starts from: the file's pre-assigned node streams (absent
-    /// = no stream), each subgraph on the stream all its nodes share (if they share one), the
-    /// file's attached ids, and `next_stream` past every id in use.
+    /// = no stream) and attached ids, `next_stream` past every id in use. Subgraphs start
+    /// without a stream, as GE's `ConvertSubgraphs` creates them.
     pub fn from_preassigned(model: &'m Model, partition: Partition) -> Self {
         let node_stream: IdVec<NodeId, Option<StreamId>> =
             IdVec::from_vec(model.nodes.iter().map(|n| n.stream).collect());
-        let subgraph_stream = IdVec::from_vec(
-            partition
-                .subgraphs
-                .iter()
-                .map(|sg| {
-                    let first = node_stream[sg.nodes[0]];
-                    first.filter(|_| sg.nodes.iter().all(|&n| node_stream[n] == first))
-                })
-                .collect(),
-        );
         let attached: IdVec<NodeId, Vec<StreamId>> =
             IdVec::from_vec(model.nodes.iter().map(|n| n.attached_stream_ids.clone()).collect());
         let next_stream = node_stream.iter().flatten().chain(attached.iter().flatten()).map(|s| s.0 + 1).max();
         LogicalState {
             model,
+            subgraph_stream: IdVec::filled(partition.subgraphs.len(), None),
             partition,
-            subgraph_stream,
             node_stream,
             next_stream: next_stream.unwrap_or(0),
             attached,
