@@ -209,3 +209,31 @@ pub fn run_named<'m>(model: &'m Model, passes: &[&PassEntry]) -> Result<LogicalS
     run(&mut ctx, passes)?;
     Ok(ctx.logical)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_resolve_both_ways_and_are_unique() {
+        for p in PASSES {
+            assert!(std::ptr::eq(lookup(p.ge_name).unwrap(), p));
+            assert!(std::ptr::eq(lookup(p.name).unwrap(), p));
+        }
+        let mut names: Vec<&str> = PASSES.iter().flat_map(|p| [p.ge_name, p.name]).collect();
+        names.sort_unstable();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n);
+    }
+
+    #[test]
+    fn lists_parse_in_order_and_reject_unknown_names() {
+        let l = parse_list("AssignByLabelPass, by_dependency").unwrap();
+        assert_eq!(l.iter().map(|p| p.name).collect::<Vec<_>>(), ["by_label", "by_dependency"]);
+        let e = parse_list("by_label,Nope").err().unwrap();
+        assert_eq!(e.code(), "E10001");
+        assert!(e.message.contains("Nope"));
+        assert!(parse_list(" , ").is_err());
+    }
+}

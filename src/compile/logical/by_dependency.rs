@@ -1,7 +1,7 @@
 //! GE: `AssignByDependencyPass` (ge-compiler.md §4.5), with `UpdateAssignedSubgraphs` and
 //! `UpdateReusedSubgraphs`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::LogicalState;
 use crate::error::Result;
@@ -44,7 +44,10 @@ struct Pass<'a, 'm> {
 pub fn run(st: &mut LogicalState<'_>, g: GraphId, default_stream: Option<StreamId>) -> Result<()> {
     let model = st.model;
     let subs = st.partition.by_graph[g].clone();
-    let local: HashMap<SubgraphId, usize> = subs.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+    // Cut edges join subgraphs of one graph, so a subgraph's position in its graph's list is
+    // its local index.
+    let pos = &st.subgraph_pos;
+    let local = |s: SubgraphId| pos[s] as usize;
     let n = subs.len();
     let mut same_engine_succs = vec![0u32; n];
     let mut force_attach = vec![false; n];
@@ -53,8 +56,8 @@ pub fn run(st: &mut LogicalState<'_>, g: GraphId, default_stream: Option<StreamI
         let engine = st.partition.subgraphs[s].engine;
         seen.clear();
         for &e in &st.partition.outputs[s] {
-            if let Some(d) = st.partition.of_node[model.edges[e].dst].and_then(|d| local.get(&d).copied()) {
-                seen.push(d);
+            if let Some(d) = st.partition.of_node[model.edges[e].dst] {
+                seen.push(local(d));
             }
         }
         seen.sort_unstable();
@@ -83,7 +86,7 @@ pub fn run(st: &mut LogicalState<'_>, g: GraphId, default_stream: Option<StreamI
         }
         let mut best: Option<usize> = None;
         for &e in &p.st.partition.inputs[p.subs[s]] {
-            let Some(pred) = p.st.partition.of_node[model.edges[e].src].and_then(|x| local.get(&x).copied()) else {
+            let Some(pred) = p.st.partition.of_node[model.edges[e].src].map(local) else {
                 continue;
             };
             if !p.could_reuse(s, pred) {

@@ -15,11 +15,15 @@ use crate::graph::{GraphId, NodeId, StreamId};
 pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
     let model = st.model;
     let order = &model.graphs[g].order;
-    let mut stream_nodes: BTreeMap<StreamId, BTreeSet<u32>> = BTreeMap::new();
+    // Nodes of each stream by topological position: the positions at the start (sorted, as
+    // `order` is walked in order) plus the nodes moved in since. An entry is live while its
+    // node is still on that stream, so a move needs no removal.
+    let mut initial: BTreeMap<StreamId, Vec<u32>> = BTreeMap::new();
+    let mut moved_in: BTreeMap<StreamId, BTreeSet<u32>> = BTreeMap::new();
     let mut label_streams: BTreeSet<StreamId> = BTreeSet::new();
     for &n in order {
         if let Some(s) = st.node_stream[n] {
-            stream_nodes.entry(s).or_default().insert(model.topo_index[n]);
+            initial.entry(s).or_default().push(model.topo_index[n]);
             if st.node_label(n).is_some() {
                 label_streams.insert(s);
             }
@@ -46,16 +50,20 @@ pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
             let a = model.in_edges(n).map(|e| e.src).filter(on_t).map(|m| model.topo_index[m]).max();
             let b = model.out_edges(n).map(|e| e.dst).filter(on_t).map(|m| model.topo_index[m]).min();
             let (Some(a), Some(b)) = (a, b) else { continue };
-            let nodes_t = &stream_nodes[&t];
-            if nodes_t.range(a + 1..).next() != Some(&b) {
+            let live = |pos: &u32| st.node_stream[order[*pos as usize]] == Some(t);
+            let from_initial = initial.get(&t).and_then(|v| {
+                let start = v.partition_point(|&p| p <= a);
+                v[start..].iter().copied().find(|p| live(p))
+            });
+            let from_moved = moved_in.get(&t).and_then(|m| m.range(a + 1..).copied().find(|p| live(p)));
+            let next_on_t = match (from_initial, from_moved) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            };
+            if next_on_t != Some(b) {
                 continue;
             }
-            let cur = st.node_stream[n].expect("a moved node keeps a stream");
-            let pos = model.topo_index[n];
-            if let Some(set) = stream_nodes.get_mut(&cur) {
-                set.remove(&pos);
-            }
-            stream_nodes.entry(t).or_default().insert(pos);
+            moved_in.entry(t).or_default().insert(model.topo_index[n]);
             st.node_stream[n] = Some(t);
         }
     }

@@ -40,6 +40,19 @@ pub struct LogicalState<'m> {
     pub attached: IdVec<NodeId, Vec<StreamId>>,
     /// Main streams, fixed when the attached-stream pass starts numbering after them.
     pub main_stream_num: Option<u32>,
+    /// Each subgraph's position in its graph's pass order (cut edges never leave a graph, so
+    /// this is a per-graph local index).
+    pub subgraph_pos: IdVec<SubgraphId, u32>,
+}
+
+fn positions_in_graph(p: &Partition) -> IdVec<SubgraphId, u32> {
+    let mut pos = IdVec::filled(p.subgraphs.len(), 0u32);
+    for list in p.by_graph.iter() {
+        for (i, &s) in list.iter().enumerate() {
+            pos[s] = i as u32;
+        }
+    }
+    pos
 }
 
 impl<'m> LogicalState<'m> {
@@ -50,6 +63,7 @@ impl<'m> LogicalState<'m> {
         let subgraphs = partition.subgraphs.len();
         LogicalState {
             model,
+            subgraph_pos: positions_in_graph(&partition),
             partition,
             subgraph_stream: IdVec::filled(subgraphs, None),
             node_stream: IdVec::from_vec(model.nodes.iter().map(|n| Some(n.stream.unwrap_or(StreamId(0)))).collect()),
@@ -70,6 +84,7 @@ impl<'m> LogicalState<'m> {
         let next_stream = node_stream.iter().flatten().chain(attached.iter().flatten()).map(|s| s.0 + 1).max();
         LogicalState {
             model,
+            subgraph_pos: positions_in_graph(&partition),
             subgraph_stream: IdVec::filled(partition.subgraphs.len(), None),
             partition,
             node_stream,
