@@ -174,7 +174,7 @@ pub fn parse_list(list: &str) -> Result<Vec<&'static PassEntry>> {
 
 /// Runs `passes` in order; consecutive graph passes run together per graph (GE's order).
 pub fn run(ctx: &mut PassContext<'_>, passes: &[&PassEntry]) -> Result<()> {
-    let graphs = ctx.logical.model.all_graphs();
+    let graphs = ctx.logical.graphs.clone();
     let mut i = 0;
     while i < passes.len() {
         match passes[i].kind {

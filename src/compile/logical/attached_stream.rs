@@ -26,7 +26,7 @@ struct Request {
 /// the main ones (`main_stream_num` is fixed at the first call).
 pub fn run_all(st: &mut LogicalState<'_>) -> Result<()> {
     st.main_stream_num.get_or_insert(st.next_stream);
-    for g in st.model.all_graphs() {
+    for g in st.graphs.clone() {
         run(st, g)?;
     }
     Ok(())
@@ -45,10 +45,13 @@ pub fn run_all(st: &mut LogicalState<'_>) -> Result<()> {
 pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
     st.main_stream_num.get_or_insert(st.next_stream);
     let model = st.model;
+    if !st.graph_has(g, super::fact::ATTACHED) {
+        return Ok(());
+    }
     let mut groups: BTreeMap<String, Vec<Request>> = BTreeMap::new();
     for &n in &model.graphs[g].order {
         let node = &model.nodes[n];
-        if node.attrs.attached_streams.is_empty() || node.ge_attrs.flag("_disable_attached_resource") {
+        if !st.has(n, super::fact::ATTACHED) {
             continue;
         }
         let main = st.node_stream[n].map_or(-1, |s| i64::from(s.0));

@@ -64,8 +64,8 @@ pub fn run(st: &mut LogicalState<'_>, g: GraphId, default_stream: Option<StreamI
         seen.dedup();
         same_engine_succs[i] =
             seen.iter().filter(|&&d| st.partition.subgraphs[subs[d]].engine == engine).count() as u32;
-        force_attach[i] =
-            st.partition.subgraphs[s].nodes.iter().any(|&n| model.nodes[n].ge_attrs.flag("_force_attach_stream"));
+        force_attach[i] = st.graph_has(g, super::fact::FORCE_ATTACH)
+            && st.partition.subgraphs[s].nodes.iter().any(|&n| st.has(n, super::fact::FORCE_ATTACH));
     }
     let mut p = Pass {
         st,

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::LogicalState;
+use super::{LogicalState, fact};
 use crate::error::Result;
 use crate::graph::{GraphId, NodeId, StreamId};
 
@@ -24,15 +24,14 @@ pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
     for &n in order {
         if let Some(s) = st.node_stream[n] {
             initial.entry(s).or_default().push(model.topo_index[n]);
-            if st.node_label(n).is_some() {
+            if st.has(n, fact::LABEL) {
                 label_streams.insert(s);
             }
         }
     }
     let mut candidates: BTreeSet<StreamId> = BTreeSet::new();
     for &n in order {
-        let attrs = &model.nodes[n].attrs;
-        if st.node_label(n).is_some() || attrs.new_stream_id.is_some() || attrs.parallel_group.is_some() {
+        if st.has(n, fact::LABEL | fact::NEW_STREAM_ID | fact::PARALLEL_GROUP) {
             continue;
         }
         let Some(own) = st.node_stream[n] else { continue };

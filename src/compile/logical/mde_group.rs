@@ -15,6 +15,9 @@ use crate::graph::{GraphId, NodeId, StreamId};
 /// removes the holes). Kept as GE has it: the burned ids shift every later id until then.
 pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
     let model = st.model;
+    if !st.graph_has(g, super::fact::NEW_STREAM_ID) {
+        return Ok(());
+    }
     let mut buckets: BTreeMap<StreamId, Vec<(NodeId, i64)>> = BTreeMap::new();
     for &s in &st.partition.by_graph[g] {
         for &n in &st.partition.subgraphs[s].nodes {

@@ -43,8 +43,69 @@ pub struct LogicalState<'m> {
     /// Each subgraph's position in its graph's pass order (cut edges never leave a graph, so
     /// this is a per-graph local index).
     pub subgraph_pos: IdVec<SubgraphId, u32>,
+    /// What the passes ask of each node, read once from its attributes (passes then touch
+    /// one byte per node instead of the whole node).
+    pub facts: IdVec<NodeId, u8>,
+    /// Union of `facts` over each graph's nodes: a pass skips a graph without its attribute.
+    pub graph_facts: IdVec<GraphId, u8>,
+    /// Graphs in GE's `DoAssign` order (`Model::all_graphs`), computed once.
+    pub graphs: Vec<GraphId>,
 }
 
+/// Bits of [`LogicalState::facts`].
+pub mod fact {
+    /// `_stream_label` or `_user_stream_label`.
+    pub const LABEL: u8 = 1;
+    pub const USER_LABEL: u8 = 2;
+    /// MDE `NewStreamId`.
+    pub const NEW_STREAM_ID: u8 = 4;
+    pub const PARALLEL_GROUP: u8 = 8;
+    pub const FORCE_ATTACH: u8 = 16;
+    /// Attached-stream requests, not disabled.
+    pub const ATTACHED: u8 = 32;
+    /// `_rts_label_node`.
+    pub const RTS_LABEL: u8 = 64;
+}
+
+fn node_facts(model: &Model) -> (IdVec<NodeId, u8>, IdVec<GraphId, u8>) {
+    let mut graph_facts = IdVec::filled(model.graphs.len(), 0u8);
+    let facts = IdVec::from_vec(
+        model
+            .nodes
+            .iter()
+            .map(|node| {
+                let a = &node.attrs;
+                let mut f = 0;
+                if a.stream_label.is_some() || a.user_stream_label.is_some() {
+                    f |= fact::LABEL;
+                }
+                if a.user_stream_label.is_some() {
+                    f |= fact::USER_LABEL;
+                }
+                if a.new_stream_id.is_some() {
+                    f |= fact::NEW_STREAM_ID;
+                }
+                if a.parallel_group.is_some() {
+                    f |= fact::PARALLEL_GROUP;
+                }
+                if a.rts_label_node {
+                    f |= fact::RTS_LABEL;
+                }
+                if !node.ge_attrs.is_empty() && node.ge_attrs.flag("_force_attach_stream") {
+                    f |= fact::FORCE_ATTACH;
+                }
+                if !a.attached_streams.is_empty()
+                    && (node.ge_attrs.is_empty() || !node.ge_attrs.flag("_disable_attached_resource"))
+                {
+                    f |= fact::ATTACHED;
+                }
+                graph_facts[node.graph] |= f;
+                f
+            })
+            .collect(),
+    );
+    (facts, graph_facts)
+}
 fn positions_in_graph(p: &Partition) -> IdVec<SubgraphId, u32> {
     let mut pos = IdVec::filled(p.subgraphs.len(), 0u32);
     for list in p.by_graph.iter() {
@@ -60,6 +121,7 @@ impl<'m> LogicalState<'m> {
     /// stream 0 (GE's `OpDesc` default): UpdateForMdeGroupPass buckets nodes by that value
     /// before NodeStreamUpdatePass overwrites it.
     pub fn new(model: &'m Model, partition: Partition) -> Self {
+        let (facts, graph_facts) = node_facts(model);
         let subgraphs = partition.subgraphs.len();
         LogicalState {
             model,
@@ -70,6 +132,9 @@ impl<'m> LogicalState<'m> {
             next_stream: 0,
             attached: IdVec::filled(model.nodes.len(), Vec::new()),
             main_stream_num: None,
+            facts,
+            graph_facts,
+            graphs: model.all_graphs(),
         }
     }
 
@@ -77,6 +142,7 @@ impl<'m> LogicalState<'m> {
     /// = no stream) and attached ids, `next_stream` past every id in use. Subgraphs start
     /// without a stream, as GE's `ConvertSubgraphs` creates them.
     pub fn from_preassigned(model: &'m Model, partition: Partition) -> Self {
+        let (facts, graph_facts) = node_facts(model);
         let node_stream: IdVec<NodeId, Option<StreamId>> =
             IdVec::from_vec(model.nodes.iter().map(|n| n.stream).collect());
         let attached: IdVec<NodeId, Vec<StreamId>> =
@@ -91,6 +157,9 @@ impl<'m> LogicalState<'m> {
             next_stream: next_stream.unwrap_or(0),
             attached,
             main_stream_num: None,
+            facts,
+            graph_facts,
+            graphs: model.all_graphs(),
         }
     }
 
@@ -124,6 +193,18 @@ impl<'m> LogicalState<'m> {
         sg.stream_label.as_deref().or(sg.user_stream_label.as_deref())
     }
 
+    /// Whether node `n` has fact bit `f`.
+    #[inline]
+    pub fn has(&self, n: NodeId, f: u8) -> bool {
+        self.facts[n] & f != 0
+    }
+
+    /// Whether some node of graph `g` has fact bit `f`.
+    #[inline]
+    pub fn graph_has(&self, g: GraphId, f: u8) -> bool {
+        self.graph_facts[g] & f != 0
+    }
+
     /// The effective stream label of a node (user label copied in, as for subgraphs).
     pub fn node_label(&self, n: NodeId) -> Option<&str> {
         let a = &self.model.nodes[n].attrs;
@@ -148,7 +229,7 @@ pub struct LogicalResult {
 pub fn assign_single_stream(model: &Model) -> Result<LogicalResult> {
     let mut st = LogicalState::new(model, Partition::of_model(model));
     let auto_mode = model.auto_multistream_mode()?;
-    for g in model.all_graphs() {
+    for g in st.graphs.clone() {
         let default_stream = st.default_stream(g);
         single_stream::run(&mut st, g, default_stream, auto_mode)?;
         node_stream_update::run(&mut st, g, default_stream)?;
@@ -193,7 +274,7 @@ pub fn assign_multi_stream(model: &Model) -> Result<LogicalResult> {
 
 fn assign_multi_stream_on(model: &Model, mode: AutoMultistreamMode) -> Result<LogicalResult> {
     let mut st = LogicalState::new(model, Partition::of_model(model));
-    for g in model.all_graphs() {
+    for g in st.graphs.clone() {
         assign_graph_multi(&mut st, g)?;
     }
     path_cover::run(&mut st, mode)?;

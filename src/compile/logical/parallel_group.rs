@@ -15,11 +15,13 @@ pub const REUSE_PRODUCER_GROUP: &str = "-1";
 /// has exactly one data input on a valid stream, and is an ordinary group otherwise.
 pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
     let model = st.model;
+    if !st.graph_has(g, super::fact::PARALLEL_GROUP) {
+        return Ok(());
+    }
     let mut buckets: BTreeMap<StreamId, Vec<NodeId>> = BTreeMap::new();
     for &s in &st.partition.by_graph[g] {
         for &n in &st.partition.subgraphs[s].nodes {
-            let attrs = &model.nodes[n].attrs;
-            if attrs.parallel_group.is_none() || attrs.user_stream_label.is_some() {
+            if !st.has(n, super::fact::PARALLEL_GROUP) || st.has(n, super::fact::USER_LABEL) {
                 continue;
             }
             if let Some(cur) = st.node_stream[n] {
