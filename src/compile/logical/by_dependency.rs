@@ -170,7 +170,7 @@ impl<'a, 'm> Pass<'a, 'm> {
             return true;
         }
         let same_engine = se.name == pe.name;
-        let others = self.same_engine_succs[pred] - u32::from(same_engine);
+        let others = self.same_engine_succs[pred].saturating_sub(u32::from(same_engine));
         if !self.st.model.options.memory_priority && others > 0 {
             return false;
         }
