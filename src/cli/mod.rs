@@ -2,6 +2,7 @@
 //! is written where the result would have gone), 2 bad usage.
 
 mod allocate;
+mod pass;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +28,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     Allocate(allocate::AllocateArgs),
+    Pass(pass::PassArgs),
 }
 
 pub fn main() -> i32 {
@@ -40,5 +42,6 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Allocate(args) => allocate::run(args),
+        Command::Pass(args) => pass::run(args),
     }
 }

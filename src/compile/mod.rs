@@ -8,6 +8,7 @@ pub mod activate;
 pub mod allocation;
 pub mod dynamic;
 pub mod logical;
+pub mod passes;
 pub mod split;
 
 pub use allocation::{Allocation, InsertedNode, Stage, SyncEnd, SyncPair};
@@ -35,10 +36,11 @@ pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
     let mode = mode_name(model);
     let logical = match mode.as_str() {
         "static-single" => logical::assign_single_stream(model)?,
+        "static-multi" => logical::assign_multi_stream(model)?,
         "dynamic-single" | "dynamic-multi" => dynamic::assign(model)?,
         other => bail!(
             NotImplemented,
-            "mode '{other}' is not implemented yet; this build allocates static graphs with enable_single_stream=true"
+            "mode '{other}' is not implemented yet; this build allocates with GE's policy (policy=ge)"
         ),
     };
     let mut alloc = Allocation::from_logical(

@@ -2,16 +2,27 @@
 //!
 //! One [`LogicalState`] is shared by every graph of the model (GE's `Context`: one
 //! `next_stream` counter across graphs). Each pass is its own module, named after what it does,
-//! with its GE name in the doc comment.
+//! with its GE name in the doc comment. [`assign_multi_stream`] and [`assign_single_stream`] are
+//! GE's `Assign` driver for the two chains; `compile::passes` runs any named subset.
 
+pub mod all_reduce_parallel;
+pub mod attached_stream;
+pub mod by_dependency;
+pub mod by_label;
+pub mod cv_parallel;
+pub mod independent_stream;
+pub mod ineffective_multi_stream;
+pub mod mde_group;
 pub mod node_stream_update;
+pub mod parallel_group;
+pub mod path_cover;
 pub mod refresh_continuous;
 pub mod single_stream;
 pub mod skipped_engine;
 
 use crate::error::Result;
 use crate::graph::partition::Partition;
-use crate::graph::{GraphId, IdVec, Model, NodeId, StreamId, SubgraphId};
+use crate::graph::{AutoMultistreamMode, GraphId, IdVec, Model, NodeId, StreamId, SubgraphId};
 
 /// The state the logical passes share (GE's `LogicalStreamAllocator::Context` plus the
 /// subgraph and node stream ids it writes).
@@ -27,18 +38,128 @@ pub struct LogicalState<'m> {
     pub next_stream: u32,
     /// Attached stream ids per node (AssignAttachedStreamPass).
     pub attached: IdVec<NodeId, Vec<StreamId>>,
+    /// Main streams, fixed when the attached-stream pass starts numbering after them.
+    pub main_stream_num: Option<u32>,
+    /// Each subgraph's position in its graph's pass order (cut edges never leave a graph, so
+    /// this is a per-graph local index).
+    pub subgraph_pos: IdVec<SubgraphId, u32>,
+    /// What the passes ask of each node, read once from its attributes (passes then touch
+    /// one byte per node instead of the whole node).
+    pub facts: IdVec<NodeId, u8>,
+    /// Union of `facts` over each graph's nodes: a pass skips a graph without its attribute.
+    pub graph_facts: IdVec<GraphId, u8>,
+    /// Graphs in GE's `DoAssign` order (`Model::all_graphs`), computed once.
+    pub graphs: Vec<GraphId>,
+}
+
+/// Bits of [`LogicalState::facts`].
+pub mod fact {
+    /// `_stream_label` or `_user_stream_label`.
+    pub const LABEL: u8 = 1;
+    pub const USER_LABEL: u8 = 2;
+    /// MDE `NewStreamId`.
+    pub const NEW_STREAM_ID: u8 = 4;
+    pub const PARALLEL_GROUP: u8 = 8;
+    pub const FORCE_ATTACH: u8 = 16;
+    /// Attached-stream requests, not disabled.
+    pub const ATTACHED: u8 = 32;
+    /// `_rts_label_node`.
+    pub const RTS_LABEL: u8 = 64;
+}
+
+fn node_facts(model: &Model) -> (IdVec<NodeId, u8>, IdVec<GraphId, u8>) {
+    let mut graph_facts = IdVec::filled(model.graphs.len(), 0u8);
+    let facts = IdVec::from_vec(
+        model
+            .nodes
+            .iter()
+            .map(|node| {
+                let a = &node.attrs;
+                let mut f = 0;
+                if a.stream_label.is_some() || a.user_stream_label.is_some() {
+                    f |= fact::LABEL;
+                }
+                if a.user_stream_label.is_some() {
+                    f |= fact::USER_LABEL;
+                }
+                if a.new_stream_id.is_some() {
+                    f |= fact::NEW_STREAM_ID;
+                }
+                if a.parallel_group.is_some() {
+                    f |= fact::PARALLEL_GROUP;
+                }
+                if a.rts_label_node {
+                    f |= fact::RTS_LABEL;
+                }
+                if !node.ge_attrs.is_empty() && node.ge_attrs.flag("_force_attach_stream") {
+                    f |= fact::FORCE_ATTACH;
+                }
+                if !a.attached_streams.is_empty()
+                    && (node.ge_attrs.is_empty() || !node.ge_attrs.flag("_disable_attached_resource"))
+                {
+                    f |= fact::ATTACHED;
+                }
+                graph_facts[node.graph] |= f;
+                f
+            })
+            .collect(),
+    );
+    (facts, graph_facts)
+}
+fn positions_in_graph(p: &Partition) -> IdVec<SubgraphId, u32> {
+    let mut pos = IdVec::filled(p.subgraphs.len(), 0u32);
+    for list in p.by_graph.iter() {
+        for (i, &s) in list.iter().enumerate() {
+            pos[s] = i as u32;
+        }
+    }
+    pos
 }
 
 impl<'m> LogicalState<'m> {
+    /// The state `allocate` starts from. Every node starts on its pre-assigned stream, or on
+    /// stream 0 (GE's `OpDesc` default): UpdateForMdeGroupPass buckets nodes by that value
+    /// before NodeStreamUpdatePass overwrites it.
     pub fn new(model: &'m Model, partition: Partition) -> Self {
+        let (facts, graph_facts) = node_facts(model);
         let subgraphs = partition.subgraphs.len();
         LogicalState {
             model,
+            subgraph_pos: positions_in_graph(&partition),
             partition,
             subgraph_stream: IdVec::filled(subgraphs, None),
-            node_stream: IdVec::filled(model.nodes.len(), None),
+            node_stream: IdVec::from_vec(model.nodes.iter().map(|n| Some(n.stream.unwrap_or(StreamId(0)))).collect()),
             next_stream: 0,
             attached: IdVec::filled(model.nodes.len(), Vec::new()),
+            main_stream_num: None,
+            facts,
+            graph_facts,
+            graphs: model.all_graphs(),
+        }
+    }
+
+    /// The state `stream-alloc pass` starts from: the file's pre-assigned node streams (absent
+    /// = no stream) and attached ids, `next_stream` past every id in use. Subgraphs start
+    /// without a stream, as GE's `ConvertSubgraphs` creates them.
+    pub fn from_preassigned(model: &'m Model, partition: Partition) -> Self {
+        let (facts, graph_facts) = node_facts(model);
+        let node_stream: IdVec<NodeId, Option<StreamId>> =
+            IdVec::from_vec(model.nodes.iter().map(|n| n.stream).collect());
+        let attached: IdVec<NodeId, Vec<StreamId>> =
+            IdVec::from_vec(model.nodes.iter().map(|n| n.attached_stream_ids.clone()).collect());
+        let next_stream = node_stream.iter().flatten().chain(attached.iter().flatten()).map(|s| s.0 + 1).max();
+        LogicalState {
+            model,
+            subgraph_pos: positions_in_graph(&partition),
+            subgraph_stream: IdVec::filled(partition.subgraphs.len(), None),
+            partition,
+            node_stream,
+            next_stream: next_stream.unwrap_or(0),
+            attached,
+            main_stream_num: None,
+            facts,
+            graph_facts,
+            graphs: model.all_graphs(),
         }
     }
 
@@ -71,6 +192,24 @@ impl<'m> LogicalState<'m> {
         let sg = &self.partition.subgraphs[s];
         sg.stream_label.as_deref().or(sg.user_stream_label.as_deref())
     }
+
+    /// Whether node `n` has fact bit `f`.
+    #[inline]
+    pub fn has(&self, n: NodeId, f: u8) -> bool {
+        self.facts[n] & f != 0
+    }
+
+    /// Whether some node of graph `g` has fact bit `f`.
+    #[inline]
+    pub fn graph_has(&self, g: GraphId, f: u8) -> bool {
+        self.graph_facts[g] & f != 0
+    }
+
+    /// The effective stream label of a node (user label copied in, as for subgraphs).
+    pub fn node_label(&self, n: NodeId) -> Option<&str> {
+        let a = &self.model.nodes[n].attrs;
+        a.stream_label.as_deref().or(a.user_stream_label.as_deref())
+    }
 }
 
 /// The result of logical allocation.
@@ -85,29 +224,74 @@ pub struct LogicalResult {
 }
 
 /// Runs the single-stream chain (`SingleStreamPass` → `NodeStreamUpdatePass` →
-/// `UpdateForSkippedEnginePass`) on every graph, then `RefreshContinuousStreams`.
+/// `UpdateForSkippedEnginePass`) on every graph, then `RefreshContinuousStreams` and
+/// `AssignAttachedStreamPass`, as GE's `Assign` does for both chains.
 pub fn assign_single_stream(model: &Model) -> Result<LogicalResult> {
     let mut st = LogicalState::new(model, Partition::of_model(model));
     let auto_mode = model.auto_multistream_mode()?;
-    for g in model.all_graphs() {
+    for g in st.graphs.clone() {
         let default_stream = st.default_stream(g);
         single_stream::run(&mut st, g, default_stream, auto_mode)?;
         node_stream_update::run(&mut st, g, default_stream)?;
         skipped_engine::run(&mut st, g)?;
     }
     refresh_continuous::run(&mut st);
+    attached_stream::run_all(&mut st)?;
+    Ok(st.finish())
+}
+
+/// GE's multi-stream `DoAssign` for one graph: the subgraph passes, then the topology pass.
+pub fn assign_graph_multi(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
+    let default_stream = st.default_stream(g);
+    mde_group::run(st, g)?;
+    by_label::run(st, g)?;
+    independent_stream::run(st, g)?;
+    by_dependency::run(st, g, default_stream)?;
+    node_stream_update::run(st, g, default_stream)?;
+    parallel_group::run(st, g)?;
+    all_reduce_parallel::run(st, g)?;
+    skipped_engine::run(st, g)?;
+    ineffective_multi_stream::run(st, g)?;
+    Ok(())
+}
+
+/// GE's `LogicalStreamAllocator::Assign` for the multi-stream chain (ge-compiler.md §4.1):
+/// `DoAssign` on the root, then on every nested graph in `all_graphs()` order with one shared
+/// `next_stream`; the auto multi-stream custom pass (MiniDAG path cover) when a DAG mode is
+/// set; `RefreshContinuousStreams`; then attached streams numbered after the main ones.
+///
+/// The `cv` mode (and any node already carrying `_enable_cv_parallel`) re-partitions with the
+/// marked vector nodes on `VectorEngine`, as GE's second partitioning does.
+pub fn assign_multi_stream(model: &Model) -> Result<LogicalResult> {
+    let mode = model.auto_multistream_mode()?;
+    let marked = cv_parallel::marked_nodes(model, mode == AutoMultistreamMode::Cv);
+    if marked.is_empty() {
+        return assign_multi_stream_on(model, mode);
+    }
+    let vector_model = cv_parallel::with_vector_engine(model, &marked)?;
+    assign_multi_stream_on(&vector_model, mode)
+}
+
+fn assign_multi_stream_on(model: &Model, mode: AutoMultistreamMode) -> Result<LogicalResult> {
+    let mut st = LogicalState::new(model, Partition::of_model(model));
+    for g in st.graphs.clone() {
+        assign_graph_multi(&mut st, g)?;
+    }
+    path_cover::run(&mut st, mode)?;
+    refresh_continuous::run(&mut st);
+    attached_stream::run_all(&mut st)?;
     Ok(st.finish())
 }
 
 impl LogicalState<'_> {
-    /// Packages the state as a result (after the refresh).
+    /// Packages the state as a result.
     pub fn finish(self) -> LogicalResult {
-        let attached_count = self.attached.iter().flatten().map(|s| s.0 + 1).max().map_or(0, |m| m - self.next_stream);
+        let main = self.main_stream_num.unwrap_or(self.next_stream);
         LogicalResult {
             node_stream: self.node_stream,
-            main_stream_count: self.next_stream,
+            main_stream_count: main,
+            attached_count: self.next_stream.saturating_sub(main),
             attached: self.attached,
-            attached_count,
         }
     }
 }

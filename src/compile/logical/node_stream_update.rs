@@ -26,7 +26,7 @@ pub fn run(st: &mut LogicalState<'_>, g: GraphId, default_stream: Option<StreamI
         }
         for &n in &sg.nodes {
             let node = &model.nodes[n];
-            st.node_stream[n] = if node.attrs.rts_label_node {
+            st.node_stream[n] = if st.has(n, super::fact::RTS_LABEL) {
                 default_stream
             } else if while_body_in_dynamic && node.op_type == "NetOutput" {
                 Some(StreamId(0))

@@ -5,8 +5,14 @@ use crate::graph::StreamId;
 
 /// Renumbers the stream ids still used by some node densely from 0, keeping their order, and
 /// sets `next_stream` to the count.
+///
+/// GE only looks at ids below `next_stream`. AssignByDependencyPass's nested-graph decrement
+/// can leave a node on id `next_stream` itself (it hands that id out again); GE then counts one
+/// stream too few. Here the bound also covers every id in use, so the count stays right and
+/// the ids GE would give are unchanged.
 pub fn run(st: &mut LogicalState<'_>) {
-    let bound = st.next_stream as usize;
+    let max_used = st.node_stream.iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0);
+    let bound = st.next_stream.max(max_used) as usize;
     let mut used = vec![false; bound];
     for s in st.node_stream.iter().flatten() {
         if let Some(u) = used.get_mut(s.index()) {

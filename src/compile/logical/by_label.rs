@@ -1,0 +1,27 @@
+//! GE: `AssignByLabelPass` (ge-compiler.md §4.3).
+
+use std::collections::BTreeMap;
+
+use super::LogicalState;
+use crate::error::Result;
+use crate::graph::{GraphId, StreamId};
+
+/// Every labelled subgraph (stream label, or user label copied into it) gets its label's
+/// stream: the first subgraph of a label takes a fresh id, later ones share it, whatever
+/// their engine. Labels are per graph, as GE builds the pass per `DoAssign`.
+pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
+    let mut by_label: BTreeMap<String, StreamId> = BTreeMap::new();
+    for s in st.subgraphs_of(g) {
+        let Some(label) = st.subgraph_label(s).map(str::to_string) else { continue };
+        let stream = match by_label.get(&label) {
+            Some(&stream) => stream,
+            None => {
+                let stream = st.fresh_stream();
+                by_label.insert(label, stream);
+                stream
+            }
+        };
+        st.subgraph_stream[s] = Some(stream);
+    }
+    Ok(())
+}
