@@ -2,6 +2,7 @@
 //! is written where the result would have gone), 2 bad usage.
 
 mod allocate;
+mod check;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +28,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     Allocate(allocate::AllocateArgs),
+    Check(check::CheckArgs),
 }
 
 pub fn main() -> i32 {
@@ -40,5 +42,6 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Allocate(args) => allocate::run(args),
+        Command::Check(args) => check::run(args),
     }
 }
