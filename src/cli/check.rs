@@ -39,7 +39,13 @@ pub fn run(args: CheckArgs) -> i32 {
     };
     let report = verify::check(&model, &doc);
     let text = serde_json::to_string_pretty(&report.to_json()).expect("JSON values always serialise");
-    println!("{text}");
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{text}").and_then(|_| out.flush()).is_err() {
+            return EXIT_ALLOC_ERROR;
+        }
+    }
     for v in &report.violations {
         eprintln!("rule {}: {}", v.rule, v.message);
     }

@@ -11,8 +11,9 @@ use super::SyncState;
 fn renumber(st: &mut SyncState<'_>, attached_phase: bool, base: u32) -> u32 {
     let mut map: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
     let mut next = base;
+    let sends = st.send_lists();
     for &n in &st.order {
-        for &r in &st.sends[n] {
+        for &r in sends.of(n) {
             let s = &mut st.syncs[r as usize];
             if !s.alive || s.attached_phase != attached_phase {
                 continue;

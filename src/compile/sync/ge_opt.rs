@@ -12,12 +12,12 @@ use crate::graph::{EdgeKind, NodeId};
 /// suffices: later waits on the same sender (on the same stream) are dropped.
 pub fn optimize_by_send_events(st: &mut SyncState<'_>) {
     let mut seen_stamp: Vec<u32> = vec![u32::MAX; st.model.nodes.len()];
+    let recvs = st.recv_lists();
     for (stamp, nodes) in st.stream_nodes().into_iter().enumerate() {
         for n in nodes {
-            let recvs = st.recvs[n].clone();
-            for r in recvs {
+            for &r in recvs.of(n) {
                 let s = st.syncs[r as usize];
-                if s.to.attached.is_some() || s.from.attached.is_some() {
+                if !s.alive || s.to.attached.is_some() || s.from.attached.is_some() {
                     continue;
                 }
                 let sender = s.from.node.index();
@@ -35,12 +35,12 @@ pub fn optimize_by_send_events(st: &mut SyncState<'_>) {
 /// receiver only the latest is needed: the earlier one is dropped.
 pub fn optimize_by_recv_events(st: &mut SyncState<'_>) {
     let mut last: Vec<(u32, u32)> = vec![(u32::MAX, 0); st.model.nodes.len()];
+    let sends = st.send_lists();
     for (stamp, nodes) in st.stream_nodes().into_iter().enumerate() {
         for n in nodes {
-            let sends = st.sends[n].clone();
-            for r in sends {
+            for &r in sends.of(n) {
                 let s = st.syncs[r as usize];
-                if s.to.attached.is_some() || s.from.attached.is_some() {
+                if !s.alive || s.to.attached.is_some() || s.from.attached.is_some() {
                     continue;
                 }
                 let slot = &mut last[s.to.node.index()];

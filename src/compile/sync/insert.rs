@@ -14,19 +14,21 @@ pub fn is_ffts(model: &Model, n: NodeId) -> bool {
     ga.contains("_ffts_sub_graph") || ga.contains("_ffts_plus_sub_graph")
 }
 
-/// Whether a node lies in a graph nested (at any depth) under an FFTS node, or is one.
-fn under_ffts(model: &Model, n: NodeId) -> bool {
-    if is_ffts(model, n) {
-        return true;
-    }
-    let mut g = model.nodes[n].graph;
-    while let Some(p) = model.graphs[g].parent {
-        if is_ffts(model, p) {
-            return true;
+/// Per graph: whether it is nested (at any depth) under an FFTS node.
+fn ffts_graphs(model: &Model) -> Vec<bool> {
+    let mut out = vec![false; model.graphs.len()];
+    for g in model.all_graphs() {
+        if let Some(p) = model.graphs[g].parent {
+            out[g.index()] = out[model.nodes[p].graph.index()] || is_ffts(model, p);
         }
-        g = model.nodes[p].graph;
     }
-    false
+    out
+}
+
+/// Whether a node is an FFTS node or lies under one.
+fn under_ffts(model: &Model, ffts: &[bool], n: NodeId) -> bool {
+    let node = &model.nodes[n];
+    ffts[node.graph.index()] || (!node.ge_attrs.is_empty() && is_ffts(model, n))
 }
 
 /// GE's `SetActiveStreamsByLabel` maps that insertion and `OptimizeByStreamActivate` read.
@@ -110,30 +112,44 @@ fn insert_one(st: &mut SyncState<'_>, act: &ActivationMaps, cur: NodeId, next: N
 pub fn insert_sync_events(st: &mut SyncState<'_>) -> Result<()> {
     let model = st.model;
     let act = ActivationMaps::build(st);
-    let order = st.order.clone();
-    for &cur in &order {
-        if under_ffts(model, cur) {
-            continue;
-        }
-        // GE walks out data anchors before out control anchors.
-        for kind in [EdgeKind::Data, EdgeKind::Control] {
-            for &e in model.adjacency.out_edges(cur) {
-                let edge = &model.edges[e];
-                if edge.kind == kind {
-                    insert_one(st, &act, cur, edge.dst)?;
+    let ffts = ffts_graphs(model);
+    let order = std::mem::take(&mut st.order);
+    let result = (|| -> Result<()> {
+        for &cur in &order {
+            if st.stream[cur].is_none() || under_ffts(model, &ffts, cur) {
+                continue;
+            }
+            // GE walks out data anchors before out control anchors.
+            let out = model.adjacency.out_edges(cur);
+            let has_control = out.iter().any(|&e| model.edges[e].kind == EdgeKind::Control);
+            for kind in [EdgeKind::Data, EdgeKind::Control] {
+                if kind == EdgeKind::Control && !has_control {
+                    break;
+                }
+                for &e in out {
+                    let edge = &model.edges[e];
+                    if edge.kind == kind {
+                        insert_one(st, &act, cur, edge.dst)?;
+                    }
                 }
             }
         }
-    }
-    insert_events_for_subgraph(st, &act)
+        Ok(())
+    })();
+    st.order = order;
+    result?;
+    insert_events_for_subgraph(st, &act, &ffts)
 }
 
 /// GE: `InsertEventsForSubgraph`.
-fn insert_events_for_subgraph(st: &mut SyncState<'_>, act: &ActivationMaps) -> Result<()> {
+fn insert_events_for_subgraph(st: &mut SyncState<'_>, act: &ActivationMaps, ffts: &[bool]) -> Result<()> {
     let model = st.model;
+    if model.graphs.len() == 1 {
+        return Ok(());
+    }
     for g in model.all_graphs() {
         let Some(parent) = model.graphs[g].parent else { continue };
-        if under_ffts(model, parent) {
+        if under_ffts(model, ffts, parent) {
             continue;
         }
         let nodes = model.graphs[g].order.clone();

@@ -37,13 +37,14 @@ pub fn generate_sync_event_nodes(st: &SyncState<'_>) -> Vec<InsertedNode> {
             sync_id: Some(id),
         }
     };
+    let (sends, recvs) = (st.send_lists(), st.recv_lists());
     for &n in &st.order {
-        for &r in &st.sends[n] {
+        for &r in sends.of(n) {
             let s = &st.syncs[r as usize];
             let name = unique(format!("{}{send_tag}{}", model.name, s.id));
             out.push(node(s.from, s.id, send_type, name, false));
         }
-        for &r in &st.recvs[n] {
+        for &r in recvs.of(n) {
             let s = &st.syncs[r as usize];
             let name = unique(format!("{}{recv_tag}{}", model.name, s.id));
             out.push(node(s.to, s.id, recv_type, name, true));

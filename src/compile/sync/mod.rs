@@ -89,10 +89,8 @@ pub struct SyncState<'m> {
     pub attached: IdVec<NodeId, Vec<StreamId>>,
     /// Main plus attached streams.
     pub stream_count: u32,
+    /// Raw syncs in insertion order; a node's send (recv) list is its syncs in this order.
     pub syncs: Vec<RawSync>,
-    /// Raw syncs each node records after it / waits for before it, in insertion order.
-    pub sends: IdVec<NodeId, Vec<u32>>,
-    pub recvs: IdVec<NodeId, Vec<u32>>,
     /// Nodes in execution order (GE's `GetAllNodes`) and each node's position in it (GE's topo id).
     pub order: Vec<NodeId>,
     pub pos: IdVec<NodeId, u32>,
@@ -114,12 +112,10 @@ impl<'m> SyncState<'m> {
         let stream_count = stream.iter().flatten().chain(attached.iter().flatten()).map(|s| s.0 + 1).max().unwrap_or(0);
         SyncState {
             model,
-            sends: IdVec::filled(model.nodes.len(), Vec::new()),
-            recvs: IdVec::filled(model.nodes.len(), Vec::new()),
             stream,
             attached,
             stream_count,
-            syncs: Vec::new(),
+            syncs: Vec::with_capacity(model.edges.len()),
             order,
             pos,
             kind,
@@ -138,21 +134,22 @@ impl<'m> SyncState<'m> {
     pub fn add(&mut self, from: SyncEnd, to: SyncEnd, attached_phase: bool) -> u32 {
         let r = self.syncs.len() as u32;
         self.syncs.push(RawSync { from, to, id: r, alive: true, attached_phase });
-        self.sends[from.node].push(r);
-        self.recvs[to.node].push(r);
         r
     }
 
     /// Removes one pair (GE's `RmvSendEventId` + `RmvRecvEventId`).
     pub fn remove(&mut self, r: u32) {
-        let s = &mut self.syncs[r as usize];
-        if !s.alive {
-            return;
-        }
-        s.alive = false;
-        let (from, to) = (s.from.node, s.to.node);
-        self.sends[from].retain(|&x| x != r);
-        self.recvs[to].retain(|&x| x != r);
+        self.syncs[r as usize].alive = false;
+    }
+
+    /// Each node's send list (GE's `node_to_send_events_`): its kept syncs in insertion order.
+    pub fn send_lists(&self) -> NodeLists {
+        NodeLists::build(self, |s| s.from.node)
+    }
+
+    /// Each node's recv list (GE's `node_to_recv_events_`).
+    pub fn recv_lists(&self) -> NodeLists {
+        NodeLists::build(self, |s| s.to.node)
     }
 
     pub fn alive(&self) -> impl Iterator<Item = (u32, &RawSync)> {
@@ -185,12 +182,42 @@ impl<'m> SyncState<'m> {
     }
 }
 
+/// Raw sync ids per node (CSR), a snapshot of the kept syncs when built.
+#[derive(Clone, Debug)]
+pub struct NodeLists {
+    start: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl NodeLists {
+    fn build(st: &SyncState<'_>, key: impl Fn(&RawSync) -> NodeId) -> Self {
+        let mut start = vec![0u32; st.model.nodes.len() + 1];
+        for s in st.syncs.iter().filter(|s| s.alive) {
+            start[key(s).index() + 1] += 1;
+        }
+        for i in 0..st.model.nodes.len() {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![0u32; start[st.model.nodes.len()] as usize];
+        for (r, s) in st.syncs.iter().enumerate().filter(|(_, s)| s.alive) {
+            let slot = &mut fill[key(s).index()];
+            list[*slot as usize] = r as u32;
+            *slot += 1;
+        }
+        NodeLists { start, list }
+    }
+
+    pub fn of(&self, n: NodeId) -> &[u32] {
+        &self.list[self.start[n.index()] as usize..self.start[n.index() + 1] as usize]
+    }
+}
+
 /// Runs the whole sync stage on a logical allocation and writes syncs (and, for static graphs,
 /// Send/Recv nodes) into it.
 pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<SyncReport> {
     let mut st = SyncState::new(model, alloc.logical_stream.clone(), alloc.attached.clone(), cfg.kind);
     insert::insert_sync_events(&mut st)?;
-    let inserted_main = st.syncs.len();
     let count;
     let mut reused = 0usize;
     if cfg.compat_ge {
@@ -222,7 +249,6 @@ pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<Syn
             count = dims.count;
         }
     }
-    let _ = inserted_main;
     if cfg.kind == SyncKind::Notify && count > MAX_NOTIFY_NUM {
         bail!(
             Limit,

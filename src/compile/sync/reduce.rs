@@ -107,12 +107,14 @@ impl Clocks {
         let mut changed = false;
         if snap != NONE {
             let (row, src) = (&mut self.cur[s * n..s * n + n], &self.snaps[snap as usize * n..snap as usize * n + n]);
+            // Branch-free so the join vectorises.
+            let mut diff = 0u32;
             for (c, &x) in row.iter_mut().zip(src) {
-                if x > *c {
-                    *c = x;
-                    changed = true;
-                }
+                let m = (*c).max(x);
+                diff |= m ^ *c;
+                *c = m;
             }
+            changed = diff != 0;
         }
         let c = &mut self.cur[s * n + t];
         if *c <= seq {
@@ -236,6 +238,9 @@ pub const CONDITIONAL_PARENTS: &[&str] =
 pub(super) fn conditional_points(st: &SyncState<'_>, pts: &Points) -> Vec<bool> {
     let model = st.model;
     let mut cond_graph = vec![false; model.graphs.len()];
+    if model.graphs.len() == 1 {
+        return vec![false; pts.len()];
+    }
     for g in model.all_graphs() {
         if let Some(p) = model.graphs[g].parent {
             let pn = &model.nodes[p];

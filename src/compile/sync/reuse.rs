@@ -103,6 +103,7 @@ pub fn event_multiplexing(st: &mut SyncState<'_>) -> Result<()> {
         return Ok(());
     }
     let mut changes: Vec<(u32, u32)> = Vec::new();
+    let sends = st.send_lists();
     for &n in &st.order {
         let node = &model.nodes[n];
         for entry in &node.attrs.event_multiplexing {
@@ -123,7 +124,7 @@ pub fn event_multiplexing(st: &mut SyncState<'_>) -> Result<()> {
                 "RecvFrom" => (peer, n),
                 _ => return Err(bad("must start with SendTo or RecvFrom")),
             };
-            for &r in &st.sends[from] {
+            for &r in sends.of(from) {
                 if st.syncs[r as usize].to.node == to {
                     changes.push((r, id as u32 + event_num));
                 }
@@ -152,8 +153,9 @@ pub fn reuse_lifetime(st: &mut SyncState<'_>) -> usize {
     let mut heaps: Vec<BinaryHeap<Reverse<(u32, u32)>>> = vec![BinaryHeap::new(); pts.stream_count];
     // Pairs leaving each point, in send-list order.
     let mut out_of: HashMap<u32, Vec<u32>> = HashMap::new();
+    let sends = st.send_lists();
     for &n in &st.order {
-        for &r in &st.sends[n] {
+        for &r in sends.of(n) {
             let f = idx.from[r as usize];
             if f != u32::MAX {
                 out_of.entry(f).or_default().push(r);
