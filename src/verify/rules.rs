@@ -12,6 +12,9 @@ fn v(rule: u32, message: String) -> Violation {
     Violation { rule, message }
 }
 
+/// Vector clocks are `streams²` words; documents with more streams are refused.
+pub const MAX_STREAMS: usize = 4096;
+
 /// Execution points of the document.
 struct Points {
     start: Vec<usize>,
@@ -112,6 +115,10 @@ enum Query {
 pub fn check_rules(model: &Model, doc: &Doc, out: &mut Vec<Violation>) -> usize {
     check_ids_and_streams(doc, out);
     let (pts, dense) = Points::build(doc);
+    if pts.streams > MAX_STREAMS {
+        out.push(v(0, format!("{} streams are more than the checker handles ({MAX_STREAMS})", pts.streams)));
+        return 0;
+    }
     let np = pts.stream.len();
     // Arcs between points other than stream order: syncs and activations.
     let mut arcs: Vec<(usize, usize, Option<usize>)> = Vec::new();
