@@ -2,6 +2,7 @@
 //! is written where the result would have gone), 2 bad usage.
 
 mod allocate;
+mod check;
 mod pass;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +29,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     Allocate(allocate::AllocateArgs),
+    Check(check::CheckArgs),
     Pass(pass::PassArgs),
 }
 
@@ -42,6 +44,7 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Allocate(args) => allocate::run(args),
+        Command::Check(args) => check::run(args),
         Command::Pass(args) => pass::run(args),
     }
 }

@@ -10,12 +10,13 @@ pub mod dynamic;
 pub mod logical;
 pub mod passes;
 pub mod split;
+pub mod sync;
 
 pub use allocation::{Allocation, InsertedNode, Stage, SyncEnd, SyncPair};
 
 use crate::bail;
 use crate::error::Result;
-use crate::graph::{Model, Policy, Shape};
+use crate::graph::{IdVec, Model, NodeId, Policy, Shape, StreamId};
 
 /// The mode a model is allocated in, as allocation JSON names it.
 pub fn mode_name(model: &Model) -> String {
@@ -43,7 +44,7 @@ pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
             "mode '{other}' is not implemented yet; this build allocates with GE's policy (policy=ge)"
         ),
     };
-    let mut alloc = Allocation::from_logical(
+    let alloc = Allocation::from_logical(
         model,
         mode,
         logical.node_stream,
@@ -51,17 +52,64 @@ pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
         logical.attached,
         logical.attached_count,
     );
+    finish_from_logical(model, alloc, stage)
+}
+
+/// Runs the stages after logical allocation on a logical-only result.
+fn finish_from_logical(model: &Model, mut alloc: Allocation, stage: Stage) -> Result<Allocation> {
     if stage == Stage::Logical {
         return Ok(alloc);
     }
-    // One main stream and no attached streams: there is nothing to synchronise, and the stream
-    // stays one physical stream until the split stage lands.
     if alloc.logical_count > 1 || alloc.attached_count > 0 {
-        bail!(NotImplemented, "stage '{}' with more than one stream is not implemented yet", stage.as_str());
+        sync::run(model, &mut alloc, sync::SyncConfig::from_model(model))?;
     }
     alloc.stage = stage;
     if stage >= Stage::Split {
         split::split_streams(model, &mut alloc, &split::TaskLimits::from_options(&model.options))?;
     }
+    if model.options.verify {
+        let report = crate::verify::check(model, &alloc.to_json(model));
+        if let Some(v) = report.violations.first() {
+            bail!(
+                Failed,
+                "verify: the allocation of '{}' breaks rule {} ({} violation(s)); first: {}",
+                model.name,
+                v.rule,
+                report.violations.len(),
+                v.message
+            );
+        }
+    }
     Ok(alloc)
+}
+
+/// Runs the stages after logical allocation on the logical streams given with the graph
+/// (`stream` and `attached_stream_ids` of each node): the entry point for graphs whose
+/// assignment was made elsewhere, and for testing the later stages in isolation.
+pub fn allocate_from_preassigned(model: &Model, stage: Stage) -> Result<Allocation> {
+    let stream: IdVec<NodeId, Option<StreamId>> = model.nodes.iter().map(|n| n.stream).collect();
+    let attached: IdVec<NodeId, Vec<StreamId>> = model.nodes.iter().map(|n| n.attached_stream_ids.clone()).collect();
+    let main_count = stream.iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0);
+    let attached_max = attached.iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0);
+    if let Some((n, s)) = model
+        .nodes
+        .iter()
+        .flat_map(|n| n.attached_stream_ids.iter().map(move |s| (n, s)))
+        .find(|(_, s)| s.0 < main_count)
+    {
+        bail!(
+            Field,
+            "node '{}': attached stream {s} collides with main stream ids 0..{main_count}; attached ids follow the main ones",
+            n.name
+        );
+    }
+    let alloc = Allocation::from_logical(
+        model,
+        mode_name(model),
+        stream,
+        main_count,
+        attached,
+        attached_max.saturating_sub(main_count),
+    );
+    finish_from_logical(model, alloc, stage)
 }

@@ -1,0 +1,62 @@
+//! Insertion plus exact reduction on synthetic graphs (100k and 1M nodes, 8 and 64 streams).
+//! Each node has two producers: its predecessor and a random node up to 64 back; streams are
+//! random. Model building is not timed. Run: `cargo bench --bench sync`.
+
+use std::time::Instant;
+
+use stream_alloc::compile::sync::{SyncState, insert, reduce};
+use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
+use stream_alloc::graph::{IdVec, Model, ModelBuilder, NodeId, StreamId, SyncKind};
+
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
+
+fn graph(n: usize, streams: u32, seed: u64) -> (Model, IdVec<NodeId, Option<StreamId>>) {
+    let mut rng = Lcg(seed);
+    let mut b = ModelBuilder::new("bench");
+    for i in 0..n {
+        b.add_node(NodeSpec::new(format!("n{i}"), "Conv2D", "AIcoreEngine"));
+    }
+    for i in 1..n {
+        b.add_edge(EdgeSpec::data(format!("n{}", i - 1), format!("n{i}")));
+        let back = 2 + (rng.next() % 63) as usize;
+        if i >= back {
+            b.add_edge(EdgeSpec::data(format!("n{}", i - back), format!("n{i}")));
+        }
+    }
+    let model = b.build().expect("synthetic graph is valid");
+    let stream = (0..n).map(|_| Some(StreamId((rng.next() % u64::from(streams)) as u32))).collect();
+    (model, stream)
+}
+
+fn main() {
+    println!(
+        "{:>9} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "nodes", "streams", "inserted", "kept", "insert_ms", "reduce_ms", "total_ms"
+    );
+    for &n in &[100_000usize, 1_000_000] {
+        for &s in &[8u32, 64] {
+            let (model, stream) = graph(n, s, 42 + u64::from(s));
+            let attached = IdVec::filled(n, Vec::new());
+            let t0 = Instant::now();
+            let mut st = SyncState::new(&model, stream, attached, SyncKind::Event);
+            insert::insert_sync_events(&mut st).expect("insertion succeeds");
+            let t1 = Instant::now();
+            let inserted = st.syncs.len();
+            reduce::reduce_exact(&mut st);
+            let t2 = Instant::now();
+            println!(
+                "{n:>9} {s:>7} {inserted:>10} {:>10} {:>10.1} {:>10.1} {:>10.1}",
+                st.alive_count(),
+                (t1 - t0).as_secs_f64() * 1e3,
+                (t2 - t1).as_secs_f64() * 1e3,
+                (t2 - t0).as_secs_f64() * 1e3
+            );
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! Sync insertion (ge-compiler.md §6.2, §6.4): one pair per cross-stream dependency.
+
+use std::collections::BTreeMap;
+
+use super::SyncState;
+use crate::compile::allocation::SyncEnd;
+use crate::error::Result;
+use crate::graph::{EdgeKind, GraphId, Model, NodeId, StreamId};
+use crate::{bail, err};
+
+/// GE's FFTS subgraph attributes: such nodes (and everything nested under them) get no events.
+pub fn is_ffts(model: &Model, n: NodeId) -> bool {
+    let ga = &model.nodes[n].ge_attrs;
+    ga.contains("_ffts_sub_graph") || ga.contains("_ffts_plus_sub_graph")
+}
+
+/// Per graph: whether it is nested (at any depth) under an FFTS node.
+fn ffts_graphs(model: &Model) -> Vec<bool> {
+    let mut out = vec![false; model.graphs.len()];
+    for g in model.all_graphs() {
+        if let Some(p) = model.graphs[g].parent {
+            out[g.index()] = out[model.nodes[p].graph.index()] || is_ffts(model, p);
+        }
+    }
+    out
+}
+
+/// Whether a node is an FFTS node or lies under one.
+fn under_ffts(model: &Model, ffts: &[bool], n: NodeId) -> bool {
+    let node = &model.nodes[n];
+    ffts[node.graph.index()] || (!node.ge_attrs.is_empty() && is_ffts(model, n))
+}
+
+/// GE's `SetActiveStreamsByLabel` maps that insertion and `OptimizeByStreamActivate` read.
+#[derive(Clone, Debug, Default)]
+pub struct ActivationMaps {
+    /// `specific_activated_labels`: label → active nodes that activate it.
+    pub label_activators: BTreeMap<String, Vec<NodeId>>,
+    /// `specific_activated_streams_nodes_map`: stream → active nodes that activate it.
+    pub stream_activators: BTreeMap<StreamId, Vec<NodeId>>,
+}
+
+impl ActivationMaps {
+    pub fn build(st: &SyncState<'_>) -> Self {
+        let model = st.model;
+        let mut labeled: BTreeMap<&str, Vec<StreamId>> = BTreeMap::new();
+        for &n in &st.order {
+            if let (Some(l), Some(s)) = (model.nodes[n].attrs.stream_label.as_deref(), st.stream[n]) {
+                let v = labeled.entry(l).or_default();
+                if !v.contains(&s) {
+                    v.push(s);
+                }
+            }
+        }
+        let mut maps = ActivationMaps::default();
+        for &n in &st.order {
+            for l in &model.nodes[n].attrs.active_label_list {
+                maps.label_activators.entry(l.clone()).or_default().push(n);
+                for &s in labeled.get(l.as_str()).map(Vec::as_slice).unwrap_or(&[]) {
+                    maps.stream_activators.entry(s).or_default().push(n);
+                }
+            }
+        }
+        maps
+    }
+}
+
+/// GE: `InsertOneEventInTwoNodes`. Adds a pair cur → next unless one of GE's rules says the two
+/// are already ordered or never synchronised.
+fn insert_one(st: &mut SyncState<'_>, act: &ActivationMaps, cur: NodeId, next: NodeId) -> Result<()> {
+    let model = st.model;
+    let Some(cur_stream) = st.stream[cur] else { return Ok(()) };
+    let next_stream = st.stream[next];
+    if next_stream == Some(cur_stream) {
+        return Ok(());
+    }
+    let cur_type = model.nodes[cur].op_type.as_str();
+    if matches!(cur_type, "Enter" | "RefEnter") && model.nodes[next].op_type != "StreamActive" {
+        return Ok(());
+    }
+    if next_stream.is_none() {
+        if model.nodes[next].ge_attrs.contains("_thread_scope_id") {
+            return Ok(());
+        }
+        bail!(
+            Failed,
+            "stream id of next node '{}' (graph '{}') is invalid (-1) but it depends on '{}' on stream {cur_stream}; \
+             every node fed by a node with a stream needs a stream",
+            model.nodes[next].name,
+            model.graph_label(model.nodes[next].graph),
+            model.nodes[cur].name
+        );
+    }
+    if let Some(label) = model.nodes[next].attrs.stream_label.as_deref() {
+        let next_graph = model.nodes[next].graph;
+        let activated = act.label_activators.get(label).is_some_and(|actives| {
+            actives.iter().any(|&a| {
+                model.nodes[a].graph == next_graph && st.stream[a] == Some(cur_stream) && st.pos[cur] <= st.pos[a]
+            })
+        });
+        if activated {
+            return Ok(());
+        }
+    }
+    st.add(SyncEnd::main(cur), SyncEnd::main(next), false);
+    Ok(())
+}
+
+/// GE: `InsertSyncEvents` then `InsertEventsForSubgraph`. Every data and control edge between two
+/// streams gets one pair; nested graphs' input-less nodes wait on their parent's producers and
+/// their `_subgraph_end_node` signals the parent's consumers.
+pub fn insert_sync_events(st: &mut SyncState<'_>) -> Result<()> {
+    let model = st.model;
+    let act = ActivationMaps::build(st);
+    let ffts = ffts_graphs(model);
+    let order = std::mem::take(&mut st.order);
+    let result = (|| -> Result<()> {
+        for &cur in &order {
+            if st.stream[cur].is_none() || under_ffts(model, &ffts, cur) {
+                continue;
+            }
+            // GE walks out data anchors before out control anchors.
+            let out = model.adjacency.out_edges(cur);
+            let has_control = out.iter().any(|&e| model.edges[e].kind == EdgeKind::Control);
+            for kind in [EdgeKind::Data, EdgeKind::Control] {
+                if kind == EdgeKind::Control && !has_control {
+                    break;
+                }
+                for &e in out {
+                    let edge = &model.edges[e];
+                    if edge.kind == kind {
+                        insert_one(st, &act, cur, edge.dst)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    })();
+    st.order = order;
+    result?;
+    insert_events_for_subgraph(st, &act, &ffts)
+}
+
+/// GE: `InsertEventsForSubgraph`.
+fn insert_events_for_subgraph(st: &mut SyncState<'_>, act: &ActivationMaps, ffts: &[bool]) -> Result<()> {
+    let model = st.model;
+    if model.graphs.len() == 1 {
+        return Ok(());
+    }
+    for g in model.all_graphs() {
+        let Some(parent) = model.graphs[g].parent else { continue };
+        if under_ffts(model, ffts, parent) {
+            continue;
+        }
+        let nodes = model.graphs[g].order.clone();
+        for n in nodes {
+            if st.stream[n].is_some() && model.adjacency.in_edges(n).is_empty() {
+                let ins: Vec<NodeId> = model.in_edges(parent).map(|e| e.src).collect();
+                for i in ins {
+                    insert_one(st, act, i, n)?;
+                }
+            }
+            if model.nodes[n].ge_attrs.flag("_subgraph_end_node") {
+                let outs: Vec<NodeId> = model.out_edges(parent).map(|e| e.dst).collect();
+                for o in outs {
+                    insert_one(st, act, n, o)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The single attached stream of a node, if any; GE refuses more than one in event insertion.
+fn single_attached(st: &SyncState<'_>, n: NodeId) -> Result<Option<StreamId>> {
+    match st.attached[n].as_slice() {
+        [] => Ok(None),
+        [s] => Ok(Some(*s)),
+        more => Err(err!(
+            Failed,
+            "node '{}' has {} attached streams; attached-stream event insertion supports one",
+            st.model.nodes[n].name,
+            more.len()
+        )),
+    }
+}
+
+/// GE: `InsertSyncEventsWithAttachedStream`. A node whose attached-stream request declares
+/// value-dependent inputs waits, on its attached stream, for the producers of those inputs.
+pub fn insert_attached_value_events(st: &mut SyncState<'_>) -> Result<()> {
+    let model = st.model;
+    let order = st.order.clone();
+    for &n in &order {
+        let node = &model.nodes[n];
+        if node.ge_attrs.flag("_disable_attached_resource") {
+            continue;
+        }
+        let deps: Vec<u32> =
+            node.attrs.attached_streams.iter().flat_map(|a| a.depend_value_inputs.iter().copied()).collect();
+        if deps.is_empty() {
+            continue;
+        }
+        let to_att = single_attached(st, n)?;
+        for input in deps {
+            let producers: Vec<NodeId> =
+                model.in_edges(n).filter(|e| e.kind == EdgeKind::Data && e.dst_port == input).map(|e| e.src).collect();
+            for p in producers {
+                if model.nodes[p].is_data_like() {
+                    continue;
+                }
+                let from_att = single_attached(st, p)?;
+                if from_att.is_some() && from_att == to_att {
+                    continue;
+                }
+                let from = SyncEnd { node: p, attached: from_att };
+                let to = SyncEnd { node: n, attached: to_att };
+                match (st.end_stream(from), st.end_stream(to)) {
+                    (Some(a), Some(b)) if a != b => {
+                        st.add(from, to, true);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// GE: `CoverAllStreamByNetoutput`. The last node of every attached stream signals its graph's
+/// NetOutput, so the model's end waits for every attached stream.
+pub fn cover_all_stream_by_netoutput(st: &mut SyncState<'_>) {
+    let model = st.model;
+    let mut last: BTreeMap<StreamId, NodeId> = BTreeMap::new();
+    for &n in &st.order {
+        for &a in &st.attached[n] {
+            last.insert(a, n);
+        }
+    }
+    let mut netoutput: BTreeMap<GraphId, NodeId> = BTreeMap::new();
+    for &n in &st.order {
+        if model.nodes[n].op_type == "NetOutput" {
+            netoutput.entry(model.nodes[n].graph).or_insert(n);
+        }
+    }
+    for (a, n) in last {
+        let Some(&out) = netoutput.get(&model.nodes[n].graph) else { continue };
+        let Some(out_stream) = st.stream[out] else { continue };
+        if out_stream == a || st.pos[n] >= st.pos[out] {
+            continue;
+        }
+        st.add(SyncEnd { node: n, attached: Some(a) }, SyncEnd::main(out), true);
+    }
+}

@@ -1,0 +1,267 @@
+//! Static synchronisation: GE's `InsertSyncNodesByLogicStream` sync half (ge-compiler.md §6).
+//!
+//! The steps share one [`SyncState`]: a table of raw syncs (one per inserted record/wait pair,
+//! indexed by insertion order, so the sync → node lookup GE does by scanning is a field read)
+//! plus per-node send/recv lists in GE's insertion order. Each step is its own module:
+//!
+//! * [`insert`] — `InsertSyncEvents`, `InsertEventsForSubgraph`, attached-stream value-dependency
+//!   events, `CoverAllStreamByNetoutput`.
+//! * [`ge_opt`] — `OptimizeBySendEvents`, `OptimizeByRecvEvents`, `OptimizeByStreamActivate`,
+//!   StreamSwitch send removal (`compat=ge`).
+//! * [`reduce`] — the default mode's exact reduction (transitive reduction with vector clocks).
+//! * [`reuse`] — `ReuseEventForMultiDims`, `_event_multiplexing`, lifetime reuse.
+//! * [`continuous`] — `RefreshContinuousEvents` / `RefreshContinuousNotifies`.
+//! * [`materialise`] — `GenerateSyncEventNodes`.
+//!
+
+pub mod continuous;
+pub mod ge_opt;
+pub mod insert;
+pub mod materialise;
+pub mod reduce;
+pub mod reuse;
+
+use super::allocation::{Allocation, SyncEnd, SyncPair};
+use crate::bail;
+use crate::error::Result;
+use crate::graph::{IdVec, Model, NodeId, StreamId, SyncKind};
+
+/// GE's `kMaxNotifyNum`.
+pub const MAX_NOTIFY_NUM: u32 = 1024;
+
+/// How the sync stage runs; [`SyncConfig::from_model`] reads it from the options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyncConfig {
+    pub kind: SyncKind,
+    /// `compat=ge`: GE's pairwise optimisations instead of the exact reduction.
+    pub compat_ge: bool,
+    /// `event_reuse=lifetime` (default mode only).
+    pub event_reuse_lifetime: bool,
+    /// Insert Send/Recv nodes (static graphs). Dynamic graphs carry only per-node send/recv
+    /// ids (`_send_event_ids` / `_recv_event_ids`), so their allocator turns this off.
+    pub materialise: bool,
+}
+
+impl SyncConfig {
+    pub fn from_model(model: &Model) -> Self {
+        let o = &model.options;
+        SyncConfig {
+            kind: o.event,
+            compat_ge: o.compat_ge,
+            event_reuse_lifetime: o.event_reuse_lifetime,
+            materialise: !model.is_dynamic(crate::graph::GraphId::ROOT),
+        }
+    }
+}
+
+/// One inserted record/wait pair. `id` is meaningful after the continuity refresh.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawSync {
+    pub from: SyncEnd,
+    pub to: SyncEnd,
+    pub id: u32,
+    pub alive: bool,
+    /// Inserted by the attached-stream steps (GE's separate attached maps, numbered after the
+    /// main ones).
+    pub attached_phase: bool,
+}
+
+/// What the sync stage did, for reports and tests.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// Pairs inserted before any optimisation.
+    pub inserted: usize,
+    /// Pairs kept.
+    pub kept: usize,
+    /// Distinct ids after reuse and refresh.
+    pub ids: u32,
+    /// Ids saved by lifetime or multi-dims reuse (`kept - ids` where pairs share ids).
+    pub reused: usize,
+}
+
+/// The working state of the sync steps.
+#[derive(Clone, Debug)]
+pub struct SyncState<'m> {
+    pub model: &'m Model,
+    /// Logical stream per node.
+    pub stream: IdVec<NodeId, Option<StreamId>>,
+    /// Attached stream ids per node.
+    pub attached: IdVec<NodeId, Vec<StreamId>>,
+    /// Main plus attached streams.
+    pub stream_count: u32,
+    /// Raw syncs in insertion order; a node's send (recv) list is its syncs in this order.
+    pub syncs: Vec<RawSync>,
+    /// Nodes in execution order (GE's `GetAllNodes`) and each node's position in it (GE's topo id).
+    pub order: Vec<NodeId>,
+    pub pos: IdVec<NodeId, u32>,
+    pub kind: SyncKind,
+}
+
+impl<'m> SyncState<'m> {
+    pub fn new(
+        model: &'m Model,
+        stream: IdVec<NodeId, Option<StreamId>>,
+        attached: IdVec<NodeId, Vec<StreamId>>,
+        kind: SyncKind,
+    ) -> Self {
+        let order = model.all_nodes();
+        let mut pos = IdVec::filled(model.nodes.len(), 0u32);
+        for (i, &n) in order.iter().enumerate() {
+            pos[n] = i as u32;
+        }
+        let stream_count = stream.iter().flatten().chain(attached.iter().flatten()).map(|s| s.0 + 1).max().unwrap_or(0);
+        SyncState {
+            model,
+            stream,
+            attached,
+            stream_count,
+            syncs: Vec::with_capacity(model.edges.len()),
+            order,
+            pos,
+            kind,
+        }
+    }
+
+    /// The stream an end runs on.
+    pub fn end_stream(&self, end: SyncEnd) -> Option<StreamId> {
+        match end.attached {
+            Some(s) => Some(s),
+            None => self.stream[end.node],
+        }
+    }
+
+    /// Adds one pair (GE's `AddSendEventId` + `AddRecvEventId` with `event_num_++`).
+    pub fn add(&mut self, from: SyncEnd, to: SyncEnd, attached_phase: bool) -> u32 {
+        let r = self.syncs.len() as u32;
+        self.syncs.push(RawSync { from, to, id: r, alive: true, attached_phase });
+        r
+    }
+
+    /// Removes one pair (GE's `RmvSendEventId` + `RmvRecvEventId`).
+    pub fn remove(&mut self, r: u32) {
+        self.syncs[r as usize].alive = false;
+    }
+
+    /// Each node's send list (GE's `node_to_send_events_`): its kept syncs in insertion order.
+    pub fn send_lists(&self) -> NodeLists {
+        NodeLists::build(self, |s| s.from.node)
+    }
+
+    /// Each node's recv list (GE's `node_to_recv_events_`).
+    pub fn recv_lists(&self) -> NodeLists {
+        NodeLists::build(self, |s| s.to.node)
+    }
+
+    pub fn alive(&self) -> impl Iterator<Item = (u32, &RawSync)> {
+        self.syncs.iter().enumerate().filter(|(_, s)| s.alive).map(|(i, s)| (i as u32, s))
+    }
+
+    pub fn alive_count(&self) -> usize {
+        self.syncs.iter().filter(|s| s.alive).count()
+    }
+
+    /// Nodes of each main stream in execution order (GE's `stream_nodes`).
+    pub fn stream_nodes(&self) -> Vec<Vec<NodeId>> {
+        let mut out = vec![Vec::new(); self.stream_count as usize];
+        for &n in &self.order {
+            if let Some(s) = self.stream[n] {
+                out[s.index()].push(n);
+            }
+        }
+        out
+    }
+
+    /// Kept pairs with their final ids, ordered by id then record position.
+    pub fn pairs(&self) -> Vec<SyncPair> {
+        let mut v: Vec<(u32, u32, u32, SyncPair)> = self
+            .alive()
+            .map(|(r, s)| (s.id, self.pos[s.from.node], r, SyncPair { id: s.id, from: s.from, to: s.to }))
+            .collect();
+        v.sort_unstable_by_key(|&(id, p, r, _)| (id, p, r));
+        v.into_iter().map(|x| x.3).collect()
+    }
+}
+
+/// Raw sync ids per node (CSR), a snapshot of the kept syncs when built.
+#[derive(Clone, Debug)]
+pub struct NodeLists {
+    start: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl NodeLists {
+    fn build(st: &SyncState<'_>, key: impl Fn(&RawSync) -> NodeId) -> Self {
+        let mut start = vec![0u32; st.model.nodes.len() + 1];
+        for s in st.syncs.iter().filter(|s| s.alive) {
+            start[key(s).index() + 1] += 1;
+        }
+        for i in 0..st.model.nodes.len() {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![0u32; start[st.model.nodes.len()] as usize];
+        for (r, s) in st.syncs.iter().enumerate().filter(|(_, s)| s.alive) {
+            let slot = &mut fill[key(s).index()];
+            list[*slot as usize] = r as u32;
+            *slot += 1;
+        }
+        NodeLists { start, list }
+    }
+
+    pub fn of(&self, n: NodeId) -> &[u32] {
+        &self.list[self.start[n.index()] as usize..self.start[n.index() + 1] as usize]
+    }
+}
+
+/// Runs the whole sync stage on a logical allocation and writes syncs (and, for static graphs,
+/// Send/Recv nodes) into it.
+pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<SyncReport> {
+    let mut st = SyncState::new(model, alloc.logical_stream.clone(), alloc.attached.clone(), cfg.kind);
+    insert::insert_sync_events(&mut st)?;
+    let count;
+    let mut reused = 0usize;
+    if cfg.compat_ge {
+        ge_opt::optimize_by_send_events(&mut st);
+        ge_opt::optimize_by_recv_events(&mut st);
+        ge_opt::optimize_by_stream_activate(&mut st);
+        ge_opt::remove_stream_switch_sends(&mut st);
+        continuous::refresh_continuous_events(&mut st);
+        let dims = reuse::reuse_event_for_multi_dims(&mut st);
+        insert::insert_attached_value_events(&mut st)?;
+        insert::cover_all_stream_by_netoutput(&mut st);
+        continuous::refresh_continuous_events_keep_main(&mut st, dims.count);
+        if cfg.kind == SyncKind::Event {
+            reuse::event_multiplexing(&mut st)?;
+        }
+        count = continuous::distinct_ids(&st);
+        reused += dims.saved;
+    } else {
+        insert::insert_attached_value_events(&mut st)?;
+        insert::cover_all_stream_by_netoutput(&mut st);
+        reduce::reduce_exact(&mut st);
+        if cfg.event_reuse_lifetime {
+            reused += reuse::reuse_lifetime(&mut st);
+            count = continuous::refresh_continuous_events(&mut st);
+        } else {
+            continuous::refresh_continuous_events(&mut st);
+            let dims = reuse::reuse_event_for_multi_dims(&mut st);
+            reused += dims.saved;
+            count = dims.count;
+        }
+    }
+    if cfg.kind == SyncKind::Notify && count > MAX_NOTIFY_NUM {
+        bail!(
+            Limit,
+            "graph '{}' needs {count} notifies after optimisation; at most {MAX_NOTIFY_NUM} are supported (kMaxNotifyNum)",
+            model.name
+        );
+    }
+    let report = SyncReport { inserted: st.syncs.len(), kept: st.alive_count(), ids: count, reused };
+    alloc.syncs = st.pairs();
+    alloc.sync_count = count;
+    alloc.sync_kind = cfg.kind;
+    if cfg.materialise {
+        alloc.inserted.extend(materialise::generate_sync_event_nodes(&st));
+    }
+    Ok(report)
+}

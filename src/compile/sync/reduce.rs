@@ -1,0 +1,290 @@
+//! The default mode's exact reduction: keep only the cross-stream pairs of the transitive
+//! reduction of (pairs ∪ stream order), the fewest edge-based waits for the given assignment.
+//! GE's pairwise optimisations keep a pair even when a path through a third stream already
+//! orders its ends (ge-compiler.md §10).
+//!
+//! One sweep in execution order with a vector clock per stream: a point's clock holds, per
+//! stream, how many of that stream's points happen before it. A pair u → v is redundant iff v's
+//! clock, built from v's stream predecessor and the pairs into v kept so far, already covers u.
+//! Pairs into v are tried latest sender first, so a pair that a later sender's path implies is
+//! never kept. Cost O(P + E log E + K·S) for P points, E pairs, K kept pairs and S streams;
+//! clock snapshots are kept only while a pair from their point is still pending.
+
+use super::SyncState;
+use crate::compile::allocation::SyncEnd;
+
+const NONE: u32 = u32::MAX;
+
+/// Execution points: a node's main stream and each of its attached streams, in execution
+/// order (node order, main first).
+#[derive(Clone, Debug)]
+pub struct Points {
+    /// First point of the node at each execution position (`len = nodes + 1`).
+    pub start: Vec<u32>,
+    pub stream: Vec<u32>,
+    /// Index of the point among the points of its stream.
+    pub seq: Vec<u32>,
+    pub stream_count: usize,
+}
+
+impl Points {
+    pub fn build(st: &SyncState<'_>) -> Self {
+        let mut start = Vec::with_capacity(st.order.len() + 1);
+        let mut stream = Vec::with_capacity(st.order.len());
+        let mut seq = Vec::with_capacity(st.order.len());
+        let mut next_seq = vec![0u32; st.stream_count as usize];
+        for &n in &st.order {
+            start.push(stream.len() as u32);
+            for s in st.stream[n].iter().chain(st.attached[n].iter()) {
+                stream.push(s.0);
+                seq.push(next_seq[s.index()]);
+                next_seq[s.index()] += 1;
+            }
+        }
+        start.push(stream.len() as u32);
+        Points { start, stream, seq, stream_count: st.stream_count as usize }
+    }
+
+    pub fn len(&self) -> usize {
+        self.stream.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.stream.is_empty()
+    }
+
+    /// The point of a sync end, if the end runs on a stream.
+    pub fn of(&self, st: &SyncState<'_>, end: SyncEnd) -> Option<u32> {
+        let p = st.pos[end.node] as usize;
+        let base = self.start[p];
+        let has_main = st.stream[end.node].is_some();
+        match end.attached {
+            None => has_main.then_some(base),
+            Some(a) => {
+                let i = st.attached[end.node].iter().position(|&x| x == a)?;
+                Some(base + u32::from(has_main) + i as u32)
+            }
+        }
+    }
+}
+
+/// Per-stream vector clocks with reference-counted snapshots for pending senders.
+pub(super) struct Clocks {
+    s: usize,
+    cur: Vec<u32>,
+    snaps: Vec<u32>,
+    snap_refs: Vec<u32>,
+    snap_owner: Vec<u32>,
+    free: Vec<u32>,
+    current_snap: Vec<u32>,
+    point_snap: Vec<u32>,
+}
+
+impl Clocks {
+    pub(super) fn new(streams: usize, points: usize) -> Self {
+        Clocks {
+            s: streams,
+            cur: vec![0; streams * streams],
+            snaps: Vec::new(),
+            snap_refs: Vec::new(),
+            snap_owner: Vec::new(),
+            free: Vec::new(),
+            current_snap: vec![NONE; streams],
+            point_snap: vec![NONE; points],
+        }
+    }
+
+    /// Whether stream `s`'s current clock covers point `seq` of stream `t`.
+    #[inline]
+    pub(super) fn covers(&self, s: usize, t: usize, seq: u32) -> bool {
+        self.cur[s * self.s + t] > seq
+    }
+
+    /// Joins the clock of sender point `u` (on `t`, index `seq`) into stream `s`.
+    pub(super) fn merge(&mut self, s: usize, u: u32, t: usize, seq: u32) {
+        let snap = self.point_snap[u as usize];
+        let n = self.s;
+        let mut changed = false;
+        if snap != NONE {
+            let (row, src) = (&mut self.cur[s * n..s * n + n], &self.snaps[snap as usize * n..snap as usize * n + n]);
+            // Branch-free so the join vectorises.
+            let mut diff = 0u32;
+            for (c, &x) in row.iter_mut().zip(src) {
+                let m = (*c).max(x);
+                diff |= m ^ *c;
+                *c = m;
+            }
+            changed = diff != 0;
+        }
+        let c = &mut self.cur[s * n + t];
+        if *c <= seq {
+            *c = seq + 1;
+            changed = true;
+        }
+        if changed {
+            let old = self.current_snap[s];
+            if old != NONE {
+                self.current_snap[s] = NONE;
+                if self.snap_refs[old as usize] == 0 {
+                    self.free.push(old);
+                }
+            }
+        }
+    }
+
+    /// Point `p` (index `seq` on `s`) runs: it is covered on its own stream from now on.
+    #[inline]
+    pub(super) fn advance(&mut self, s: usize, seq: u32) {
+        self.cur[s * self.s + s] = seq + 1;
+    }
+
+    /// Remembers `p`'s clock for `pending` pairs that will read it.
+    pub(super) fn record(&mut self, s: usize, p: u32, pending: u32) {
+        if pending == 0 {
+            return;
+        }
+        let n = self.s;
+        let mut snap = self.current_snap[s];
+        if snap == NONE {
+            snap = match self.free.pop() {
+                Some(f) => f,
+                None => {
+                    self.snaps.resize(self.snaps.len() + n, 0);
+                    self.snap_refs.push(0);
+                    self.snap_owner.push(0);
+                    (self.snap_refs.len() - 1) as u32
+                }
+            };
+            let (b, e) = (snap as usize * n, snap as usize * n + n);
+            self.snaps[b..e].copy_from_slice(&self.cur[s * n..s * n + n]);
+            self.snap_owner[snap as usize] = s as u32;
+            self.current_snap[s] = snap;
+        }
+        self.snap_refs[snap as usize] += pending;
+        self.point_snap[p as usize] = snap;
+    }
+
+    /// One pending pair from `u` has been handled.
+    pub(super) fn release(&mut self, u: u32) {
+        let snap = self.point_snap[u as usize];
+        if snap == NONE {
+            return;
+        }
+        let r = &mut self.snap_refs[snap as usize];
+        *r -= 1;
+        if *r == 0 && self.current_snap[self.snap_owner[snap as usize] as usize] != snap {
+            self.free.push(snap);
+        }
+    }
+
+    /// The clock row of stream `s` (own component included).
+    pub(super) fn row(&self, s: usize) -> &[u32] {
+        &self.cur[s * self.s..(s + 1) * self.s]
+    }
+}
+
+/// Kept pairs grouped by receiving point (CSR), each group latest sender first, plus the
+/// number of pairs leaving each point.
+pub(super) struct PairIndex {
+    pub from: Vec<u32>,
+    pub to: Vec<u32>,
+    pub in_start: Vec<u32>,
+    /// Raw sync ids, grouped by receiving point.
+    pub in_list: Vec<u32>,
+    pub out_count: Vec<u32>,
+}
+
+impl PairIndex {
+    pub(super) fn build(st: &SyncState<'_>, pts: &Points) -> Self {
+        let mut from = vec![NONE; st.syncs.len()];
+        let mut to = vec![NONE; st.syncs.len()];
+        let mut in_start = vec![0u32; pts.len() + 1];
+        let mut out_count = vec![0u32; pts.len()];
+        for (r, s) in st.alive() {
+            let (Some(f), Some(t)) = (pts.of(st, s.from), pts.of(st, s.to)) else { continue };
+            from[r as usize] = f;
+            to[r as usize] = t;
+            in_start[t as usize + 1] += 1;
+            out_count[f as usize] += 1;
+        }
+        for i in 0..pts.len() {
+            in_start[i + 1] += in_start[i];
+        }
+        let mut fill = in_start.clone();
+        let mut in_list = vec![0u32; in_start[pts.len()] as usize];
+        for (r, &t) in to.iter().enumerate() {
+            if t != NONE {
+                in_list[fill[t as usize] as usize] = r as u32;
+                fill[t as usize] += 1;
+            }
+        }
+        for p in 0..pts.len() {
+            let seg = &mut in_list[in_start[p] as usize..in_start[p + 1] as usize];
+            if seg.len() > 1 {
+                seg.sort_unstable_by_key(|&r| (std::cmp::Reverse(from[r as usize]), r));
+            }
+        }
+        PairIndex { from, to, in_start, in_list, out_count }
+    }
+}
+
+/// Control-flow parents whose subgraphs may not run (a branch not taken, a loop body run zero
+/// times). A pair that ends in such a graph may be skipped at run time, so it never serves to
+/// imply another pair; pairs inside are still dropped when unconditional order implies them.
+pub const CONDITIONAL_PARENTS: &[&str] =
+    &["If", "StatelessIf", "_If", "Case", "StatelessCase", "_Case", "While", "StatelessWhile", "_While", "For"];
+
+/// Per point: whether its node lies under a conditional parent.
+pub(super) fn conditional_points(st: &SyncState<'_>, pts: &Points) -> Vec<bool> {
+    let model = st.model;
+    let mut cond_graph = vec![false; model.graphs.len()];
+    if model.graphs.len() == 1 {
+        return vec![false; pts.len()];
+    }
+    for g in model.all_graphs() {
+        if let Some(p) = model.graphs[g].parent {
+            let pn = &model.nodes[p];
+            cond_graph[g.index()] = cond_graph[pn.graph.index()] || CONDITIONAL_PARENTS.contains(&pn.op_type.as_str());
+        }
+    }
+    let mut out = vec![false; pts.len()];
+    for (i, &n) in st.order.iter().enumerate() {
+        let c = cond_graph[model.nodes[n].graph.index()];
+        for o in &mut out[pts.start[i] as usize..pts.start[i + 1] as usize] {
+            *o = c;
+        }
+    }
+    out
+}
+
+/// Drops every pair implied by stream order and the other kept pairs. Returns the number dropped.
+pub fn reduce_exact(st: &mut SyncState<'_>) -> usize {
+    let pts = Points::build(st);
+    let idx = PairIndex::build(st, &pts);
+    let cond = conditional_points(st, &pts);
+    let mut clocks = Clocks::new(pts.stream_count, pts.len());
+    let mut drop = Vec::new();
+    for p in 0..pts.len() {
+        let s = pts.stream[p] as usize;
+        for &r in &idx.in_list[idx.in_start[p] as usize..idx.in_start[p + 1] as usize] {
+            let u = idx.from[r as usize];
+            if u as usize >= p {
+                // Not forward in execution order: cannot be implied; the checker reports it.
+                continue;
+            }
+            let (t, seq) = (pts.stream[u as usize] as usize, pts.seq[u as usize]);
+            if clocks.covers(s, t, seq) {
+                drop.push(r);
+            } else if !cond[u as usize] && !cond[p] {
+                clocks.merge(s, u, t, seq);
+            }
+            clocks.release(u);
+        }
+        clocks.advance(s, pts.seq[p]);
+        clocks.record(s, p as u32, idx.out_count[p]);
+    }
+    for &r in &drop {
+        st.remove(r);
+    }
+    drop.len()
+}

@@ -1,0 +1,211 @@
+//! Sync id reuse (ge-compiler.md §6.4): GE's `ReuseEventForMultiDims` and `_event_multiplexing`,
+//! and the project's lifetime reuse (`event_reuse=lifetime`).
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+
+use super::SyncState;
+use super::continuous::refresh_continuous_events;
+use super::reduce::{Clocks, PairIndex, Points};
+use crate::err;
+use crate::error::Result;
+use crate::graph::{GraphId, Model, NodeId};
+
+/// GE's `kEventReuseThreshold`: multiplexing applies only above this many events.
+pub const EVENT_REUSE_THRESHOLD: u32 = 65_500;
+/// GE walks nested subgraphs of a multi-dims branch at most this deep.
+pub const MAX_DIMS_DEPTH: usize = 10;
+
+/// Result of the multi-dims reuse.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DimsReuse {
+    /// Distinct ids afterwards.
+    pub count: u32,
+    /// Ids saved.
+    pub saved: usize,
+}
+
+/// The multi-dims branch a graph belongs to: (`Case` node with `_batch_num`, branch index),
+/// looking at most [`MAX_DIMS_DEPTH`] graphs up.
+pub fn dims_branch(model: &Model, g: GraphId) -> Option<(NodeId, usize)> {
+    let mut g = g;
+    for _ in 0..=MAX_DIMS_DEPTH {
+        let parent = model.graphs[g].parent?;
+        let pn = &model.nodes[parent];
+        if pn.op_type == "Case" && pn.ge_attrs.contains("_batch_num") {
+            let i = pn.subgraphs.iter().position(|&x| x == g)?;
+            return Some((parent, i));
+        }
+        g = pn.graph;
+    }
+    None
+}
+
+/// GE: `ReuseEventForMultiDims`. The branches of a multi-batch `Case` never run together, so
+/// each branch numbers the ids whose both ends lie inside it from the same base; the base then
+/// moves past the largest branch. Ids outside every branch come last. Expects continuous ids.
+pub fn reuse_event_for_multi_dims(st: &mut SyncState<'_>) -> DimsReuse {
+    let model = st.model;
+    let count = super::continuous::distinct_ids(st);
+    // Branch of each id (all pairs of an id share it: ids are one pair each here).
+    let mut branch_of: Vec<Option<(NodeId, usize)>> = vec![None; count as usize];
+    let mut any = false;
+    for (_, s) in st.alive() {
+        let a = dims_branch(model, model.nodes[s.from.node].graph);
+        let b = dims_branch(model, model.nodes[s.to.node].graph);
+        if a.is_some() && a == b {
+            branch_of[s.id as usize] = a;
+            any = true;
+        }
+    }
+    if !any {
+        return DimsReuse { count, saved: 0 };
+    }
+    let mut by_case: BTreeMap<u32, BTreeMap<usize, Vec<u32>>> = BTreeMap::new();
+    for (id, b) in branch_of.iter().enumerate() {
+        if let Some((case, i)) = b {
+            by_case.entry(st.pos[*case]).or_default().entry(*i).or_default().push(id as u32);
+        }
+    }
+    let mut new_id = vec![u32::MAX; count as usize];
+    let mut base = 0u32;
+    for branches in by_case.values() {
+        let mut top = base;
+        for ids in branches.values() {
+            let mut next = base;
+            for &id in ids {
+                new_id[id as usize] = next;
+                next += 1;
+            }
+            top = top.max(next);
+        }
+        base = top;
+    }
+    for id in new_id.iter_mut() {
+        if *id == u32::MAX {
+            *id = base;
+            base += 1;
+        }
+    }
+    for s in st.syncs.iter_mut().filter(|s| s.alive) {
+        s.id = new_id[s.id as usize];
+    }
+    DimsReuse { count: base, saved: (count - base) as usize }
+}
+
+/// GE: `_event_multiplexing`. Above [`EVENT_REUSE_THRESHOLD`] events, each declared
+/// `SendTo;peer;id` / `RecvFrom;peer;id` makes the event between the node and its peer share
+/// the declared id (offset past the current ids); then ids are refreshed.
+pub fn event_multiplexing(st: &mut SyncState<'_>) -> Result<()> {
+    let model = st.model;
+    let event_num = super::continuous::distinct_ids(st);
+    if event_num <= EVENT_REUSE_THRESHOLD {
+        return Ok(());
+    }
+    let mut changes: Vec<(u32, u32)> = Vec::new();
+    let sends = st.send_lists();
+    for &n in &st.order {
+        let node = &model.nodes[n];
+        for entry in &node.attrs.event_multiplexing {
+            let bad = |why: &str| err!(Attribute, "node '{}': _event_multiplexing entry \"{entry}\" {why}", node.name);
+            let parts: Vec<&str> = entry.split(';').collect();
+            let [dir, peer, id] = parts.as_slice() else {
+                return Err(bad("must be \"SendTo;peer;id\" or \"RecvFrom;peer;id\""));
+            };
+            let id: i64 = id.parse().map_err(|_| bad("has a non-integer id"))?;
+            if id < 0 {
+                return Err(bad("has a negative id"));
+            }
+            let Some(peer) = model.find_node(node.graph, peer) else {
+                return Err(bad("names an unknown peer"));
+            };
+            let (from, to) = match *dir {
+                "SendTo" => (n, peer),
+                "RecvFrom" => (peer, n),
+                _ => return Err(bad("must start with SendTo or RecvFrom")),
+            };
+            for &r in sends.of(from) {
+                if st.syncs[r as usize].to.node == to {
+                    changes.push((r, id as u32 + event_num));
+                }
+            }
+        }
+    }
+    if changes.is_empty() {
+        return Ok(());
+    }
+    for (r, id) in changes {
+        st.syncs[r as usize].id = id;
+    }
+    refresh_continuous_events(st);
+    Ok(())
+}
+
+/// Lifetime reuse: walking record points in execution order, a pair takes an id whose last
+/// wait already happens before this record (so the runtime has consumed it), else a fresh id.
+/// Per stream, free ids wait in a heap keyed by their wait's position on that stream, so each
+/// record looks at one candidate per stream. Returns the ids saved.
+pub fn reuse_lifetime(st: &mut SyncState<'_>) -> usize {
+    let pts = Points::build(st);
+    let idx = PairIndex::build(st, &pts);
+    let cond = super::reduce::conditional_points(st, &pts);
+    let mut clocks = Clocks::new(pts.stream_count, pts.len());
+    let mut heaps: Vec<BinaryHeap<Reverse<(u32, u32)>>> = vec![BinaryHeap::new(); pts.stream_count];
+    // Pairs leaving each point, in send-list order.
+    let mut out_of: HashMap<u32, Vec<u32>> = HashMap::new();
+    let sends = st.send_lists();
+    for &n in &st.order {
+        for &r in sends.of(n) {
+            let f = idx.from[r as usize];
+            if f != u32::MAX {
+                out_of.entry(f).or_default().push(r);
+            }
+        }
+    }
+    let mut next_id = 0u32;
+    let mut assigned: Vec<(u32, u32)> = Vec::new();
+    for p in 0..pts.len() {
+        let s = pts.stream[p] as usize;
+        for &r in &idx.in_list[idx.in_start[p] as usize..idx.in_start[p + 1] as usize] {
+            let u = idx.from[r as usize];
+            if (u as usize) < p {
+                if !cond[u as usize] && !cond[p] {
+                    clocks.merge(s, u, pts.stream[u as usize] as usize, pts.seq[u as usize]);
+                }
+                clocks.release(u);
+            }
+        }
+        clocks.advance(s, pts.seq[p]);
+        clocks.record(s, p as u32, idx.out_count[p]);
+        let Some(outs) = out_of.get(&(p as u32)) else { continue };
+        for &r in outs {
+            let row = clocks.row(s);
+            let mut best: Option<(u32, usize)> = None;
+            for (t, h) in heaps.iter().enumerate() {
+                if let Some(&Reverse((seq, id))) = h.peek() {
+                    if row[t] > seq && best.is_none_or(|(b, _)| id < b) {
+                        best = Some((id, t));
+                    }
+                }
+            }
+            let id = match best {
+                Some((id, t)) => {
+                    heaps[t].pop();
+                    id
+                }
+                None => {
+                    next_id += 1;
+                    next_id - 1
+                }
+            };
+            let to = idx.to[r as usize];
+            heaps[pts.stream[to as usize] as usize].push(Reverse((pts.seq[to as usize], id)));
+            assigned.push((r, id));
+        }
+    }
+    let kept = assigned.len();
+    for (r, id) in assigned {
+        st.syncs[r as usize].id = id;
+    }
+    kept - next_id as usize
+}

@@ -1,0 +1,348 @@
+//! The six rules of allocation-json.md. Happens-before comes from one sweep over the document's
+//! execution points (each node's stream, then its attached streams, in `nodes` order) with a
+//! vector clock per stream; syncs and activations join the sender's clock into the receiver's.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::Violation;
+use super::doc::{Doc, End};
+use crate::graph::{GraphId, Model, NodeId};
+
+fn v(rule: u32, message: String) -> Violation {
+    Violation { rule, message }
+}
+
+/// Vector clocks are `streams²` words; documents with more streams are refused.
+pub const MAX_STREAMS: usize = 4096;
+
+/// Execution points of the document.
+struct Points {
+    start: Vec<usize>,
+    stream: Vec<usize>,
+    seq: Vec<u32>,
+    streams: usize,
+}
+
+impl Points {
+    fn build(doc: &Doc) -> (Points, BTreeMap<u32, usize>) {
+        let mut dense: BTreeMap<u32, usize> = BTreeMap::new();
+        for n in &doc.nodes {
+            for s in n.stream.iter().chain(n.attached.iter()) {
+                let k = dense.len();
+                dense.entry(*s).or_insert(k);
+            }
+        }
+        let mut p = Points { start: Vec::new(), stream: Vec::new(), seq: Vec::new(), streams: dense.len() };
+        let mut next = vec![0u32; dense.len()];
+        for n in &doc.nodes {
+            p.start.push(p.stream.len());
+            let mut seen = BTreeSet::new();
+            for s in n.stream.iter().chain(n.attached.iter()) {
+                if !seen.insert(*s) {
+                    continue;
+                }
+                let d = dense[s];
+                p.stream.push(d);
+                p.seq.push(next[d]);
+                next[d] += 1;
+            }
+        }
+        p.start.push(p.stream.len());
+        (p, dense)
+    }
+
+    fn of(&self, dense: &BTreeMap<u32, usize>, end: End) -> Option<usize> {
+        let d = *dense.get(&end.stream)?;
+        (self.start[end.node]..self.start[end.node + 1]).find(|&p| self.stream[p] == d)
+    }
+
+    fn main(&self, doc: &Doc, dense: &BTreeMap<u32, usize>, node: usize) -> Option<usize> {
+        let s = doc.nodes[node].stream?;
+        self.of(dense, End { node, stream: s })
+    }
+}
+
+/// A pair's multi-dims class: pairs of different branches of one multi-batch `Case` (or of
+/// different `dims`) never run together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Class {
+    Free,
+    Branch(NodeId, usize),
+    Dim(i64),
+}
+
+fn branch_of(model: &Model, mut g: GraphId) -> Option<(NodeId, usize)> {
+    for _ in 0..=10 {
+        let parent = model.graphs[g].parent?;
+        let p = &model.nodes[parent];
+        if p.op_type == "Case" && p.ge_attrs.get("_batch_num").is_some() {
+            return p.subgraphs.iter().position(|&x| x == g).map(|i| (parent, i));
+        }
+        g = p.graph;
+    }
+    None
+}
+
+fn class(model: &Model, doc: &Doc, from: usize, to: usize) -> Class {
+    let (Some(a), Some(b)) = (doc.nodes[from].model, doc.nodes[to].model) else { return Class::Free };
+    let (ba, bb) = (branch_of(model, model.nodes[a].graph), branch_of(model, model.nodes[b].graph));
+    if let (Some(x), Some(y)) = (ba, bb) {
+        if x == y {
+            return Class::Branch(x.0, x.1);
+        }
+    }
+    match (model.nodes[a].attrs.dims, model.nodes[b].attrs.dims) {
+        (Some(x), Some(y)) if x == y => Class::Dim(x),
+        _ => Class::Free,
+    }
+}
+
+fn exempt(a: Class, b: Class) -> bool {
+    match (a, b) {
+        (Class::Branch(c1, i), Class::Branch(c2, j)) => c1 == c2 && i != j,
+        (Class::Dim(x), Class::Dim(y)) => x != y,
+        _ => false,
+    }
+}
+
+/// What a happens-before query proves.
+enum Query {
+    Edge(NodeId, NodeId),
+    Reuse { id: u64, earlier: usize, later: usize },
+}
+
+/// Checks rules 1 to 6; returns the number of edges checked under rule 1.
+pub fn check_rules(model: &Model, doc: &Doc, out: &mut Vec<Violation>) -> usize {
+    check_ids_and_streams(doc, out);
+    let (pts, dense) = Points::build(doc);
+    if pts.streams > MAX_STREAMS {
+        out.push(v(0, format!("{} streams are more than the checker handles ({MAX_STREAMS})", pts.streams)));
+        return 0;
+    }
+    let np = pts.stream.len();
+    // Arcs between points other than stream order: syncs and activations.
+    let mut arcs: Vec<(usize, usize, Option<usize>)> = Vec::new();
+    for (i, s) in doc.syncs.iter().enumerate() {
+        let name = || format!("sync id {} ({} -> {})", s.id, s.from_name, s.to_name);
+        if s.from.stream == s.to.stream {
+            out.push(v(3, format!("{} joins stream {} to itself", name(), s.from.stream)));
+        }
+        if s.from.node >= s.to.node {
+            out.push(v(3, format!("{}: 'from' does not precede 'to' in nodes", name())));
+        }
+        if let (Some(f), Some(t)) = (pts.of(&dense, s.from), pts.of(&dense, s.to)) {
+            arcs.push((f, t, Some(i)));
+        }
+    }
+    for (a, streams) in &doc.activations {
+        let Some(f) = pts.main(doc, &dense, *a) else { continue };
+        for s in streams {
+            let Some(&d) = dense.get(s) else { continue };
+            if let Some(t) = (f + 1..np).find(|&p| pts.stream[p] == d) {
+                arcs.push((f, t, None));
+            }
+        }
+    }
+    check_acyclic(doc, &pts, &arcs, out);
+
+    // Happens-before queries, answered when the sweep reaches the later point.
+    let mut queries: Vec<Vec<(usize, Query)>> = (0..np).map(|_| Vec::new()).collect();
+    let mut edges_checked = 0;
+    for e in model.edges.iter() {
+        let (a, b) = (doc.node_of_model[e.src], doc.node_of_model[e.dst]);
+        let (Some(pa), Some(pb)) = (pts.main(doc, &dense, a), pts.main(doc, &dense, b)) else { continue };
+        edges_checked += 1;
+        if pa >= pb {
+            out.push(v(
+                1,
+                format!(
+                    "edge {} -> {} is not ordered: '{}' comes after '{}' in nodes",
+                    doc.nodes[a].name, doc.nodes[b].name, doc.nodes[a].name, doc.nodes[b].name
+                ),
+            ));
+            continue;
+        }
+        queries[pb].push((pa, Query::Edge(e.src, e.dst)));
+    }
+    for (id, pairs) in doc.by_id() {
+        if pairs.len() < 2 {
+            continue;
+        }
+        let mut pairs = pairs;
+        pairs.sort_by_key(|&i| (doc.syncs[i].from.node, i));
+        let mut last: BTreeMap<Class, usize> = BTreeMap::new();
+        for &i in &pairs {
+            let s = &doc.syncs[i];
+            let c = class(model, doc, s.from.node, s.to.node);
+            for (&c2, &j) in &last {
+                if exempt(c, c2) {
+                    continue;
+                }
+                let prev = &doc.syncs[j];
+                match (pts.of(&dense, prev.to), pts.of(&dense, s.from)) {
+                    (Some(pt), Some(pf)) if pt <= pf => {
+                        queries[pf].push((pt, Query::Reuse { id, earlier: j, later: i }));
+                    }
+                    _ => out.push(v(
+                        4,
+                        format!(
+                            "sync id {id} is reused unsafely: the wait of {} -> {} does not precede the record of {} -> {}",
+                            prev.from_name, prev.to_name, s.from_name, s.to_name
+                        ),
+                    )),
+                }
+            }
+            last.insert(c, i);
+        }
+    }
+
+    // The sweep.
+    let mut incoming: Vec<Vec<usize>> = (0..np).map(|_| Vec::new()).collect();
+    let mut is_source = vec![false; np];
+    for &(f, t, _) in &arcs {
+        if f < t {
+            incoming[t].push(f);
+            is_source[f] = true;
+        }
+    }
+    let s_n = pts.streams;
+    let mut cur = vec![0u32; s_n * s_n];
+    let mut snaps: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+    for p in 0..np {
+        let s = pts.stream[p];
+        for &u in &incoming[p] {
+            let t = pts.stream[u];
+            if let Some(snap) = snaps.get(&u) {
+                for k in 0..s_n {
+                    cur[s * s_n + k] = cur[s * s_n + k].max(snap[k]);
+                }
+            }
+            cur[s * s_n + t] = cur[s * s_n + t].max(pts.seq[u] + 1);
+        }
+        cur[s * s_n + s] = pts.seq[p] + 1;
+        if is_source[p] {
+            snaps.insert(p, cur[s * s_n..(s + 1) * s_n].to_vec());
+        }
+        for (q, what) in &queries[p] {
+            if cur[s * s_n + pts.stream[*q]] > pts.seq[*q] {
+                continue;
+            }
+            out.push(match what {
+                Query::Edge(a, b) => v(
+                    1,
+                    format!(
+                        "edge {} -> {} is not ordered: no chain of stream order and syncs leads from '{}' (stream {}) to '{}' (stream {})",
+                        model.nodes[*a].name,
+                        model.nodes[*b].name,
+                        model.nodes[*a].name,
+                        stream_name(&dense, pts.stream[*q]),
+                        model.nodes[*b].name,
+                        stream_name(&dense, s)
+                    ),
+                ),
+                Query::Reuse { id, earlier, later } => {
+                    let (e, l) = (&doc.syncs[*earlier], &doc.syncs[*later]);
+                    v(
+                        4,
+                        format!(
+                            "sync id {id} is reused unsafely: the wait of {} -> {} is not ordered before the record of {} -> {}",
+                            e.from_name, e.to_name, l.from_name, l.to_name
+                        ),
+                    )
+                }
+            });
+        }
+    }
+    edges_checked
+}
+
+fn stream_name(dense: &BTreeMap<u32, usize>, d: usize) -> u32 {
+    dense.iter().find(|(_, x)| **x == d).map_or(u32::MAX, |(s, _)| *s)
+}
+
+/// Rule 2: stream order plus syncs and activations has no cycle (Kahn's algorithm).
+fn check_acyclic(doc: &Doc, pts: &Points, arcs: &[(usize, usize, Option<usize>)], out: &mut Vec<Violation>) {
+    let np = pts.stream.len();
+    let mut succ: Vec<Vec<usize>> = (0..np).map(|_| Vec::new()).collect();
+    let mut indeg = vec![0u32; np];
+    let mut last_on: Vec<Option<usize>> = vec![None; pts.streams];
+    for p in 0..np {
+        if let Some(q) = last_on[pts.stream[p]] {
+            succ[q].push(p);
+            indeg[p] += 1;
+        }
+        last_on[pts.stream[p]] = Some(p);
+    }
+    for &(f, t, _) in arcs {
+        succ[f].push(t);
+        indeg[t] += 1;
+    }
+    let mut ready: Vec<usize> = (0..np).filter(|&p| indeg[p] == 0).collect();
+    let mut done = 0;
+    while let Some(p) = ready.pop() {
+        done += 1;
+        for &q in &succ[p] {
+            indeg[q] -= 1;
+            if indeg[q] == 0 {
+                ready.push(q);
+            }
+        }
+    }
+    if done == np {
+        return;
+    }
+    let stuck = arcs.iter().find(|&&(f, t, _)| indeg[f] > 0 && indeg[t] > 0);
+    let what = match stuck {
+        Some(&(_, _, Some(i))) => {
+            let s = &doc.syncs[i];
+            format!("sync id {} ({} -> {}) lies on it", s.id, s.from_name, s.to_name)
+        }
+        Some(&(f, _, None)) => format!("an activation by '{}' lies on it", node_of_point(doc, pts, f)),
+        None => "it runs through stream order alone".into(),
+    };
+    out.push(v(2, format!("stream order plus syncs has a cycle ({} points deadlock); {what}", np - done)));
+}
+
+fn node_of_point<'d>(doc: &'d Doc, pts: &Points, p: usize) -> &'d str {
+    let i = pts.start.partition_point(|&s| s <= p) - 1;
+    &doc.nodes[i].name
+}
+
+/// Rules 5 and 6: continuous sync and stream ids, notify limit.
+fn check_ids_and_streams(doc: &Doc, out: &mut Vec<Violation>) {
+    let ids: BTreeSet<u64> = doc.syncs.iter().map(|s| s.id).collect();
+    if let Some(&bad) = ids.iter().find(|&&i| i >= doc.event_count) {
+        out.push(v(5, format!("sync id {bad} is not below events.count = {}", doc.event_count)));
+    }
+    if let Some(missing) = (0..doc.event_count).find(|i| !ids.contains(i)) {
+        out.push(v(5, format!("sync ids are not continuous: id {missing} of 0..{} is unused", doc.event_count)));
+    }
+    let main: BTreeSet<u32> = doc.nodes.iter().filter_map(|n| n.stream).collect();
+    let attached: BTreeSet<u32> = doc.nodes.iter().flat_map(|n| n.attached.iter().copied()).collect();
+    let main_only: BTreeSet<u32> = main.difference(&attached).copied().collect();
+    if let Some(&bad) = main_only.iter().find(|&&s| u64::from(s) >= doc.physical) {
+        out.push(v(5, format!("stream {bad} is not below streams.physical = {}", doc.physical)));
+    }
+    if let Some(missing) = (0..doc.physical).find(|&s| !main.contains(&(s as u32))) {
+        out.push(v(5, format!("stream ids are not continuous: stream {missing} of 0..{} runs no node", doc.physical)));
+    }
+    let logical: BTreeSet<u32> = doc.nodes.iter().filter(|n| !n.inserted).filter_map(|n| n.logical_stream).collect();
+    if let Some(&bad) = logical.iter().find(|&&s| u64::from(s) >= doc.logical && !attached.contains(&s)) {
+        out.push(v(5, format!("logical stream {bad} is not below streams.logical = {}", doc.logical)));
+    }
+    if !attached.is_empty() {
+        let (lo, hi) = (*attached.first().unwrap_or(&0), *attached.last().unwrap_or(&0));
+        if u64::from(hi - lo + 1) != attached.len() as u64 || attached.len() as u64 != doc.attached_count {
+            out.push(v(
+                5,
+                format!(
+                    "attached stream ids {attached:?} are not continuous or do not match streams.attached = {}",
+                    doc.attached_count
+                ),
+            ));
+        }
+    }
+    if doc.notify && doc.event_count > 1024 {
+        out.push(v(6, format!("events.count = {} notifies exceeds the limit of 1024", doc.event_count)));
+    }
+}
