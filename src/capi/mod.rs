@@ -1,1 +1,2 @@
 //! The C ABI.
+pub mod runtime;
