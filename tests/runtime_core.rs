@@ -435,3 +435,36 @@ fn resource_counts_and_all_or_none() {
     }
     f.balanced();
 }
+
+#[test]
+fn resource_counts_from_allocation() {
+    use stream_alloc::compile::{Allocation, Stage};
+    use stream_alloc::graph::ids::IdVec;
+    use stream_alloc::graph::{StreamId, SyncKind};
+    let alloc = |physical: u32, attached: u32, kind: SyncKind, syncs: u32| Allocation {
+        mode: "static-multi".into(),
+        stage: Stage::All,
+        logical_stream: IdVec::new(),
+        logical_count: physical,
+        stream: IdVec::new(),
+        physical_count: physical,
+        attached: IdVec::new(),
+        attached_count: attached,
+        sync_kind: kind,
+        syncs: Vec::new(),
+        sync_count: syncs,
+        activations: Vec::new(),
+        huge_streams: Vec::new(),
+        split_to_logic: (0..physical).map(StreamId).collect(),
+        inserted: Vec::new(),
+    };
+    let c = ResourceCounts::from_allocation(&alloc(5, 2, SyncKind::Event, 9), StaticCounts::default()).unwrap();
+    assert_eq!(
+        (c.reusable_stream_num, c.attached_stream_num, c.reusable_event_num, c.reusable_notify_num),
+        (5, 2, 9, 0)
+    );
+    let c = ResourceCounts::from_allocation(&alloc(3, 0, SyncKind::Notify, 4), StaticCounts::default()).unwrap();
+    assert_eq!((c.reusable_stream_num, c.reusable_event_num, c.reusable_notify_num), (3, 0, 4));
+    let c = ResourceCounts::from_allocation(&alloc(1, 0, SyncKind::Event, 0), StaticCounts::default()).unwrap();
+    assert_eq!((c.reusable_stream_num, c.stream_num()), (1, 1));
+}
