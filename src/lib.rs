@@ -14,6 +14,7 @@ pub mod capi;
 pub mod compile;
 pub mod error;
 pub mod graph;
+pub mod runtime;
 pub mod verify;
 
 pub use compile::{Allocation, Stage, allocate};

@@ -13,6 +13,7 @@
 
 pub mod allocation;
 pub mod graph;
+pub mod runtime;
 pub mod status;
 
 use std::cell::RefCell;

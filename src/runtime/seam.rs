@@ -1,0 +1,607 @@
+//! The device-runtime seam: a versioned C function table (ge-runtime-api.md §5.3 point 4).
+//!
+//! Resolution order (§5.4), all-or-nothing per scope so symbols of unrelated runtime copies are
+//! never mixed:
+//! 1. a table the host registered ([`Runtime::register`], `sa_runtime_register`);
+//! 2. the Ascend runtime's own symbols in the caller's scope, `dlsym(RTLD_DEFAULT, …)`;
+//! 3. an already-loaded Ascend library, `dlopen(name, RTLD_NOW | RTLD_NOLOAD)` on the usual
+//!    names (matched by `DT_SONAME`), so a second copy is never loaded;
+//! 4. opt-in only: the library named by `SA_RUNTIME_LIB`;
+//! 5. otherwise a "no runtime" error.
+//!
+//! Flags cross the seam in RT encoding, as GE passes them. Nothing links a vendor library.
+
+use std::ffi::{CStr, c_char, c_void};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+
+use super::consts::*;
+use super::error::{RtError, RtErrorKind, RtResult};
+
+/// Version of [`RuntimeOps`]; bumped only when entries are appended.
+pub const RUNTIME_OPS_ABI_VERSION: u32 = 1;
+
+type Ptr = *mut c_void;
+
+/// The seam's C function table (`sa_runtime_ops`). Every entry returns the runtime's own error
+/// code (0 = success); `user` is passed back unchanged. Unused query entries may be null.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RuntimeOps {
+    /// `sizeof(sa_runtime_ops)` as the host compiled it; at least this version's size.
+    pub struct_size: u32,
+    pub abi_version: u32,
+    pub user: Ptr,
+    /// `rtStreamCreateWithFlags(stream, priority, rt_flags)`.
+    pub stream_create: Option<unsafe extern "C" fn(Ptr, *mut Ptr, i32, u32) -> i32>,
+    /// `aclrtDestroyStream`, or `aclrtDestroyStreamForce` when `force` is non-zero.
+    pub stream_destroy: Option<unsafe extern "C" fn(Ptr, Ptr, i32) -> i32>,
+    pub stream_get_id: Option<unsafe extern "C" fn(Ptr, Ptr, *mut i32) -> i32>,
+    /// `aclrtCreateEventExWithFlag(event, acl_flag)`.
+    pub event_create: Option<unsafe extern "C" fn(Ptr, *mut Ptr, u32) -> i32>,
+    pub event_destroy: Option<unsafe extern "C" fn(Ptr, Ptr) -> i32>,
+    /// `(event, stream)`.
+    pub event_record: Option<unsafe extern "C" fn(Ptr, Ptr, Ptr) -> i32>,
+    /// `(event, stream)`.
+    pub event_reset: Option<unsafe extern "C" fn(Ptr, Ptr, Ptr) -> i32>,
+    /// `(stream, event)`.
+    pub stream_wait_event: Option<unsafe extern "C" fn(Ptr, Ptr, Ptr) -> i32>,
+    /// `(notify, device_id)`.
+    pub notify_create: Option<unsafe extern "C" fn(Ptr, *mut Ptr, i32) -> i32>,
+    pub notify_destroy: Option<unsafe extern "C" fn(Ptr, Ptr) -> i32>,
+    /// `(notify, stream)`.
+    pub notify_record: Option<unsafe extern "C" fn(Ptr, Ptr, Ptr) -> i32>,
+    /// `(notify, stream, timeout_ms)`: wait and reset.
+    pub notify_wait: Option<unsafe extern "C" fn(Ptr, Ptr, Ptr, u32) -> i32>,
+    /// `rtGetRtCapability(feature, info, value)`.
+    pub get_rt_capability: Option<unsafe extern "C" fn(Ptr, i32, i32, *mut i64) -> i32>,
+    /// `rtGetMaxStreamAndTask(stream_type, max_streams, max_tasks)`.
+    pub max_stream_and_task: Option<unsafe extern "C" fn(Ptr, u32, *mut u32, *mut u32) -> i32>,
+    pub available_stream_num: Option<unsafe extern "C" fn(Ptr, *mut u32) -> i32>,
+    pub get_device: Option<unsafe extern "C" fn(Ptr, *mut i32) -> i32>,
+}
+
+impl RuntimeOps {
+    /// An empty version-1 table, for hosts filling entries one by one.
+    pub fn empty() -> Self {
+        RuntimeOps {
+            struct_size: std::mem::size_of::<RuntimeOps>() as u32,
+            abi_version: RUNTIME_OPS_ABI_VERSION,
+            user: std::ptr::null_mut(),
+            stream_create: None,
+            stream_destroy: None,
+            stream_get_id: None,
+            event_create: None,
+            event_destroy: None,
+            event_record: None,
+            event_reset: None,
+            stream_wait_event: None,
+            notify_create: None,
+            notify_destroy: None,
+            notify_record: None,
+            notify_wait: None,
+            get_rt_capability: None,
+            max_stream_and_task: None,
+            available_stream_num: None,
+            get_device: None,
+        }
+    }
+}
+
+/// Where the runtime in use came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i32)]
+pub enum RuntimeSource {
+    Registered = 1,
+    /// Ascend symbols in the caller's scope (`RTLD_DEFAULT`).
+    ProcessScope = 2,
+    /// An already-loaded Ascend library (`RTLD_NOLOAD`).
+    LoadedLibrary = 3,
+    /// `SA_RUNTIME_LIB`.
+    ExplicitPath = 4,
+}
+
+/// A resolved device runtime. Pools keep the `Arc` they created their handles with, so every
+/// handle is destroyed through the table that created it even if the registration changes.
+#[derive(Debug)]
+pub struct Runtime {
+    ops: RuntimeOps,
+    source: RuntimeSource,
+}
+
+// SAFETY: the registering host promises its table may be called from any thread (documented in
+// the header); the Ascend runtime is thread-safe.
+unsafe impl Send for Runtime {}
+unsafe impl Sync for Runtime {}
+
+static REGISTERED: RwLock<Option<Arc<Runtime>>> = RwLock::new(None);
+static ASCEND: Mutex<Option<Arc<Runtime>>> = Mutex::new(None);
+
+fn missing(entry: &str) -> RtError {
+    RtError::new(RtErrorKind::NoRuntime, format!("the device runtime in use has no `{entry}` entry"))
+}
+
+fn check(call: &str, code: i32) -> RtResult<()> {
+    if code == 0 { Ok(()) } else { Err(RtError::device(call, code)) }
+}
+
+// Stream, event and notify handles are opaque runtime tokens: Rust passes them back to the
+// runtime and never dereferences them.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+impl Runtime {
+    /// Validates a host table: size and version first, then the six lifetime entries
+    /// (create/destroy of streams, events and notifies); query entries are optional.
+    pub fn from_ops(ops: &RuntimeOps, source: RuntimeSource) -> RtResult<Arc<Runtime>> {
+        let need = std::mem::size_of::<RuntimeOps>() as u32;
+        if ops.struct_size < need {
+            return Err(RtError::new(
+                RtErrorKind::Invalid,
+                format!("runtime table struct_size {} is below the {need} bytes of ABI version 1", ops.struct_size),
+            ));
+        }
+        if ops.abi_version != RUNTIME_OPS_ABI_VERSION {
+            return Err(RtError::new(
+                RtErrorKind::Invalid,
+                format!("runtime table abi_version {} is not {RUNTIME_OPS_ABI_VERSION}", ops.abi_version),
+            ));
+        }
+        let required = [
+            ("stream_create", ops.stream_create.is_some()),
+            ("stream_destroy", ops.stream_destroy.is_some()),
+            ("event_create", ops.event_create.is_some()),
+            ("event_destroy", ops.event_destroy.is_some()),
+            ("notify_create", ops.notify_create.is_some()),
+            ("notify_destroy", ops.notify_destroy.is_some()),
+        ];
+        if let Some((name, _)) = required.iter().find(|(_, ok)| !ok) {
+            return Err(RtError::new(RtErrorKind::Invalid, format!("runtime table entry `{name}` is null")));
+        }
+        Ok(Arc::new(Runtime { ops: *ops, source }))
+    }
+
+    /// Registers a host table for every allocator created from now on; `None` returns to
+    /// automatic resolution. Allocators that already created handles keep their table.
+    pub fn register(ops: Option<&RuntimeOps>) -> RtResult<()> {
+        let rt = ops.map(|o| Runtime::from_ops(o, RuntimeSource::Registered)).transpose()?;
+        *REGISTERED.write() = rt;
+        Ok(())
+    }
+
+    /// The runtime in use now, in the resolution order of the module docs.
+    pub fn current() -> RtResult<Arc<Runtime>> {
+        if let Some(rt) = REGISTERED.read().as_ref() {
+            return Ok(rt.clone());
+        }
+        let mut cached = ASCEND.lock();
+        if let Some(rt) = cached.as_ref() {
+            return Ok(rt.clone());
+        }
+        // Only success is cached: a runtime loaded later is still found.
+        let rt = ascend::resolve()?;
+        *cached = Some(rt.clone());
+        Ok(rt)
+    }
+
+    pub fn source(&self) -> RuntimeSource {
+        self.source
+    }
+
+    pub fn stream_create(&self, priority: i32, rt_flags: u32) -> RtResult<Ptr> {
+        let f = self.ops.stream_create.ok_or_else(|| missing("stream_create"))?;
+        let mut s: Ptr = std::ptr::null_mut();
+        // SAFETY: the table entry follows the documented signature; `s` is a valid out pointer.
+        check("stream create", unsafe { f(self.ops.user, &mut s, priority, rt_flags) })?;
+        if s.is_null() {
+            return Err(RtError::new(RtErrorKind::Device, "stream create returned success and a null stream"));
+        }
+        Ok(s)
+    }
+
+    pub fn stream_destroy(&self, stream: Ptr, force: bool) -> RtResult<()> {
+        let f = self.ops.stream_destroy.ok_or_else(|| missing("stream_destroy"))?;
+        // SAFETY: as above; the handle came from this table.
+        check(if force { "stream force destroy" } else { "stream destroy" }, unsafe {
+            f(self.ops.user, stream, force as i32)
+        })
+    }
+
+    pub fn stream_get_id(&self, stream: Ptr) -> RtResult<i32> {
+        let f = self.ops.stream_get_id.ok_or_else(|| missing("stream_get_id"))?;
+        let mut id = -1;
+        // SAFETY: as above.
+        check("stream get id", unsafe { f(self.ops.user, stream, &mut id) })?;
+        Ok(id)
+    }
+
+    pub fn event_create(&self, acl_flag: u32) -> RtResult<Ptr> {
+        let f = self.ops.event_create.ok_or_else(|| missing("event_create"))?;
+        let mut e: Ptr = std::ptr::null_mut();
+        // SAFETY: as above.
+        check("event create", unsafe { f(self.ops.user, &mut e, acl_flag) })?;
+        if e.is_null() {
+            return Err(RtError::new(RtErrorKind::Device, "event create returned success and a null event"));
+        }
+        Ok(e)
+    }
+
+    pub fn event_destroy(&self, event: Ptr) -> RtResult<()> {
+        let f = self.ops.event_destroy.ok_or_else(|| missing("event_destroy"))?;
+        // SAFETY: as above.
+        check("event destroy", unsafe { f(self.ops.user, event) })
+    }
+
+    pub fn event_record(&self, event: Ptr, stream: Ptr) -> RtResult<()> {
+        let f = self.ops.event_record.ok_or_else(|| missing("event_record"))?;
+        // SAFETY: as above.
+        check("event record", unsafe { f(self.ops.user, event, stream) })
+    }
+
+    pub fn event_reset(&self, event: Ptr, stream: Ptr) -> RtResult<()> {
+        let f = self.ops.event_reset.ok_or_else(|| missing("event_reset"))?;
+        // SAFETY: as above.
+        check("event reset", unsafe { f(self.ops.user, event, stream) })
+    }
+
+    pub fn stream_wait_event(&self, stream: Ptr, event: Ptr) -> RtResult<()> {
+        let f = self.ops.stream_wait_event.ok_or_else(|| missing("stream_wait_event"))?;
+        // SAFETY: as above.
+        check("stream wait event", unsafe { f(self.ops.user, stream, event) })
+    }
+
+    pub fn notify_create(&self, device_id: i32) -> RtResult<Ptr> {
+        let f = self.ops.notify_create.ok_or_else(|| missing("notify_create"))?;
+        let mut n: Ptr = std::ptr::null_mut();
+        // SAFETY: as above.
+        check("notify create", unsafe { f(self.ops.user, &mut n, device_id) })?;
+        if n.is_null() {
+            return Err(RtError::new(RtErrorKind::Device, "notify create returned success and a null notify"));
+        }
+        Ok(n)
+    }
+
+    pub fn notify_destroy(&self, notify: Ptr) -> RtResult<()> {
+        let f = self.ops.notify_destroy.ok_or_else(|| missing("notify_destroy"))?;
+        // SAFETY: as above.
+        check("notify destroy", unsafe { f(self.ops.user, notify) })
+    }
+
+    pub fn notify_record(&self, notify: Ptr, stream: Ptr) -> RtResult<()> {
+        let f = self.ops.notify_record.ok_or_else(|| missing("notify_record"))?;
+        // SAFETY: as above.
+        check("notify record", unsafe { f(self.ops.user, notify, stream) })
+    }
+
+    pub fn notify_wait(&self, notify: Ptr, stream: Ptr, timeout_ms: u32) -> RtResult<()> {
+        let f = self.ops.notify_wait.ok_or_else(|| missing("notify_wait"))?;
+        // SAFETY: as above.
+        check("notify wait", unsafe { f(self.ops.user, notify, stream, timeout_ms) })
+    }
+
+    pub fn rt_capability(&self, feature: i32, info: i32) -> RtResult<i64> {
+        let f = self.ops.get_rt_capability.ok_or_else(|| missing("get_rt_capability"))?;
+        let mut v = 0i64;
+        // SAFETY: as above.
+        check("rtGetRtCapability", unsafe { f(self.ops.user, feature, info, &mut v) })?;
+        Ok(v)
+    }
+
+    /// `SA_RT_UNLIMITED_DEPTH=0|1` overrides the device answer (ge-runtime-api.md §7).
+    pub fn unlimited_depth(&self) -> RtResult<bool> {
+        if let Some(v) = env_u32("SA_RT_UNLIMITED_DEPTH") {
+            return Ok(v != 0);
+        }
+        Ok(self.rt_capability(FEATURE_TYPE_PERSISTENT_STREAM_UNLIMITED_DEPTH, 0)? == RT_CAPABILITY_SUPPORT)
+    }
+
+    /// `(max streams, max tasks per stream)`; `SA_RT_MAX_TASKS_PER_STREAM` overrides the tasks.
+    pub fn max_stream_and_task(&self, stream_type: u32) -> RtResult<(u32, u32)> {
+        let env_tasks = env_u32("SA_RT_MAX_TASKS_PER_STREAM");
+        let queried = match self.ops.max_stream_and_task {
+            Some(f) => {
+                let (mut s, mut t) = (0u32, 0u32);
+                // SAFETY: as above.
+                check("rtGetMaxStreamAndTask", unsafe { f(self.ops.user, stream_type, &mut s, &mut t) }).map(|_| (s, t))
+            }
+            None => Err(missing("max_stream_and_task")),
+        };
+        match (queried, env_tasks) {
+            (Ok((s, _)), Some(t)) => Ok((s, t)),
+            (Ok(st), None) => Ok(st),
+            (Err(_), Some(t)) => Ok((u32::MAX, t)),
+            (Err(e), None) => Err(e),
+        }
+    }
+
+    pub fn available_stream_num(&self) -> RtResult<u32> {
+        let f = self.ops.available_stream_num.ok_or_else(|| missing("available_stream_num"))?;
+        let mut n = 0u32;
+        // SAFETY: as above.
+        check("aclrtGetStreamAvailableNum", unsafe { f(self.ops.user, &mut n) })?;
+        Ok(n)
+    }
+
+    pub fn get_device(&self) -> RtResult<i32> {
+        let f = self.ops.get_device.ok_or_else(|| missing("get_device"))?;
+        let mut d = 0i32;
+        // SAFETY: as above.
+        check("aclrtGetDevice", unsafe { f(self.ops.user, &mut d) })?;
+        Ok(d)
+    }
+}
+
+fn env_u32(name: &str) -> Option<u32> {
+    std::env::var(name).ok()?.trim().parse().ok()
+}
+
+/// The Ascend backend: symbol lookup and trampolines from the table shape to the real calls.
+mod ascend {
+    use super::*;
+
+    type RtStreamCreateWithFlags = unsafe extern "C" fn(*mut Ptr, i32, u32) -> i32;
+    type AclCreateStreamWithConfig = unsafe extern "C" fn(*mut Ptr, u32, u32) -> i32;
+    type Fn1 = unsafe extern "C" fn(Ptr) -> i32;
+    type Fn2 = unsafe extern "C" fn(Ptr, Ptr) -> i32;
+    type GetId = unsafe extern "C" fn(Ptr, *mut i32) -> i32;
+    type CreateU32 = unsafe extern "C" fn(*mut Ptr, u32) -> i32;
+    type CreateNotify = unsafe extern "C" fn(*mut Ptr, u64) -> i32;
+    type NotifyWait = unsafe extern "C" fn(Ptr, Ptr, u32) -> i32;
+    type Capability = unsafe extern "C" fn(i32, i32, *mut i64) -> i32;
+    type MaxStreamTask = unsafe extern "C" fn(u32, *mut u32, *mut u32) -> i32;
+    type OutU32 = unsafe extern "C" fn(*mut u32) -> i32;
+    type OutI32 = unsafe extern "C" fn(*mut i32) -> i32;
+
+    /// Library names tried with `RTLD_NOLOAD`, in order.
+    pub(super) const LIBRARIES: [&CStr; 3] = [c"libacl_rt.so", c"libruntime.so", c"libascendcl.so"];
+
+    #[derive(Default)]
+    struct Syms {
+        rt_stream_create: Option<RtStreamCreateWithFlags>,
+        acl_stream_create: Option<AclCreateStreamWithConfig>,
+        stream_destroy: Option<Fn1>,
+        stream_destroy_force: Option<Fn1>,
+        stream_get_id: Option<GetId>,
+        event_create_ex: Option<CreateU32>,
+        event_create: Option<CreateU32>,
+        event_destroy: Option<Fn1>,
+        event_record: Option<Fn2>,
+        event_reset: Option<Fn2>,
+        stream_wait_event: Option<Fn2>,
+        notify_create: Option<CreateNotify>,
+        notify_destroy: Option<Fn1>,
+        notify_record: Option<Fn2>,
+        notify_wait: Option<NotifyWait>,
+        capability: Option<Capability>,
+        max_stream_task: Option<MaxStreamTask>,
+        available: Option<OutU32>,
+        get_device: Option<OutI32>,
+    }
+
+    fn lookup<T: Copy>(find: &dyn Fn(&CStr) -> Ptr, name: &CStr) -> Option<T> {
+        let p = find(name);
+        if p.is_null() {
+            return None;
+        }
+        assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<Ptr>());
+        // SAFETY: `T` is an `extern "C" fn` pointer type of the symbol's documented signature.
+        Some(unsafe { std::mem::transmute_copy::<Ptr, T>(&p) })
+    }
+
+    impl Syms {
+        fn load(find: &dyn Fn(&CStr) -> Ptr) -> Syms {
+            Syms {
+                rt_stream_create: lookup(find, c"rtStreamCreateWithFlags"),
+                acl_stream_create: lookup(find, c"aclrtCreateStreamWithConfig"),
+                stream_destroy: lookup(find, c"aclrtDestroyStream"),
+                stream_destroy_force: lookup(find, c"aclrtDestroyStreamForce"),
+                stream_get_id: lookup(find, c"aclrtStreamGetId"),
+                event_create_ex: lookup(find, c"aclrtCreateEventExWithFlag"),
+                event_create: lookup(find, c"aclrtCreateEventWithFlag"),
+                event_destroy: lookup(find, c"aclrtDestroyEvent"),
+                event_record: lookup(find, c"aclrtRecordEvent"),
+                event_reset: lookup(find, c"aclrtResetEvent"),
+                stream_wait_event: lookup(find, c"aclrtStreamWaitEvent"),
+                notify_create: lookup(find, c"aclrtCreateNotify"),
+                notify_destroy: lookup(find, c"aclrtDestroyNotify"),
+                notify_record: lookup(find, c"aclrtRecordNotify"),
+                notify_wait: lookup(find, c"aclrtWaitAndResetNotify"),
+                capability: lookup(find, c"rtGetRtCapability"),
+                max_stream_task: lookup(find, c"rtGetMaxStreamAndTask"),
+                available: lookup(find, c"aclrtGetStreamAvailableNum"),
+                get_device: lookup(find, c"aclrtGetDevice"),
+            }
+        }
+
+        /// A scope counts as a runtime only if it can create and destroy streams.
+        fn usable(&self) -> bool {
+            (self.rt_stream_create.is_some() || self.acl_stream_create.is_some()) && self.stream_destroy.is_some()
+        }
+    }
+
+    fn syms(user: Ptr) -> &'static Syms {
+        // SAFETY: `user` is the leaked `Syms` this table was built with (see `table`).
+        unsafe { &*(user as *const Syms) }
+    }
+
+    unsafe extern "C" fn stream_create(user: Ptr, s: *mut Ptr, prio: i32, flags: u32) -> i32 {
+        let y = syms(user);
+        if let Some(f) = y.rt_stream_create {
+            // SAFETY: documented signature of rtStreamCreateWithFlags.
+            return unsafe { f(s, prio, flags) };
+        }
+        // Only six RT bits have an ACL equivalent; refuse the rest rather than drop them.
+        let (Some(f), Ok(acl)) = (y.acl_stream_create, rt_to_acl_stream_flags(flags)) else {
+            return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+        };
+        if prio < 0 {
+            return ACL_ERROR_RT_PARAM_INVALID;
+        }
+        // SAFETY: documented signature of aclrtCreateStreamWithConfig.
+        unsafe { f(s, prio as u32, acl) }
+    }
+    unsafe extern "C" fn stream_destroy(user: Ptr, s: Ptr, force: i32) -> i32 {
+        let y = syms(user);
+        let f = if force != 0 { y.stream_destroy_force } else { y.stream_destroy };
+        // SAFETY: documented signatures of aclrtDestroyStream[Force].
+        f.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(s) })
+    }
+    unsafe extern "C" fn stream_get_id(user: Ptr, s: Ptr, id: *mut i32) -> i32 {
+        // SAFETY: documented signature of aclrtStreamGetId.
+        syms(user).stream_get_id.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(s, id) })
+    }
+    unsafe extern "C" fn event_create(user: Ptr, e: *mut Ptr, flag: u32) -> i32 {
+        let y = syms(user);
+        // SAFETY: documented signature of aclrtCreateEvent[Ex]WithFlag.
+        y.event_create_ex.or(y.event_create).map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(e, flag) })
+    }
+    unsafe extern "C" fn event_destroy(user: Ptr, e: Ptr) -> i32 {
+        // SAFETY: documented signature.
+        syms(user).event_destroy.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(e) })
+    }
+    unsafe extern "C" fn event_record(user: Ptr, e: Ptr, s: Ptr) -> i32 {
+        // SAFETY: aclrtRecordEvent(event, stream).
+        syms(user).event_record.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(e, s) })
+    }
+    unsafe extern "C" fn event_reset(user: Ptr, e: Ptr, s: Ptr) -> i32 {
+        // SAFETY: aclrtResetEvent(event, stream).
+        syms(user).event_reset.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(e, s) })
+    }
+    unsafe extern "C" fn stream_wait_event(user: Ptr, s: Ptr, e: Ptr) -> i32 {
+        // SAFETY: aclrtStreamWaitEvent(stream, event).
+        syms(user).stream_wait_event.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(s, e) })
+    }
+    unsafe extern "C" fn notify_create(user: Ptr, n: *mut Ptr, _device: i32) -> i32 {
+        // SAFETY: aclrtCreateNotify(notify, flag); the device id is implicit in the context.
+        syms(user).notify_create.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(n, ACL_NOTIFY_DEFAULT) })
+    }
+    unsafe extern "C" fn notify_destroy(user: Ptr, n: Ptr) -> i32 {
+        // SAFETY: documented signature.
+        syms(user).notify_destroy.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(n) })
+    }
+    unsafe extern "C" fn notify_record(user: Ptr, n: Ptr, s: Ptr) -> i32 {
+        // SAFETY: aclrtRecordNotify(notify, stream).
+        syms(user).notify_record.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(n, s) })
+    }
+    unsafe extern "C" fn notify_wait(user: Ptr, n: Ptr, s: Ptr, t: u32) -> i32 {
+        // SAFETY: aclrtWaitAndResetNotify(notify, stream, timeout).
+        syms(user).notify_wait.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(n, s, t) })
+    }
+    unsafe extern "C" fn capability(user: Ptr, feat: i32, info: i32, v: *mut i64) -> i32 {
+        // SAFETY: rtGetRtCapability(feature, info, value).
+        syms(user).capability.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(feat, info, v) })
+    }
+    unsafe extern "C" fn max_stream_task(user: Ptr, ty: u32, s: *mut u32, t: *mut u32) -> i32 {
+        // SAFETY: rtGetMaxStreamAndTask(type, streams, tasks).
+        syms(user).max_stream_task.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(ty, s, t) })
+    }
+    unsafe extern "C" fn available(user: Ptr, n: *mut u32) -> i32 {
+        // SAFETY: aclrtGetStreamAvailableNum(count).
+        syms(user).available.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(n) })
+    }
+    unsafe extern "C" fn get_device(user: Ptr, d: *mut i32) -> i32 {
+        // SAFETY: aclrtGetDevice(device).
+        syms(user).get_device.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(d) })
+    }
+
+    fn table(syms: Syms, source: RuntimeSource) -> RtResult<Arc<Runtime>> {
+        let mut ops = RuntimeOps::empty();
+        ops.stream_create = Some(stream_create);
+        ops.stream_destroy = Some(stream_destroy);
+        ops.stream_get_id = syms.stream_get_id.is_some().then_some(stream_get_id as _);
+        ops.event_create = Some(event_create);
+        ops.event_destroy = Some(event_destroy);
+        ops.event_record = Some(event_record);
+        ops.event_reset = Some(event_reset);
+        ops.stream_wait_event = Some(stream_wait_event);
+        ops.notify_create = Some(notify_create);
+        ops.notify_destroy = Some(notify_destroy);
+        ops.notify_record = Some(notify_record);
+        ops.notify_wait = Some(notify_wait);
+        ops.get_rt_capability = syms.capability.is_some().then_some(capability as _);
+        ops.max_stream_and_task = syms.max_stream_task.is_some().then_some(max_stream_task as _);
+        ops.available_stream_num = syms.available.is_some().then_some(available as _);
+        ops.get_device = syms.get_device.is_some().then_some(get_device as _);
+        // Leaked on purpose: the table lives as long as the process (no teardown at exit).
+        ops.user = Box::into_raw(Box::new(syms)) as Ptr;
+        Runtime::from_ops(&ops, source)
+    }
+
+    pub(super) fn resolve() -> RtResult<Arc<Runtime>> {
+        // 2. The caller's scope.
+        // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name.
+        let global = Syms::load(&|name| unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) });
+        if global.usable() {
+            return table(global, RuntimeSource::ProcessScope);
+        }
+        // 3. Already-loaded libraries, one scope made of every match (rt* and aclrt* live in
+        //    different libraries of one installation).
+        let handles: Vec<Ptr> = LIBRARIES
+            .iter()
+            // SAFETY: RTLD_NOLOAD never loads anything; it only returns an existing handle.
+            .map(|l| unsafe { libc::dlopen(l.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) })
+            .filter(|h| !h.is_null())
+            .collect();
+        if !handles.is_empty() {
+            let loaded = Syms::load(&|name| {
+                // SAFETY: valid handles from dlopen; NUL-terminated name.
+                handles
+                    .iter()
+                    .map(|h| unsafe { libc::dlsym(*h, name.as_ptr()) })
+                    .find(|p| !p.is_null())
+                    .unwrap_or(std::ptr::null_mut())
+            });
+            if loaded.usable() {
+                // The handles stay open so the library cannot be unloaded under the table.
+                return table(loaded, RuntimeSource::LoadedLibrary);
+            }
+            for h in handles {
+                // SAFETY: each handle came from a successful dlopen above.
+                unsafe { libc::dlclose(h) };
+            }
+        }
+        // 4. Opt-in explicit path.
+        if let Some(path) = std::env::var_os("SA_RUNTIME_LIB") {
+            use std::os::unix::ffi::OsStrExt;
+            let Ok(c) = std::ffi::CString::new(path.as_bytes()) else {
+                return Err(RtError::new(RtErrorKind::Invalid, "SA_RUNTIME_LIB contains a NUL byte"));
+            };
+            // SAFETY: explicit, user-requested load of a NUL-terminated path.
+            let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+            if h.is_null() {
+                return Err(RtError::new(
+                    RtErrorKind::NoRuntime,
+                    format!("SA_RUNTIME_LIB={}: dlopen failed: {}", path.to_string_lossy(), dlerror()),
+                ));
+            }
+            // SAFETY: valid handle; NUL-terminated names.
+            let explicit = Syms::load(&|name| unsafe { libc::dlsym(h, name.as_ptr()) });
+            if explicit.usable() {
+                return table(explicit, RuntimeSource::ExplicitPath);
+            }
+            return Err(RtError::new(
+                RtErrorKind::NoRuntime,
+                format!(
+                    "SA_RUNTIME_LIB={} exports neither rtStreamCreateWithFlags nor aclrtCreateStreamWithConfig \
+                     together with aclrtDestroyStream",
+                    path.to_string_lossy()
+                ),
+            ));
+        }
+        Err(RtError::new(
+            RtErrorKind::NoRuntime,
+            "no device runtime: none registered (sa_runtime_register), no rtStreamCreateWithFlags/\
+             aclrtCreateStreamWithConfig with aclrtDestroyStream in the process, none of libacl_rt.so, \
+             libruntime.so, libascendcl.so loaded, and SA_RUNTIME_LIB unset",
+        ))
+    }
+
+    fn dlerror() -> String {
+        // SAFETY: dlerror returns a thread-local C string or null.
+        let p: *const c_char = unsafe { libc::dlerror() };
+        if p.is_null() {
+            return "unknown error".into();
+        }
+        // SAFETY: non-null NUL-terminated string from dlerror.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+}
