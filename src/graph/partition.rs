@@ -156,15 +156,28 @@ fn partition_graph(model: &Model, g: GraphId) -> Vec<EngineSubgraph> {
     let pos = |n: NodeId| model.topo_index[n];
     let mut c = Clusters::new(model, order);
 
+    let mut keyed: Vec<(usize, u32)> = Vec::new();
     for child in 0..order.len() as u32 {
         if c.find(child) != child || c.engine[child as usize].is_none() {
             continue;
         }
-        let mut parents = c.resolved_ins(child);
+        // Clusters only ever merge into a smaller index, so `child` is still a single node
+        // here and its parents are its node's producers.
+        keyed.clear();
+        for i in c.in_start[child as usize]..c.in_start[child as usize + 1] {
+            let p = c.find(c.in_list[i as usize]);
+            if p != child {
+                keyed.push((0, p));
+            }
+        }
+        keyed.sort_unstable_by_key(|&(_, p)| p);
+        keyed.dedup_by_key(|&mut (_, p)| p);
         // GE visits parents by ascending out-degree; ties by index keep it deterministic.
-        let mut keyed: Vec<(usize, u32)> = parents.drain(..).map(|p| (c.out_degree(p), p)).collect();
+        for k in keyed.iter_mut() {
+            k.0 = c.out_degree(k.1);
+        }
         keyed.sort_unstable();
-        for (_, parent) in keyed {
+        for &(_, parent) in &keyed {
             let parent = c.find(parent);
             let cur = c.find(child);
             if parent == cur || c.engine[parent as usize].is_none() {
@@ -181,18 +194,21 @@ fn partition_graph(model: &Model, g: GraphId) -> Vec<EngineSubgraph> {
         }
     }
 
-    let mut out: Vec<EngineSubgraph> = Vec::new();
+    // Members per cluster, in topological order.
+    let mut members: Vec<Vec<NodeId>> = vec![Vec::new(); order.len()];
     for i in 0..order.len() as u32 {
-        if c.find(i) != i {
-            continue;
+        let r = c.find(i);
+        if c.engine[r as usize].is_some() {
+            members[r as usize].push(order[i as usize]);
         }
-        let Some(engine) = c.engine[i as usize] else { continue };
-        let mut nodes = std::mem::take(&mut c.nodes[i as usize]);
-        nodes.sort_by_key(|&n| pos(n));
-        let first = &model.nodes[nodes[0]];
+    }
+    let mut out: Vec<EngineSubgraph> = Vec::new();
+    for (i, nodes) in members.into_iter().enumerate() {
+        let Some(first) = nodes.first() else { continue };
+        let first = &model.nodes[*first];
         out.push(EngineSubgraph {
             name: String::new(),
-            engine,
+            engine: c.engine[i].expect("only clusters with an engine have members"),
             graph: g,
             stream_label: first.attrs.stream_label.clone(),
             user_stream_label: first.attrs.user_stream_label.clone(),
@@ -208,53 +224,70 @@ fn partition_graph(model: &Model, g: GraphId) -> Vec<EngineSubgraph> {
     out
 }
 
-/// Clusters of one graph, indexed by the topological position of their founding node. A
-/// merged cluster keeps the smaller index, so a cluster's index is its first position.
-/// Adjacency lists hold positions that may have been merged away since; they are resolved
-/// through the union-find on use and compacted when counted.
+/// Clusters of one graph, indexed by the topological position of their founding node.
+/// A single-node cluster reads its edges from the graph's CSR; a merged one keeps an out-list
+/// of positions that may have been merged away since: they are resolved through the
+/// union-find on use and compacted when counted.
 struct Clusters<'m> {
     /// `None`: GE's data pseudo-engine (input data nodes, never merged, never a subgraph).
     engine: Vec<Option<EngineId>>,
     label: Vec<Option<&'m str>>,
-    /// Highest position of any member (bounds the second-path search).
+    /// Lowest and highest position of any member (bound the second-path search).
+    min_pos: Vec<u32>,
     max_pos: Vec<u32>,
-    nodes: Vec<Vec<NodeId>>,
-    ins: Vec<Vec<u32>>,
-    outs: Vec<Vec<u32>>,
+    in_start: Vec<u32>,
+    in_list: Vec<u32>,
+    out_start: Vec<u32>,
+    out_list: Vec<u32>,
+    /// Out-lists of merged clusters (`None` while a cluster is its founding node alone).
+    outs: Vec<Option<Vec<u32>>>,
     rep: Vec<u32>,
     /// Visit marks for the second-path search: `seen[x] == stamp` means visited this search.
     seen: Vec<u32>,
     stamp: u32,
     stack: Vec<u32>,
+    scratch: Vec<u32>,
 }
 
 impl<'m> Clusters<'m> {
     fn new(model: &'m Model, order: &[NodeId]) -> Self {
         let pos = |n: NodeId| model.topo_index[n];
         let n = order.len();
-        let mut c = Clusters {
-            engine: Vec::with_capacity(n),
-            label: Vec::with_capacity(n),
-            max_pos: (0..n as u32).collect(),
-            nodes: Vec::with_capacity(n),
-            ins: Vec::with_capacity(n),
-            outs: Vec::with_capacity(n),
-            rep: (0..n as u32).collect(),
-            seen: vec![0; n],
-            stamp: 0,
-            stack: Vec::new(),
-        };
+        let mut in_start = Vec::with_capacity(n + 1);
+        let mut in_list = Vec::new();
+        let mut out_start = Vec::with_capacity(n + 1);
+        let mut out_list = Vec::new();
+        let mut engine = Vec::with_capacity(n);
+        let mut label = Vec::with_capacity(n);
         for &id in order {
             let node = &model.nodes[id];
             let ins = model.adjacency.in_edges(id);
             let is_input_data = node.is_data_like() && ins.is_empty();
-            c.engine.push(if is_input_data { None } else { Some(node.engine) });
-            c.label.push(node.attrs.stream_label.as_deref());
-            c.nodes.push(vec![id]);
-            c.ins.push(ins.iter().map(|&e| pos(model.edges[e].src)).collect());
-            c.outs.push(model.adjacency.out_edges(id).iter().map(|&e| pos(model.edges[e].dst)).collect());
+            engine.push(if is_input_data { None } else { Some(node.engine) });
+            label.push(node.attrs.stream_label.as_deref());
+            in_start.push(in_list.len() as u32);
+            in_list.extend(ins.iter().map(|&e| pos(model.edges[e].src)));
+            out_start.push(out_list.len() as u32);
+            out_list.extend(model.adjacency.out_edges(id).iter().map(|&e| pos(model.edges[e].dst)));
         }
-        c
+        in_start.push(in_list.len() as u32);
+        out_start.push(out_list.len() as u32);
+        Clusters {
+            engine,
+            label,
+            min_pos: (0..n as u32).collect(),
+            max_pos: (0..n as u32).collect(),
+            in_start,
+            in_list,
+            out_start,
+            out_list,
+            outs: vec![None; n],
+            rep: (0..n as u32).collect(),
+            seen: vec![0; n],
+            stamp: 0,
+            stack: Vec::new(),
+            scratch: Vec::new(),
+        }
     }
 
     fn find(&mut self, mut x: u32) -> u32 {
@@ -266,22 +299,21 @@ impl<'m> Clusters<'m> {
         x
     }
 
-    /// Distinct clusters feeding `x`, ascending.
-    fn resolved_ins(&mut self, x: u32) -> Vec<u32> {
-        let mut v = std::mem::take(&mut self.ins[x as usize]);
-        for p in v.iter_mut() {
-            *p = self.find(*p);
+    /// Copies `x`'s out-list (unresolved) into `scratch`.
+    fn load_outs(&mut self, x: u32) {
+        self.scratch.clear();
+        match &self.outs[x as usize] {
+            Some(v) => self.scratch.extend_from_slice(v),
+            None => self.scratch.extend_from_slice(
+                &self.out_list[self.out_start[x as usize] as usize..self.out_start[x as usize + 1] as usize],
+            ),
         }
-        v.retain(|&p| p != x);
-        v.sort_unstable();
-        v.dedup();
-        self.ins[x as usize] = v.clone();
-        v
     }
 
     /// Number of distinct clusters `x` feeds; compacts its out-list as a side effect.
     fn out_degree(&mut self, x: u32) -> usize {
-        let mut v = std::mem::take(&mut self.outs[x as usize]);
+        self.load_outs(x);
+        let mut v = std::mem::take(&mut self.scratch);
         for p in v.iter_mut() {
             *p = self.find(*p);
         }
@@ -289,7 +321,10 @@ impl<'m> Clusters<'m> {
         v.sort_unstable();
         v.dedup();
         let n = v.len();
-        self.outs[x as usize] = v;
+        if self.outs[x as usize].is_some() {
+            self.outs[x as usize] = Some(v.clone());
+        }
+        self.scratch = v;
         n
     }
 
@@ -305,21 +340,21 @@ impl<'m> Clusters<'m> {
         self.seen[parent as usize] = stamp;
         self.seen[child as usize] = stamp;
         self.stack.clear();
-        for i in 0..self.outs[parent as usize].len() {
-            let r = self.find(self.outs[parent as usize][i]);
-            if self.seen[r as usize] != stamp {
-                self.seen[r as usize] = stamp;
-                self.stack.push(r);
-            }
-        }
+        self.stack.push(parent);
+        let mut outs = Vec::new();
         while let Some(x) = self.stack.pop() {
-            for i in 0..self.outs[x as usize].len() {
-                let r = self.find(self.outs[x as usize][i]);
+            self.load_outs(x);
+            std::mem::swap(&mut outs, &mut self.scratch);
+            for &o in &outs {
+                let r = self.find(o);
                 if r == child {
-                    return true;
+                    if x != parent {
+                        return true;
+                    }
+                    continue;
                 }
                 // A cluster that starts after the child's last node cannot lead back into it.
-                if r <= bound && self.seen[r as usize] != stamp {
+                if self.min_pos[r as usize] <= bound && self.seen[r as usize] != stamp {
                     self.seen[r as usize] = stamp;
                     self.stack.push(r);
                 }
@@ -328,23 +363,27 @@ impl<'m> Clusters<'m> {
         false
     }
 
-    /// Merges `child` into `parent` (the parent keeps its index), moving the smaller lists.
+    /// Merges `child` into `parent`: the merged cluster is found under `parent`.
     fn merge(&mut self, parent: u32, child: u32) {
         let (p, ch) = (parent as usize, child as usize);
         self.rep[ch] = parent;
+        self.min_pos[p] = self.min_pos[p].min(self.min_pos[ch]);
         self.max_pos[p] = self.max_pos[p].max(self.max_pos[ch]);
-        let moved = std::mem::take(&mut self.nodes[ch]);
-        append_small_to_large(&mut self.nodes[p], moved);
-        for lists in [&mut self.ins, &mut self.outs] {
-            let moved = std::mem::take(&mut lists[ch]);
-            append_small_to_large(&mut lists[p], moved);
+        let mut a = self.take_outs(parent);
+        let mut b = self.take_outs(child);
+        if b.len() > a.len() {
+            std::mem::swap(&mut a, &mut b);
+        }
+        a.append(&mut b);
+        self.outs[p] = Some(a);
+    }
+
+    fn take_outs(&mut self, x: u32) -> Vec<u32> {
+        match self.outs[x as usize].take() {
+            Some(v) => v,
+            None => {
+                self.out_list[self.out_start[x as usize] as usize..self.out_start[x as usize + 1] as usize].to_vec()
+            }
         }
     }
-}
-
-fn append_small_to_large<T>(into: &mut Vec<T>, mut other: Vec<T>) {
-    if other.len() > into.len() {
-        std::mem::swap(into, &mut other);
-    }
-    into.append(&mut other);
 }
