@@ -324,8 +324,7 @@ fn every_device_call_failing_in_turn() {
             assert!(e.message.contains("failed with runtime error 507899"), "call {k} ({call}): {e}");
         }
     }
-    for call in ["stream_create", "stream_destroy", "stream_get_id", "event_create", "event_destroy", "notify_create"]
-    {
+    for call in ["stream_create", "stream_destroy", "stream_get_id", "event_create", "event_destroy", "notify_create"] {
         assert!(failed_calls.contains(call), "{call} was never failed: {failed_calls:?}");
     }
 }

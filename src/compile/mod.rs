@@ -94,9 +94,11 @@ pub fn allocate_from_preassigned(model: &Model, stage: Stage) -> Result<Allocati
     // Later stages size per-stream tables (and the checker streams² clocks) by the largest id:
     // refuse an id no real assignment reaches before allocating for it.
     let limit = crate::verify::rules::MAX_STREAMS as u32;
-    if let Some(n) = model.nodes.iter().find(|n| {
-        n.stream.is_some_and(|s| s.0 >= limit) || n.attached_stream_ids.iter().any(|s| s.0 >= limit)
-    }) {
+    if let Some(n) = model
+        .nodes
+        .iter()
+        .find(|n| n.stream.is_some_and(|s| s.0 >= limit) || n.attached_stream_ids.iter().any(|s| s.0 >= limit))
+    {
         bail!(
             Limit,
             "node '{}': preassigned stream id {} is beyond the {limit} logical streams supported",
