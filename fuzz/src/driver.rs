@@ -173,7 +173,10 @@ pub fn main(target: &str, check: fn(&[u8])) -> i32 {
     let mut next_report = 60;
     while start.elapsed() < budget {
         let input = if !seed_data.is_empty() && rng.below(4) != 0 {
-            mutate(&mut rng, &seed_data[rng.below(seed_data.len())])
+            {
+                let pick = rng.below(seed_data.len());
+                mutate(&mut rng, &seed_data[pick])
+            }
         } else {
             (0..rng.below(max_len)).map(|_| rng.next() as u8).collect()
         };
