@@ -74,7 +74,6 @@ proptest! {
     }
 
     #[test]
-    #[ignore = "open finding fuzz/findings/unordered_edge_into_dsa.json: see docs/reliability.md"]
     fn pipeline_on_generated_graphs(data in prop::collection::vec(any::<u8>(), 0..400)) {
         checks::pipeline(&data);
     }
@@ -85,15 +84,47 @@ proptest! {
     }
 }
 
-/// The first finding of the pipeline check (6 nodes, default options): the control edge
-/// n0 -> n2 (DNN_VM_GE_LOCAL -> DSAEngine) gets no sync although the nodes land on different
-/// streams. Open: fix in the sync stage, then drop the `ignore` here and on the proptest above.
+/// The first finding of the pipeline check (6 nodes, default options): n0, a GE_LOCAL node with
+/// a task, has no logical stream and used to be moved to stream 0 only at the split, after sync
+/// insertion, so its control edge to n2 (DSAEngine, stream 3) went unsynchronised.
 #[test]
-#[ignore = "open finding: unsynchronised cross-stream edge, see docs/reliability.md"]
 fn finding_unordered_edge_into_dsa() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/findings/unordered_edge_into_dsa.json");
     let model = stream_alloc::graph::json::load_file(&path).unwrap();
     let alloc = stream_alloc::compile::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
     let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
     assert!(report.violations.is_empty(), "{:?}", report.violations);
+}
+
+/// The second finding: in notify mode the split's events live in `split_events` with ids of
+/// their own; the checker read only `syncs`, so the halves of a split stream looked unordered
+/// (rule 1) and notify ids looked reused by split events (rule 4).
+#[test]
+fn finding_notify_split_events_unchecked() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/findings/notify_split_events_unchecked.json");
+    let model = stream_alloc::graph::json::load_file(&path).unwrap();
+    let alloc = stream_alloc::compile::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
+    assert!(alloc.split_event_count > 0, "the finding needs a split in notify mode");
+    let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+}
+
+/// The third finding (from the fix of the first): a task-less node behind a node that was
+/// moved to stream 0 stayed on no stream, and sync insertion refused the edge into it.
+#[test]
+fn finding_taskless_node_behind_a_moved_node() {
+    let doc = r#"{"format":"stream-graph","version":1,"name":"g","nodes":[
+        {"name":"x","type":"Data","engine":"DNN_VM_GE_LOCAL","tasks":0},
+        {"name":"a","type":"Identity","engine":"DNN_VM_GE_LOCAL","tasks":1},
+        {"name":"b","type":"Identity","engine":"DNN_VM_GE_LOCAL","tasks":0},
+        {"name":"c","type":"Conv2D","engine":"AIcoreEngine"},
+        {"name":"h","type":"HcomAllReduce","engine":"DNN_HCCL"}],
+      "edges":[{"src":"x","dst":"a"},{"src":"a","dst":"b"},{"src":"b","dst":"c"},{"src":"x","dst":"h"},
+               {"src":"h","dst":"c"}]}"#;
+    let model = stream_alloc::graph::json::load_str(doc).unwrap();
+    let alloc = stream_alloc::compile::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
+    let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    let b = model.find_node(stream_alloc::graph::GraphId::ROOT, "b").unwrap();
+    assert!(alloc.stream[b].is_some());
 }

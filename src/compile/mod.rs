@@ -55,11 +55,45 @@ pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
     finish_from_logical(model, alloc, stage)
 }
 
+/// A node with device tasks but no logical stream runs on stream 0. GE makes this move in
+/// `SplitStreams`, after its events are inserted, so an edge into or out of such a node can go
+/// unsynchronised; making it before sync insertion lets the syncs cover it. A task-less node
+/// left on no stream downstream of a moved node then follows its first producer that has a
+/// stream, as UpdateForSkippedEnginePass would have placed it, so no edge from a stream ends
+/// on no stream.
+fn place_unassigned_task_nodes(model: &Model, alloc: &mut Allocation) -> Result<()> {
+    let mut moved = false;
+    for n in model.nodes.ids() {
+        if alloc.logical_stream[n].is_none() && split::main_task_count(model, n)? > 0 {
+            alloc.logical_stream[n] = Some(StreamId(0));
+            alloc.stream[n] = Some(StreamId(0));
+            alloc.logical_count = alloc.logical_count.max(1);
+            alloc.physical_count = alloc.physical_count.max(1);
+            if alloc.split_to_logic.is_empty() {
+                alloc.split_to_logic.push(StreamId(0));
+            }
+            moved = true;
+        }
+    }
+    if moved {
+        for n in model.all_nodes() {
+            if alloc.logical_stream[n].is_none() {
+                if let Some(s) = model.in_edges(n).find_map(|e| alloc.logical_stream[e.src]) {
+                    alloc.logical_stream[n] = Some(s);
+                    alloc.stream[n] = Some(s);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs the stages after logical allocation on a logical-only result.
 fn finish_from_logical(model: &Model, mut alloc: Allocation, stage: Stage) -> Result<Allocation> {
     if stage == Stage::Logical {
         return Ok(alloc);
     }
+    place_unassigned_task_nodes(model, &mut alloc)?;
     if alloc.logical_count > 1 || alloc.attached_count > 0 {
         sync::run(model, &mut alloc, sync::SyncConfig::from_model(model))?;
     }

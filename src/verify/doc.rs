@@ -22,6 +22,9 @@ pub struct DocNode {
     pub model: Option<NodeId>,
     pub send: Vec<u64>,
     pub recv: Vec<u64>,
+    /// Split events of a notify-mode document (`send_event` / `recv_event`).
+    pub send_event: Vec<u64>,
+    pub recv_event: Vec<u64>,
 }
 
 /// One end of a sync: a document node and the stream it runs the record/wait on.
@@ -35,6 +38,9 @@ pub struct End {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DocSync {
     pub id: u64,
+    /// Which id space the sync belongs to: [`MAIN_SYNCS`], or [`SPLIT_EVENTS`] for the split's
+    /// events of a notify-mode document (allocation JSON `split_events`, ids of their own).
+    pub space: u8,
     pub from: End,
     pub to: End,
     /// Position in `syncs`, and the names as written, for messages.
@@ -42,6 +48,11 @@ pub struct DocSync {
     pub from_name: String,
     pub to_name: String,
 }
+
+/// The id space of `syncs`.
+pub const MAIN_SYNCS: u8 = 0;
+/// The id space of `split_events` (notify mode only: the split always adds events).
+pub const SPLIT_EVENTS: u8 = 1;
 
 /// A parsed allocation document.
 #[derive(Clone, Debug)]
@@ -51,6 +62,8 @@ pub struct Doc {
     pub node_of_model: IdVec<NodeId, usize>,
     pub notify: bool,
     pub event_count: u64,
+    /// `events.split_count`: in notify mode, the number of split event ids.
+    pub split_event_count: u64,
     pub logical: u64,
     pub physical: u64,
     pub attached_count: u64,
@@ -148,6 +161,8 @@ impl Doc {
                 model: model_id,
                 send: u64s(v.get("send")),
                 recv: u64s(v.get("recv")),
+                send_event: u64s(v.get("send_event")),
+                recv_event: u64s(v.get("recv_event")),
             });
         }
         for (id, n) in model.nodes.enumerate() {
@@ -168,13 +183,17 @@ impl Doc {
             node_of_model,
             notify: doc.pointer("/events/kind").and_then(Value::as_str) == Some("notify"),
             event_count: get_u64(doc, &["events", "count"]).unwrap_or(0),
+            split_event_count: get_u64(doc, &["events", "split_count"]).unwrap_or(0),
             logical: get_u64(doc, &["streams", "logical"]).unwrap_or(0),
             physical: get_u64(doc, &["streams", "physical"]).unwrap_or(0),
             attached_count: get_u64(doc, &["streams", "attached"]).unwrap_or(0),
             activations: Vec::new(),
             problems: Vec::new(),
         };
-        d.read_syncs(doc);
+        d.read_syncs(doc, "syncs", MAIN_SYNCS);
+        if d.notify && doc.get("split_events").is_some() {
+            d.read_syncs(doc, "split_events", SPLIT_EVENTS);
+        }
         d.read_activations(doc);
         Ok(d)
     }
@@ -191,7 +210,14 @@ impl Doc {
 
     /// Resolves `NAME`, `NAME@attached` or `NAME@attached:ID`; among same-named nodes of
     /// different graphs, the one whose per-node `send` / `recv` lists the id.
-    fn resolve(&self, names: &HashMap<&str, Vec<usize>>, text: &str, id: u64, sending: bool) -> Result<End, String> {
+    fn resolve(
+        &self,
+        names: &HashMap<&str, Vec<usize>>,
+        text: &str,
+        id: u64,
+        space: u8,
+        sending: bool,
+    ) -> Result<End, String> {
         let (name, att): (&str, Option<Option<u32>>) = if names.contains_key(text) {
             (text, None)
         } else if let Some((n, rest)) = text.rsplit_once("@attached") {
@@ -210,7 +236,16 @@ impl Doc {
             let listed: Vec<usize> = cands
                 .iter()
                 .copied()
-                .filter(|&c| if sending { self.nodes[c].send.contains(&id) } else { self.nodes[c].recv.contains(&id) })
+                .filter(|&c| {
+                    let n = &self.nodes[c];
+                    let list = match (space, sending) {
+                        (MAIN_SYNCS, true) => &n.send,
+                        (MAIN_SYNCS, false) => &n.recv,
+                        (_, true) => &n.send_event,
+                        (_, false) => &n.recv_event,
+                    };
+                    list.contains(&id)
+                })
                 .collect();
             match listed.as_slice() {
                 [one] => *one,
@@ -235,9 +270,9 @@ impl Doc {
         Ok(End { node, stream })
     }
 
-    fn read_syncs(&mut self, doc: &Value) {
-        let Some(raw) = doc.get("syncs").and_then(Value::as_array) else {
-            self.problems.push(v0("'syncs' is missing or not an array"));
+    fn read_syncs(&mut self, doc: &Value, key: &str, space: u8) {
+        let Some(raw) = doc.get(key).and_then(Value::as_array) else {
+            self.problems.push(v0(format!("'{key}' is missing or not an array")));
             return;
         };
         let names = self.by_name();
@@ -248,19 +283,25 @@ impl Doc {
             let from = s.get("from").and_then(Value::as_str);
             let to = s.get("to").and_then(Value::as_str);
             let (Some(id), Some(from), Some(to)) = (id, from, to) else {
-                problems.push(v0(format!("syncs[{i}] needs an integer 'id' and string 'from' and 'to'")));
+                problems.push(v0(format!("{key}[{i}] needs an integer 'id' and string 'from' and 'to'")));
                 continue;
             };
-            let f = self.resolve(&names, from, id, true);
-            let t = self.resolve(&names, to, id, false);
+            let f = self.resolve(&names, from, id, space, true);
+            let t = self.resolve(&names, to, id, space, false);
             match (f, t) {
-                (Ok(f), Ok(t)) => {
-                    syncs.push(DocSync { id, from: f, to: t, index: i, from_name: from.into(), to_name: to.into() })
-                }
-                (Err(e), _) | (_, Err(e)) => problems.push(v0(format!("syncs[{i}] (id {id}, {from} -> {to}): {e}"))),
+                (Ok(f), Ok(t)) => syncs.push(DocSync {
+                    id,
+                    space,
+                    from: f,
+                    to: t,
+                    index: i,
+                    from_name: from.into(),
+                    to_name: to.into(),
+                }),
+                (Err(e), _) | (_, Err(e)) => problems.push(v0(format!("{key}[{i}] (id {id}, {from} -> {to}): {e}"))),
             }
         }
-        self.syncs = syncs;
+        self.syncs.extend(syncs);
         self.problems.extend(problems);
     }
 
@@ -292,11 +333,11 @@ impl Doc {
         main.len() + att.difference(&main).count()
     }
 
-    /// Ids and the pairs using them, in document order.
-    pub fn by_id(&self) -> BTreeMap<u64, Vec<usize>> {
-        let mut m: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+    /// Ids (with their id space) and the pairs using them, in document order.
+    pub fn by_id(&self) -> BTreeMap<(u8, u64), Vec<usize>> {
+        let mut m: BTreeMap<(u8, u64), Vec<usize>> = BTreeMap::new();
         for (i, s) in self.syncs.iter().enumerate() {
-            m.entry(s.id).or_default().push(i);
+            m.entry((s.space, s.id)).or_default().push(i);
         }
         m
     }

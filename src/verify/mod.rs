@@ -77,7 +77,7 @@ pub fn check(model: &Model, allocation: &Value) -> Report {
         }
     };
     report.sync_pairs = doc.syncs.len();
-    report.sync_ids = doc.syncs.iter().map(|s| s.id).collect::<std::collections::BTreeSet<_>>().len();
+    report.sync_ids = doc.syncs.iter().map(|s| (s.space, s.id)).collect::<std::collections::BTreeSet<_>>().len();
     report.streams_used = doc.streams_used();
     report.min_sync_count = metrics::min_sync_count(model, &doc);
     let mut vs = doc.problems.clone();

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::Violation;
-use super::doc::{Doc, End};
+use super::doc::{Doc, End, MAIN_SYNCS, SPLIT_EVENTS};
 use crate::graph::{GraphId, Model, NodeId};
 
 fn v(rule: u32, message: String) -> Violation {
@@ -164,7 +164,7 @@ pub fn check_rules(model: &Model, doc: &Doc, out: &mut Vec<Violation>) -> usize 
         }
         queries[pb].push((pa, Query::Edge(e.src, e.dst)));
     }
-    for (id, pairs) in doc.by_id() {
+    for ((_, id), pairs) in doc.by_id() {
         if pairs.len() < 2 {
             continue;
         }
@@ -310,12 +310,19 @@ fn node_of_point<'d>(doc: &'d Doc, pts: &Points, p: usize) -> &'d str {
 
 /// Rules 5 and 6: continuous sync and stream ids, notify limit.
 fn check_ids_and_streams(doc: &Doc, out: &mut Vec<Violation>) {
-    let ids: BTreeSet<u64> = doc.syncs.iter().map(|s| s.id).collect();
-    if let Some(&bad) = ids.iter().find(|&&i| i >= doc.event_count) {
-        out.push(v(5, format!("sync id {bad} is not below events.count = {}", doc.event_count)));
-    }
-    if let Some(missing) = (0..doc.event_count).find(|i| !ids.contains(i)) {
-        out.push(v(5, format!("sync ids are not continuous: id {missing} of 0..{} is unused", doc.event_count)));
+    for (space, count, what) in
+        [(MAIN_SYNCS, doc.event_count, "events.count"), (SPLIT_EVENTS, doc.split_event_count, "events.split_count")]
+    {
+        let ids: BTreeSet<u64> = doc.syncs.iter().filter(|s| s.space == space).map(|s| s.id).collect();
+        if space == SPLIT_EVENTS && !doc.notify {
+            continue;
+        }
+        if let Some(&bad) = ids.iter().find(|&&i| i >= count) {
+            out.push(v(5, format!("sync id {bad} is not below {what} = {count}")));
+        }
+        if let Some(missing) = (0..count).find(|i| !ids.contains(i)) {
+            out.push(v(5, format!("sync ids are not continuous: id {missing} of 0..{count} ({what}) is unused")));
+        }
     }
     let main: BTreeSet<u32> = doc.nodes.iter().filter_map(|n| n.stream).collect();
     let attached: BTreeSet<u32> = doc.nodes.iter().flat_map(|n| n.attached.iter().copied()).collect();
