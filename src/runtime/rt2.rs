@@ -69,11 +69,12 @@ impl ResourceCounts {
     }
 
     /// From a compile result: physical streams plus attached streams in total; the sync ids are
-    /// events or notifies according to the allocation's sync kind.
+    /// events or notifies according to the allocation's sync kind. The split's syncs are always
+    /// events: counted in `sync_count` in event mode, apart (`split_event_count`) in notify mode.
     pub fn from_allocation(a: &Allocation, sub: StaticCounts) -> RtResult<ResourceCounts> {
         let (events, notifies) = match a.sync_kind {
             SyncKind::Event => (a.sync_count as usize, 0),
-            SyncKind::Notify => (0, a.sync_count as usize),
+            SyncKind::Notify => (a.split_event_count as usize, a.sync_count as usize),
         };
         let attached = a.attached_count as usize;
         Self::from_totals(a.physical_count as usize + attached, attached, events, notifies, sub)
