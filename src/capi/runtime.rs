@@ -650,3 +650,91 @@ pub unsafe extern "C" fn sa_rt2_occupy(
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    //! Paths that fail before any device call; the device paths are covered from C/C++
+    //! (tests_c/runtime) and Rust (tests/runtime_*.rs) with fake runtimes. Nothing here
+    //! registers a table: the lib's other tests compile graphs in the same process.
+    use std::ffi::CStr;
+
+    use super::*;
+    use crate::capi::{SA_INVALID_ARGUMENT, SA_OK, SA_UNKNOWN_HANDLE, sa_last_error_code, sa_last_error_message};
+
+    fn last() -> (String, String) {
+        let code = unsafe { CStr::from_ptr(sa_last_error_code()) }.to_str().unwrap().to_string();
+        let msg = unsafe { CStr::from_ptr(sa_last_error_message()) }.to_str().unwrap().to_string();
+        (code, msg)
+    }
+
+    #[test]
+    fn null_arguments_and_bad_options() {
+        assert_eq!(unsafe { sa_stream_allocator_new(0, 0, std::ptr::null_mut()) }, SA_NULL_POINTER);
+        assert_eq!(last(), ("SA3001".into(), "output argument 'out' is NULL".into()));
+        assert!(unsafe { sa_event_allocator_acquire(std::ptr::null(), 1) }.is_null());
+        assert_eq!(last(), ("SA3001".into(), "argument 'a' is NULL".into()));
+        let mut pool = std::ptr::null_mut();
+        assert_eq!(unsafe { sa_reusable_pool_new(c"reuse=on,task_limit=x".as_ptr(), &mut pool) }, SA_INVALID_ARGUMENT);
+        assert!(pool.is_null(), "outputs untouched on failure");
+        assert!(last().1.contains("task_limit=`x`"), "{:?}", last());
+        let mut counts = sa_resource_counts::default();
+        let sub = sa_static_counts { streams: 9, events: 0, notifies: 0 };
+        assert_eq!(unsafe { sa_rt2_resource_counts(6, 2, 0, 0, &sub, &mut counts) }, SA_INVALID_ARGUMENT);
+        assert_eq!(unsafe { sa_rt2_resource_counts(6, 2, 9, 0, std::ptr::null(), &mut counts) }, SA_OK);
+        assert_eq!((counts.reusable_stream_num, counts.attached_stream_num, counts.reusable_event_num), (4, 2, 9));
+    }
+
+    #[test]
+    fn limits_and_unknown_handles_need_no_device() {
+        let mut a = std::ptr::null_mut();
+        assert_eq!(unsafe { sa_stream_allocator_new(0, 0, &mut a) }, SA_OK);
+        assert!(unsafe { sa_stream_allocator_acquire(a, 2024) }.is_null());
+        let (code, msg) = last();
+        assert_eq!(code, "SA4001");
+        assert!(msg.contains("2024"), "{msg}");
+        unsafe { sa_stream_allocator_free(a) };
+        unsafe { sa_stream_allocator_free(std::ptr::null_mut()) };
+
+        let mut pool = std::ptr::null_mut();
+        assert_eq!(unsafe { sa_reusable_pool_new(std::ptr::null(), &mut pool) }, SA_OK);
+        let mut stranger = 0x42 as *mut c_void;
+        assert_eq!(unsafe { sa_reusable_pool_destroy_stream(pool, &mut stranger, false) }, SA_UNKNOWN_HANDLE);
+        assert_eq!(last().0, "SA4003");
+        let mut stats = sa_pool_stats { live: 7, ..Default::default() };
+        assert_eq!(unsafe { sa_reusable_pool_stats(pool, &mut stats) }, SA_OK);
+        assert_eq!(stats, sa_pool_stats::default());
+        unsafe { sa_reusable_pool_free(pool) };
+    }
+
+    #[test]
+    fn a_short_table_is_refused_before_it_is_read() {
+        let ops = RuntimeOps::empty();
+        let mut short = sa_runtime_ops {
+            struct_size: 8,
+            abi_version: SA_RUNTIME_OPS_ABI_VERSION,
+            user: std::ptr::null_mut(),
+            stream_create: None,
+            stream_destroy: None,
+            stream_get_id: None,
+            event_create: None,
+            event_destroy: None,
+            event_record: None,
+            event_reset: None,
+            stream_wait_event: None,
+            notify_create: None,
+            notify_destroy: None,
+            notify_record: None,
+            notify_wait: None,
+            get_rt_capability: None,
+            max_stream_and_task: None,
+            available_stream_num: None,
+            get_device: None,
+        };
+        assert_eq!(unsafe { sa_runtime_register(&short) }, SA_INVALID_ARGUMENT);
+        assert!(last().1.contains("struct_size 8"), "{:?}", last());
+        // Full size but no entries: refused by the seam's validation, nothing registered.
+        short.struct_size = ops.struct_size;
+        assert_eq!(unsafe { sa_runtime_register(&short) }, SA_INVALID_ARGUMENT);
+        assert!(last().1.contains("stream_create"), "{:?}", last());
+    }
+}

@@ -121,7 +121,6 @@ pub(crate) fn status_of_runtime(kind: RtErrorKind) -> sa_status {
         RtErrorKind::UnknownHandle => SA_UNKNOWN_HANDLE,
         RtErrorKind::Invalid => SA_INVALID_ARGUMENT,
         RtErrorKind::Null => SA_NULL_POINTER,
-        RtErrorKind::Panic => SA_PANIC,
     }
 }
 
@@ -232,7 +231,6 @@ mod tests {
             RtErrorKind::UnknownHandle,
             RtErrorKind::Invalid,
             RtErrorKind::Null,
-            RtErrorKind::Panic,
         ] {
             let s = status_of_runtime(k);
             assert_eq!(code_of(s), format!("SA{s}"), "{k:?}");

@@ -19,8 +19,6 @@ pub enum RtErrorKind {
     UnknownHandle,
     /// A required pointer was null.
     Null,
-    /// A panic was caught at the C boundary. Always a bug.
-    Panic,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
