@@ -29,15 +29,10 @@ fn main() {
 
 fn generate(root: &Path) -> Result<cbindgen::Bindings, String> {
     let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).map_err(|e| e.to_string())?;
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("src/capi"))
-        .map_err(|e| e.to_string())?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-        .collect();
-    files.sort();
-    let mut builder = cbindgen::Builder::new().with_config(config);
-    for f in files {
-        builder = builder.with_src(f);
-    }
-    builder.generate().map_err(|e| e.to_string())
+    // cbindgen follows the `mod` items of src/capi/mod.rs to the other files.
+    cbindgen::Builder::new()
+        .with_config(config)
+        .with_src(root.join("src/capi/mod.rs"))
+        .generate()
+        .map_err(|e| e.to_string())
 }

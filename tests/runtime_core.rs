@@ -246,7 +246,7 @@ fn pool_without_reuse_is_ge_exact() {
     pool.destroy(a, false).unwrap(); // double destroy: success, no device call
     pool.destroy(b, true).unwrap();
     assert_eq!(f.forced.load(Ordering::SeqCst), 1);
-    assert_eq!(pool.destroy(0x77 as *mut c_void, false).unwrap_err().kind, RtErrorKind::Invalid);
+    assert_eq!(pool.destroy(0x77 as *mut c_void, false).unwrap_err().kind, RtErrorKind::UnknownHandle);
     assert_eq!(pool.destroy(std::ptr::null_mut(), false).unwrap_err().kind, RtErrorKind::Null);
     assert_eq!(pool.stats().live, 0);
     f.balanced();
@@ -441,7 +441,7 @@ fn resource_counts_from_allocation() {
     use stream_alloc::compile::{Allocation, Stage};
     use stream_alloc::graph::ids::IdVec;
     use stream_alloc::graph::{StreamId, SyncKind};
-    let alloc = |physical: u32, attached: u32, kind: SyncKind, syncs: u32| Allocation {
+    let alloc = |physical: u32, attached: u32, kind: SyncKind, syncs: u32, split_events: u32| Allocation {
         mode: "static-multi".into(),
         stage: Stage::All,
         logical_stream: IdVec::new(),
@@ -453,7 +453,10 @@ fn resource_counts_from_allocation() {
         sync_kind: kind,
         syncs: Vec::new(),
         sync_count: syncs,
+        split_event_count: split_events,
+        split_events: Vec::new(),
         activations: Vec::new(),
+        inserted_activations: Vec::new(),
         huge_streams: Vec::new(),
         split_to_logic: (0..physical).map(StreamId).collect(),
         inserted: Vec::new(),
@@ -461,13 +464,16 @@ fn resource_counts_from_allocation() {
         split_events: Vec::new(),
         inserted_activations: Vec::new(),
     };
-    let c = ResourceCounts::from_allocation(&alloc(5, 2, SyncKind::Event, 9), StaticCounts::default()).unwrap();
+    let c = ResourceCounts::from_allocation(&alloc(5, 2, SyncKind::Event, 9, 2), StaticCounts::default()).unwrap();
     assert_eq!(
         (c.reusable_stream_num, c.attached_stream_num, c.reusable_event_num, c.reusable_notify_num),
         (5, 2, 9, 0)
     );
-    let c = ResourceCounts::from_allocation(&alloc(3, 0, SyncKind::Notify, 4), StaticCounts::default()).unwrap();
+    let c = ResourceCounts::from_allocation(&alloc(3, 0, SyncKind::Notify, 4, 0), StaticCounts::default()).unwrap();
     assert_eq!((c.reusable_stream_num, c.reusable_event_num, c.reusable_notify_num), (3, 0, 4));
-    let c = ResourceCounts::from_allocation(&alloc(1, 0, SyncKind::Event, 0), StaticCounts::default()).unwrap();
+    // Notify mode: the split's syncs are events of their own.
+    let c = ResourceCounts::from_allocation(&alloc(4, 0, SyncKind::Notify, 4, 3), StaticCounts::default()).unwrap();
+    assert_eq!((c.reusable_stream_num, c.reusable_event_num, c.reusable_notify_num), (4, 3, 4));
+    let c = ResourceCounts::from_allocation(&alloc(1, 0, SyncKind::Event, 0, 0), StaticCounts::default()).unwrap();
     assert_eq!((c.reusable_stream_num, c.stream_num()), (1, 1));
 }

@@ -289,11 +289,17 @@ fn notify_mode_keeps_split_events_apart() {
 #[test]
 fn task_limits_from_options() {
     let m = model("", &[], &[]);
-    assert_eq!(TaskLimits::from_options(&m.options), TaskLimits { normal: 1024, huge: Some(8192) });
+    assert_eq!(
+        TaskLimits::from_options(&m.options),
+        TaskLimits { normal: 1024, huge: Some(8192), unlimited_depth: false }
+    );
     let m = model("\"max_task_count\":2014", &[], &[]);
-    assert_eq!(TaskLimits::from_options(&m.options), TaskLimits { normal: 2014, huge: None });
+    assert_eq!(TaskLimits::from_options(&m.options), TaskLimits { normal: 2014, huge: None, unlimited_depth: false });
     let m = model("\"max_huge_task_count\":4000", &[], &[]);
-    assert_eq!(TaskLimits::from_options(&m.options), TaskLimits { normal: 1024, huge: Some(4000) });
+    assert_eq!(
+        TaskLimits::from_options(&m.options),
+        TaskLimits { normal: 1024, huge: Some(4000), unlimited_depth: false }
+    );
 }
 
 #[test]

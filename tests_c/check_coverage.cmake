@@ -1,4 +1,5 @@
-# Fails unless every function declared in stream_alloc.h is called by some C test source.
+# Fails unless every function declared in stream_alloc.h is called by some C/C++ test source
+# (a call through a GE drop-in header counts when the test uses that class).
 # Usage: cmake -DHEADER=... -DSOURCES="a.c;b.c" -P check_coverage.cmake
 file(READ "${HEADER}" header)
 string(REGEX MATCHALL "[a-z_0-9]+ \\**(sa_[a-z_0-9]+)\\(" decls "${header}")

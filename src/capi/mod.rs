@@ -1,12 +1,14 @@
 //! The C ABI (`include/stream_alloc.h`, generated from this module by cbindgen).
 //!
-//! Two opaque handles: [`sa_graph`] (a model being described, then built) and
-//! [`sa_allocation`] (the result of the pipeline on a built model). Every function returns an
-//! [`sa_status`] or a value that cannot fail, checks every pointer it is given, writes its
-//! outputs only on success, and runs inside one panic boundary, [`ffi_boundary`], so no Rust
-//! panic ever unwinds into C. The failure's message and code are kept twice: on the handle the
-//! call was made with (`sa_graph_last_error`, `sa_allocation_last_error`) and per thread
-//! (`sa_last_error_message`), the latter also for constructors that fail before a handle exists.
+//! Two opaque handles on the compile side: [`sa_graph`] (a model being described, then built)
+//! and [`sa_allocation`] (the result of the pipeline on a built model); the runtime half
+//! ([`runtime`]) adds the RT2 allocators, the V1 stream pool and the device-runtime seam.
+//! Every function returns an [`sa_status`], a value that cannot fail, or a pointer that is NULL
+//! on failure; it checks every pointer it is given, writes its outputs only on success, and runs
+//! inside one panic boundary, [`ffi_boundary`], so no Rust panic ever unwinds into C. The
+//! failure's message and code are kept per thread (`sa_last_error_message`,
+//! `sa_last_error_code`) for every function, and also on the compile-side handle the call was
+//! made with (`sa_graph_last_error`, `sa_allocation_last_error`).
 
 #![allow(unsafe_code)]
 #![allow(non_camel_case_types)]
@@ -42,6 +44,12 @@ impl ApiError {
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
         ApiError { status: status_of(e.kind), message: e.message }
+    }
+}
+
+impl From<crate::runtime::RtError> for ApiError {
+    fn from(e: crate::runtime::RtError) -> Self {
+        ApiError { status: status_of_runtime(e.kind), message: e.message }
     }
 }
 
@@ -105,6 +113,24 @@ impl FfiOutcome for ApiResult {
     }
 }
 
+/// Constructors and getters that hand C a pointer: NULL on failure (the thread's last error
+/// says why) and on a panic.
+impl<T> FfiOutcome for ApiResult<*mut T> {
+    type C = *mut T;
+    fn into_c(self) -> *mut T {
+        match self {
+            Ok(p) => p,
+            Err(e) => {
+                record_thread_error(&e);
+                std::ptr::null_mut()
+            }
+        }
+    }
+    fn panicked() -> *mut T {
+        std::ptr::null_mut()
+    }
+}
+
 impl FfiOutcome for *const c_char {
     type C = *const c_char;
     fn into_c(self) -> Self {
@@ -122,7 +148,7 @@ impl FfiOutcome for () {
 }
 
 /// The one panic boundary of the C ABI: every `extern "C"` function's body is a single call to
-/// it. A panic becomes `SA_PANIC` (NULL for string getters) and a thread-local error message;
+/// it. A panic becomes `SA_PANIC` (NULL for pointer getters) and a thread-local error message;
 /// a failure is recorded as the thread's last error.
 pub(crate) fn ffi_boundary<O: FfiOutcome>(f: impl FnOnce() -> O) -> O::C {
     match catch_unwind(AssertUnwindSafe(f)) {
@@ -249,6 +275,21 @@ mod tests {
         let other =
             std::thread::spawn(|| unsafe { CStr::from_ptr(sa_last_error_message()) }.to_bytes().len()).join().unwrap();
         assert_eq!(other, 0);
+    }
+
+    #[test]
+    fn pointer_results_are_null_on_failure_and_panic() {
+        let ok = ffi_boundary(|| -> ApiResult<*mut u8> { Ok(8 as *mut u8) });
+        assert_eq!(ok as usize, 8);
+        let failed = ffi_boundary(|| -> ApiResult<*mut u8> { Err(ApiError::new(SA_RUNTIME_LIMIT, "n = 5000")) });
+        assert!(failed.is_null());
+        assert_eq!(unsafe { CStr::from_ptr(sa_last_error_code()) }.to_str().unwrap(), "SA4001");
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let panicked = ffi_boundary(|| -> ApiResult<*mut u8> { panic!("vector") });
+        std::panic::set_hook(prev);
+        assert!(panicked.is_null());
+        assert_eq!(unsafe { CStr::from_ptr(sa_last_error_code()) }.to_str().unwrap(), "SA3004");
     }
 
     #[test]

@@ -1,427 +1,740 @@
-//! C ABI of the runtime half (`include/stream_alloc_runtime.h`). Every function checks its
-//! pointers, runs inside a panic boundary, writes outputs only on success, and returns an
-//! `sa_status` code: 0 (SA_OK) or one of the runtime codes 100…105 (see `RtErrorKind::status`).
-//! A failure's message is kept per thread for `sa_rt_last_error`.
+//! C ABI of the runtime half: the RT2 allocators (`gert::StreamAllocator`, `EventAllocator`,
+//! `NotifyAllocator`), the V1 reusable stream pool (`ge::ReusableStreamAllocator`), the RT2
+//! `ModelDesc` counts and `OccupyStreamResource`, and the device-runtime seam they call through.
+//!
+//! Conventions are those of the whole C ABI (see `capi`): every function runs inside
+//! [`ffi_boundary`], returns an `sa_status` (the `_acquire` functions: the vector or NULL),
+//! writes outputs only on success and leaves the failure's message and code for
+//! `sa_last_error_message` / `sa_last_error_code` on the calling thread. Runtime failures have
+//! their own status range (`SA_NO_RUNTIME` = 4000 …); NULL pointers, bad arguments and panics
+//! share the common statuses.
+//!
+//! The handles here are thread-safe (unlike `sa_graph`): allocators and pools may be used from
+//! several threads at once; freeing one while another thread uses it is undefined behaviour.
 
 #![allow(unsafe_code)]
 
-use std::cell::RefCell;
-use std::ffi::{CStr, CString, c_char, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ffi::{c_char, c_void};
 
-use crate::runtime::error::{RtError, RtErrorKind, RtResult};
+use super::{ApiError, ApiResult, SA_NULL_POINTER, ffi_boundary, opt_str, out_ptr, write_out};
 use crate::runtime::pool::{PoolOptions, PoolStats, ReusableStreamPool};
 use crate::runtime::rt2::{self, ExternalAllocators, ResourceCounts, StaticCounts};
-use crate::runtime::seam::{Runtime, RuntimeOps};
+use crate::runtime::seam::{RUNTIME_OPS_ABI_VERSION, Runtime, RuntimeOps};
 use crate::runtime::{EventAllocator, NotifyAllocator, StreamAllocator};
 
-pub const SA_OK: i32 = 0;
+/// Version of `sa_runtime_ops` this library reads; entries are only ever appended.
+pub const SA_RUNTIME_OPS_ABI_VERSION: u32 = 1;
 
-thread_local! {
-    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+/// Where the device runtime in use came from (`sa_runtime_resolve`).
+pub type sa_runtime_source = i32;
+/// A table registered with `sa_runtime_register`.
+pub const SA_RUNTIME_REGISTERED: sa_runtime_source = 1;
+/// The Ascend runtime's symbols in the process scope, `dlsym(RTLD_DEFAULT, ...)`.
+pub const SA_RUNTIME_PROCESS_SCOPE: sa_runtime_source = 2;
+/// An already-loaded `libacl_rt.so` / `libruntime.so` / `libascendcl.so` (`RTLD_NOLOAD`).
+pub const SA_RUNTIME_LOADED_LIBRARY: sa_runtime_source = 3;
+/// The library named by the environment variable `SA_RUNTIME_LIB`.
+pub const SA_RUNTIME_EXPLICIT_PATH: sa_runtime_source = 4;
+
+/// The device-runtime seam: a host's function table, copied at registration. Every entry
+/// returns the runtime's own error code (0 = success) and receives `user` unchanged. Stream
+/// flags are RT-encoded (`RT_STREAM_*`), event flags ACL-encoded. The six create/destroy
+/// entries are required; the query entries may be NULL. The entries may be called from any
+/// thread, and until every allocator and pool created while the table was registered is freed.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sa_runtime_ops {
+    /// `sizeof(sa_runtime_ops)` as the host compiled it: at least this version's size.
+    pub struct_size: u32,
+    /// `SA_RUNTIME_OPS_ABI_VERSION`.
+    pub abi_version: u32,
+    /// Passed back to every entry.
+    pub user: *mut c_void,
+    /// `rtStreamCreateWithFlags(stream, priority, rt_flags)`.
+    pub stream_create:
+        Option<unsafe extern "C" fn(user: *mut c_void, stream: *mut *mut c_void, priority: i32, rt_flags: u32) -> i32>,
+    /// `aclrtDestroyStream`, or `aclrtDestroyStreamForce` when `force` is non-zero.
+    pub stream_destroy: Option<unsafe extern "C" fn(user: *mut c_void, stream: *mut c_void, force: i32) -> i32>,
+    /// `aclrtStreamGetId`.
+    pub stream_get_id: Option<unsafe extern "C" fn(user: *mut c_void, stream: *mut c_void, stream_id: *mut i32) -> i32>,
+    /// `aclrtCreateEventExWithFlag(event, acl_flag)`.
+    pub event_create: Option<unsafe extern "C" fn(user: *mut c_void, event: *mut *mut c_void, acl_flag: u32) -> i32>,
+    /// `aclrtDestroyEvent`.
+    pub event_destroy: Option<unsafe extern "C" fn(user: *mut c_void, event: *mut c_void) -> i32>,
+    /// `aclrtRecordEvent(event, stream)`.
+    pub event_record: Option<unsafe extern "C" fn(user: *mut c_void, event: *mut c_void, stream: *mut c_void) -> i32>,
+    /// `aclrtResetEvent(event, stream)`.
+    pub event_reset: Option<unsafe extern "C" fn(user: *mut c_void, event: *mut c_void, stream: *mut c_void) -> i32>,
+    /// `aclrtStreamWaitEvent(stream, event)`.
+    pub stream_wait_event:
+        Option<unsafe extern "C" fn(user: *mut c_void, stream: *mut c_void, event: *mut c_void) -> i32>,
+    /// `aclrtCreateNotify` on `device_id`.
+    pub notify_create: Option<unsafe extern "C" fn(user: *mut c_void, notify: *mut *mut c_void, device_id: i32) -> i32>,
+    /// `aclrtDestroyNotify`.
+    pub notify_destroy: Option<unsafe extern "C" fn(user: *mut c_void, notify: *mut c_void) -> i32>,
+    /// `aclrtRecordNotify(notify, stream)`.
+    pub notify_record: Option<unsafe extern "C" fn(user: *mut c_void, notify: *mut c_void, stream: *mut c_void) -> i32>,
+    /// `aclrtWaitAndResetNotify(notify, stream, timeout_ms)`.
+    pub notify_wait: Option<
+        unsafe extern "C" fn(user: *mut c_void, notify: *mut c_void, stream: *mut c_void, timeout_ms: u32) -> i32,
+    >,
+    /// `rtGetRtCapability(feature, info, value)`.
+    pub get_rt_capability:
+        Option<unsafe extern "C" fn(user: *mut c_void, feature: i32, info: i32, value: *mut i64) -> i32>,
+    /// `rtGetMaxStreamAndTask(stream_type, max_streams, max_tasks)`.
+    pub max_stream_and_task: Option<
+        unsafe extern "C" fn(user: *mut c_void, stream_type: u32, max_streams: *mut u32, max_tasks: *mut u32) -> i32,
+    >,
+    /// `aclrtGetStreamAvailableNum(count)`.
+    pub available_stream_num: Option<unsafe extern "C" fn(user: *mut c_void, count: *mut u32) -> i32>,
+    /// `aclrtGetDevice(device_id)`.
+    pub get_device: Option<unsafe extern "C" fn(user: *mut c_void, device_id: *mut i32) -> i32>,
 }
 
-fn set_last_error(e: &RtError) {
-    let text = CString::new(e.message.replace('\0', " ")).unwrap_or_default();
-    LAST_ERROR.with(|l| *l.borrow_mut() = text);
-}
+// The C table and the seam's table are the same record: the conversion below is field by
+// field (so a type mismatch does not compile), these asserts pin size and version.
+const _: () = assert!(std::mem::size_of::<sa_runtime_ops>() == std::mem::size_of::<RuntimeOps>());
+const _: () = assert!(SA_RUNTIME_OPS_ABI_VERSION == RUNTIME_OPS_ABI_VERSION);
 
-fn panic_error() -> RtError {
-    RtError::new(RtErrorKind::Panic, "internal error: a panic was caught at the C boundary (a bug; please report)")
-}
-
-/// Runs `f` behind the panic boundary and turns its result into a status.
-fn guard(f: impl FnOnce() -> RtResult<()>) -> i32 {
-    let r = catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(panic_error()));
-    match r {
-        Ok(()) => SA_OK,
-        Err(e) => {
-            set_last_error(&e);
-            e.status()
+impl From<&sa_runtime_ops> for RuntimeOps {
+    fn from(o: &sa_runtime_ops) -> Self {
+        RuntimeOps {
+            struct_size: o.struct_size,
+            abi_version: o.abi_version,
+            user: o.user,
+            stream_create: o.stream_create,
+            stream_destroy: o.stream_destroy,
+            stream_get_id: o.stream_get_id,
+            event_create: o.event_create,
+            event_destroy: o.event_destroy,
+            event_record: o.event_record,
+            event_reset: o.event_reset,
+            stream_wait_event: o.stream_wait_event,
+            notify_create: o.notify_create,
+            notify_destroy: o.notify_destroy,
+            notify_record: o.notify_record,
+            notify_wait: o.notify_wait,
+            get_rt_capability: o.get_rt_capability,
+            max_stream_and_task: o.max_stream_and_task,
+            available_stream_num: o.available_stream_num,
+            get_device: o.get_device,
         }
     }
 }
 
-/// As `guard`, for functions returning a pointer (null on failure).
-fn guard_ptr<T>(f: impl FnOnce() -> RtResult<*mut T>) -> *mut T {
-    let r = catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(panic_error()));
-    r.unwrap_or_else(|e| {
-        set_last_error(&e);
-        std::ptr::null_mut()
-    })
+/// An RT2 stream allocator (`gert::StreamAllocator`). Thread-safe.
+pub struct sa_stream_allocator(StreamAllocator);
+/// An RT2 event allocator (`gert::EventAllocator`). Thread-safe.
+pub struct sa_event_allocator(EventAllocator);
+/// An RT2 notify allocator (`gert::NotifyAllocator`). Thread-safe.
+pub struct sa_notify_allocator(NotifyAllocator);
+/// A V1 reusable stream pool (`ge::ReusableStreamAllocator`). Thread-safe.
+pub struct sa_reusable_pool(ReusableStreamPool);
+
+/// Counters of an `sa_reusable_pool`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct sa_pool_stats {
+    /// Device streams alive (created and not yet destroyed).
+    pub live: u64,
+    /// Device streams created.
+    pub created: u64,
+    /// Device streams destroyed.
+    pub destroyed: u64,
+    /// Grants served by an existing stream.
+    pub reused: u64,
+    /// Outstanding grants (sum of reference counts).
+    pub grants: u64,
 }
 
-fn null(what: &str) -> RtError {
-    RtError::new(RtErrorKind::Null, format!("{what} is null"))
-}
-
-/// SAFETY (for callers of `out`): `p` must be null or valid for a write of `T`.
-unsafe fn out<T>(p: *mut T, what: &str, v: T) -> RtResult<()> {
-    if p.is_null() {
-        return Err(null(what));
+impl From<PoolStats> for sa_pool_stats {
+    fn from(s: PoolStats) -> Self {
+        sa_pool_stats { live: s.live, created: s.created, destroyed: s.destroyed, reused: s.reused, grants: s.grants }
     }
-    // SAFETY: non-null, and the caller promises validity.
-    unsafe { p.write(v) };
-    Ok(())
 }
 
-/// The message of the calling thread's last failure ("" if none). Valid until the next failing
-/// call on this thread.
-#[unsafe(no_mangle)]
-pub extern "C" fn sa_rt_last_error() -> *const c_char {
-    LAST_ERROR.with(|l| l.borrow().as_ptr())
+/// `gert::ModelDesc`'s reusable stream/event/notify counts and attached stream count.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct sa_resource_counts {
+    /// Streams the model acquires besides the attached ones (its streams minus static sub-model
+    /// streams and attached streams), the caller's main stream in slot 0 included.
+    pub reusable_stream_num: usize,
+    /// Events the model acquires.
+    pub reusable_event_num: usize,
+    /// Notifies the model acquires.
+    pub reusable_notify_num: usize,
+    /// Attached streams (acquired after the reusable ones).
+    pub attached_stream_num: usize,
 }
 
-/// Registers `ops` as the device runtime (copied); NULL returns to automatic resolution.
+impl From<ResourceCounts> for sa_resource_counts {
+    fn from(c: ResourceCounts) -> Self {
+        sa_resource_counts {
+            reusable_stream_num: c.reusable_stream_num,
+            reusable_event_num: c.reusable_event_num,
+            reusable_notify_num: c.reusable_notify_num,
+            attached_stream_num: c.attached_stream_num,
+        }
+    }
+}
+
+impl From<&sa_resource_counts> for ResourceCounts {
+    fn from(c: &sa_resource_counts) -> Self {
+        ResourceCounts {
+            reusable_stream_num: c.reusable_stream_num,
+            reusable_event_num: c.reusable_event_num,
+            reusable_notify_num: c.reusable_notify_num,
+            attached_stream_num: c.attached_stream_num,
+        }
+    }
+}
+
+/// What static (known-shape) sub-models create themselves through V1; subtracted from the
+/// model totals by `sa_rt2_resource_counts`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct sa_static_counts {
+    /// Streams of static sub-models.
+    pub streams: usize,
+    /// Events of static sub-models.
+    pub events: usize,
+    /// Notifies of static sub-models.
+    pub notifies: usize,
+}
+
+impl From<&sa_static_counts> for StaticCounts {
+    fn from(c: &sa_static_counts) -> Self {
+        StaticCounts { streams: c.streams, events: c.events, notifies: c.notifies }
+    }
+}
+
+fn null(what: &str) -> ApiError {
+    ApiError::new(SA_NULL_POINTER, format!("argument '{what}' is NULL"))
+}
+
+/// A required handle argument.
 ///
 /// # Safety
-/// `ops` is null or points to a `sa_runtime_ops` of at least `struct_size` bytes.
+/// `p` is NULL or points to a live `T` that outlives `'a`.
+unsafe fn handle<'a, T>(p: *const T, what: &str) -> ApiResult<&'a T> {
+    // SAFETY: NULL or live, by the caller's contract.
+    unsafe { p.as_ref() }.ok_or_else(|| null(what))
+}
+
+/// Frees a boxed handle; NULL is a no-op.
+///
+/// # Safety
+/// `p` is NULL or came from `Box::into_raw` in this module and is not used afterwards.
+unsafe fn free_box<T>(p: *mut T) {
+    if !p.is_null() {
+        // SAFETY: from Box::into_raw in the matching `_new`, by the caller's contract.
+        drop(unsafe { Box::from_raw(p) });
+    }
+}
+
+/// Registers `ops` as the device runtime for every allocator and pool that resolves its
+/// runtime from now on; NULL returns to automatic resolution (`sa_runtime_resolve`). The table
+/// is copied: `ops` may be freed on return, the functions and `user` it names may not (see
+/// `sa_runtime_ops`). Allocators that already created handles keep the table they created
+/// them with. Fails with `SA_INVALID_ARGUMENT` when `struct_size` is below this version's
+/// size, `abi_version` is not `SA_RUNTIME_OPS_ABI_VERSION`, or a required entry is NULL; the
+/// previous registration then stays. Thread-safe.
+///
+/// # Safety
+/// `ops` is NULL or points to a readable `sa_runtime_ops` of at least `ops->struct_size` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_runtime_register(ops: *const RuntimeOps) -> i32 {
-    guard(|| {
+pub unsafe extern "C" fn sa_runtime_register(ops: *const sa_runtime_ops) -> super::sa_status {
+    ffi_boundary(|| -> ApiResult {
         if ops.is_null() {
-            return Runtime::register(None);
+            return Ok(Runtime::register(None)?);
         }
-        // SAFETY: non-null; the caller promises a valid table. Read the size first so a short
-        // (older or corrupt) table is rejected before the full struct is read.
+        // SAFETY: non-NULL and readable by the contract. The size is read first so a short
+        // (older or corrupt) table is refused before the whole struct is read.
         let size = unsafe { std::ptr::addr_of!((*ops).struct_size).read_unaligned() };
-        if (size as usize) < std::mem::size_of::<RuntimeOps>() {
-            return Err(RtError::new(
-                RtErrorKind::Invalid,
-                format!("sa_runtime_ops.struct_size {size} is below {}", std::mem::size_of::<RuntimeOps>()),
+        let need = std::mem::size_of::<sa_runtime_ops>();
+        if (size as usize) < need {
+            return Err(ApiError::new(
+                super::SA_INVALID_ARGUMENT,
+                format!("sa_runtime_ops.struct_size {size} is below the {need} bytes of ABI version 1"),
             ));
         }
-        // SAFETY: at least size_of::<RuntimeOps>() bytes are valid.
-        Runtime::register(Some(unsafe { &*ops }))
+        // SAFETY: at least size_of::<sa_runtime_ops>() readable bytes.
+        let table = RuntimeOps::from(unsafe { &*ops });
+        Ok(Runtime::register(Some(&table))?)
     })
 }
 
-/// Resolves the runtime now; `source` receives 1 registered, 2 process scope, 3 loaded library,
-/// 4 SA_RUNTIME_LIB.
+/// Resolves the device runtime now and writes where it came from (`SA_RUNTIME_REGISTERED`,
+/// `_PROCESS_SCOPE`, `_LOADED_LIBRARY`, `_EXPLICIT_PATH`) to `*source`. Order: the registered
+/// table; the Ascend symbols in the process (`dlsym(RTLD_DEFAULT)`); an already-loaded
+/// `libacl_rt.so` / `libruntime.so` / `libascendcl.so` (`RTLD_NOLOAD`, never a second copy);
+/// the library named by `SA_RUNTIME_LIB`. `SA_NO_RUNTIME` when none answers. Thread-safe.
 ///
 /// # Safety
-/// `source` is null or writable.
+/// `source` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_runtime_resolve(source: *mut i32) -> i32 {
-    guard(|| {
-        if source.is_null() {
-            return Err(null("source"));
-        }
+pub unsafe extern "C" fn sa_runtime_resolve(source: *mut sa_runtime_source) -> super::sa_status {
+    ffi_boundary(|| -> ApiResult {
+        let source = out_ptr(source, "source")?;
         let rt = Runtime::current()?;
-        // SAFETY: checked non-null above.
-        unsafe { out(source, "source", rt.source() as i32) }
+        // SAFETY: checked by out_ptr, writable by the contract.
+        unsafe { write_out(source, rt.source() as sa_runtime_source) };
+        Ok(())
     })
 }
 
-/// `rtGetMaxStreamAndTask(stream_type, …)` through the seam.
+/// `rtGetMaxStreamAndTask(stream_type, ...)` through the seam (`stream_type` 0 normal, 1 huge):
+/// the device's stream count and tasks per stream. The environment variable
+/// `SA_RT_MAX_TASKS_PER_STREAM` overrides the task count. `SA_NO_RUNTIME` without a runtime or
+/// query entry, `SA_DEVICE_ERROR` when the runtime fails. Thread-safe.
 ///
 /// # Safety
-/// Both outputs are writable.
+/// `max_streams` and `max_tasks` are NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_runtime_task_limits(stream_type: u32, max_streams: *mut u32, max_tasks: *mut u32) -> i32 {
-    guard(|| {
-        if max_streams.is_null() || max_tasks.is_null() {
-            return Err(null("max_streams/max_tasks"));
-        }
+pub unsafe extern "C" fn sa_runtime_task_limits(
+    stream_type: u32,
+    max_streams: *mut u32,
+    max_tasks: *mut u32,
+) -> super::sa_status {
+    ffi_boundary(|| -> ApiResult {
+        let max_streams = out_ptr(max_streams, "max_streams")?;
+        let max_tasks = out_ptr(max_tasks, "max_tasks")?;
         let (s, t) = Runtime::current()?.max_stream_and_task(stream_type)?;
-        // SAFETY: checked non-null above.
+        // SAFETY: checked by out_ptr, writable by the contract.
         unsafe {
-            out(max_streams, "max_streams", s)?;
-            out(max_tasks, "max_tasks", t)
+            write_out(max_streams, s);
+            write_out(max_tasks, t);
         }
+        Ok(())
     })
 }
 
-/// `FEATURE_TYPE_PERSISTENT_STREAM_UNLIMITED_DEPTH` through the seam: 1 supported, 0 not.
+/// Whether the device reports `FEATURE_TYPE_PERSISTENT_STREAM_UNLIMITED_DEPTH` (then GE does
+/// not split streams): 1 or 0 in `*supported`. The environment variable `SA_RT_UNLIMITED_DEPTH`
+/// (0 or 1) overrides the device. Thread-safe.
 ///
 /// # Safety
-/// `supported` is writable.
+/// `supported` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_runtime_unlimited_depth(supported: *mut i32) -> i32 {
-    guard(|| {
-        if supported.is_null() {
-            return Err(null("supported"));
-        }
+pub unsafe extern "C" fn sa_runtime_unlimited_depth(supported: *mut i32) -> super::sa_status {
+    ffi_boundary(|| -> ApiResult {
+        let supported = out_ptr(supported, "supported")?;
         let v = Runtime::current()?.unlimited_depth()?;
-        // SAFETY: checked non-null above.
-        unsafe { out(supported, "supported", v as i32) }
+        // SAFETY: checked by out_ptr, writable by the contract.
+        unsafe { write_out(supported, i32::from(v)) };
+        Ok(())
     })
 }
 
-macro_rules! boxed_free {
-    ($name:ident, $ty:ty) => {
-        /// Frees the object (NULL is a no-op), destroying what it created.
-        ///
-        /// # Safety
-        /// `p` is null or came from the matching `_new` and is not used afterwards.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(p: *mut $ty) {
-            let _ = catch_unwind(AssertUnwindSafe(|| {
-                if !p.is_null() {
-                    // SAFETY: from Box::into_raw in `_new`.
-                    drop(unsafe { Box::from_raw(p) });
-                }
-            }));
-        }
-    };
-}
-
-/// `gert::StreamAllocator(priority, flags)`; flags in RT encoding. No device call.
+/// Creates a `gert::StreamAllocator(priority, rt_flags)` (RT flag encoding) in `*out`. No device
+/// call happens here: the runtime is resolved on the first growth. Ownership: the caller frees
+/// `*out` with `sa_stream_allocator_free`.
 ///
 /// # Safety
-/// `out_alloc` is writable.
+/// `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_stream_allocator_new(
     priority: i32,
     rt_flags: u32,
-    out_alloc: *mut *mut StreamAllocator,
-) -> i32 {
-    guard(|| {
-        if out_alloc.is_null() {
-            return Err(null("out"));
-        }
-        let a = Box::new(StreamAllocator::new(priority, rt_flags)?);
-        // SAFETY: checked non-null above.
-        unsafe { out(out_alloc, "out", Box::into_raw(a)) }
+    out: *mut *mut sa_stream_allocator,
+) -> super::sa_status {
+    ffi_boundary(|| -> ApiResult {
+        let out = out_ptr(out, "out")?;
+        let a = Box::new(sa_stream_allocator(StreamAllocator::new(priority, rt_flags)?));
+        // SAFETY: checked by out_ptr, writable by the contract.
+        unsafe { write_out(out, Box::into_raw(a)) };
+        Ok(())
     })
 }
 
-/// `AcquireStreams(n)`: the `TypedContinuousVector<rtStream_t>*`, or NULL (see sa_rt_last_error).
+/// `AcquireStreams(n)`: the allocator's `TypedContinuousVector<rtStream_t>` (GE's
+/// `ContinuousVector` layout: capacity at 0, size at 8, elements from offset 56), grown to at
+/// least `n` and never shrunk; slot 0 is the caller's. NULL on failure: `n >= 2024`
+/// (`SA_RUNTIME_LIMIT`, before any device call), no runtime, or a device error (the streams
+/// already created are kept). Lifetime: the vector belongs to the allocator and stays valid,
+/// at the same address, until the allocator is freed. Thread-safe.
 ///
 /// # Safety
-/// `p` is null or a live allocator.
+/// `a` is NULL or a live allocator.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_stream_allocator_acquire(p: *const StreamAllocator, n: usize) -> *mut c_void {
-    guard_ptr(|| {
-        // SAFETY: null or live, per the contract.
-        let a = unsafe { p.as_ref() }.ok_or_else(|| null("stream allocator"))?;
-        a.acquire(n).map(|v| v.cast())
+pub unsafe extern "C" fn sa_stream_allocator_acquire(a: *const sa_stream_allocator, n: usize) -> *mut c_void {
+    ffi_boundary(|| -> ApiResult<*mut c_void> {
+        // SAFETY: NULL or live, by the contract.
+        let a = unsafe { handle(a, "a") }?;
+        Ok(a.0.acquire(n)?.cast())
     })
 }
 
-boxed_free!(sa_stream_allocator_free, StreamAllocator);
-
-/// `gert::EventAllocator(flag)`; `flag` is an ACL event flag (default ACL_EVENT_SYNC).
+/// Frees a stream allocator and destroys the streams it created (slots 1..size-1; slot 0 is
+/// the caller's). NULL is a no-op. Must not race with other calls on `a`.
 ///
 /// # Safety
-/// `out_alloc` is writable.
+/// `a` is NULL or came from `sa_stream_allocator_new` and is not used afterwards.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_event_allocator_new(acl_flag: u32, out_alloc: *mut *mut EventAllocator) -> i32 {
-    guard(|| {
-        if out_alloc.is_null() {
-            return Err(null("out"));
-        }
-        let a = Box::new(EventAllocator::new(acl_flag)?);
-        // SAFETY: checked non-null above.
-        unsafe { out(out_alloc, "out", Box::into_raw(a)) }
-    })
+pub unsafe extern "C" fn sa_stream_allocator_free(a: *mut sa_stream_allocator) {
+    ffi_boundary(|| unsafe { free_box(a) })
 }
 
-/// `AcquireEvents(n)`: the `TypedContinuousVector<aclrtEvent>*`, or NULL.
+/// Creates a `gert::EventAllocator(acl_flag)` (ACL event flag; GE's default is
+/// `ACL_EVENT_SYNC` = 1) in `*out`. No device call. Ownership: the caller frees `*out` with
+/// `sa_event_allocator_free`.
 ///
 /// # Safety
-/// `p` is null or a live allocator.
+/// `out` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_event_allocator_acquire(p: *const EventAllocator, n: usize) -> *mut c_void {
-    guard_ptr(|| {
-        // SAFETY: null or live, per the contract.
-        let a = unsafe { p.as_ref() }.ok_or_else(|| null("event allocator"))?;
-        a.acquire(n).map(|v| v.cast())
+pub unsafe extern "C" fn sa_event_allocator_new(acl_flag: u32, out: *mut *mut sa_event_allocator) -> super::sa_status {
+    ffi_boundary(|| -> ApiResult {
+        let out = out_ptr(out, "out")?;
+        let a = Box::new(sa_event_allocator(EventAllocator::new(acl_flag)?));
+        // SAFETY: checked by out_ptr, writable by the contract.
+        unsafe { write_out(out, Box::into_raw(a)) };
+        Ok(())
     })
 }
 
-boxed_free!(sa_event_allocator_free, EventAllocator);
-
-/// `gert::NotifyAllocator()`.
+/// `AcquireEvents(n)`: the allocator's `TypedContinuousVector<aclrtEvent>`, grown to at least
+/// `n`. NULL on failure (`n > 4096`: `SA_RUNTIME_LIMIT`). Lifetime and thread safety as
+/// `sa_stream_allocator_acquire`.
 ///
 /// # Safety
-/// `out_alloc` is writable.
+/// `a` is NULL or a live allocator.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_notify_allocator_new(out_alloc: *mut *mut NotifyAllocator) -> i32 {
-    guard(|| {
-        if out_alloc.is_null() {
-            return Err(null("out"));
-        }
-        let a = Box::new(NotifyAllocator::new()?);
-        // SAFETY: checked non-null above.
-        unsafe { out(out_alloc, "out", Box::into_raw(a)) }
+pub unsafe extern "C" fn sa_event_allocator_acquire(a: *const sa_event_allocator, n: usize) -> *mut c_void {
+    ffi_boundary(|| -> ApiResult<*mut c_void> {
+        // SAFETY: NULL or live, by the contract.
+        let a = unsafe { handle(a, "a") }?;
+        Ok(a.0.acquire(n)?.cast())
     })
 }
 
-/// `AcquireNotifies(device_id, n)`: the `TypedContinuousVector<aclrtNotify>*`, or NULL.
+/// Frees an event allocator and destroys every event it created. NULL is a no-op. Must not
+/// race with other calls on `a`.
 ///
 /// # Safety
-/// `p` is null or a live allocator.
+/// `a` is NULL or came from `sa_event_allocator_new` and is not used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_event_allocator_free(a: *mut sa_event_allocator) {
+    ffi_boundary(|| unsafe { free_box(a) })
+}
+
+/// Creates a `gert::NotifyAllocator` in `*out`. No device call. Ownership: the caller frees
+/// `*out` with `sa_notify_allocator_free`.
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_notify_allocator_new(out: *mut *mut sa_notify_allocator) -> super::sa_status {
+    ffi_boundary(|| -> ApiResult {
+        let out = out_ptr(out, "out")?;
+        let a = Box::new(sa_notify_allocator(NotifyAllocator::new()?));
+        // SAFETY: checked by out_ptr, writable by the contract.
+        unsafe { write_out(out, Box::into_raw(a)) };
+        Ok(())
+    })
+}
+
+/// `AcquireNotifies(device_id, n)`: the allocator's `TypedContinuousVector<aclrtNotify>`, grown
+/// to at least `n`. NULL on failure (`n >= 1024`: `SA_RUNTIME_LIMIT`). Lifetime and thread
+/// safety as `sa_stream_allocator_acquire`.
+///
+/// # Safety
+/// `a` is NULL or a live allocator.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_notify_allocator_acquire(
-    p: *const NotifyAllocator,
+    a: *const sa_notify_allocator,
     device_id: i32,
     n: usize,
 ) -> *mut c_void {
-    guard_ptr(|| {
-        // SAFETY: null or live, per the contract.
-        let a = unsafe { p.as_ref() }.ok_or_else(|| null("notify allocator"))?;
-        a.acquire(device_id, n).map(|v| v.cast())
+    ffi_boundary(|| -> ApiResult<*mut c_void> {
+        // SAFETY: NULL or live, by the contract.
+        let a = unsafe { handle(a, "a") }?;
+        Ok(a.0.acquire(device_id, n)?.cast())
     })
 }
 
-boxed_free!(sa_notify_allocator_free, NotifyAllocator);
-
-/// A `ge::ReusableStreamAllocator` pool. `options`: NULL or "reuse=on|off,task_limit=N".
+/// Frees a notify allocator and destroys every notify it created. NULL is a no-op. Must not
+/// race with other calls on `a`.
 ///
 /// # Safety
-/// `options` is null or NUL-terminated; `out_pool` is writable.
+/// `a` is NULL or came from `sa_notify_allocator_new` and is not used afterwards.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_reusable_pool_new(options: *const c_char, out_pool: *mut *mut ReusableStreamPool) -> i32 {
-    guard(|| {
-        if out_pool.is_null() {
-            return Err(null("out"));
-        }
-        let opts = if options.is_null() {
-            PoolOptions::default()
-        } else {
-            // SAFETY: non-null NUL-terminated string, per the contract.
-            let text = unsafe { CStr::from_ptr(options) }
-                .to_str()
-                .map_err(|_| RtError::new(RtErrorKind::Invalid, "pool options are not UTF-8"))?;
-            PoolOptions::parse(text)?
+pub unsafe extern "C" fn sa_notify_allocator_free(a: *mut sa_notify_allocator) {
+    ffi_boundary(|| unsafe { free_box(a) })
+}
+
+/// Creates a V1 reusable stream pool in `*out`. `options`: NULL or `"reuse=on|off,task_limit=N"`
+/// (default `reuse=off`: every request creates a stream, as GE does); a malformed string fails
+/// with `SA_INVALID_ARGUMENT` naming the item. `options` is only read during the call.
+/// Ownership: the caller frees `*out` with `sa_reusable_pool_free`.
+///
+/// # Safety
+/// `options` is NULL or NUL-terminated; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_reusable_pool_new(
+    options: *const c_char,
+    out: *mut *mut sa_reusable_pool,
+) -> super::sa_status {
+    ffi_boundary(|| -> ApiResult {
+        let out = out_ptr(out, "out")?;
+        // SAFETY: NULL or NUL-terminated, by the contract.
+        let opts = match unsafe { opt_str(options, "options") }? {
+            None => PoolOptions::default(),
+            Some(text) => PoolOptions::parse(text)?,
         };
-        let p = Box::new(ReusableStreamPool::new(opts));
-        // SAFETY: checked non-null above.
-        unsafe { out(out_pool, "out", Box::into_raw(p)) }
+        let p = Box::new(sa_reusable_pool(ReusableStreamPool::new(opts)));
+        // SAFETY: checked by out_ptr, writable by the contract.
+        unsafe { write_out(out, Box::into_raw(p)) };
+        Ok(())
     })
 }
 
-/// `GetOrCreateRtStream(stream, rt_model_id, priority, stream_flag, task_num)`.
+/// `GetOrCreateRtStream(stream, rt_model_id, priority, stream_flag, task_num)`: writes a device
+/// stream for model `rt_model_id` to `*stream`, shared with other models when reuse is on and
+/// the stream's task budget allows. The stream belongs to the pool; give it back with
+/// `sa_reusable_pool_destroy_stream`. Thread-safe (the device call runs under the pool's lock,
+/// as in GE).
 ///
 /// # Safety
-/// `pool` is null or live; `stream` is null or writable.
+/// `pool` is NULL or live; `stream` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_reusable_pool_get_or_create(
-    pool: *const ReusableStreamPool,
+    pool: *const sa_reusable_pool,
     stream: *mut *mut c_void,
     rt_model_id: u32,
     priority: i32,
     rt_flags: u32,
     task_num: u32,
-) -> i32 {
-    guard(|| {
-        // SAFETY: null or live, per the contract.
-        let p = unsafe { pool.as_ref() }.ok_or_else(|| null("pool"))?;
-        if stream.is_null() {
-            return Err(null("stream"));
-        }
-        let (s, _) = p.get_or_create(rt_model_id, priority, rt_flags, task_num)?;
-        // SAFETY: checked non-null above.
-        unsafe { out(stream, "stream", s) }
+) -> super::sa_status {
+    ffi_boundary(|| -> ApiResult {
+        // SAFETY: NULL or live, by the contract.
+        let p = unsafe { handle(pool, "pool") }?;
+        let stream = out_ptr(stream, "stream")?;
+        let (s, _) = p.0.get_or_create(rt_model_id, priority, rt_flags, task_num)?;
+        // SAFETY: checked by out_ptr, writable by the contract.
+        unsafe { write_out(stream, s) };
+        Ok(())
     })
 }
 
-/// `DestroyStream(stream, is_force_destroy)`. `*stream` is left unchanged, as in GE.
+/// `DestroyStream(stream, is_force_destroy)`: drops one grant of `*stream`; the last one
+/// destroys the device stream (forced if `force`). Destroying an already destroyed stream
+/// succeeds; a stream this pool never created is `SA_UNKNOWN_HANDLE`; on a device error the
+/// grant is kept. `*stream` is left unchanged, as in GE. Thread-safe.
 ///
 /// # Safety
-/// `pool` is null or live; `stream` is null or readable.
+/// `pool` is NULL or live; `stream` is NULL or readable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_reusable_pool_destroy_stream(
-    pool: *const ReusableStreamPool,
+    pool: *const sa_reusable_pool,
     stream: *mut *mut c_void,
     force: bool,
-) -> i32 {
-    guard(|| {
-        // SAFETY: null or live, per the contract.
-        let p = unsafe { pool.as_ref() }.ok_or_else(|| null("pool"))?;
+) -> super::sa_status {
+    ffi_boundary(|| -> ApiResult {
+        // SAFETY: NULL or live, by the contract.
+        let p = unsafe { handle(pool, "pool") }?;
         if stream.is_null() {
             return Err(null("stream"));
         }
-        // SAFETY: checked non-null above.
-        p.destroy(unsafe { stream.read() }, force)
+        // SAFETY: non-NULL and readable by the contract.
+        Ok(p.0.destroy(unsafe { stream.read() }, force)?)
     })
 }
 
-/// Pool counters.
+/// Writes the pool's counters to `*stats`. Thread-safe (a consistent snapshot).
 ///
 /// # Safety
-/// `pool` is null or live; `stats` is null or writable.
+/// `pool` is NULL or live; `stats` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_reusable_pool_stats(pool: *const ReusableStreamPool, stats: *mut PoolStats) -> i32 {
-    guard(|| {
-        // SAFETY: null or live, per the contract.
-        let p = unsafe { pool.as_ref() }.ok_or_else(|| null("pool"))?;
-        // SAFETY: `out` checks null.
-        unsafe { out(stats, "stats", p.stats()) }
+pub unsafe extern "C" fn sa_reusable_pool_stats(
+    pool: *const sa_reusable_pool,
+    stats: *mut sa_pool_stats,
+) -> super::sa_status {
+    ffi_boundary(|| -> ApiResult {
+        // SAFETY: NULL or live, by the contract.
+        let p = unsafe { handle(pool, "pool") }?;
+        let stats = out_ptr(stats, "stats")?;
+        // SAFETY: checked by out_ptr, writable by the contract.
+        unsafe { write_out(stats, p.0.stats().into()) };
+        Ok(())
     })
 }
 
-boxed_free!(sa_reusable_pool_free, ReusableStreamPool);
-
-/// The four `ModelDesc` counts from model totals; `sub` (static sub-model usage) may be NULL.
+/// Frees a pool. It destroys no stream (GE's pool does not either): streams still granted stay
+/// with the device. NULL is a no-op. Must not race with other calls on `pool`.
 ///
 /// # Safety
-/// `sub` is null or readable; `counts` is writable.
+/// `pool` is NULL or came from `sa_reusable_pool_new` and is not used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_reusable_pool_free(pool: *mut sa_reusable_pool) {
+    ffi_boundary(|| unsafe { free_box(pool) })
+}
+
+/// The four `ModelDesc` counts from model totals (`stream_num` = main + attached,
+/// `_attached_stream_num`, `event_num`, `notify_num`), minus what static sub-models create
+/// themselves (`sub`, may be NULL), as `GetReusableStreamResourceNum` computes them. Fails with
+/// `SA_INVALID_ARGUMENT` when `sub` asks for more than the totals. Thread-safe.
+///
+/// # Safety
+/// `sub` is NULL or readable; `counts` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_rt2_resource_counts(
     total_streams: usize,
     attached_streams: usize,
     events: usize,
     notifies: usize,
-    sub: *const StaticCounts,
-    counts: *mut ResourceCounts,
-) -> i32 {
-    guard(|| {
-        if counts.is_null() {
-            return Err(null("counts"));
-        }
-        // SAFETY: null or readable, per the contract.
-        let sub = unsafe { sub.as_ref() }.copied().unwrap_or_default();
+    sub: *const sa_static_counts,
+    counts: *mut sa_resource_counts,
+) -> super::sa_status {
+    ffi_boundary(|| -> ApiResult {
+        let counts = out_ptr(counts, "counts")?;
+        // SAFETY: NULL or readable, by the contract.
+        let sub = unsafe { sub.as_ref() }.map(StaticCounts::from).unwrap_or_default();
         let c = ResourceCounts::from_totals(total_streams, attached_streams, events, notifies, sub)?;
-        // SAFETY: checked non-null above.
-        unsafe { out(counts, "counts", c) }
+        // SAFETY: checked by out_ptr, writable by the contract.
+        unsafe { write_out(counts, c.into()) };
+        Ok(())
     })
 }
 
-/// `OccupyStreamResource`: the external trio if all three are set, the built-in trio if none is
-/// (the built-ins are required), SA_RT_INVALID for any other mix. On success writes the three
-/// vectors, with `main_stream` in stream slot 0.
+/// `OccupyStreamResource`: acquires what `counts` asks from the external allocator trio if all
+/// three are given, from the (required) built-in trio if none is, and fails with
+/// `SA_INVALID_ARGUMENT` for any other mix. On success writes the three vectors (owned by the
+/// allocators they came from, valid until those are freed), with `main_stream` in stream
+/// slot 0. Thread-safe as the allocators are.
 ///
 /// # Safety
-/// Every non-null pointer is live/readable/writable as its type says.
+/// Every non-NULL pointer is live, readable or writable as its type says.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_rt2_occupy(
-    counts: *const ResourceCounts,
+    counts: *const sa_resource_counts,
     main_stream: *mut c_void,
     device_id: i32,
-    ext_stream: *const StreamAllocator,
-    ext_event: *const EventAllocator,
-    ext_notify: *const NotifyAllocator,
-    builtin_stream: *const StreamAllocator,
-    builtin_event: *const EventAllocator,
-    builtin_notify: *const NotifyAllocator,
+    ext_stream: *const sa_stream_allocator,
+    ext_event: *const sa_event_allocator,
+    ext_notify: *const sa_notify_allocator,
+    builtin_stream: *const sa_stream_allocator,
+    builtin_event: *const sa_event_allocator,
+    builtin_notify: *const sa_notify_allocator,
     out_streams: *mut *mut c_void,
     out_events: *mut *mut c_void,
     out_notifies: *mut *mut c_void,
-) -> i32 {
-    guard(|| {
-        // SAFETY: null or valid, per the contract (all of the derefs below).
-        let counts = unsafe { counts.as_ref() }.ok_or_else(|| null("counts"))?;
-        if out_streams.is_null() || out_events.is_null() || out_notifies.is_null() {
-            return Err(null("out_streams/out_events/out_notifies"));
-        }
+) -> super::sa_status {
+    ffi_boundary(|| -> ApiResult {
+        // SAFETY (all handle derefs below): NULL or live, by the contract.
+        let counts = ResourceCounts::from(unsafe { handle(counts, "counts") }?);
+        let out_streams = out_ptr(out_streams, "out_streams")?;
+        let out_events = out_ptr(out_events, "out_events")?;
+        let out_notifies = out_ptr(out_notifies, "out_notifies")?;
         let ext = unsafe {
-            ExternalAllocators { stream: ext_stream.as_ref(), event: ext_event.as_ref(), notify: ext_notify.as_ref() }
+            ExternalAllocators {
+                stream: ext_stream.as_ref().map(|a| &a.0),
+                event: ext_event.as_ref().map(|a| &a.0),
+                notify: ext_notify.as_ref().map(|a| &a.0),
+            }
         };
         let builtin = unsafe {
             (
-                builtin_stream.as_ref().ok_or_else(|| null("builtin_stream"))?,
-                builtin_event.as_ref().ok_or_else(|| null("builtin_event"))?,
-                builtin_notify.as_ref().ok_or_else(|| null("builtin_notify"))?,
+                &handle(builtin_stream, "builtin_stream")?.0,
+                &handle(builtin_event, "builtin_event")?.0,
+                &handle(builtin_notify, "builtin_notify")?.0,
             )
         };
-        let o = rt2::occupy(counts, main_stream, device_id, &ext, builtin)?;
-        // SAFETY: checked non-null above.
+        let o = rt2::occupy(&counts, main_stream, device_id, &ext, builtin)?;
+        // SAFETY: checked by out_ptr, writable by the contract.
         unsafe {
-            out(out_streams, "out_streams", o.streams.cast())?;
-            out(out_events, "out_events", o.events.cast())?;
-            out(out_notifies, "out_notifies", o.notifies.cast())
+            write_out(out_streams, o.streams.cast());
+            write_out(out_events, o.events.cast());
+            write_out(out_notifies, o.notifies.cast());
         }
+        Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! Paths that fail before any device call; the device paths are covered from C/C++
+    //! (tests_c/runtime) and Rust (tests/runtime_*.rs) with fake runtimes. Nothing here
+    //! registers a table: the lib's other tests compile graphs in the same process.
+    use std::ffi::CStr;
+
+    use super::*;
+    use crate::capi::{SA_INVALID_ARGUMENT, SA_OK, SA_UNKNOWN_HANDLE, sa_last_error_code, sa_last_error_message};
+
+    fn last() -> (String, String) {
+        let code = unsafe { CStr::from_ptr(sa_last_error_code()) }.to_str().unwrap().to_string();
+        let msg = unsafe { CStr::from_ptr(sa_last_error_message()) }.to_str().unwrap().to_string();
+        (code, msg)
+    }
+
+    #[test]
+    fn null_arguments_and_bad_options() {
+        assert_eq!(unsafe { sa_stream_allocator_new(0, 0, std::ptr::null_mut()) }, SA_NULL_POINTER);
+        assert_eq!(last(), ("SA3001".into(), "output argument 'out' is NULL".into()));
+        assert!(unsafe { sa_event_allocator_acquire(std::ptr::null(), 1) }.is_null());
+        assert_eq!(last(), ("SA3001".into(), "argument 'a' is NULL".into()));
+        let mut pool = std::ptr::null_mut();
+        assert_eq!(unsafe { sa_reusable_pool_new(c"reuse=on,task_limit=x".as_ptr(), &mut pool) }, SA_INVALID_ARGUMENT);
+        assert!(pool.is_null(), "outputs untouched on failure");
+        assert!(last().1.contains("task_limit=`x`"), "{:?}", last());
+        let mut counts = sa_resource_counts::default();
+        let sub = sa_static_counts { streams: 9, events: 0, notifies: 0 };
+        assert_eq!(unsafe { sa_rt2_resource_counts(6, 2, 0, 0, &sub, &mut counts) }, SA_INVALID_ARGUMENT);
+        assert_eq!(unsafe { sa_rt2_resource_counts(6, 2, 9, 0, std::ptr::null(), &mut counts) }, SA_OK);
+        assert_eq!((counts.reusable_stream_num, counts.attached_stream_num, counts.reusable_event_num), (4, 2, 9));
+    }
+
+    #[test]
+    fn limits_and_unknown_handles_need_no_device() {
+        let mut a = std::ptr::null_mut();
+        assert_eq!(unsafe { sa_stream_allocator_new(0, 0, &mut a) }, SA_OK);
+        assert!(unsafe { sa_stream_allocator_acquire(a, 2024) }.is_null());
+        let (code, msg) = last();
+        assert_eq!(code, "SA4001");
+        assert!(msg.contains("2024"), "{msg}");
+        unsafe { sa_stream_allocator_free(a) };
+        unsafe { sa_stream_allocator_free(std::ptr::null_mut()) };
+
+        let mut pool = std::ptr::null_mut();
+        assert_eq!(unsafe { sa_reusable_pool_new(std::ptr::null(), &mut pool) }, SA_OK);
+        let mut stranger = 0x42 as *mut c_void;
+        assert_eq!(unsafe { sa_reusable_pool_destroy_stream(pool, &mut stranger, false) }, SA_UNKNOWN_HANDLE);
+        assert_eq!(last().0, "SA4003");
+        let mut stats = sa_pool_stats { live: 7, ..Default::default() };
+        assert_eq!(unsafe { sa_reusable_pool_stats(pool, &mut stats) }, SA_OK);
+        assert_eq!(stats, sa_pool_stats::default());
+        unsafe { sa_reusable_pool_free(pool) };
+    }
+
+    #[test]
+    fn a_short_table_is_refused_before_it_is_read() {
+        let ops = RuntimeOps::empty();
+        let mut short = sa_runtime_ops {
+            struct_size: 8,
+            abi_version: SA_RUNTIME_OPS_ABI_VERSION,
+            user: std::ptr::null_mut(),
+            stream_create: None,
+            stream_destroy: None,
+            stream_get_id: None,
+            event_create: None,
+            event_destroy: None,
+            event_record: None,
+            event_reset: None,
+            stream_wait_event: None,
+            notify_create: None,
+            notify_destroy: None,
+            notify_record: None,
+            notify_wait: None,
+            get_rt_capability: None,
+            max_stream_and_task: None,
+            available_stream_num: None,
+            get_device: None,
+        };
+        assert_eq!(unsafe { sa_runtime_register(&short) }, SA_INVALID_ARGUMENT);
+        assert!(last().1.contains("struct_size 8"), "{:?}", last());
+        // Full size but no entries: refused by the seam's validation, nothing registered.
+        short.struct_size = ops.struct_size;
+        assert_eq!(unsafe { sa_runtime_register(&short) }, SA_INVALID_ARGUMENT);
+        assert!(last().1.contains("stream_create"), "{:?}", last());
+    }
 }

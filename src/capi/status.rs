@@ -6,6 +6,7 @@
 use std::ffi::c_char;
 
 use crate::error::ErrorKind;
+use crate::runtime::RtErrorKind;
 
 /// Result of a C ABI call: `SA_OK` (0) or one of the `SA_*` error values below. A plain
 /// `int32_t` rather than a C enum so its size is fixed and unknown values from a newer library
@@ -62,6 +63,17 @@ pub const SA_INVALID_STATE: sa_status = 3005;
 /// `SA3006`: a graph, node or index named in the call does not exist.
 pub const SA_NOT_FOUND: sa_status = 3006;
 
+/// `SA4000`: no device runtime: none registered (`sa_runtime_register`) and none found in the
+/// process (see `sa_runtime_resolve`).
+pub const SA_NO_RUNTIME: sa_status = 4000;
+/// `SA4001`: a runtime count limit was exceeded: 2024 streams, 4096 events or 1024 notifies
+/// per allocator, 256 models per pooled stream, or host memory for a vector.
+pub const SA_RUNTIME_LIMIT: sa_status = 4001;
+/// `SA4002`: the device runtime returned an error; the message carries the runtime's own code.
+pub const SA_DEVICE_ERROR: sa_status = 4002;
+/// `SA4003`: a device handle (stream) was not created by the pool or allocator it was given to.
+pub const SA_UNKNOWN_HANDLE: sa_status = 4003;
+
 /// `E10001` (GE): an option has an invalid value.
 pub const SA_INVALID_OPTION: sa_status = 10001;
 /// `E10006` (GE): `ge.hcomParallel` is neither 0 nor 1.
@@ -100,6 +112,18 @@ pub(crate) fn status_of(kind: ErrorKind) -> sa_status {
     }
 }
 
+/// The status of a runtime error. Exhaustive on purpose, like [`status_of`].
+pub(crate) fn status_of_runtime(kind: RtErrorKind) -> sa_status {
+    match kind {
+        RtErrorKind::NoRuntime => SA_NO_RUNTIME,
+        RtErrorKind::Limit => SA_RUNTIME_LIMIT,
+        RtErrorKind::Device => SA_DEVICE_ERROR,
+        RtErrorKind::UnknownHandle => SA_UNKNOWN_HANDLE,
+        RtErrorKind::Invalid => SA_INVALID_ARGUMENT,
+        RtErrorKind::Null => SA_NULL_POINTER,
+    }
+}
+
 /// Name and code string of a status, as NUL-terminated static strings.
 pub(crate) fn describe(status: sa_status) -> Option<(&'static str, &'static str)> {
     Some(match status {
@@ -125,6 +149,10 @@ pub(crate) fn describe(status: sa_status) -> Option<(&'static str, &'static str)
         SA_PANIC => ("SA_PANIC: the library panicked (a bug)\0", "SA3004\0"),
         SA_INVALID_STATE => ("SA_INVALID_STATE: the call does not fit the handle's state\0", "SA3005\0"),
         SA_NOT_FOUND => ("SA_NOT_FOUND: no such graph, node or index\0", "SA3006\0"),
+        SA_NO_RUNTIME => ("SA_NO_RUNTIME: no device runtime registered or found\0", "SA4000\0"),
+        SA_RUNTIME_LIMIT => ("SA_RUNTIME_LIMIT: a runtime count limit was exceeded\0", "SA4001\0"),
+        SA_DEVICE_ERROR => ("SA_DEVICE_ERROR: the device runtime returned an error\0", "SA4002\0"),
+        SA_UNKNOWN_HANDLE => ("SA_UNKNOWN_HANDLE: a device handle was not created here\0", "SA4003\0"),
         SA_INVALID_OPTION => ("SA_INVALID_OPTION: an option has an invalid value\0", "E10001\0"),
         SA_INVALID_HCOM_PARALLEL => ("SA_INVALID_HCOM_PARALLEL: ge.hcomParallel is not 0 or 1\0", "E10006\0"),
         SA_SINGLE_STREAM_LABEL => ("SA_SINGLE_STREAM_LABEL: single-stream mode meets a stream label\0", "E10055\0"),
@@ -195,6 +223,17 @@ mod tests {
         }
         for s in [SA_NULL_POINTER, SA_INVALID_ARGUMENT, SA_BUFFER_TOO_SMALL, SA_PANIC, SA_INVALID_STATE, SA_NOT_FOUND] {
             assert_eq!(code_of(s), format!("SA{s}"));
+        }
+        for k in [
+            RtErrorKind::NoRuntime,
+            RtErrorKind::Limit,
+            RtErrorKind::Device,
+            RtErrorKind::UnknownHandle,
+            RtErrorKind::Invalid,
+            RtErrorKind::Null,
+        ] {
+            let s = status_of_runtime(k);
+            assert_eq!(code_of(s), format!("SA{s}"), "{k:?}");
         }
     }
 

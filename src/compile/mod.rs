@@ -99,7 +99,7 @@ fn finish_from_logical(model: &Model, mut alloc: Allocation, stage: Stage) -> Re
     }
     alloc.stage = stage;
     if stage >= Stage::Split {
-        split::split_streams(model, &mut alloc, &split::TaskLimits::from_options(&model.options))?;
+        split::split_streams(model, &mut alloc, &split::TaskLimits::resolve(&model.options)?)?;
     }
     if model.options.verify {
         let report = crate::verify::check(model, &alloc.to_json(model));

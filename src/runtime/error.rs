@@ -1,4 +1,6 @@
-//! Runtime errors. Each kind maps to one `sa_status` code of the C ABI (100…105).
+//! Runtime errors. Each kind maps to one `sa_status` of the C ABI (`capi::status`): the
+//! runtime range `SA4000`… for what only the runtime half can meet, the common argument and
+//! panic statuses for the rest.
 
 use std::fmt;
 
@@ -10,27 +12,13 @@ pub enum RtErrorKind {
     Limit,
     /// The device runtime returned an error code.
     Device,
-    /// An argument or a registered table is invalid (wrong size/version, missing entry,
-    /// unknown stream, mixed external allocators).
+    /// An argument or a registered table is invalid (wrong size/version, missing entry, bad
+    /// pool options, mixed external allocators).
     Invalid,
+    /// A device handle was not created by the pool or allocator it was handed to.
+    UnknownHandle,
     /// A required pointer was null.
     Null,
-    /// A panic was caught at the C boundary. Always a bug.
-    Panic,
-}
-
-impl RtErrorKind {
-    /// The C status code (`SA_RT_*` in stream_alloc_runtime.h).
-    pub fn status(self) -> i32 {
-        match self {
-            RtErrorKind::NoRuntime => 100,
-            RtErrorKind::Limit => 101,
-            RtErrorKind::Device => 102,
-            RtErrorKind::Invalid => 103,
-            RtErrorKind::Null => 104,
-            RtErrorKind::Panic => 105,
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,9 +39,6 @@ impl RtError {
             runtime_code: code,
             message: format!("{call} failed with runtime error {code}"),
         }
-    }
-    pub fn status(&self) -> i32 {
-        self.kind.status()
     }
 }
 

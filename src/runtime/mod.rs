@@ -21,6 +21,37 @@ pub use pool::{PoolOptions, PoolStats, ReusableStreamPool};
 pub use rt2::{ExternalAllocators, Occupied, ResourceCounts, StaticCounts, occupy};
 pub use seam::{Runtime, RuntimeOps, RuntimeSource};
 
+/// GE's split-time device queries (`SplitStreamAndRefreshTaskDef`): tasks per normal and huge
+/// stream (`rtGetMaxStreamAndTask`) and the unlimited-depth capability (`rtGetRtCapability`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceLimits {
+    pub max_tasks: u32,
+    /// `None`: the huge query failed or answered 0 (no huge streams; GE only warns).
+    pub max_huge_tasks: Option<u32>,
+    /// A failed capability query counts as "not supported", as in GE.
+    pub unlimited_depth: bool,
+}
+
+/// The device's answers to the split's queries through the seam, for the compile side.
+/// `Ok(None)`: the process has no runtime and none was asked for (`SA_RUNTIME_LIB` unset), so
+/// compiling works without a device. `Err`: a runtime is there but the normal-stream query
+/// fails or answers 0 tasks (GE's `GetMaxStreamAndTask` fails the build), or `SA_RUNTIME_LIB`
+/// names an unusable library.
+pub fn device_limits() -> RtResult<Option<DeviceLimits>> {
+    let rt = match Runtime::current() {
+        Ok(rt) => rt,
+        Err(e) if e.kind == RtErrorKind::NoRuntime && std::env::var_os("SA_RUNTIME_LIB").is_none() => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let (_, max_tasks) = rt.max_stream_and_task(consts::RT_NORMAL_STREAM)?;
+    if max_tasks == 0 {
+        return Err(RtError::new(RtErrorKind::Device, "rtGetMaxStreamAndTask answered 0 tasks per normal stream"));
+    }
+    let max_huge_tasks = rt.max_stream_and_task(consts::RT_HUGE_STREAM).ok().map(|(_, t)| t).filter(|&t| t > 0);
+    let unlimited_depth = rt.unlimited_depth().unwrap_or(false);
+    Ok(Some(DeviceLimits { max_tasks, max_huge_tasks, unlimited_depth }))
+}
+
 /// `(max streams, max tasks per stream)` of a normal stream, from `rtGetMaxStreamAndTask`
 /// through the seam; `None` when no runtime answers. The compile-side splitter reads this.
 pub fn task_limits() -> Option<(u32, u32)> {

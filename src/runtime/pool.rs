@@ -258,7 +258,7 @@ impl ReusableStreamPool {
         let st = &mut *guard;
         let Some(&id) = st.by_handle.get(&(stream as usize)) else {
             return Err(RtError::new(
-                RtErrorKind::Invalid,
+                RtErrorKind::UnknownHandle,
                 format!("DestroyStream: stream {stream:p} was not created by this pool"),
             ));
         };

@@ -69,7 +69,8 @@ impl ResourceCounts {
     }
 
     /// From a compile result: physical streams plus attached streams in total; the sync ids are
-    /// events or notifies according to the allocation's sync kind.
+    /// events or notifies according to the allocation's sync kind. The split's syncs are always
+    /// events: counted in `sync_count` in event mode, apart (`split_event_count`) in notify mode.
     pub fn from_allocation(a: &Allocation, sub: StaticCounts) -> RtResult<ResourceCounts> {
         // In notify mode the split's syncs are still events, numbered on their own.
         let (events, notifies) = match a.sync_kind {

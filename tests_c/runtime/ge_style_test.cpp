@@ -172,7 +172,8 @@ void StreamAllocator_Limit() {
   gert::StreamAllocator allocator;
   EXPECT_TRUE(allocator.AcquireStreams(gert::StreamAllocator::kMaxStreamNum) == nullptr);
   EXPECT_EQ(g_fake.creates(0), 0U);
-  EXPECT_TRUE(std::strstr(sa_rt_last_error(), "2024") != nullptr);
+  EXPECT_TRUE(std::strstr(sa_last_error_message(), "2024") != nullptr);
+  EXPECT_EQ(std::strcmp(sa_last_error_code(), "SA4001"), 0);  // SA_RUNTIME_LIMIT
   auto v = allocator.AcquireStreams(gert::StreamAllocator::kMaxStreamNum - 1);
   ASSERT_TRUE(v != nullptr);
   EXPECT_EQ(v->GetSize(), 2023U);
@@ -182,6 +183,7 @@ void StreamAllocator_PartialFailure() {
   gert::StreamAllocator allocator;
   g_fake.fail_at(3);
   EXPECT_TRUE(allocator.AcquireStreams(6) == nullptr);
+  EXPECT_EQ(std::strcmp(sa_last_error_code(), "SA4002"), 0);  // SA_DEVICE_ERROR
   g_fake.fail_at(0);
   EXPECT_EQ(g_fake.creates(0), 2U);
   auto v = allocator.AcquireStreams(1);  // the vector kept what was created
@@ -231,9 +233,9 @@ void Reusable_NeverReuseByDefault_DoubleDestroy_Force() {
   EXPECT_EQ(allocator->DestroyStream(s2, true), ge::SUCCESS);
   EXPECT_EQ(g_fake.forced(), 1U);
   aclrtStream stranger = reinterpret_cast<aclrtStream>(0x42);
-  EXPECT_NE(allocator->DestroyStream(stranger), ge::SUCCESS);
+  EXPECT_EQ(allocator->DestroyStream(stranger), static_cast<ge::Status>(SA_UNKNOWN_HANDLE));
   aclrtStream null_stream = nullptr;
-  EXPECT_EQ(allocator->DestroyStream(null_stream), static_cast<ge::Status>(SA_RT_NULL));
+  EXPECT_EQ(allocator->DestroyStream(null_stream), static_cast<ge::Status>(SA_NULL_POINTER));
   delete allocator;
 }
 
@@ -275,7 +277,7 @@ void Rt2_AllOrNone() {
   EXPECT_EQ(counts.reusable_stream_num, 4U);
   void *vs = nullptr, *ve = nullptr, *vn = nullptr;
   EXPECT_EQ(sa_rt2_occupy(&counts, reinterpret_cast<void *>(0x99), 0, s, e, nullptr, bs, be, bn, &vs, &ve, &vn),
-            SA_RT_INVALID);
+            SA_INVALID_ARGUMENT);
   EXPECT_TRUE(vs == nullptr);  // outputs untouched on failure
   EXPECT_EQ(sa_rt2_occupy(&counts, reinterpret_cast<void *>(0x99), 0, s, e, n, bs, be, bn, &vs, &ve, &vn), SA_OK);
   auto *streams = static_cast<gert::TypedContinuousVector<rtStream_t> *>(vs);
@@ -300,7 +302,7 @@ void Capability_Queries() {
   int32_t unlimited = -1;
   EXPECT_EQ(sa_runtime_unlimited_depth(&unlimited), SA_OK);
   EXPECT_EQ(unlimited, 0);
-  EXPECT_EQ(sa_runtime_task_limits(0, nullptr, &tasks), SA_RT_NULL);
+  EXPECT_EQ(sa_runtime_task_limits(0, nullptr, &tasks), SA_NULL_POINTER);
   g_fake.set_limits(1024, 0);
 }
 
@@ -331,13 +333,13 @@ int main(int argc, char **argv) {
   if (mode == "registered") {
     sa_runtime_ops ops = table_from(scope);
     if (sa_runtime_register(&ops) != SA_OK) {
-      std::fprintf(stderr, "register: %s\n", sa_rt_last_error());
+      std::fprintf(stderr, "register: %s\n", sa_last_error_message());
       return 1;
     }
   }
   int32_t source = 0;
   if (sa_runtime_resolve(&source) != SA_OK) {
-    std::fprintf(stderr, "resolve: %s\n", sa_rt_last_error());
+    std::fprintf(stderr, "resolve: %s\n", sa_last_error_message());
     return 1;
   }
   EXPECT_EQ(source, expected_source);
@@ -394,8 +396,9 @@ int main(int argc, char **argv) {
   if (mode == "registered") {
     // Unregistering falls back to automatic resolution; this process has no runtime in scope.
     sa_runtime_register(nullptr);
-    EXPECT_EQ(sa_runtime_resolve(&source), SA_RT_NO_RUNTIME);
-    EXPECT_TRUE(std::strstr(sa_rt_last_error(), "no device runtime") != nullptr);
+    EXPECT_EQ(sa_runtime_resolve(&source), SA_NO_RUNTIME);
+    EXPECT_EQ(std::strcmp(sa_status_code(SA_NO_RUNTIME), "SA4000"), 0);
+    EXPECT_TRUE(std::strstr(sa_last_error_message(), "no device runtime") != nullptr);
   }
   if (mode == "inexe") {
     // A registered table wins over the process scope; NULL goes back to it.
@@ -404,7 +407,7 @@ int main(int argc, char **argv) {
     EXPECT_EQ(sa_runtime_resolve(&source), SA_OK);
     EXPECT_EQ(source, SA_RUNTIME_REGISTERED);
     ops.struct_size = 8;
-    EXPECT_EQ(sa_runtime_register(&ops), SA_RT_INVALID);
+    EXPECT_EQ(sa_runtime_register(&ops), SA_INVALID_ARGUMENT);
     EXPECT_EQ(sa_runtime_register(nullptr), SA_OK);
     EXPECT_EQ(sa_runtime_resolve(&source), SA_OK);
     EXPECT_EQ(source, SA_RUNTIME_PROCESS_SCOPE);

@@ -1,6 +1,6 @@
 /* Source drop-in for GE's inc/framework/runtime/stream_allocator.h, served by stream-alloc.
  * Same namespace, class name, public signatures, default arguments and object size (16 bytes);
- * the bodies call the stream_alloc_runtime.h C ABI. Put this include directory before GE's and
+ * the bodies call the C ABI of stream_alloc.h. Put this include directory before GE's and
  * drop base/common/allocator/stream_allocator.cc from the build. */
 #ifndef SA_GE_COMPAT_FRAMEWORK_RUNTIME_STREAM_ALLOCATOR_H
 #define SA_GE_COMPAT_FRAMEWORK_RUNTIME_STREAM_ALLOCATOR_H
@@ -10,7 +10,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "stream_alloc_runtime.h"
+#include "stream_alloc.h"
 
 /* Runtime types and constants (rt_external_stream.h, acl_base_rt.h); redeclaring the same
  * typedefs is legal C++, the macros are guarded. */

@@ -27,22 +27,60 @@ pub const GE_STUB_NORMAL_TASKS: u32 = 1024;
 /// GE's runtime test stub: tasks per huge stream.
 pub const GE_STUB_HUGE_TASKS: u32 = 8192;
 
-/// Per-stream task limits (`rtGetMaxStreamAndTask` for normal and huge streams).
+/// Per-stream task limits (`rtGetMaxStreamAndTask` for normal and huge streams) and whether
+/// the device splits on its own (`FEATURE_TYPE_PERSISTENT_STREAM_UNLIMITED_DEPTH`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskLimits {
     pub normal: u32,
     /// `None`: the device has no huge streams (the huge query fails; GE only warns).
     pub huge: Option<u32>,
+    /// Streams of unlimited depth: GE skips the split and only post-processes.
+    pub unlimited_depth: bool,
 }
 
 impl TaskLimits {
-    /// Limits from `max_task_count` / `max_huge_task_count`. With neither set, GE's test-stub
-    /// answers (1024 normal, 8192 huge) stand in for the device; with only the normal limit
-    /// set, the device has no huge streams unless `max_huge_task_count` says so.
+    /// Limits from `max_task_count` / `max_huge_task_count` / `unlimited_depth` alone. With
+    /// neither task count set, GE's test-stub answers (1024 normal, 8192 huge) stand in for the
+    /// device; with only the normal limit set, the device has no huge streams unless
+    /// `max_huge_task_count` says so.
     pub fn from_options(o: &Options) -> Self {
+        let unlimited_depth = o.unlimited_depth.unwrap_or(false);
         match (o.max_task_count, o.max_huge_task_count) {
-            (None, None) => TaskLimits { normal: GE_STUB_NORMAL_TASKS, huge: Some(GE_STUB_HUGE_TASKS) },
-            (normal, huge) => TaskLimits { normal: normal.unwrap_or(GE_STUB_NORMAL_TASKS), huge },
+            (None, None) => {
+                TaskLimits { normal: GE_STUB_NORMAL_TASKS, huge: Some(GE_STUB_HUGE_TASKS), unlimited_depth }
+            }
+            (normal, huge) => TaskLimits { normal: normal.unwrap_or(GE_STUB_NORMAL_TASKS), huge, unlimited_depth },
+        }
+    }
+
+    /// The limits the pipeline splits with: each of `max_task_count`, `max_huge_task_count`
+    /// and `unlimited_depth` that is given wins; the rest is asked of the device-runtime seam
+    /// (GE's `GetMaxStreamAndTask` and capability query) when the process has a runtime, and
+    /// follows [`TaskLimits::from_options`] when it has none. With all three given the seam is
+    /// not asked, so such a compile never depends on the machine. A runtime whose normal-stream
+    /// query fails fails the compile, as in GE.
+    pub fn resolve(o: &Options) -> Result<Self> {
+        if o.max_task_count.is_some() && o.max_huge_task_count.is_some() && o.unlimited_depth.is_some() {
+            return Ok(Self::from_options(o));
+        }
+        match crate::runtime::device_limits() {
+            Ok(None) => Ok(Self::from_options(o)),
+            Ok(Some(device)) => Ok(Self::with_device(o, &device)),
+            Err(e) => bail!(
+                Failed,
+                "asking the device runtime for the task limits failed: {}; give the options max_task_count, \
+                 max_huge_task_count and unlimited_depth to compile without asking it",
+                e.message
+            ),
+        }
+    }
+
+    /// The options that are given, the device's answers for the rest.
+    pub fn with_device(o: &Options, device: &crate::runtime::DeviceLimits) -> Self {
+        TaskLimits {
+            normal: o.max_task_count.unwrap_or(device.max_tasks),
+            huge: o.max_huge_task_count.or(device.max_huge_tasks),
+            unlimited_depth: o.unlimited_depth.unwrap_or(device.unlimited_depth),
         }
     }
 }
@@ -154,7 +192,7 @@ pub fn split_streams(model: &Model, alloc: &mut Allocation, limits: &TaskLimits)
 
     let space = activate::assign_logical(model, alloc)?;
 
-    if model.options.unlimited_depth == Some(true) {
+    if limits.unlimited_depth {
         alloc.stream = alloc.logical_stream.clone();
         alloc.physical_count = space;
         return post_process(alloc);

@@ -2,7 +2,8 @@
  * by stream-alloc. Same namespace, class, public signatures and default arguments; created only
  * through Create() and released with delete, as GE does. Reuse is off unless the environment
  * variable SA_REUSABLE_STREAM_OPTIONS says otherwise (e.g. "reuse=on"), so behaviour matches GE
- * by default. Failures return SA_RT_* codes (non-zero). */
+ * by default. Failures return the sa_status of the failed call (non-zero; SA4000... for runtime
+ * failures), with the message in sa_last_error_message(). */
 #ifndef SA_GE_COMPAT_REUSABLE_STREAM_ALLOCATOR_H
 #define SA_GE_COMPAT_REUSABLE_STREAM_ALLOCATOR_H
 
@@ -10,7 +11,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "stream_alloc_runtime.h"
+#include "stream_alloc.h"
 
 typedef void *aclrtStream;
 
