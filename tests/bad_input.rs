@@ -378,7 +378,7 @@ fn destroy_of_unknown_or_null_stream() {
     let (rt, f) = fake_rt::new_fake();
     let pool = ReusableStreamPool::with_runtime(PoolOptions::default(), rt.clone());
     let e = pool.destroy(0xbad0 as *mut std::ffi::c_void, false).unwrap_err();
-    assert_eq!(e.kind, RtErrorKind::Invalid);
+    assert_eq!(e.kind, RtErrorKind::UnknownHandle);
     assert!(e.message.contains("0xbad0") && e.message.contains("not created by this pool"), "{e}");
     let e = pool.destroy(std::ptr::null_mut(), false).unwrap_err();
     assert_eq!(e.kind, RtErrorKind::Null, "{e}");

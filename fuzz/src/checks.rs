@@ -192,7 +192,7 @@ pub fn runtime_pool(data: &[u8]) {
                 // A handle the pool never made, or one already destroyed (a no-op success).
                 if b.flag() || destroyed.is_empty() {
                     let e = pool.destroy((0xdead_0000 + 16 * b.below(64)) as *mut std::ffi::c_void, false).unwrap_err();
-                    assert_eq!(e.kind, RtErrorKind::Invalid);
+                    assert_eq!(e.kind, RtErrorKind::UnknownHandle);
                 } else {
                     let d: Vec<usize> = destroyed.iter().copied().collect();
                     pool.destroy(d[b.below(d.len())] as *mut std::ffi::c_void, false).expect("destroyed again");
