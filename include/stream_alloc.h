@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define SA_OK 0
+
 /**
  * An allocation result plus what C reads of it: NUL-terminated names and the JSON text.
  * Opaque to C. Immutable after creation, so queries from several threads are safe; the
@@ -44,6 +46,16 @@ typedef struct sa_allocation sa_allocation;
  * Opaque to C.
  */
 typedef struct sa_graph sa_graph;
+
+/**
+ * A compile session plus what C reads of it. Opaque to C. Not thread-safe for one handle.
+ */
+typedef struct sa_session sa_session;
+
+/**
+ * A summary snapshot. Opaque to C.
+ */
+typedef struct sa_summary sa_summary;
 
 /**
  * Result of a C ABI call: `SA_OK` (0) or one of the `SA_*` error values below. A plain
@@ -66,6 +78,11 @@ typedef int32_t sa_shape;
  * Kind of an edge (an `int32_t`; one of `SA_EDGE_*`).
  */
 typedef int32_t sa_edge_kind;
+
+/**
+ * How far a session has run (an `int32_t`; one of `SA_SESSION_*`).
+ */
+typedef int32_t sa_session_stage;
 
 /**
  * Logical stream assignment only.
@@ -108,9 +125,29 @@ typedef int32_t sa_edge_kind;
 #define SA_EDGE_CONTROL 1
 
 /**
- * Success.
+ * Created; no stage has run.
  */
-#define SA_OK 0
+#define SA_SESSION_NEW 0
+
+/**
+ * `sa_session_assign_logical_streams` ran.
+ */
+#define SA_SESSION_LOGICAL 1
+
+/**
+ * `sa_session_insert_syncs` ran.
+ */
+#define SA_SESSION_SYNC 2
+
+/**
+ * `sa_session_split_streams` ran.
+ */
+#define SA_SESSION_SPLIT 3
+
+/**
+ * `sa_session_generate_send_recv` ran: the allocation is complete.
+ */
+#define SA_SESSION_GENERATED 4
 
 /**
  * `SA1000`: a file could not be read or written.
@@ -638,6 +675,29 @@ sa_status sa_graph_set_node_stream(sa_graph *graph,
                                    int64_t stream);
 
 /**
+ * Adds one engine subgraph as GE's engine partition gives it (graph JSON `partition`): its
+ * `name`, `engine`, the graph it belongs to (`graph_name`, NULL or `""`: the root), its
+ * `_stream_label` / `_user_stream_label` (NULL or `""`: none) and its `node_count` node names.
+ * Once one entry is added the graph's partition is the list given (every node with a device
+ * task must be in exactly one entry); the entries are checked when the graph is built
+ * (`SA_PARTITION`, naming the entry and node). `SA_NULL_POINTER` for a NULL `nodes` with a
+ * non-zero count or a NULL name in it; `SA_INVALID_STATE` once built. Not thread-safe for one
+ * handle.
+ *
+ * # Safety
+ * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated; `nodes` is NULL or
+ * points to `node_count` string pointers.
+ */
+sa_status sa_graph_add_partition_entry(sa_graph *graph,
+                                       const char *name,
+                                       const char *engine,
+                                       const char *graph_name,
+                                       const char *stream_label,
+                                       const char *user_stream_label,
+                                       const char *const *nodes,
+                                       size_t node_count);
+
+/**
  * Validates the description and builds the immutable model: every name, reference, engine,
  * attribute and cycle is checked here, with errors naming what is at fault. After success
  * the graph can no longer be changed (`SA_INVALID_STATE`); after a failure it can be fixed
@@ -1111,6 +1171,29 @@ sa_status sa_graph_set_node_stream(sa_graph *graph,
                                    int64_t stream);
 
 /**
+ * Adds one engine subgraph as GE's engine partition gives it (graph JSON `partition`): its
+ * `name`, `engine`, the graph it belongs to (`graph_name`, NULL or `""`: the root), its
+ * `_stream_label` / `_user_stream_label` (NULL or `""`: none) and its `node_count` node names.
+ * Once one entry is added the graph's partition is the list given (every node with a device
+ * task must be in exactly one entry); the entries are checked when the graph is built
+ * (`SA_PARTITION`, naming the entry and node). `SA_NULL_POINTER` for a NULL `nodes` with a
+ * non-zero count or a NULL name in it; `SA_INVALID_STATE` once built. Not thread-safe for one
+ * handle.
+ *
+ * # Safety
+ * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated; `nodes` is NULL or
+ * points to `node_count` string pointers.
+ */
+sa_status sa_graph_add_partition_entry(sa_graph *graph,
+                                       const char *name,
+                                       const char *engine,
+                                       const char *graph_name,
+                                       const char *stream_label,
+                                       const char *user_stream_label,
+                                       const char *const *nodes,
+                                       size_t node_count);
+
+/**
  * Validates the description and builds the immutable model: every name, reference, engine,
  * attribute and cycle is checked here, with errors naming what is at fault. After success
  * the graph can no longer be changed (`SA_INVALID_STATE`); after a failure it can be fixed
@@ -1164,6 +1247,478 @@ const char *sa_graph_last_error(const sa_graph *graph);
 const char *sa_graph_last_error_code(const sa_graph *graph);
 
 /**
+ * The message of the calling thread's last failure ("" if none). Valid until the next failing
+ * call on this thread.
+ */
+const char *sa_rt_last_error(void);
+
+/**
+ * Registers `ops` as the device runtime (copied); NULL returns to automatic resolution.
+ *
+ * # Safety
+ * `ops` is null or points to a `sa_runtime_ops` of at least `struct_size` bytes.
+ */
+int32_t sa_runtime_register(const RuntimeOps *ops);
+
+/**
+ * Resolves the runtime now; `source` receives 1 registered, 2 process scope, 3 loaded library,
+ * 4 SA_RUNTIME_LIB.
+ *
+ * # Safety
+ * `source` is null or writable.
+ */
+int32_t sa_runtime_resolve(int32_t *source);
+
+/**
+ * `rtGetMaxStreamAndTask(stream_type, …)` through the seam.
+ *
+ * # Safety
+ * Both outputs are writable.
+ */
+int32_t sa_runtime_task_limits(uint32_t stream_type, uint32_t *max_streams, uint32_t *max_tasks);
+
+/**
+ * `FEATURE_TYPE_PERSISTENT_STREAM_UNLIMITED_DEPTH` through the seam: 1 supported, 0 not.
+ *
+ * # Safety
+ * `supported` is writable.
+ */
+int32_t sa_runtime_unlimited_depth(int32_t *supported);
+
+/**
+ * `gert::StreamAllocator(priority, flags)`; flags in RT encoding. No device call.
+ *
+ * # Safety
+ * `out_alloc` is writable.
+ */
+int32_t sa_stream_allocator_new(int32_t priority, uint32_t rt_flags, StreamAllocator **out_alloc);
+
+/**
+ * `AcquireStreams(n)`: the `TypedContinuousVector<rtStream_t>*`, or NULL (see sa_rt_last_error).
+ *
+ * # Safety
+ * `p` is null or a live allocator.
+ */
+void *sa_stream_allocator_acquire(const StreamAllocator *p, size_t n);
+
+/**
+ * `gert::EventAllocator(flag)`; `flag` is an ACL event flag (default ACL_EVENT_SYNC).
+ *
+ * # Safety
+ * `out_alloc` is writable.
+ */
+int32_t sa_event_allocator_new(uint32_t acl_flag, EventAllocator **out_alloc);
+
+/**
+ * `AcquireEvents(n)`: the `TypedContinuousVector<aclrtEvent>*`, or NULL.
+ *
+ * # Safety
+ * `p` is null or a live allocator.
+ */
+void *sa_event_allocator_acquire(const EventAllocator *p, size_t n);
+
+/**
+ * `gert::NotifyAllocator()`.
+ *
+ * # Safety
+ * `out_alloc` is writable.
+ */
+int32_t sa_notify_allocator_new(NotifyAllocator **out_alloc);
+
+/**
+ * `AcquireNotifies(device_id, n)`: the `TypedContinuousVector<aclrtNotify>*`, or NULL.
+ *
+ * # Safety
+ * `p` is null or a live allocator.
+ */
+void *sa_notify_allocator_acquire(const NotifyAllocator *p, int32_t device_id, size_t n);
+
+/**
+ * A `ge::ReusableStreamAllocator` pool. `options`: NULL or "reuse=on|off,task_limit=N".
+ *
+ * # Safety
+ * `options` is null or NUL-terminated; `out_pool` is writable.
+ */
+int32_t sa_reusable_pool_new(const char *options, ReusableStreamPool **out_pool);
+
+/**
+ * `GetOrCreateRtStream(stream, rt_model_id, priority, stream_flag, task_num)`.
+ *
+ * # Safety
+ * `pool` is null or live; `stream` is null or writable.
+ */
+int32_t sa_reusable_pool_get_or_create(const ReusableStreamPool *pool,
+                                       void **stream,
+                                       uint32_t rt_model_id,
+                                       int32_t priority,
+                                       uint32_t rt_flags,
+                                       uint32_t task_num);
+
+/**
+ * `DestroyStream(stream, is_force_destroy)`. `*stream` is left unchanged, as in GE.
+ *
+ * # Safety
+ * `pool` is null or live; `stream` is null or readable.
+ */
+int32_t sa_reusable_pool_destroy_stream(const ReusableStreamPool *pool, void **stream, bool force);
+
+/**
+ * Pool counters.
+ *
+ * # Safety
+ * `pool` is null or live; `stats` is null or writable.
+ */
+int32_t sa_reusable_pool_stats(const ReusableStreamPool *pool, PoolStats *stats);
+
+/**
+ * The four `ModelDesc` counts from model totals; `sub` (static sub-model usage) may be NULL.
+ *
+ * # Safety
+ * `sub` is null or readable; `counts` is writable.
+ */
+int32_t sa_rt2_resource_counts(size_t total_streams,
+                               size_t attached_streams,
+                               size_t events,
+                               size_t notifies,
+                               const StaticCounts *sub,
+                               ResourceCounts *counts);
+
+/**
+ * `OccupyStreamResource`: the external trio if all three are set, the built-in trio if none is
+ * (the built-ins are required), SA_RT_INVALID for any other mix. On success writes the three
+ * vectors, with `main_stream` in stream slot 0.
+ *
+ * # Safety
+ * Every non-null pointer is live/readable/writable as its type says.
+ */
+int32_t sa_rt2_occupy(const ResourceCounts *counts,
+                      void *main_stream,
+                      int32_t device_id,
+                      const StreamAllocator *ext_stream,
+                      const EventAllocator *ext_event,
+                      const NotifyAllocator *ext_notify,
+                      const StreamAllocator *builtin_stream,
+                      const EventAllocator *builtin_event,
+                      const NotifyAllocator *builtin_notify,
+                      void **out_streams,
+                      void **out_events,
+                      void **out_notifies);
+
+/**
+ * Builds `graph` if needed and starts a compile session on it in `*out`. The session shares
+ * the built model: the graph can be freed first. Build errors come back as their status
+ * (`SA_CYCLE`, `SA_PARTITION`, ...) with the message on the graph handle.
+ *
+ * Ownership: the caller owns `*out` and frees it with `sa_session_free`. Not thread-safe for
+ * one graph.
+ *
+ * # Safety
+ * `graph` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_session_new(sa_graph *graph, sa_session **out);
+
+/**
+ * Frees a session. NULL is a no-op. Arrays and strings borrowed from it die with it.
+ *
+ * # Safety
+ * `session` is NULL or a live handle no other thread is using.
+ */
+void sa_session_free(sa_session *session);
+
+/**
+ * Stage 1: assigns logical streams (GE's `AssignLogicalStreams`). `SA_STAGE` if it already
+ * ran; allocation errors (`SA_SINGLE_STREAM_LABEL`, ...) as their status.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+sa_status sa_session_assign_logical_streams(sa_session *session);
+
+/**
+ * Stage 2: inserts and optimises events / notifies (GE's `InsertSyncNodesByLogicStream`).
+ * `SA_STAGE` before `sa_session_assign_logical_streams` or when it already ran.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+sa_status sa_session_insert_syncs(sa_session *session);
+
+/**
+ * Sets the main-stream task count of node `node` of graph `graph_name` (NULL, `""`: the root),
+ * as the host's task generation produced it; the split uses it instead of the node's `tasks`
+ * and count attributes. Allowed after logical assignment and before the split (`SA_STAGE`
+ * otherwise). `SA_UNKNOWN_NODE` names a missing node or graph.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the strings are NULL or NUL-terminated.
+ */
+sa_status sa_session_set_task_count(sa_session *session,
+                                    const char *graph_name,
+                                    const char *node,
+                                    uint64_t tasks);
+
+/**
+ * Sets the task count of the `attached_index`-th attached stream of a node (0-based, in the
+ * order `sa_session_node_attached` lists them). Same window and errors as
+ * `sa_session_set_task_count`; an index past the node's attached streams is `SA_FIELD`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the strings are NULL or NUL-terminated.
+ */
+sa_status sa_session_set_attached_task_count(sa_session *session,
+                                             const char *graph_name,
+                                             const char *node,
+                                             size_t attached_index,
+                                             uint64_t tasks);
+
+/**
+ * Stage 3: splits streams over the task limit and updates activations (GE's
+ * `SplitStreamAndRefreshTaskDef`), with the task counts set so far. `SA_STAGE` before
+ * `sa_session_insert_syncs` or when it already ran.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+sa_status sa_session_split_streams(sa_session *session);
+
+/**
+ * Stage 4: generates the Send/Recv (SendNotify/RecvNotify) nodes; they then appear in
+ * `sa_session_inserted_*`. `SA_STAGE` before `sa_session_split_streams` or when it already ran.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+sa_status sa_session_generate_send_recv(sa_session *session);
+
+/**
+ * Stores in `*stage` how far the session has run (`SA_SESSION_*`).
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `stage` is NULL or writable.
+ */
+sa_status sa_session_stage(sa_session *session, sa_session_stage *stage);
+
+/**
+ * Stores in `*count` the number of model nodes (all graphs, inserted nodes excluded); node
+ * indexes are `0 .. *count - 1` in execution order (GE's `GetAllNodes`).
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `count` is NULL or writable.
+ */
+sa_status sa_session_node_count(sa_session *session, size_t *count);
+
+/**
+ * Stores in `*index` the execution-order index of node `node` of graph `graph_name` (NULL,
+ * `""`: the root). `SA_UNKNOWN_NODE` names a missing node or graph.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the strings are NULL or NUL-terminated; `index` is NULL
+ * or writable.
+ */
+sa_status sa_session_node_index(sa_session *session,
+                                const char *graph_name,
+                                const char *node,
+                                size_t *index);
+
+/**
+ * Stores in `*name` and `*graph_name` the name of the node at `index` and of its graph (`""`
+ * for the root). Owned by the session (valid until its free). Either output may be NULL.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `name` / `graph_name` are NULL or writable.
+ */
+sa_status sa_session_node_name(sa_session *session,
+                               size_t index,
+                               const char **name,
+                               const char **graph_name);
+
+/**
+ * Stores the logical and physical stream of the node at `index` (-1: none; the physical one
+ * equals the logical one before the split). `SA_STAGE` before logical assignment.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_streams(sa_session *session,
+                                  size_t index,
+                                  int64_t *logical_stream,
+                                  int64_t *stream);
+
+/**
+ * Stores the attached streams of the node at `index`: `*physical` and `*logical` (same
+ * length `*count`; NULL when 0). Owned by the session until its next stage call.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_attached(sa_session *session,
+                                   size_t index,
+                                   const int64_t **physical,
+                                   const int64_t **logical,
+                                   size_t *count);
+
+/**
+ * Stores the sync ids the node at `index` records after it (`*send`, `*send_count`) and waits
+ * for before it (`*recv`, `*recv_count`): events, or notifies in notify mode. Arrays are NULL
+ * when empty and owned by the session until its next stage call.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_syncs(sa_session *session,
+                                size_t index,
+                                const uint32_t **send,
+                                size_t *send_count,
+                                const uint32_t **recv,
+                                size_t *recv_count);
+
+/**
+ * As `sa_session_node_syncs`, for the events the split adds in notify mode (`events.kind` =
+ * notify); empty in event mode, where the split's events are among the node's syncs.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_split_events(sa_session *session,
+                                       size_t index,
+                                       const uint32_t **send,
+                                       size_t *send_count,
+                                       const uint32_t **recv,
+                                       size_t *recv_count);
+
+/**
+ * Stores the streams the node at `index` activates (`active_stream_list`; NULL, 0 when none).
+ * Owned by the session until its next stage call.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_active_streams(sa_session *session,
+                                         size_t index,
+                                         const int64_t **streams,
+                                         size_t *count);
+
+/**
+ * Stores in `*json` a new string with GE's attributes of the node at `index` as a JSON object
+ * (`_logic_stream_id`, `stream_id`, `_logic_attached_stream_ids`, `_attached_stream_ids`,
+ * `_send_event_ids`, `_recv_event_ids`, `active_stream_list`, ...). Free with
+ * `sa_string_free`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `json` is NULL or writable.
+ */
+sa_status sa_session_node_ge_attrs(sa_session *session, size_t index, char **json);
+
+/**
+ * Stores in `*json` a new string with the model attributes GE writes, as a JSON object:
+ * `stream_num`, `event_num`, `notify_num`, `_attached_stream_num`, `huge_stream_list`,
+ * `_split_logic_stream_2_origin_logic_stream` (`"phys:logic,..."`). Free with
+ * `sa_string_free`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `json` is NULL or writable.
+ */
+sa_status sa_session_model_ge_attrs(sa_session *session, char **json);
+
+/**
+ * Stores the model counts after the current stage: logical (main) streams, `stream_num`
+ * (physical, attached and inserted streams included), attached streams, `event_num`,
+ * `notify_num`. Any output may be NULL.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_counts(sa_session *session,
+                            uint32_t *logical_stream_num,
+                            uint32_t *stream_num,
+                            uint32_t *attached_stream_num,
+                            uint32_t *event_num,
+                            uint32_t *notify_num);
+
+/**
+ * Stores the huge streams (`huge_stream_list`) and the split map (index = physical stream,
+ * value = its logical stream). Arrays are NULL when empty and owned by the session until its
+ * next stage call.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_streams(sa_session *session,
+                             const int64_t **huge,
+                             size_t *huge_count,
+                             const int64_t **split_to_logic,
+                             size_t *physical_count);
+
+/**
+ * Stores in `*count` the number of nodes the host inserts into its graph: StreamActive nodes
+ * from the split on, plus Send/Recv (SendNotify/RecvNotify) once
+ * `sa_session_generate_send_recv` ran.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `count` is NULL or writable.
+ */
+sa_status sa_session_inserted_count(sa_session *session, size_t *count);
+
+/**
+ * Describes inserted node `i`: its `name` and `op_type` (owned by the session until its next
+ * stage call), the execution-order index of the node it is placed next to (`anchor_index`),
+ * `before` (1: right before the anchor, as a Recv; 0: right after it, as a Send), its physical
+ * and logical stream, and `sync_id` (`event_id` / `notify_id`; -1 for StreamActive). Any
+ * output may be NULL. `SA_NOT_FOUND` when `i` is out of range.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_inserted_node(sa_session *session,
+                                   size_t i,
+                                   const char **name,
+                                   const char **op_type,
+                                   size_t *anchor_index,
+                                   int32_t *before,
+                                   int64_t *stream,
+                                   int64_t *logical_stream,
+                                   int64_t *sync_id);
+
+/**
+ * Stores in `*json` a new string with the allocation JSON v1 document of the current stage
+ * (inserted nodes listed as `sa_session_inserted_*` lists them). Free with `sa_string_free`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `json` is NULL or writable.
+ */
+sa_status sa_session_allocation_json(sa_session *session, char **json);
+
+/**
+ * Runs the library's independent checker (the rules of allocation-json.md) on the session's
+ * allocation JSON: `*violations` receives their number, `*message` (if not NULL) a new string
+ * with one line per violation (`"rule N: ..."`, `""` when none; free with `sa_string_free`).
+ * Returns `SA_OK` whether or not rules are broken; `SA_STAGE` before logical assignment.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `violations` is NULL or writable; `message` is NULL or
+ * writable.
+ */
+sa_status sa_session_verify(sa_session *session, size_t *violations, char **message);
+
+/**
+ * The message of the most recent failed call on `session`, `""` if none; NULL if `session`
+ * is NULL. Valid until the next call on the handle.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+const char *sa_session_last_error(const sa_session *session);
+
+/**
+ * The code string (`"SA2002"`, ...) of the most recent failed call on `session`, `""` if none;
+ * NULL if `session` is NULL. Static storage.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+const char *sa_session_last_error_code(const sa_session *session);
+
+/**
  * A static, NUL-terminated description of `status`: its name and meaning, e.g.
  * `"SA_NULL_POINTER: a required pointer argument was NULL"`. Unknown values give
  * `"SA_UNKNOWN: unknown status"`. Never NULL; the string lives as long as the program and
@@ -1178,6 +1733,597 @@ const char *sa_status_str(sa_status status);
 const char *sa_status_code(sa_status status);
 
 /**
+ * Takes the stream allocation summary of the session's current stage into a new snapshot in
+ * `*out` (free with `sa_summary_free`). `SA_STAGE` before logical assignment.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_session_get_summary(sa_session *session, sa_summary **out);
+
+/**
+ * Frees a summary. NULL is a no-op.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle no other thread is using.
+ */
+void sa_summary_free(sa_summary *summary);
+
+/**
+ * Stores the model counts of `CompiledGraphSummary`: `stream_num`, `event_num`, `notify_num`.
+ * Any output may be NULL.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_counts(const sa_summary *summary,
+                            uint32_t *stream_num,
+                            uint32_t *event_num,
+                            uint32_t *notify_num);
+
+/**
+ * Stores in `*count` the number of graphs (root and subgraphs).
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; `count` is NULL or writable.
+ */
+sa_status sa_summary_graph_count(const sa_summary *summary, size_t *count);
+
+/**
+ * Describes graph `g`: its name (the model's name for the root; owned by the summary), whether
+ * it is static (1) or dynamic (0), its number of logical stream entries, and its stream graph
+ * in DOT (owned by the summary). Any output may be NULL.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_graph(const sa_summary *summary,
+                           size_t g,
+                           const char **name,
+                           int32_t *is_static,
+                           size_t *stream_count,
+                           const char **stream_graph_dot);
+
+/**
+ * Describes entry `i` of graph `g` (GE's `LogicalStreamAllocationInfo`): logical stream id,
+ * user stream label (`""` when none), assigned by a stream pass (1/0), attached stream ids
+ * (`*attached`, `*attached_count`; NULL when none), physical stream count, HCCL-followed stream
+ * count. Borrowed outputs are owned by the summary. Any output may be NULL (an array and its
+ * count are written together, only when both are given).
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_stream(const sa_summary *summary,
+                            size_t g,
+                            size_t i,
+                            int64_t *logical_stream_id,
+                            const char **user_stream_label,
+                            int32_t *assigned_by_stream_pass,
+                            const int64_t **attached,
+                            size_t *attached_count,
+                            size_t *physical_stream_num,
+                            size_t *hccl_followed_stream_num);
+
+/**
+ * Stores the nodes of entry `i` of graph `g` as execution-order indexes (`*nodes`, `*count`;
+ * NULL when none), owned by the summary; names via `sa_summary_node`.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_stream_nodes(const sa_summary *summary,
+                                  size_t g,
+                                  size_t i,
+                                  const size_t **nodes,
+                                  size_t *count);
+
+/**
+ * Stores the name and operator type of the node at execution-order `index` (owned by the
+ * summary). Either output may be NULL. `SA_NOT_FOUND` when out of range.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_node(const sa_summary *summary,
+                          size_t index,
+                          const char **name,
+                          const char **op_type);
+
+/**
+ * Stores in `*text` GE's `ToStringInfo()` of entry `i` of graph `g`, byte for byte
+ * (`"logic_stream_id: 0, user_stream_label: , ... hccl_followed_stream_num: 0.\n"`). Owned by
+ * the summary.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; `text` is NULL or writable.
+ */
+sa_status sa_summary_string_info(const sa_summary *summary, size_t g, size_t i, const char **text);
+
+/**
+ * Stores in `*text` the whole summary as text (`"text"`: a header line, then per graph a
+ * `[name]` line and its `ToStringInfo()` lines), JSON (`"json"`) or DOT (`"dot"`: one cluster
+ * per graph). Owned by the summary. `SA_INVALID_ARGUMENT` for another format.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; `format` is NULL or NUL-terminated; `text` is NULL or
+ * writable.
+ */
+sa_status sa_summary_render(const sa_summary *summary, const char *format, const char **text);
+
+/**
+ * The message of the calling thread's last failure ("" if none). Valid until the next failing
+ * call on this thread.
+ */
+const char *sa_rt_last_error(void);
+
+/**
+ * Registers `ops` as the device runtime (copied); NULL returns to automatic resolution.
+ *
+ * # Safety
+ * `ops` is null or points to a `sa_runtime_ops` of at least `struct_size` bytes.
+ */
+int32_t sa_runtime_register(const RuntimeOps *ops);
+
+/**
+ * Resolves the runtime now; `source` receives 1 registered, 2 process scope, 3 loaded library,
+ * 4 SA_RUNTIME_LIB.
+ *
+ * # Safety
+ * `source` is null or writable.
+ */
+int32_t sa_runtime_resolve(int32_t *source);
+
+/**
+ * `rtGetMaxStreamAndTask(stream_type, …)` through the seam.
+ *
+ * # Safety
+ * Both outputs are writable.
+ */
+int32_t sa_runtime_task_limits(uint32_t stream_type, uint32_t *max_streams, uint32_t *max_tasks);
+
+/**
+ * `FEATURE_TYPE_PERSISTENT_STREAM_UNLIMITED_DEPTH` through the seam: 1 supported, 0 not.
+ *
+ * # Safety
+ * `supported` is writable.
+ */
+int32_t sa_runtime_unlimited_depth(int32_t *supported);
+
+/**
+ * `gert::StreamAllocator(priority, flags)`; flags in RT encoding. No device call.
+ *
+ * # Safety
+ * `out_alloc` is writable.
+ */
+int32_t sa_stream_allocator_new(int32_t priority, uint32_t rt_flags, StreamAllocator **out_alloc);
+
+/**
+ * `AcquireStreams(n)`: the `TypedContinuousVector<rtStream_t>*`, or NULL (see sa_rt_last_error).
+ *
+ * # Safety
+ * `p` is null or a live allocator.
+ */
+void *sa_stream_allocator_acquire(const StreamAllocator *p, size_t n);
+
+/**
+ * `gert::EventAllocator(flag)`; `flag` is an ACL event flag (default ACL_EVENT_SYNC).
+ *
+ * # Safety
+ * `out_alloc` is writable.
+ */
+int32_t sa_event_allocator_new(uint32_t acl_flag, EventAllocator **out_alloc);
+
+/**
+ * `AcquireEvents(n)`: the `TypedContinuousVector<aclrtEvent>*`, or NULL.
+ *
+ * # Safety
+ * `p` is null or a live allocator.
+ */
+void *sa_event_allocator_acquire(const EventAllocator *p, size_t n);
+
+/**
+ * `gert::NotifyAllocator()`.
+ *
+ * # Safety
+ * `out_alloc` is writable.
+ */
+int32_t sa_notify_allocator_new(NotifyAllocator **out_alloc);
+
+/**
+ * `AcquireNotifies(device_id, n)`: the `TypedContinuousVector<aclrtNotify>*`, or NULL.
+ *
+ * # Safety
+ * `p` is null or a live allocator.
+ */
+void *sa_notify_allocator_acquire(const NotifyAllocator *p, int32_t device_id, size_t n);
+
+/**
+ * A `ge::ReusableStreamAllocator` pool. `options`: NULL or "reuse=on|off,task_limit=N".
+ *
+ * # Safety
+ * `options` is null or NUL-terminated; `out_pool` is writable.
+ */
+int32_t sa_reusable_pool_new(const char *options, ReusableStreamPool **out_pool);
+
+/**
+ * `GetOrCreateRtStream(stream, rt_model_id, priority, stream_flag, task_num)`.
+ *
+ * # Safety
+ * `pool` is null or live; `stream` is null or writable.
+ */
+int32_t sa_reusable_pool_get_or_create(const ReusableStreamPool *pool,
+                                       void **stream,
+                                       uint32_t rt_model_id,
+                                       int32_t priority,
+                                       uint32_t rt_flags,
+                                       uint32_t task_num);
+
+/**
+ * `DestroyStream(stream, is_force_destroy)`. `*stream` is left unchanged, as in GE.
+ *
+ * # Safety
+ * `pool` is null or live; `stream` is null or readable.
+ */
+int32_t sa_reusable_pool_destroy_stream(const ReusableStreamPool *pool, void **stream, bool force);
+
+/**
+ * Pool counters.
+ *
+ * # Safety
+ * `pool` is null or live; `stats` is null or writable.
+ */
+int32_t sa_reusable_pool_stats(const ReusableStreamPool *pool, PoolStats *stats);
+
+/**
+ * The four `ModelDesc` counts from model totals; `sub` (static sub-model usage) may be NULL.
+ *
+ * # Safety
+ * `sub` is null or readable; `counts` is writable.
+ */
+int32_t sa_rt2_resource_counts(size_t total_streams,
+                               size_t attached_streams,
+                               size_t events,
+                               size_t notifies,
+                               const StaticCounts *sub,
+                               ResourceCounts *counts);
+
+/**
+ * `OccupyStreamResource`: the external trio if all three are set, the built-in trio if none is
+ * (the built-ins are required), SA_RT_INVALID for any other mix. On success writes the three
+ * vectors, with `main_stream` in stream slot 0.
+ *
+ * # Safety
+ * Every non-null pointer is live/readable/writable as its type says.
+ */
+int32_t sa_rt2_occupy(const ResourceCounts *counts,
+                      void *main_stream,
+                      int32_t device_id,
+                      const StreamAllocator *ext_stream,
+                      const EventAllocator *ext_event,
+                      const NotifyAllocator *ext_notify,
+                      const StreamAllocator *builtin_stream,
+                      const EventAllocator *builtin_event,
+                      const NotifyAllocator *builtin_notify,
+                      void **out_streams,
+                      void **out_events,
+                      void **out_notifies);
+
+/**
+ * Builds `graph` if needed and starts a compile session on it in `*out`. The session shares
+ * the built model: the graph can be freed first. Build errors come back as their status
+ * (`SA_CYCLE`, `SA_PARTITION`, ...) with the message on the graph handle.
+ *
+ * Ownership: the caller owns `*out` and frees it with `sa_session_free`. Not thread-safe for
+ * one graph.
+ *
+ * # Safety
+ * `graph` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_session_new(sa_graph *graph, sa_session **out);
+
+/**
+ * Frees a session. NULL is a no-op. Arrays and strings borrowed from it die with it.
+ *
+ * # Safety
+ * `session` is NULL or a live handle no other thread is using.
+ */
+void sa_session_free(sa_session *session);
+
+/**
+ * Stage 1: assigns logical streams (GE's `AssignLogicalStreams`). `SA_STAGE` if it already
+ * ran; allocation errors (`SA_SINGLE_STREAM_LABEL`, ...) as their status.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+sa_status sa_session_assign_logical_streams(sa_session *session);
+
+/**
+ * Stage 2: inserts and optimises events / notifies (GE's `InsertSyncNodesByLogicStream`).
+ * `SA_STAGE` before `sa_session_assign_logical_streams` or when it already ran.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+sa_status sa_session_insert_syncs(sa_session *session);
+
+/**
+ * Sets the main-stream task count of node `node` of graph `graph_name` (NULL, `""`: the root),
+ * as the host's task generation produced it; the split uses it instead of the node's `tasks`
+ * and count attributes. Allowed after logical assignment and before the split (`SA_STAGE`
+ * otherwise). `SA_UNKNOWN_NODE` names a missing node or graph.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the strings are NULL or NUL-terminated.
+ */
+sa_status sa_session_set_task_count(sa_session *session,
+                                    const char *graph_name,
+                                    const char *node,
+                                    uint64_t tasks);
+
+/**
+ * Sets the task count of the `attached_index`-th attached stream of a node (0-based, in the
+ * order `sa_session_node_attached` lists them). Same window and errors as
+ * `sa_session_set_task_count`; an index past the node's attached streams is `SA_FIELD`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the strings are NULL or NUL-terminated.
+ */
+sa_status sa_session_set_attached_task_count(sa_session *session,
+                                             const char *graph_name,
+                                             const char *node,
+                                             size_t attached_index,
+                                             uint64_t tasks);
+
+/**
+ * Stage 3: splits streams over the task limit and updates activations (GE's
+ * `SplitStreamAndRefreshTaskDef`), with the task counts set so far. `SA_STAGE` before
+ * `sa_session_insert_syncs` or when it already ran.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+sa_status sa_session_split_streams(sa_session *session);
+
+/**
+ * Stage 4: generates the Send/Recv (SendNotify/RecvNotify) nodes; they then appear in
+ * `sa_session_inserted_*`. `SA_STAGE` before `sa_session_split_streams` or when it already ran.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+sa_status sa_session_generate_send_recv(sa_session *session);
+
+/**
+ * Stores in `*stage` how far the session has run (`SA_SESSION_*`).
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `stage` is NULL or writable.
+ */
+sa_status sa_session_stage(sa_session *session, sa_session_stage *stage);
+
+/**
+ * Stores in `*count` the number of model nodes (all graphs, inserted nodes excluded); node
+ * indexes are `0 .. *count - 1` in execution order (GE's `GetAllNodes`).
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `count` is NULL or writable.
+ */
+sa_status sa_session_node_count(sa_session *session, size_t *count);
+
+/**
+ * Stores in `*index` the execution-order index of node `node` of graph `graph_name` (NULL,
+ * `""`: the root). `SA_UNKNOWN_NODE` names a missing node or graph.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the strings are NULL or NUL-terminated; `index` is NULL
+ * or writable.
+ */
+sa_status sa_session_node_index(sa_session *session,
+                                const char *graph_name,
+                                const char *node,
+                                size_t *index);
+
+/**
+ * Stores in `*name` and `*graph_name` the name of the node at `index` and of its graph (`""`
+ * for the root). Owned by the session (valid until its free). Either output may be NULL.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `name` / `graph_name` are NULL or writable.
+ */
+sa_status sa_session_node_name(sa_session *session,
+                               size_t index,
+                               const char **name,
+                               const char **graph_name);
+
+/**
+ * Stores the logical and physical stream of the node at `index` (-1: none; the physical one
+ * equals the logical one before the split). `SA_STAGE` before logical assignment.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_streams(sa_session *session,
+                                  size_t index,
+                                  int64_t *logical_stream,
+                                  int64_t *stream);
+
+/**
+ * Stores the attached streams of the node at `index`: `*physical` and `*logical` (same
+ * length `*count`; NULL when 0). Owned by the session until its next stage call.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_attached(sa_session *session,
+                                   size_t index,
+                                   const int64_t **physical,
+                                   const int64_t **logical,
+                                   size_t *count);
+
+/**
+ * Stores the sync ids the node at `index` records after it (`*send`, `*send_count`) and waits
+ * for before it (`*recv`, `*recv_count`): events, or notifies in notify mode. Arrays are NULL
+ * when empty and owned by the session until its next stage call.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_syncs(sa_session *session,
+                                size_t index,
+                                const uint32_t **send,
+                                size_t *send_count,
+                                const uint32_t **recv,
+                                size_t *recv_count);
+
+/**
+ * As `sa_session_node_syncs`, for the events the split adds in notify mode (`events.kind` =
+ * notify); empty in event mode, where the split's events are among the node's syncs.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_split_events(sa_session *session,
+                                       size_t index,
+                                       const uint32_t **send,
+                                       size_t *send_count,
+                                       const uint32_t **recv,
+                                       size_t *recv_count);
+
+/**
+ * Stores the streams the node at `index` activates (`active_stream_list`; NULL, 0 when none).
+ * Owned by the session until its next stage call.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_active_streams(sa_session *session,
+                                         size_t index,
+                                         const int64_t **streams,
+                                         size_t *count);
+
+/**
+ * Stores in `*json` a new string with GE's attributes of the node at `index` as a JSON object
+ * (`_logic_stream_id`, `stream_id`, `_logic_attached_stream_ids`, `_attached_stream_ids`,
+ * `_send_event_ids`, `_recv_event_ids`, `active_stream_list`, ...). Free with
+ * `sa_string_free`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `json` is NULL or writable.
+ */
+sa_status sa_session_node_ge_attrs(sa_session *session, size_t index, char **json);
+
+/**
+ * Stores in `*json` a new string with the model attributes GE writes, as a JSON object:
+ * `stream_num`, `event_num`, `notify_num`, `_attached_stream_num`, `huge_stream_list`,
+ * `_split_logic_stream_2_origin_logic_stream` (`"phys:logic,..."`). Free with
+ * `sa_string_free`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `json` is NULL or writable.
+ */
+sa_status sa_session_model_ge_attrs(sa_session *session, char **json);
+
+/**
+ * Stores the model counts after the current stage: logical (main) streams, `stream_num`
+ * (physical, attached and inserted streams included), attached streams, `event_num`,
+ * `notify_num`. Any output may be NULL.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_counts(sa_session *session,
+                            uint32_t *logical_stream_num,
+                            uint32_t *stream_num,
+                            uint32_t *attached_stream_num,
+                            uint32_t *event_num,
+                            uint32_t *notify_num);
+
+/**
+ * Stores the huge streams (`huge_stream_list`) and the split map (index = physical stream,
+ * value = its logical stream). Arrays are NULL when empty and owned by the session until its
+ * next stage call.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_streams(sa_session *session,
+                             const int64_t **huge,
+                             size_t *huge_count,
+                             const int64_t **split_to_logic,
+                             size_t *physical_count);
+
+/**
+ * Stores in `*count` the number of nodes the host inserts into its graph: StreamActive nodes
+ * from the split on, plus Send/Recv (SendNotify/RecvNotify) once
+ * `sa_session_generate_send_recv` ran.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `count` is NULL or writable.
+ */
+sa_status sa_session_inserted_count(sa_session *session, size_t *count);
+
+/**
+ * Describes inserted node `i`: its `name` and `op_type` (owned by the session until its next
+ * stage call), the execution-order index of the node it is placed next to (`anchor_index`),
+ * `before` (1: right before the anchor, as a Recv; 0: right after it, as a Send), its physical
+ * and logical stream, and `sync_id` (`event_id` / `notify_id`; -1 for StreamActive). Any
+ * output may be NULL. `SA_NOT_FOUND` when `i` is out of range.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_inserted_node(sa_session *session,
+                                   size_t i,
+                                   const char **name,
+                                   const char **op_type,
+                                   size_t *anchor_index,
+                                   int32_t *before,
+                                   int64_t *stream,
+                                   int64_t *logical_stream,
+                                   int64_t *sync_id);
+
+/**
+ * Stores in `*json` a new string with the allocation JSON v1 document of the current stage
+ * (inserted nodes listed as `sa_session_inserted_*` lists them). Free with `sa_string_free`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `json` is NULL or writable.
+ */
+sa_status sa_session_allocation_json(sa_session *session, char **json);
+
+/**
+ * Runs the library's independent checker (the rules of allocation-json.md) on the session's
+ * allocation JSON: `*violations` receives their number, `*message` (if not NULL) a new string
+ * with one line per violation (`"rule N: ..."`, `""` when none; free with `sa_string_free`).
+ * Returns `SA_OK` whether or not rules are broken; `SA_STAGE` before logical assignment.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `violations` is NULL or writable; `message` is NULL or
+ * writable.
+ */
+sa_status sa_session_verify(sa_session *session, size_t *violations, char **message);
+
+/**
+ * The message of the most recent failed call on `session`, `""` if none; NULL if `session`
+ * is NULL. Valid until the next call on the handle.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+const char *sa_session_last_error(const sa_session *session);
+
+/**
+ * The code string (`"SA2002"`, ...) of the most recent failed call on `session`, `""` if none;
+ * NULL if `session` is NULL. Static storage.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+const char *sa_session_last_error_code(const sa_session *session);
+
+/**
  * A static, NUL-terminated description of `status`: its name and meaning, e.g.
  * `"SA_NULL_POINTER: a required pointer argument was NULL"`. Unknown values give
  * `"SA_UNKNOWN: unknown status"`. Never NULL; the string lives as long as the program and
@@ -1190,6 +2336,125 @@ const char *sa_status_str(sa_status status);
  * `""` for `SA_OK` and for unknown values. Never NULL; must not be freed. Thread-safe.
  */
 const char *sa_status_code(sa_status status);
+
+/**
+ * Takes the stream allocation summary of the session's current stage into a new snapshot in
+ * `*out` (free with `sa_summary_free`). `SA_STAGE` before logical assignment.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_session_get_summary(sa_session *session, sa_summary **out);
+
+/**
+ * Frees a summary. NULL is a no-op.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle no other thread is using.
+ */
+void sa_summary_free(sa_summary *summary);
+
+/**
+ * Stores the model counts of `CompiledGraphSummary`: `stream_num`, `event_num`, `notify_num`.
+ * Any output may be NULL.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_counts(const sa_summary *summary,
+                            uint32_t *stream_num,
+                            uint32_t *event_num,
+                            uint32_t *notify_num);
+
+/**
+ * Stores in `*count` the number of graphs (root and subgraphs).
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; `count` is NULL or writable.
+ */
+sa_status sa_summary_graph_count(const sa_summary *summary, size_t *count);
+
+/**
+ * Describes graph `g`: its name (the model's name for the root; owned by the summary), whether
+ * it is static (1) or dynamic (0), its number of logical stream entries, and its stream graph
+ * in DOT (owned by the summary). Any output may be NULL.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_graph(const sa_summary *summary,
+                           size_t g,
+                           const char **name,
+                           int32_t *is_static,
+                           size_t *stream_count,
+                           const char **stream_graph_dot);
+
+/**
+ * Describes entry `i` of graph `g` (GE's `LogicalStreamAllocationInfo`): logical stream id,
+ * user stream label (`""` when none), assigned by a stream pass (1/0), attached stream ids
+ * (`*attached`, `*attached_count`; NULL when none), physical stream count, HCCL-followed stream
+ * count. Borrowed outputs are owned by the summary. Any output may be NULL (an array and its
+ * count are written together, only when both are given).
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_stream(const sa_summary *summary,
+                            size_t g,
+                            size_t i,
+                            int64_t *logical_stream_id,
+                            const char **user_stream_label,
+                            int32_t *assigned_by_stream_pass,
+                            const int64_t **attached,
+                            size_t *attached_count,
+                            size_t *physical_stream_num,
+                            size_t *hccl_followed_stream_num);
+
+/**
+ * Stores the nodes of entry `i` of graph `g` as execution-order indexes (`*nodes`, `*count`;
+ * NULL when none), owned by the summary; names via `sa_summary_node`.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_stream_nodes(const sa_summary *summary,
+                                  size_t g,
+                                  size_t i,
+                                  const size_t **nodes,
+                                  size_t *count);
+
+/**
+ * Stores the name and operator type of the node at execution-order `index` (owned by the
+ * summary). Either output may be NULL. `SA_NOT_FOUND` when out of range.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_node(const sa_summary *summary,
+                          size_t index,
+                          const char **name,
+                          const char **op_type);
+
+/**
+ * Stores in `*text` GE's `ToStringInfo()` of entry `i` of graph `g`, byte for byte
+ * (`"logic_stream_id: 0, user_stream_label: , ... hccl_followed_stream_num: 0.\n"`). Owned by
+ * the summary.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; `text` is NULL or writable.
+ */
+sa_status sa_summary_string_info(const sa_summary *summary, size_t g, size_t i, const char **text);
+
+/**
+ * Stores in `*text` the whole summary as text (`"text"`: a header line, then per graph a
+ * `[name]` line and its `ToStringInfo()` lines), JSON (`"json"`) or DOT (`"dot"`: one cluster
+ * per graph). Owned by the summary. `SA_INVALID_ARGUMENT` for another format.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; `format` is NULL or NUL-terminated; `text` is NULL or
+ * writable.
+ */
+sa_status sa_summary_render(const sa_summary *summary, const char *format, const char **text);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -191,7 +191,9 @@ impl CompileSession {
     fn alloc_mut(&mut self) -> Result<&mut Allocation> {
         match self.alloc.as_mut() {
             Some(a) => Ok(a),
-            None => bail!(Internal, "session of model '{}' has no allocation after logical assignment", self.model.name),
+            None => {
+                bail!(Internal, "session of model '{}' has no allocation after logical assignment", self.model.name)
+            }
         }
     }
 
@@ -333,7 +335,8 @@ impl CompileSession {
         // Before stage 5 the document lists only what the host may see.
         let mut view = a.clone();
         view.inserted = self.inserted_nodes()?.into_iter().cloned().collect();
-        let keep: Vec<usize> = a.inserted.iter().enumerate().filter(|(_, i)| !is_sync_node(i)).map(|(k, _)| k).collect();
+        let keep: Vec<usize> =
+            a.inserted.iter().enumerate().filter(|(_, i)| !is_sync_node(i)).map(|(k, _)| k).collect();
         view.inserted_activations = a
             .inserted_activations
             .iter()

@@ -93,7 +93,11 @@ impl StreamAllocationSummary {
         let views: Vec<NodeAttrsView> = model
             .nodes
             .ids()
-            .map(|n| NodeAttrsView { logic: a.logical_stream[n], stream: a.stream[n], attached_physical: a.attached[n].clone() })
+            .map(|n| NodeAttrsView {
+                logic: a.logical_stream[n],
+                stream: a.stream[n],
+                attached_physical: a.attached[n].clone(),
+            })
             .collect();
         let custom = custom_streams(model, &views)?;
         let mut graphs = Vec::new();
@@ -191,7 +195,11 @@ impl StreamAllocationSummary {
         let mut s = format!("digraph {} {{\n  rankdir=LR;\n  node [shape=box];\n", dot_quote(&self.model));
         for (k, g) in self.graphs.iter().enumerate() {
             let _ = writeln!(s, "  subgraph cluster_{k} {{\n    label={};", dot_quote(&g.name));
-            for line in g.stream_graph.lines().filter(|l| l.starts_with("  ") && !l.contains("rankdir") && !l.contains("node [")) {
+            for line in g
+                .stream_graph
+                .lines()
+                .filter(|l| l.starts_with("  ") && !l.contains("rankdir") && !l.contains("node ["))
+            {
                 let _ = writeln!(s, "  {}", line.replace("\"s", &format!("\"g{k}_s")));
             }
             s.push_str("  }\n");
@@ -302,7 +310,9 @@ fn collect_unknown_shape(model: &Model, g: GraphId, views: &[NodeAttrsView]) -> 
 fn custom_streams(model: &Model, views: &[NodeAttrsView]) -> Result<BTreeSet<i64>> {
     let dag = matches!(
         model.auto_multistream_mode()?,
-        AutoMultistreamMode::LoadBalance(_) | AutoMultistreamMode::MainStream(_) | AutoMultistreamMode::WeightedLoadBalance(_)
+        AutoMultistreamMode::LoadBalance(_)
+            | AutoMultistreamMode::MainStream(_)
+            | AutoMultistreamMode::WeightedLoadBalance(_)
     );
     if !dag || model.options.enable_single_stream || model.is_dynamic(GraphId::ROOT) {
         return Ok(BTreeSet::new());

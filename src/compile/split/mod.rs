@@ -155,7 +155,12 @@ pub fn split_streams(model: &Model, alloc: &mut Allocation, limits: &TaskLimits)
 }
 
 /// [`split_streams`] with the host's task counts (the staged session's split).
-pub fn split_streams_with(model: &Model, alloc: &mut Allocation, limits: &TaskLimits, counts: &TaskCounts) -> Result<()> {
+pub fn split_streams_with(
+    model: &Model,
+    alloc: &mut Allocation,
+    limits: &TaskLimits,
+    counts: &TaskCounts,
+) -> Result<()> {
     let nodes = model.nodes.len();
     if alloc.logical_stream.len() != nodes || alloc.attached.len() != nodes || alloc.stream.len() != nodes {
         bail!(Internal, "allocation tables do not match the model's {nodes} nodes");
