@@ -106,7 +106,10 @@ fn summary_fields_and_text_on_a_staged_compile() {
         assert!(dot.contains(&format!("\"s{}\" [label=\"logical stream {}", i.logical_stream_id, i.logical_stream_id)));
     }
     for to in [hccl] {
-        assert!(dot.contains(&format!("\"s{}\" -> \"s{}\" [label=", main.logical_stream_id, to.logical_stream_id)), "{dot}");
+        assert!(
+            dot.contains(&format!("\"s{}\" -> \"s{}\" [label=", main.logical_stream_id, to.logical_stream_id)),
+            "{dot}"
+        );
     }
     let json = sum.to_json(&model);
     assert_eq!(json["graphs"][0]["physical_stream_nums"].as_array().unwrap().len(), sum.graphs[0].streams.len());
@@ -114,7 +117,10 @@ fn summary_fields_and_text_on_a_staged_compile() {
 
 #[test]
 fn streams_of_the_minidag_pass_are_marked_assigned_by_a_stream_pass() {
-    let text = GRAPH.replace(r#""options":{"max_task_count":47}"#, r#""options":{"auto_multistream_parallel_mode":"LoadBalance:2"}"#);
+    let text = GRAPH.replace(
+        r#""options":{"max_task_count":47}"#,
+        r#""options":{"auto_multistream_parallel_mode":"LoadBalance:2"}"#,
+    );
     let model = Arc::new(json::load_str(&text).unwrap());
     let id = |name: &str| model.find_node(GraphId::ROOT, name).unwrap();
     let mut s = CompileSession::new(Arc::clone(&model));
@@ -123,4 +129,39 @@ fn streams_of_the_minidag_pass_are_marked_assigned_by_a_stream_pass() {
     assert!(entry_of(&sum, id("n1")).assigned_by_stream_pass, "{}", sum.to_text());
     assert!(!entry_of(&sum, id("n2")).assigned_by_stream_pass, "labelled nodes stay out of the path cover");
     assert!(!entry_of(&sum, id("ar")).assigned_by_stream_pass, "HCCL stays out of the path cover");
+}
+
+#[test]
+fn cli_summary_prints_text_json_and_dot() {
+    let dir = std::env::temp_dir().join(format!("sa_summary_cli_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("fmt.json");
+    std::fs::write(&path, GRAPH).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stream-alloc"))
+            .arg("summary")
+            .arg(&path)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let model = Arc::new(json::load_str(GRAPH).unwrap());
+    let mut s = CompileSession::new(Arc::clone(&model));
+    s.run_all().unwrap();
+    let sum = s.summary().unwrap();
+    assert_eq!(run(&[]), sum.to_text());
+    let j: serde_json::Value = serde_json::from_str(&run(&["--format", "json"])).unwrap();
+    assert_eq!(j, sum.to_json(&model));
+    assert!(run(&["--format", "dot"]).starts_with("digraph \"fmt\" {"));
+    let split = run(&["--option", "max_task_count=47"]);
+    assert!(split.contains("stream_num: 3,"), "{split}");
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_stream-alloc"))
+        .args(["summary", "/nonexistent/graph.json"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("/nonexistent/graph.json"));
+    std::fs::remove_dir_all(&dir).ok();
 }
