@@ -175,7 +175,7 @@ impl sa_graph {
 ///
 /// # Safety
 /// `g` is NULL or a live handle from this library, not used by another thread during the call.
-unsafe fn with_graph<T>(g: *mut sa_graph, f: impl FnOnce(&mut sa_graph) -> ApiResult<T>) -> ApiResult<T> {
+pub(crate) unsafe fn with_graph<T>(g: *mut sa_graph, f: impl FnOnce(&mut sa_graph) -> ApiResult<T>) -> ApiResult<T> {
     if g.is_null() {
         return Err(ApiError::new(SA_NULL_POINTER, "argument 'graph' is NULL"));
     }

@@ -185,10 +185,7 @@ unsafe fn write_array<T>(ptr: *mut *const T, count: *mut usize, v: &[T]) {
 pub unsafe extern "C" fn sa_session_new(graph: *mut sa_graph, out: *mut *mut sa_session) -> sa_status {
     ffi_boundary(|| unsafe {
         let out = out_ptr(out, "out")?;
-        if graph.is_null() {
-            return Err(ApiError::new(SA_NULL_POINTER, "argument 'graph' is NULL"));
-        }
-        let model = (*graph).model()?;
+        let model = super::graph::with_graph(graph, |g| g.model())?;
         let names = model.nodes.iter().map(|n| lossy_cstring(&n.name)).collect();
         let graph_labels = model.graphs.ids().map(|g| lossy_cstring(model.graph_label(g))).collect();
         let s = sa_session {
@@ -309,7 +306,7 @@ pub unsafe extern "C" fn sa_session_generate_send_recv(session: *mut sa_session)
 /// # Safety
 /// `session` is NULL or a live handle; `stage` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_session_stage(session: *mut sa_session, stage: *mut sa_session_stage) -> sa_status {
+pub unsafe extern "C" fn sa_session_current_stage(session: *mut sa_session, stage: *mut sa_session_stage) -> sa_status {
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
             let out = out_ptr(stage, "stage")?;
