@@ -12,5 +12,5 @@ echo "== cargo test"
 cargo test --release -q 2>&1 | tee target/cargo-test.log
 if [ -f scripts/test-c.sh ]; then
   echo "== C and C++ tests (ctest)"
-  bash scripts/test-c.sh
+  STREAM_ALLOC_CARGO_PROFILE=release bash scripts/test-c.sh
 fi

@@ -457,6 +457,9 @@ fn resource_counts_from_allocation() {
         huge_streams: Vec::new(),
         split_to_logic: (0..physical).map(StreamId).collect(),
         inserted: Vec::new(),
+        split_event_count: 0,
+        split_events: Vec::new(),
+        inserted_activations: Vec::new(),
     };
     let c = ResourceCounts::from_allocation(&alloc(5, 2, SyncKind::Event, 9), StaticCounts::default()).unwrap();
     assert_eq!(

@@ -120,6 +120,21 @@ pub fn allocate_from_preassigned(model: &Model, stage: Stage) -> Result<Allocati
     let attached: IdVec<NodeId, Vec<StreamId>> = model.nodes.iter().map(|n| n.attached_stream_ids.clone()).collect();
     let main_count = stream.iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0);
     let attached_max = attached.iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0);
+    // Later stages size per-stream tables (and the checker streams² clocks) by the largest id:
+    // refuse an id no real assignment reaches before allocating for it.
+    let limit = crate::verify::rules::MAX_STREAMS as u32;
+    if let Some(n) = model
+        .nodes
+        .iter()
+        .find(|n| n.stream.is_some_and(|s| s.0 >= limit) || n.attached_stream_ids.iter().any(|s| s.0 >= limit))
+    {
+        bail!(
+            Limit,
+            "node '{}': preassigned stream id {} is beyond the {limit} logical streams supported",
+            n.name,
+            n.stream.into_iter().chain(n.attached_stream_ids.iter().copied()).map(|s| s.0).max().unwrap_or(0)
+        );
+    }
     if let Some((n, s)) = model
         .nodes
         .iter()

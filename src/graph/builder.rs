@@ -256,6 +256,7 @@ impl ModelBuilder {
                 edges: Vec::new(),
             });
         }
+        check_continuous_labels(&nodes, &graphs)?;
 
         // Parents: a subgraph's `parent` names a node of some other graph. A node's own
         // `subgraphs` list settles which one when the name occurs in several graphs.
@@ -406,6 +407,29 @@ impl ModelBuilder {
 
 fn graph_where(name: &str, index: usize) -> String {
     if index == 0 { format!("root graph '{name}'") } else { format!("subgraph '{name}'") }
+}
+
+/// A continuous stream label keeps nodes together on one physical stream when the split cuts
+/// it; nodes of different graphs run on different streams, so one label across graphs cannot
+/// be honoured (GE's split would move nodes of another graph's stream).
+fn check_continuous_labels(nodes: &IdVec<NodeId, Node>, graphs: &IdVec<GraphId, Graph>) -> Result<()> {
+    let mut first: BTreeMap<&str, &Node> = BTreeMap::new();
+    for n in nodes.iter() {
+        let Some(label) = n.attrs.continuous_stream_label.as_deref() else { continue };
+        let f = *first.entry(label).or_insert(n);
+        if f.graph != n.graph {
+            let (fg, ng) = (f.graph.index(), n.graph.index());
+            bail!(
+                Attribute,
+                "continuous_stream_label '{label}' is on node '{}' of {} and on node '{}' of {}; a continuous label must stay within one graph",
+                f.name,
+                graph_where(&graphs[f.graph].name, fg),
+                n.name,
+                graph_where(&graphs[n.graph].name, ng)
+            );
+        }
+    }
+    Ok(())
 }
 
 fn check_node_attrs(spec: &NodeSpec, where_: &str) -> Result<()> {

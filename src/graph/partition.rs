@@ -132,17 +132,6 @@ impl Partition {
     }
 }
 
-/// A cluster during partitioning; `None` engine marks GE's `kEngineDefaultData`.
-struct Cluster {
-    engine: Option<EngineId>,
-    label: Option<String>,
-    /// Highest topological position of any member (bounds the second-path search).
-    max_pos: u32,
-    nodes: Vec<NodeId>,
-    ins: BTreeSet<u32>,
-    outs: BTreeSet<u32>,
-}
-
 /// GE's engine partitioner for every graph of the model.
 ///
 /// Per graph, in topological order: one cluster per node; data-like nodes without inputs go
@@ -165,75 +154,65 @@ pub fn partition_engines(model: &Model) -> Partition {
 fn partition_graph(model: &Model, g: GraphId) -> Vec<EngineSubgraph> {
     let order = &model.graphs[g].order;
     let pos = |n: NodeId| model.topo_index[n];
-    // Cluster index == topological position of the founding node.
-    let mut clusters: Vec<Cluster> = order
-        .iter()
-        .map(|&n| {
-            let node = &model.nodes[n];
-            let has_inputs = !model.adjacency.in_edges(n).is_empty();
-            let is_input_data = node.is_data_like() && !has_inputs;
-            Cluster {
-                engine: if is_input_data { None } else { Some(node.engine) },
-                label: node.attrs.stream_label.clone(),
-                max_pos: pos(n),
-                nodes: vec![n],
-                ins: model.in_edges(n).map(|e| pos(e.src)).collect(),
-                outs: model.out_edges(n).map(|e| pos(e.dst)).collect(),
-            }
-        })
-        .collect();
-    // Union-find from position to the representative cluster index.
-    let mut rep: Vec<u32> = (0..order.len() as u32).collect();
-    fn find(rep: &mut [u32], mut x: u32) -> u32 {
-        while rep[x as usize] != x {
-            let up = rep[rep[x as usize] as usize];
-            rep[x as usize] = up;
-            x = up;
-        }
-        x
-    }
+    let mut c = Clusters::new(model, order);
 
-    for child in 0..clusters.len() as u32 {
-        if find(&mut rep, child) != child || clusters[child as usize].engine.is_none() {
+    let mut keyed: Vec<(usize, u32)> = Vec::new();
+    for child in 0..order.len() as u32 {
+        if c.find(child) != child || c.engine[child as usize].is_none() {
             continue;
         }
-        let mut parents: Vec<u32> = clusters[child as usize].ins.iter().map(|&i| find(&mut rep, i)).collect();
-        parents.sort_unstable();
-        parents.dedup();
-        parents.sort_by_key(|&q| (clusters[q as usize].outs.len(), q));
-        let mut cur = child;
-        for parent in parents {
-            let parent = find(&mut rep, parent);
-            cur = find(&mut rep, cur);
-            if parent == cur {
+        // Clusters only ever merge into a smaller index, so `child` is still a single node
+        // here and its parents are its node's producers.
+        keyed.clear();
+        for i in c.in_start[child as usize]..c.in_start[child as usize + 1] {
+            let p = c.find(c.in_list[i as usize]);
+            if p != child {
+                keyed.push((0, p));
+            }
+        }
+        keyed.sort_unstable_by_key(|&(_, p)| p);
+        keyed.dedup_by_key(|&mut (_, p)| p);
+        // GE visits parents by ascending out-degree; ties by index keep it deterministic.
+        for k in keyed.iter_mut() {
+            k.0 = c.out_degree(k.1);
+        }
+        keyed.sort_unstable();
+        for &(_, parent) in &keyed {
+            let parent = c.find(parent);
+            let cur = c.find(child);
+            if parent == cur || c.engine[parent as usize].is_none() {
                 continue;
             }
-            let (pc, cc) = (&clusters[parent as usize], &clusters[cur as usize]);
-            if pc.engine.is_none() || pc.engine != cc.engine || pc.label != cc.label {
+            if c.engine[parent as usize] != c.engine[cur as usize] || c.label[parent as usize] != c.label[cur as usize]
+            {
                 continue;
             }
-            if has_second_path(&clusters, &mut rep, parent, cur) {
+            if c.has_second_path(parent, cur) {
                 continue;
             }
-            merge(&mut clusters, &mut rep, parent, cur);
+            c.merge(parent, cur);
         }
     }
 
+    // Members per cluster, in topological order.
+    let mut members: Vec<Vec<NodeId>> = vec![Vec::new(); order.len()];
+    for i in 0..order.len() as u32 {
+        let r = c.find(i);
+        if c.engine[r as usize].is_some() {
+            members[r as usize].push(order[i as usize]);
+        }
+    }
     let mut out: Vec<EngineSubgraph> = Vec::new();
-    for i in 0..clusters.len() as u32 {
-        if find(&mut rep, i) != i || clusters[i as usize].engine.is_none() {
-            continue;
-        }
-        let c = &mut clusters[i as usize];
-        c.nodes.sort_by_key(|&n| pos(n));
-        let first = &model.nodes[c.nodes[0]];
+    for (i, nodes) in members.into_iter().enumerate() {
+        let Some(first) = nodes.first() else { continue };
+        let first = &model.nodes[*first];
         out.push(EngineSubgraph {
             name: String::new(),
-            engine: c.engine.expect("filtered"),
+            engine: c.engine[i].expect("only clusters with an engine have members"),
             graph: g,
             stream_label: first.attrs.stream_label.clone(),
             user_stream_label: first.attrs.user_stream_label.clone(),
-            nodes: std::mem::take(&mut c.nodes),
+            nodes,
         });
     }
     // SortSubGraphs: rank by first appearance in the graph's node order.
@@ -245,57 +224,166 @@ fn partition_graph(model: &Model, g: GraphId) -> Vec<EngineSubgraph> {
     out
 }
 
-/// Is there a path parent -> X -> ... -> child through some other cluster X?
-fn has_second_path(clusters: &[Cluster], rep: &mut [u32], parent: u32, child: u32) -> bool {
-    let bound = clusters[child as usize].max_pos;
-    let mut stack: Vec<u32> = Vec::new();
-    let mut seen: BTreeSet<u32> = BTreeSet::new();
-    for &o in &clusters[parent as usize].outs {
-        let r = find_root(rep, o);
-        if r != child && r != parent && seen.insert(r) {
-            stack.push(r);
-        }
-    }
-    while let Some(x) = stack.pop() {
-        for &o in &clusters[x as usize].outs {
-            let r = find_root(rep, o);
-            if r == child {
-                return true;
-            }
-            // A cluster that starts after the child's last node cannot lead back into it.
-            if r != parent && r <= bound && seen.insert(r) {
-                stack.push(r);
-            }
-        }
-    }
-    false
+/// Clusters of one graph, indexed by the topological position of their founding node.
+/// A single-node cluster reads its edges from the graph's CSR; a merged one keeps an out-list
+/// of positions that may have been merged away since: they are resolved through the
+/// union-find on use and compacted when counted.
+struct Clusters<'m> {
+    /// `None`: GE's data pseudo-engine (input data nodes, never merged, never a subgraph).
+    engine: Vec<Option<EngineId>>,
+    label: Vec<Option<&'m str>>,
+    /// Lowest and highest position of any member (bound the second-path search).
+    min_pos: Vec<u32>,
+    max_pos: Vec<u32>,
+    in_start: Vec<u32>,
+    in_list: Vec<u32>,
+    out_start: Vec<u32>,
+    out_list: Vec<u32>,
+    /// Out-lists of merged clusters (`None` while a cluster is its founding node alone).
+    outs: Vec<Option<Vec<u32>>>,
+    rep: Vec<u32>,
+    /// Visit marks for the second-path search: `seen[x] == stamp` means visited this search.
+    seen: Vec<u32>,
+    stamp: u32,
+    stack: Vec<u32>,
+    scratch: Vec<u32>,
 }
 
-fn find_root(rep: &mut [u32], mut x: u32) -> u32 {
-    while rep[x as usize] != x {
-        let up = rep[rep[x as usize] as usize];
-        rep[x as usize] = up;
-        x = up;
+impl<'m> Clusters<'m> {
+    fn new(model: &'m Model, order: &[NodeId]) -> Self {
+        let pos = |n: NodeId| model.topo_index[n];
+        let n = order.len();
+        let mut in_start = Vec::with_capacity(n + 1);
+        let mut in_list = Vec::new();
+        let mut out_start = Vec::with_capacity(n + 1);
+        let mut out_list = Vec::new();
+        let mut engine = Vec::with_capacity(n);
+        let mut label = Vec::with_capacity(n);
+        for &id in order {
+            let node = &model.nodes[id];
+            let ins = model.adjacency.in_edges(id);
+            let is_input_data = node.is_data_like() && ins.is_empty();
+            engine.push(if is_input_data { None } else { Some(node.engine) });
+            label.push(node.attrs.stream_label.as_deref());
+            in_start.push(in_list.len() as u32);
+            in_list.extend(ins.iter().map(|&e| pos(model.edges[e].src)));
+            out_start.push(out_list.len() as u32);
+            out_list.extend(model.adjacency.out_edges(id).iter().map(|&e| pos(model.edges[e].dst)));
+        }
+        in_start.push(in_list.len() as u32);
+        out_start.push(out_list.len() as u32);
+        Clusters {
+            engine,
+            label,
+            min_pos: (0..n as u32).collect(),
+            max_pos: (0..n as u32).collect(),
+            in_start,
+            in_list,
+            out_start,
+            out_list,
+            outs: vec![None; n],
+            rep: (0..n as u32).collect(),
+            seen: vec![0; n],
+            stamp: 0,
+            stack: Vec::new(),
+            scratch: Vec::new(),
+        }
     }
-    x
-}
 
-/// Merges `child` into `parent`: the parent keeps its index.
-fn merge(clusters: &mut [Cluster], rep: &mut [u32], parent: u32, child: u32) {
-    rep[child as usize] = parent;
-    let moved = std::mem::take(&mut clusters[child as usize].nodes);
-    let ins = std::mem::take(&mut clusters[child as usize].ins);
-    let outs = std::mem::take(&mut clusters[child as usize].outs);
-    let max_pos = clusters[child as usize].max_pos;
-    let pc = &mut clusters[parent as usize];
-    pc.nodes.extend(moved);
-    pc.max_pos = pc.max_pos.max(max_pos);
-    pc.ins.extend(ins);
-    pc.outs.extend(outs);
-    // Edges inside the merged cluster are no longer cluster edges; stale members resolve via `rep`.
-    let resolved_ins: BTreeSet<u32> = pc.ins.iter().map(|&i| find_root(rep, i)).filter(|&i| i != parent).collect();
-    let resolved_outs: BTreeSet<u32> =
-        clusters[parent as usize].outs.iter().map(|&i| find_root(rep, i)).filter(|&i| i != parent).collect();
-    clusters[parent as usize].ins = resolved_ins;
-    clusters[parent as usize].outs = resolved_outs;
+    fn find(&mut self, mut x: u32) -> u32 {
+        while self.rep[x as usize] != x {
+            let up = self.rep[self.rep[x as usize] as usize];
+            self.rep[x as usize] = up;
+            x = up;
+        }
+        x
+    }
+
+    /// Copies `x`'s out-list (unresolved) into `scratch`.
+    fn load_outs(&mut self, x: u32) {
+        self.scratch.clear();
+        match &self.outs[x as usize] {
+            Some(v) => self.scratch.extend_from_slice(v),
+            None => self.scratch.extend_from_slice(
+                &self.out_list[self.out_start[x as usize] as usize..self.out_start[x as usize + 1] as usize],
+            ),
+        }
+    }
+
+    /// Number of distinct clusters `x` feeds; compacts its out-list as a side effect.
+    fn out_degree(&mut self, x: u32) -> usize {
+        self.load_outs(x);
+        let mut v = std::mem::take(&mut self.scratch);
+        for p in v.iter_mut() {
+            *p = self.find(*p);
+        }
+        v.retain(|&p| p != x);
+        v.sort_unstable();
+        v.dedup();
+        let n = v.len();
+        if self.outs[x as usize].is_some() {
+            self.outs[x as usize] = Some(v.clone());
+        }
+        self.scratch = v;
+        n
+    }
+
+    /// Is there a path parent -> X -> ... -> child through some other cluster X?
+    fn has_second_path(&mut self, parent: u32, child: u32) -> bool {
+        let bound = self.max_pos[child as usize];
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen.fill(0);
+            self.stamp = 1;
+        }
+        let stamp = self.stamp;
+        self.seen[parent as usize] = stamp;
+        self.seen[child as usize] = stamp;
+        self.stack.clear();
+        self.stack.push(parent);
+        let mut outs = Vec::new();
+        while let Some(x) = self.stack.pop() {
+            self.load_outs(x);
+            std::mem::swap(&mut outs, &mut self.scratch);
+            for &o in &outs {
+                let r = self.find(o);
+                if r == child {
+                    if x != parent {
+                        return true;
+                    }
+                    continue;
+                }
+                // A cluster that starts after the child's last node cannot lead back into it.
+                if self.min_pos[r as usize] <= bound && self.seen[r as usize] != stamp {
+                    self.seen[r as usize] = stamp;
+                    self.stack.push(r);
+                }
+            }
+        }
+        false
+    }
+
+    /// Merges `child` into `parent`: the merged cluster is found under `parent`.
+    fn merge(&mut self, parent: u32, child: u32) {
+        let (p, ch) = (parent as usize, child as usize);
+        self.rep[ch] = parent;
+        self.min_pos[p] = self.min_pos[p].min(self.min_pos[ch]);
+        self.max_pos[p] = self.max_pos[p].max(self.max_pos[ch]);
+        let mut a = self.take_outs(parent);
+        let mut b = self.take_outs(child);
+        if b.len() > a.len() {
+            std::mem::swap(&mut a, &mut b);
+        }
+        a.append(&mut b);
+        self.outs[p] = Some(a);
+    }
+
+    fn take_outs(&mut self, x: u32) -> Vec<u32> {
+        match self.outs[x as usize].take() {
+            Some(v) => v,
+            None => {
+                self.out_list[self.out_start[x as usize] as usize..self.out_start[x as usize + 1] as usize].to_vec()
+            }
+        }
+    }
 }

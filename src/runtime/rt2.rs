@@ -71,9 +71,10 @@ impl ResourceCounts {
     /// From a compile result: physical streams plus attached streams in total; the sync ids are
     /// events or notifies according to the allocation's sync kind.
     pub fn from_allocation(a: &Allocation, sub: StaticCounts) -> RtResult<ResourceCounts> {
+        // In notify mode the split's syncs are still events, numbered on their own.
         let (events, notifies) = match a.sync_kind {
             SyncKind::Event => (a.sync_count as usize, 0),
-            SyncKind::Notify => (0, a.sync_count as usize),
+            SyncKind::Notify => (a.split_event_count as usize, a.sync_count as usize),
         };
         let attached = a.attached_count as usize;
         Self::from_totals(a.physical_count as usize + attached, attached, events, notifies, sub)

@@ -1,0 +1,216 @@
+//! The properties the fuzz targets check, shared with `cargo test` (tests/fuzz_props.rs
+//! includes this file): each takes raw bytes and panics on a violation.
+//!
+//! * [`json_loader`]: any bytes either load or fail with a coded, non-empty message; what
+//!   loads allocates or fails the same way, and its allocation JSON reparses.
+//! * [`pipeline`]: bytes decode into a valid graph with options; the whole pipeline must
+//!   succeed, the independent checker must find no violation, and a second run must give
+//!   byte-identical output.
+//! * [`runtime_pool`]: bytes decode into a sequence of pool operations run against a fake
+//!   device runtime and a simple model of grants; counts must match the model after every
+//!   step, no stream is held by one model twice, and everything balances at the end.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use stream_alloc::compile::{Stage, allocate};
+use stream_alloc::graph::json as graph_json;
+
+/// An `arbitrary`-style reader: never fails, yields zeros once the bytes run out.
+pub struct Bytes<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Bytes<'a> {
+    pub fn new(data: &'a [u8]) -> Self {
+        Bytes { data, pos: 0 }
+    }
+    pub fn u8(&mut self) -> u8 {
+        let b = self.data.get(self.pos).copied().unwrap_or(0);
+        self.pos += 1;
+        b
+    }
+    pub fn u16(&mut self) -> u16 {
+        u16::from(self.u8()) | (u16::from(self.u8()) << 8)
+    }
+    /// A value in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        if n <= 256 { usize::from(self.u8()) % n } else { usize::from(self.u16()) % n }
+    }
+    pub fn flag(&mut self) -> bool {
+        self.u8() & 1 == 1
+    }
+    pub fn exhausted(&self) -> bool {
+        self.pos >= self.data.len()
+    }
+}
+
+fn known_code(code: &str) -> bool {
+    matches!(code.as_bytes(), [b'S', b'A', ..] | [b'E', b'1', ..]) && code.len() == 6
+}
+
+pub fn json_loader(data: &[u8]) {
+    match graph_json::load_slice(data) {
+        Err(e) => {
+            assert!(known_code(e.code()), "unknown code {}", e.code());
+            assert!(!e.message.is_empty());
+        }
+        Ok(model) => match allocate(&model, Stage::All) {
+            Err(e) => {
+                assert!(known_code(e.code()), "unknown code {}", e.code());
+                assert!(!e.message.is_empty());
+            }
+            Ok(alloc) => {
+                let text = alloc.to_json_string(&model);
+                let _: Value = serde_json::from_str(&text).expect("allocation JSON reparses");
+            }
+        },
+    }
+}
+
+const ENGINES: &[(&str, &str)] = &[
+    ("AIcoreEngine", "Conv2D"),
+    ("VectorEngine", "Add"),
+    ("aicpu_ascend_kernel", "TopK"),
+    ("DNN_HCCL", "HcomAllReduce"),
+    ("DNN_VM_GE_LOCAL", "Identity"),
+    ("DSAEngine", "DSARandomNormal"),
+];
+
+/// Decodes bytes into a valid graph document: a DAG (edges only go forward in node order)
+/// over GE's engines, with optional stream labels and a random set of valid options.
+pub fn graph_doc(b: &mut Bytes<'_>) -> Value {
+    let n = 1 + b.below(48);
+    let mut nodes = vec![json!({"name": "in", "type": "Data", "engine": "DNN_VM_GE_LOCAL", "tasks": 0})];
+    let mut edges = Vec::new();
+    for i in 0..n {
+        let (engine, ty) = ENGINES[b.below(ENGINES.len())];
+        let mut node = json!({"name": format!("n{i}"), "type": ty, "engine": engine, "tasks": b.below(6)});
+        if b.below(8) == 0 {
+            node["attrs"] = json!({"stream_label": format!("L{}", b.below(3))});
+        }
+        nodes.push(node);
+        // One to three inputs from earlier nodes ("in" is index 0).
+        for _ in 0..1 + b.below(3) {
+            let src = b.below(i + 1);
+            let kind = if b.below(6) == 0 { "control" } else { "data" };
+            let src = if src == 0 { "in".to_string() } else { format!("n{}", src - 1) };
+            edges.push(json!({"src": src, "dst": format!("n{i}"), "kind": kind}));
+        }
+    }
+    nodes.push(json!({"name": "out", "type": "NetOutput", "engine": "DNN_VM_GE_LOCAL", "tasks": 0}));
+    edges.push(json!({"src": format!("n{}", n - 1), "dst": "out"}));
+    let mut options = BTreeMap::new();
+    if b.flag() {
+        let mut mp = serde_json::Map::new();
+        for (e, _) in ENGINES.iter().take(3) {
+            mp.insert((*e).to_string(), json!(1 + b.below(4)));
+        }
+        options.insert("max_parallel_num", Value::Object(mp));
+    }
+    if b.flag() {
+        options.insert("event", json!(if b.flag() { "notify" } else { "event" }));
+    }
+    if b.flag() {
+        options.insert("compat", json!("ge"));
+    }
+    if b.flag() {
+        options.insert("event_reuse", json!("lifetime"));
+    }
+    if b.flag() {
+        options.insert("max_task_count", json!(28 + b.below(40)));
+    }
+    if b.flag() {
+        options.insert("hcom_parallel", json!(b.flag()));
+    }
+    json!({"format": "stream-graph", "version": 1, "name": "fuzz", "nodes": nodes, "edges": edges, "options": options})
+}
+
+pub fn pipeline(data: &[u8]) {
+    let doc = graph_doc(&mut Bytes::new(data));
+    let text = serde_json::to_vec(&doc).unwrap();
+    let model = graph_json::load_slice(&text).unwrap_or_else(|e| panic!("generated graph refused: {e}\n{doc}"));
+    let alloc = allocate(&model, Stage::All).unwrap_or_else(|e| panic!("pipeline failed: {e}\n{doc}"));
+    let out = alloc.to_json(&model);
+    let report = stream_alloc::verify::check(&model, &out);
+    assert!(report.violations.is_empty(), "checker: {:?}\n{doc}", report.violations.first());
+    let again = allocate(&model, Stage::All).unwrap().to_json_string(&model);
+    assert_eq!(again, alloc.to_json_string(&model), "nondeterministic output\n{doc}");
+}
+
+/// The pool against a model: per handle, the models holding it (grants).
+pub fn runtime_pool(data: &[u8]) {
+    use std::collections::{BTreeMap, BTreeSet};
+    use stream_alloc::runtime::consts::*;
+    use stream_alloc::runtime::{PoolOptions, ReusableStreamPool, RtErrorKind};
+
+    let mut b = Bytes::new(data);
+    let (rt, fake) = crate::fake_rt::new_fake();
+    let reuse = b.flag();
+    let pool = ReusableStreamPool::with_runtime(PoolOptions { reuse, task_limit: None }, rt.clone());
+    // handle -> models holding a grant (a model may hold a handle once per grant when reuse is off:
+    // then each grant is its own stream).
+    let mut held: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+    let mut destroyed: BTreeSet<usize> = BTreeSet::new();
+    let flags = [RT_STREAM_PERSISTENT, RT_STREAM_DEFAULT, RT_STREAM_PERSISTENT | RT_STREAM_HUGE];
+    let mut steps = 0;
+    while !b.exhausted() && steps < 512 {
+        steps += 1;
+        match b.below(4) {
+            0 | 1 => {
+                let model = b.below(6) as u32;
+                let f = flags[b.below(flags.len())];
+                let tasks = b.below(400) as u32;
+                let (s, shared) =
+                    pool.get_or_create(model, b.below(2) as i32, f, tasks).expect("fake never fails here");
+                let h = s as usize;
+                let holders = held.entry(h).or_default();
+                assert_eq!(shared, !holders.is_empty(), "shared flag vs model for {h:#x}");
+                assert!(!holders.contains(&model), "stream {h:#x} granted twice to model {model}");
+                if !reuse {
+                    assert!(holders.is_empty(), "no reuse, yet live stream {h:#x} granted again");
+                }
+                holders.push(model);
+                destroyed.remove(&h);
+            }
+            2 => {
+                let live: Vec<usize> = held.keys().copied().collect();
+                if live.is_empty() {
+                    continue;
+                }
+                let h = live[b.below(live.len())];
+                pool.destroy(h as *mut std::ffi::c_void, b.flag()).expect("destroy of a held stream");
+                let holders = held.get_mut(&h).unwrap();
+                holders.remove(b.below(holders.len()) % holders.len().max(1));
+                if holders.is_empty() {
+                    held.remove(&h);
+                    destroyed.insert(h);
+                }
+            }
+            _ => {
+                // A handle the pool never made, or one already destroyed (a no-op success).
+                if b.flag() || destroyed.is_empty() {
+                    let e = pool.destroy((0xdead_0000 + 16 * b.below(64)) as *mut std::ffi::c_void, false).unwrap_err();
+                    assert_eq!(e.kind, RtErrorKind::Invalid);
+                } else {
+                    let d: Vec<usize> = destroyed.iter().copied().collect();
+                    pool.destroy(d[b.below(d.len())] as *mut std::ffi::c_void, false).expect("destroyed again");
+                }
+            }
+        }
+        let st = pool.stats();
+        assert_eq!(st.live as usize, held.len(), "live streams vs model: {st:?}");
+        assert_eq!(st.grants as usize, held.values().map(Vec::len).sum::<usize>(), "grants vs model: {st:?}");
+        assert_eq!(fake.live.lock().len(), held.len(), "device streams vs model");
+    }
+    for (h, holders) in std::mem::take(&mut held) {
+        for _ in holders {
+            pool.destroy(h as *mut std::ffi::c_void, false).unwrap();
+        }
+    }
+    assert_eq!(pool.stats().live, 0);
+    drop(pool);
+    drop(rt);
+    fake.check_balanced().unwrap();
+}

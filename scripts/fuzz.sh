@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs the three fuzz targets (fuzz/fuzz_targets) concurrently at low priority for SECS seconds
+# each (default 900). With cargo-fuzz and a nightly toolchain (FUZZ_ENGINE=libfuzzer) they run
+# coverage-guided under libFuzzer; otherwise (the default) the plain driver of fuzz/src/driver.rs
+# runs seeded random and mutated inputs on the stable toolchain. Logs go to fuzz/logs/; a failing
+# input is saved under fuzz/artifacts/<target>/ — copy it to fuzz/regressions/<target>/ so
+# `cargo test --test fuzz_props` replays it forever.
+set -euo pipefail
+cd "$(dirname "$0")/../fuzz"
+secs="${SECS:-900}"
+engine="${FUZZ_ENGINE:-driver}"
+mkdir -p logs corpus/json_loader
+# Seeds for the loader: the bad-input fixtures and the example graphs.
+cp -n ../tests/fixtures/bad_input/*.json ../examples/*.json corpus/json_loader/ 2>/dev/null || true
+targets=(json_loader pipeline runtime_pool)
+if [ "$engine" = libfuzzer ]; then
+  cargo +nightly fuzz build --features libfuzzer
+  for t in "${targets[@]}"; do
+    mkdir -p "corpus/$t"
+    nice -n 19 cargo +nightly fuzz run --features libfuzzer "$t" "corpus/$t" -- -max_total_time="$secs" \
+      > "logs/$t.log" 2>&1 &
+  done
+else
+  cargo build --release --bins
+  for t in "${targets[@]}"; do
+    nice -n 19 "target/release/$t" --secs "$secs" --seed "${SEED:-1}" --seeds corpus/json_loader \
+      > "logs/$t.log" 2>&1 &
+  done
+fi
+status=0
+for job in $(jobs -p); do wait "$job" || status=1; done
+tail -n 2 logs/*.log
+exit "$status"
