@@ -137,7 +137,9 @@ fn send_recv_nodes_appear_only_after_generation() {
     assert!(s.inserted_nodes().unwrap().is_empty());
     assert!(!s.allocation().unwrap().syncs.is_empty(), "the HCCL branch needs syncs");
     s.split_streams().unwrap();
-    assert!(s.inserted_nodes().unwrap().iter().all(|i| !i.op_type.starts_with("Send") && !i.op_type.starts_with("Recv")));
+    assert!(
+        s.inserted_nodes().unwrap().iter().all(|i| !i.op_type.starts_with("Send") && !i.op_type.starts_with("Recv"))
+    );
     s.generate_send_recv().unwrap();
     let inserted = s.inserted_nodes().unwrap();
     let pairs = s.allocation().unwrap().syncs.len();

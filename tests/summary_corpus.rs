@@ -91,8 +91,12 @@ fn summary_numbers_agree_with_allocation_json_on_every_corpus_graph() {
         }
         assert!(seen > 0, "{what}: the summary lists streams");
         // Every logical stream of the model appears in some graph's entries.
-        let all: BTreeSet<i64> =
-            summary.graphs.iter().filter(|g| g.is_static).flat_map(|g| g.streams.iter().map(|i| i.logical_stream_id)).collect();
+        let all: BTreeSet<i64> = summary
+            .graphs
+            .iter()
+            .filter(|g| g.is_static)
+            .flat_map(|g| g.streams.iter().map(|i| i.logical_stream_id))
+            .collect();
         if model.graphs.ids().all(|g| !model.is_dynamic(g)) {
             let logical = doc["streams"]["logical"].as_i64().unwrap() + doc["streams"]["attached"].as_i64().unwrap();
             assert!(all.iter().all(|&l| l < logical.max(1)), "{what}: ids within the logical count");
