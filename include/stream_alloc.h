@@ -77,9 +77,19 @@ typedef struct sa_notify_allocator sa_notify_allocator;
 typedef struct sa_reusable_pool sa_reusable_pool;
 
 /**
+ * A compile session plus what C reads of it. Opaque to C. Not thread-safe for one handle.
+ */
+typedef struct sa_session sa_session;
+
+/**
  * An RT2 stream allocator (`gert::StreamAllocator`). Thread-safe.
  */
 typedef struct sa_stream_allocator sa_stream_allocator;
+
+/**
+ * A summary snapshot. Opaque to C.
+ */
+typedef struct sa_summary sa_summary;
 
 /**
  * Result of a C ABI call: `SA_OK` (0) or one of the `SA_*` error values below. A plain
@@ -266,6 +276,11 @@ typedef struct sa_resource_counts {
 } sa_resource_counts;
 
 /**
+ * How far a session has run (an `int32_t`; one of `SA_SESSION_*`).
+ */
+typedef int32_t sa_session_stage;
+
+/**
  * Logical stream assignment only.
  */
 #define SA_STAGE_LOGICAL 0
@@ -324,6 +339,31 @@ typedef struct sa_resource_counts {
  * The library named by the environment variable `SA_RUNTIME_LIB`.
  */
 #define SA_RUNTIME_EXPLICIT_PATH 4
+
+/**
+ * Created; no stage has run.
+ */
+#define SA_SESSION_NEW 0
+
+/**
+ * `sa_session_assign_logical_streams` ran.
+ */
+#define SA_SESSION_LOGICAL 1
+
+/**
+ * `sa_session_insert_syncs` ran.
+ */
+#define SA_SESSION_SYNC 2
+
+/**
+ * `sa_session_split_streams` ran.
+ */
+#define SA_SESSION_SPLIT 3
+
+/**
+ * `sa_session_generate_send_recv` ran: the allocation is complete.
+ */
+#define SA_SESSION_GENERATED 4
 
 /**
  * Success.
@@ -916,6 +956,29 @@ sa_status sa_graph_set_node_stream(struct sa_graph *graph,
                                    int64_t stream);
 
 /**
+ * Adds one engine subgraph as GE's engine partition gives it (graph JSON `partition`): its
+ * `name`, `engine`, the graph it belongs to (`graph_name`, NULL or `""`: the root), its
+ * `_stream_label` / `_user_stream_label` (NULL or `""`: none) and its `node_count` node names.
+ * Once one entry is added the graph's partition is the list given (every node with a device
+ * task must be in exactly one entry); the entries are checked when the graph is built
+ * (`SA_PARTITION`, naming the entry and node). `SA_NULL_POINTER` for a NULL `nodes` with a
+ * non-zero count or a NULL name in it; `SA_INVALID_STATE` once built. Not thread-safe for one
+ * handle.
+ *
+ * # Safety
+ * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated; `nodes` is NULL or
+ * points to `node_count` string pointers.
+ */
+sa_status sa_graph_add_partition_entry(struct sa_graph *graph,
+                                       const char *name,
+                                       const char *engine,
+                                       const char *graph_name,
+                                       const char *stream_label,
+                                       const char *user_stream_label,
+                                       const char *const *nodes,
+                                       size_t node_count);
+
+/**
  * Validates the description and builds the immutable model: every name, reference, engine,
  * attribute and cycle is checked here, with errors naming what is at fault. After success
  * the graph can no longer be changed (`SA_INVALID_STATE`); after a failure it can be fixed
@@ -1204,6 +1267,320 @@ sa_status sa_rt2_occupy(const struct sa_resource_counts *counts,
                         void **out_notifies);
 
 /**
+ * Builds `graph` if needed and starts a compile session on it in `*out`. The session shares
+ * the built model: the graph can be freed first. Build errors come back as their status
+ * (`SA_CYCLE`, `SA_PARTITION`, ...) with the message on the graph handle.
+ *
+ * Ownership: the caller owns `*out` and frees it with `sa_session_free`. Not thread-safe for
+ * one graph.
+ *
+ * # Safety
+ * `graph` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_session_new(struct sa_graph *graph, struct sa_session **out);
+
+/**
+ * Frees a session. NULL is a no-op. Arrays and strings borrowed from it die with it.
+ *
+ * # Safety
+ * `session` is NULL or a live handle no other thread is using.
+ */
+void sa_session_free(struct sa_session *session);
+
+/**
+ * Stage 1: assigns logical streams (GE's `AssignLogicalStreams`). `SA_STAGE` if it already
+ * ran; allocation errors (`SA_SINGLE_STREAM_LABEL`, ...) as their status.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+sa_status sa_session_assign_logical_streams(struct sa_session *session);
+
+/**
+ * Stage 2: inserts and optimises events / notifies (GE's `InsertSyncNodesByLogicStream`).
+ * `SA_STAGE` before `sa_session_assign_logical_streams` or when it already ran.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+sa_status sa_session_insert_syncs(struct sa_session *session);
+
+/**
+ * Sets the main-stream task count of node `node` of graph `graph_name` (NULL, `""`: the root),
+ * as the host's task generation produced it; the split uses it instead of the node's `tasks`
+ * and count attributes. Allowed after logical assignment and before the split (`SA_STAGE`
+ * otherwise). `SA_UNKNOWN_NODE` names a missing node or graph.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the strings are NULL or NUL-terminated.
+ */
+sa_status sa_session_set_task_count(struct sa_session *session,
+                                    const char *graph_name,
+                                    const char *node,
+                                    uint64_t tasks);
+
+/**
+ * Sets the task count of the `attached_index`-th attached stream of a node (0-based, in the
+ * order `sa_session_node_attached` lists them). Same window and errors as
+ * `sa_session_set_task_count`; an index past the node's attached streams is `SA_FIELD`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the strings are NULL or NUL-terminated.
+ */
+sa_status sa_session_set_attached_task_count(struct sa_session *session,
+                                             const char *graph_name,
+                                             const char *node,
+                                             size_t attached_index,
+                                             uint64_t tasks);
+
+/**
+ * Stage 3: splits streams over the task limit and updates activations (GE's
+ * `SplitStreamAndRefreshTaskDef`), with the task counts set so far. `SA_STAGE` before
+ * `sa_session_insert_syncs` or when it already ran.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+sa_status sa_session_split_streams(struct sa_session *session);
+
+/**
+ * Stage 4: generates the Send/Recv (SendNotify/RecvNotify) nodes; they then appear in
+ * `sa_session_inserted_*`. `SA_STAGE` before `sa_session_split_streams` or when it already ran.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+sa_status sa_session_generate_send_recv(struct sa_session *session);
+
+/**
+ * Stores in `*stage` how far the session has run (`SA_SESSION_*`).
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `stage` is NULL or writable.
+ */
+sa_status sa_session_current_stage(struct sa_session *session, sa_session_stage *stage);
+
+/**
+ * Stores in `*count` the number of model nodes (all graphs, inserted nodes excluded); node
+ * indexes are `0 .. *count - 1` in execution order (GE's `GetAllNodes`).
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `count` is NULL or writable.
+ */
+sa_status sa_session_node_count(struct sa_session *session, size_t *count);
+
+/**
+ * Stores in `*index` the execution-order index of node `node` of graph `graph_name` (NULL,
+ * `""`: the root). `SA_UNKNOWN_NODE` names a missing node or graph.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the strings are NULL or NUL-terminated; `index` is NULL
+ * or writable.
+ */
+sa_status sa_session_node_index(struct sa_session *session,
+                                const char *graph_name,
+                                const char *node,
+                                size_t *index);
+
+/**
+ * Stores in `*name` and `*graph_name` the name of the node at `index` and of its graph (`""`
+ * for the root). Owned by the session (valid until its free). Either output may be NULL.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `name` / `graph_name` are NULL or writable.
+ */
+sa_status sa_session_node_name(struct sa_session *session,
+                               size_t index,
+                               const char **name,
+                               const char **graph_name);
+
+/**
+ * Stores the logical and physical stream of the node at `index` (-1: none; the physical one
+ * equals the logical one before the split). `SA_STAGE` before logical assignment.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_streams(struct sa_session *session,
+                                  size_t index,
+                                  int64_t *logical_stream,
+                                  int64_t *stream);
+
+/**
+ * Stores the attached streams of the node at `index`: `*physical` and `*logical` (same
+ * length `*count`; NULL when 0). Owned by the session until its next stage call.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_attached(struct sa_session *session,
+                                   size_t index,
+                                   const int64_t **physical,
+                                   const int64_t **logical,
+                                   size_t *count);
+
+/**
+ * Stores the sync ids the node at `index` records after it (`*send`, `*send_count`) and waits
+ * for before it (`*recv`, `*recv_count`): events, or notifies in notify mode. Arrays are NULL
+ * when empty and owned by the session until its next stage call.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_syncs(struct sa_session *session,
+                                size_t index,
+                                const uint32_t **send,
+                                size_t *send_count,
+                                const uint32_t **recv,
+                                size_t *recv_count);
+
+/**
+ * As `sa_session_node_syncs`, for the events the split adds in notify mode (`events.kind` =
+ * notify); empty in event mode, where the split's events are among the node's syncs.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_split_events(struct sa_session *session,
+                                       size_t index,
+                                       const uint32_t **send,
+                                       size_t *send_count,
+                                       const uint32_t **recv,
+                                       size_t *recv_count);
+
+/**
+ * Stores the streams the node at `index` activates (`active_stream_list`; NULL, 0 when none).
+ * Owned by the session until its next stage call.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_node_active_streams(struct sa_session *session,
+                                         size_t index,
+                                         const int64_t **streams,
+                                         size_t *count);
+
+/**
+ * Stores in `*json` a new string with GE's attributes of the node at `index` as a JSON object
+ * (`_logic_stream_id`, `stream_id`, `_logic_attached_stream_ids`, `_attached_stream_ids`,
+ * `_send_event_ids`, `_recv_event_ids`, `active_stream_list`, ...). Free with
+ * `sa_string_free`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `json` is NULL or writable.
+ */
+sa_status sa_session_node_ge_attrs(struct sa_session *session, size_t index, char **json);
+
+/**
+ * Stores in `*json` a new string with the model attributes GE writes, as a JSON object:
+ * `stream_num`, `event_num`, `notify_num`, `_attached_stream_num`, `huge_stream_list`,
+ * `_split_logic_stream_2_origin_logic_stream` (`"phys:logic,..."`). Free with
+ * `sa_string_free`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `json` is NULL or writable.
+ */
+sa_status sa_session_model_ge_attrs(struct sa_session *session, char **json);
+
+/**
+ * Stores the model counts after the current stage: logical (main) streams, `stream_num`
+ * (physical, attached and inserted streams included), attached streams, `event_num`,
+ * `notify_num`. Any output may be NULL.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_counts(struct sa_session *session,
+                            uint32_t *logical_stream_num,
+                            uint32_t *stream_num,
+                            uint32_t *attached_stream_num,
+                            uint32_t *event_num,
+                            uint32_t *notify_num);
+
+/**
+ * Stores the huge streams (`huge_stream_list`) and the split map (index = physical stream,
+ * value = its logical stream). Arrays are NULL when empty and owned by the session until its
+ * next stage call.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_streams(struct sa_session *session,
+                             const int64_t **huge,
+                             size_t *huge_count,
+                             const int64_t **split_to_logic,
+                             size_t *physical_count);
+
+/**
+ * Stores in `*count` the number of nodes the host inserts into its graph: StreamActive nodes
+ * from the split on, plus Send/Recv (SendNotify/RecvNotify) once
+ * `sa_session_generate_send_recv` ran.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `count` is NULL or writable.
+ */
+sa_status sa_session_inserted_count(struct sa_session *session, size_t *count);
+
+/**
+ * Describes inserted node `i`: its `name` and `op_type` (owned by the session until its next
+ * stage call), the execution-order index of the node it is placed next to (`anchor_index`),
+ * `before` (1: right before the anchor, as a Recv; 0: right after it, as a Send), its physical
+ * and logical stream, and `sync_id` (`event_id` / `notify_id`; -1 for StreamActive). Any
+ * output may be NULL. `SA_NOT_FOUND` when `i` is out of range.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_inserted_node(struct sa_session *session,
+                                   size_t i,
+                                   const char **name,
+                                   const char **op_type,
+                                   size_t *anchor_index,
+                                   int32_t *before,
+                                   int64_t *stream,
+                                   int64_t *logical_stream,
+                                   int64_t *sync_id);
+
+/**
+ * Stores in `*json` a new string with the allocation JSON v1 document of the current stage
+ * (inserted nodes listed as `sa_session_inserted_*` lists them). Free with `sa_string_free`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `json` is NULL or writable.
+ */
+sa_status sa_session_allocation_json(struct sa_session *session, char **json);
+
+/**
+ * Runs the library's independent checker (the rules of allocation-json.md) on the session's
+ * allocation JSON: `*violations` receives their number, `*message` (if not NULL) a new string
+ * with one line per violation (`"rule N: ..."`, `""` when none; free with `sa_string_free`).
+ * Returns `SA_OK` whether or not rules are broken; `SA_STAGE` before logical assignment.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `violations` is NULL or writable; `message` is NULL or
+ * writable.
+ */
+sa_status sa_session_verify(struct sa_session *session, size_t *violations, char **message);
+
+/**
+ * The message of the most recent failed call on `session`, `""` if none; NULL if `session`
+ * is NULL. Valid until the next call on the handle.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+const char *sa_session_last_error(const struct sa_session *session);
+
+/**
+ * The code string (`"SA2002"`, ...) of the most recent failed call on `session`, `""` if none;
+ * NULL if `session` is NULL. Static storage.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+const char *sa_session_last_error_code(const struct sa_session *session);
+
+/**
  * A static, NUL-terminated description of `status`: its name and meaning, e.g.
  * `"SA_NULL_POINTER: a required pointer argument was NULL"`. Unknown values give
  * `"SA_UNKNOWN: unknown status"`. Never NULL; the string lives as long as the program and
@@ -1216,6 +1593,130 @@ const char *sa_status_str(sa_status status);
  * `""` for `SA_OK` and for unknown values. Never NULL; must not be freed. Thread-safe.
  */
 const char *sa_status_code(sa_status status);
+
+/**
+ * Takes the stream allocation summary of the session's current stage into a new snapshot in
+ * `*out` (free with `sa_summary_free`). `SA_STAGE` before logical assignment.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_session_get_summary(struct sa_session *session, struct sa_summary **out);
+
+/**
+ * Frees a summary. NULL is a no-op.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle no other thread is using.
+ */
+void sa_summary_free(struct sa_summary *summary);
+
+/**
+ * Stores the model counts of `CompiledGraphSummary`: `stream_num`, `event_num`, `notify_num`.
+ * Any output may be NULL.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_counts(const struct sa_summary *summary,
+                            uint32_t *stream_num,
+                            uint32_t *event_num,
+                            uint32_t *notify_num);
+
+/**
+ * Stores in `*count` the number of graphs (root and subgraphs).
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; `count` is NULL or writable.
+ */
+sa_status sa_summary_graph_count(const struct sa_summary *summary, size_t *count);
+
+/**
+ * Describes graph `g`: its name (the model's name for the root; owned by the summary), whether
+ * it is static (1) or dynamic (0), its number of logical stream entries, and its stream graph
+ * in DOT (owned by the summary). Any output may be NULL.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_graph(const struct sa_summary *summary,
+                           size_t g,
+                           const char **name,
+                           int32_t *is_static,
+                           size_t *stream_count,
+                           const char **stream_graph_dot);
+
+/**
+ * Describes entry `i` of graph `g` (GE's `LogicalStreamAllocationInfo`): logical stream id,
+ * user stream label (`""` when none), assigned by a stream pass (1/0), attached stream ids
+ * (`*attached`, `*attached_count`; NULL when none), physical stream count, HCCL-followed stream
+ * count. Borrowed outputs are owned by the summary. Any output may be NULL (an array and its
+ * count are written together, only when both are given).
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_stream(const struct sa_summary *summary,
+                            size_t g,
+                            size_t i,
+                            int64_t *logical_stream_id,
+                            const char **user_stream_label,
+                            int32_t *assigned_by_stream_pass,
+                            const int64_t **attached,
+                            size_t *attached_count,
+                            size_t *physical_stream_num,
+                            size_t *hccl_followed_stream_num);
+
+/**
+ * Stores the nodes of entry `i` of graph `g` as execution-order indexes (`*nodes`, `*count`;
+ * NULL when none), owned by the summary; names via `sa_summary_node`.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_stream_nodes(const struct sa_summary *summary,
+                                  size_t g,
+                                  size_t i,
+                                  const size_t **nodes,
+                                  size_t *count);
+
+/**
+ * Stores the name and operator type of the node at execution-order `index` (owned by the
+ * summary). Either output may be NULL. `SA_NOT_FOUND` when out of range.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_summary_node(const struct sa_summary *summary,
+                          size_t index,
+                          const char **name,
+                          const char **op_type);
+
+/**
+ * Stores in `*text` GE's `ToStringInfo()` of entry `i` of graph `g`, byte for byte
+ * (`"logic_stream_id: 0, user_stream_label: , ... hccl_followed_stream_num: 0.\n"`). Owned by
+ * the summary.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; `text` is NULL or writable.
+ */
+sa_status sa_summary_string_info(const struct sa_summary *summary,
+                                 size_t g,
+                                 size_t i,
+                                 const char **text);
+
+/**
+ * Stores in `*text` the whole summary as text (`"text"`: a header line, then per graph a
+ * `[name]` line and its `ToStringInfo()` lines), JSON (`"json"`) or DOT (`"dot"`: one cluster
+ * per graph). Owned by the summary. `SA_INVALID_ARGUMENT` for another format.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; `format` is NULL or NUL-terminated; `text` is NULL or
+ * writable.
+ */
+sa_status sa_summary_render(const struct sa_summary *summary,
+                            const char *format,
+                            const char **text);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -16,7 +16,7 @@ use super::{
     SA_NULL_POINTER, SA_UNKNOWN_NODE, arg_str, ffi_boundary, opt_str, out_ptr, sa_status, write_out,
 };
 use crate::compile::{Stage, allocate};
-use crate::graph::builder::{EdgeSpec, GraphSpec, NodeSpec};
+use crate::graph::builder::{EdgeSpec, GraphSpec, NodeSpec, PartitionSpec};
 use crate::graph::json::{builder_from_slice, node_attrs_from_value};
 use crate::graph::{EdgeKind, Model, ModelBuilder, Shape};
 
@@ -159,7 +159,7 @@ impl sa_graph {
     }
 
     /// Builds the model on first use; a failed build leaves the description as it was.
-    fn model(&mut self) -> ApiResult<Arc<Model>> {
+    pub(crate) fn model(&mut self) -> ApiResult<Arc<Model>> {
         match &self.state {
             State::Built(m) => Ok(Arc::clone(m)),
             State::Building(b) => {
@@ -175,7 +175,7 @@ impl sa_graph {
 ///
 /// # Safety
 /// `g` is NULL or a live handle from this library, not used by another thread during the call.
-unsafe fn with_graph<T>(g: *mut sa_graph, f: impl FnOnce(&mut sa_graph) -> ApiResult<T>) -> ApiResult<T> {
+pub(crate) unsafe fn with_graph<T>(g: *mut sa_graph, f: impl FnOnce(&mut sa_graph) -> ApiResult<T>) -> ApiResult<T> {
     if g.is_null() {
         return Err(ApiError::new(SA_NULL_POINTER, "argument 'graph' is NULL"));
     }
@@ -657,6 +657,65 @@ pub unsafe extern "C" fn sa_graph_set_node_stream(
             let graph_name = opt_str(graph_name, "graph_name")?;
             let node = arg_str(node, "node")?;
             g.building()?.node_mut(graph_name, node)?.stream = Some(stream);
+            Ok(())
+        })
+    })
+}
+
+/// Adds one engine subgraph as GE's engine partition gives it (graph JSON `partition`): its
+/// `name`, `engine`, the graph it belongs to (`graph_name`, NULL or `""`: the root), its
+/// `_stream_label` / `_user_stream_label` (NULL or `""`: none) and its `node_count` node names.
+/// Once one entry is added the graph's partition is the list given (every node with a device
+/// task must be in exactly one entry); the entries are checked when the graph is built
+/// (`SA_PARTITION`, naming the entry and node). `SA_NULL_POINTER` for a NULL `nodes` with a
+/// non-zero count or a NULL name in it; `SA_INVALID_STATE` once built. Not thread-safe for one
+/// handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated; `nodes` is NULL or
+/// points to `node_count` string pointers.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn sa_graph_add_partition_entry(
+    graph: *mut sa_graph,
+    name: *const c_char,
+    engine: *const c_char,
+    graph_name: *const c_char,
+    stream_label: *const c_char,
+    user_stream_label: *const c_char,
+    nodes: *const *const c_char,
+    node_count: usize,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let name = arg_str(name, "name")?;
+            let engine = arg_str(engine, "engine")?;
+            let graph_name = opt_str(graph_name, "graph_name")?.filter(|s| !s.is_empty());
+            let label = opt_str(stream_label, "stream_label")?.filter(|s| !s.is_empty());
+            let user = opt_str(user_stream_label, "user_stream_label")?.filter(|s| !s.is_empty());
+            if nodes.is_null() && node_count != 0 {
+                return Err(ApiError::new(
+                    SA_NULL_POINTER,
+                    format!("argument 'nodes' is NULL with node_count {node_count}"),
+                ));
+            }
+            let mut names = Vec::with_capacity(node_count);
+            for i in 0..node_count {
+                // SAFETY: `nodes` points to `node_count` pointers by the caller's contract.
+                names.push(arg_str(*nodes.add(i), &format!("nodes[{i}]"))?.to_string());
+            }
+            let b = g.building()?;
+            if let Some(gn) = graph_name {
+                b.graph(Some(gn))?;
+            }
+            b.builder.partition.get_or_insert_with(Vec::new).push(PartitionSpec {
+                name: name.to_string(),
+                engine: engine.to_string(),
+                graph: graph_name.map(str::to_string),
+                stream_label: label.map(str::to_string),
+                user_stream_label: user.map(str::to_string),
+                nodes: names,
+            });
             Ok(())
         })
     })

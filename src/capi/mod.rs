@@ -16,7 +16,9 @@
 pub mod allocation;
 pub mod graph;
 pub mod runtime;
+pub mod session;
 pub mod status;
+pub mod summary;
 
 use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char};

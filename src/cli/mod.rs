@@ -4,6 +4,7 @@
 mod allocate;
 mod check;
 mod pass;
+mod summary;
 
 use clap::{Parser, Subcommand};
 
@@ -31,6 +32,7 @@ enum Command {
     Allocate(allocate::AllocateArgs),
     Check(check::CheckArgs),
     Pass(pass::PassArgs),
+    Summary(summary::SummaryArgs),
 }
 
 pub fn main() -> i32 {
@@ -46,5 +48,6 @@ pub fn main() -> i32 {
         Command::Allocate(args) => allocate::run(args),
         Command::Check(args) => check::run(args),
         Command::Pass(args) => pass::run(args),
+        Command::Summary(args) => summary::run(args),
     }
 }

@@ -9,10 +9,13 @@ pub mod allocation;
 pub mod dynamic;
 pub mod logical;
 pub mod passes;
+pub mod session;
 pub mod split;
+pub mod summary;
 pub mod sync;
 
 pub use allocation::{Allocation, InsertedNode, Stage, SyncEnd, SyncPair};
+pub use session::CompileSession;
 
 use crate::bail;
 use crate::error::Result;
@@ -34,6 +37,12 @@ pub fn mode_name(model: &Model) -> String {
 
 /// Runs the pipeline up to `stage`.
 pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
+    finish_from_logical(model, logical_stage(model)?, stage)
+}
+
+/// Stage 1, logical allocation in the model's mode: the staged session's first call and the
+/// start of [`allocate`].
+pub fn logical_stage(model: &Model) -> Result<Allocation> {
     let mode = mode_name(model);
     let logical = match mode.as_str() {
         "static-single" => logical::assign_single_stream(model)?,
@@ -44,15 +53,48 @@ pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
             "mode '{other}' is not implemented yet; this build allocates with GE's policy (policy=ge)"
         ),
     };
-    let alloc = Allocation::from_logical(
+    Ok(Allocation::from_logical(
         model,
         mode,
         logical.node_stream,
         logical.main_stream_count,
         logical.attached,
         logical.attached_count,
-    );
-    finish_from_logical(model, alloc, stage)
+    ))
+}
+
+/// Stage 2, GE's `InsertSyncNodesByLogicStream`: nothing to synchronise on one stream without
+/// attached streams.
+pub fn sync_stage(model: &Model, alloc: &mut Allocation) -> Result<()> {
+    place_unassigned_task_nodes(model, alloc)?;
+    if alloc.logical_count > 1 || alloc.attached_count > 0 {
+        sync::run(model, alloc, sync::SyncConfig::from_model(model))?;
+    }
+    alloc.stage = Stage::Sync;
+    Ok(())
+}
+
+/// Stage 3, GE's `SplitStreamAndRefreshTaskDef`, with the host's task counts where it gave them.
+pub fn split_stage(model: &Model, alloc: &mut Allocation, tasks: &split::TaskCounts) -> Result<()> {
+    alloc.stage = Stage::Split;
+    split::split_streams_with(model, alloc, &split::TaskLimits::resolve(&model.options)?, tasks)
+}
+
+/// The `verify` option: the independent checker on the allocation JSON; the first violation
+/// becomes the error.
+pub fn verify_stage(model: &Model, alloc: &Allocation) -> Result<()> {
+    let report = crate::verify::check(model, &alloc.to_json(model));
+    if let Some(v) = report.violations.first() {
+        bail!(
+            Failed,
+            "verify: the allocation of '{}' breaks rule {} ({} violation(s)); first: {}",
+            model.name,
+            v.rule,
+            report.violations.len(),
+            v.message
+        );
+    }
+    Ok(())
 }
 
 /// A node with device tasks but no logical stream runs on stream 0. GE makes this move in
@@ -93,26 +135,13 @@ fn finish_from_logical(model: &Model, mut alloc: Allocation, stage: Stage) -> Re
     if stage == Stage::Logical {
         return Ok(alloc);
     }
-    place_unassigned_task_nodes(model, &mut alloc)?;
-    if alloc.logical_count > 1 || alloc.attached_count > 0 {
-        sync::run(model, &mut alloc, sync::SyncConfig::from_model(model))?;
+    sync_stage(model, &mut alloc)?;
+    if stage >= Stage::Split {
+        split_stage(model, &mut alloc, &split::TaskCounts::default())?;
     }
     alloc.stage = stage;
-    if stage >= Stage::Split {
-        split::split_streams(model, &mut alloc, &split::TaskLimits::resolve(&model.options)?)?;
-    }
     if model.options.verify {
-        let report = crate::verify::check(model, &alloc.to_json(model));
-        if let Some(v) = report.violations.first() {
-            bail!(
-                Failed,
-                "verify: the allocation of '{}' breaks rule {} ({} violation(s)); first: {}",
-                model.name,
-                v.rule,
-                report.violations.len(),
-                v.message
-            );
-        }
+        verify_stage(model, &alloc)?;
     }
     Ok(alloc)
 }

@@ -126,6 +126,32 @@ pub fn attached_task_count(model: &Model, n: NodeId, i: usize) -> Result<u64> {
     Ok(model.nodes[n].attached_tasks.get(i).map_or(0, |&t| u64::from(t)))
 }
 
+/// Task counts the host reports after its task generation (GE: the `TaskDef`s counted by
+/// `CollectTaskSize`), overriding a node's `tasks` / `attached_tasks` and its count attributes
+/// for the split. Kept outside the [`Model`] so the graph stays as the host built it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskCounts {
+    /// Main-stream tasks per node.
+    pub main: BTreeMap<NodeId, u64>,
+    /// Tasks per (node, position in the node's attached list).
+    pub attached: BTreeMap<(NodeId, usize), u64>,
+}
+
+impl TaskCounts {
+    fn main_of(&self, model: &Model, n: NodeId) -> Result<u64> {
+        match self.main.get(&n) {
+            Some(&t) => Ok(t),
+            None => main_task_count(model, n),
+        }
+    }
+    fn attached_of(&self, model: &Model, n: NodeId, i: usize) -> Result<u64> {
+        match self.attached.get(&(n, i)) {
+            Some(&t) => Ok(t),
+            None => attached_task_count(model, n, i),
+        }
+    }
+}
+
 /// An input [`Allocation`] from the graph's pre-assigned `stream` / `attached_stream_ids`
 /// fields and the given syncs, for running the split on its own (tests, tools). The logical
 /// count is one past the largest main id, attached ids are counted above it.
@@ -163,6 +189,16 @@ impl Entry {
 /// `PostProcessOfSplitStreams`. With `unlimited_depth` only the activation lists and the
 /// post-processing run (the runtime splits internally).
 pub fn split_streams(model: &Model, alloc: &mut Allocation, limits: &TaskLimits) -> Result<()> {
+    split_streams_with(model, alloc, limits, &TaskCounts::default())
+}
+
+/// [`split_streams`] with the host's task counts (the staged session's split).
+pub fn split_streams_with(
+    model: &Model,
+    alloc: &mut Allocation,
+    limits: &TaskLimits,
+    counts: &TaskCounts,
+) -> Result<()> {
     let nodes = model.nodes.len();
     if alloc.logical_stream.len() != nodes || alloc.attached.len() != nodes || alloc.stream.len() != nodes {
         bail!(Internal, "allocation tables do not match the model's {nodes} nodes");
@@ -179,7 +215,7 @@ pub fn split_streams(model: &Model, alloc: &mut Allocation, limits: &TaskLimits)
     }
     let mut main_tasks: IdVec<NodeId, u64> = IdVec::filled(nodes, 0);
     for n in model.nodes.ids() {
-        main_tasks[n] = main_task_count(model, n)?;
+        main_tasks[n] = counts.main_of(model, n)?;
         if main_tasks[n] > 0 {
             main_tasks[n] += main_recvs[n];
         }
@@ -226,7 +262,7 @@ pub fn split_streams(model: &Model, alloc: &mut Allocation, limits: &TaskLimits)
             streams[s.index()].push(Entry { node: n, attached: None, attached_index: 0, tasks: main_tasks[n] });
         }
         for (i, &a) in alloc.attached[n].iter().enumerate() {
-            let mut tasks = attached_task_count(model, n, i)?;
+            let mut tasks = counts.attached_of(model, n, i)?;
             if tasks > 0 {
                 tasks += attached_recvs.get(&(n, a)).copied().unwrap_or(0);
             }

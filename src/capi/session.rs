@@ -1,0 +1,770 @@
+//! `sa_session`: the staged compile API (GE's `ModelBuilder` order: logical streams, then the
+//! host's memory assignment and task generation, then syncs, split, Send/Recv generation).
+//!
+//! One handle holds one built model, the allocation so far and the host's task counts
+//! ([`CompileSession`]). Stage calls run once each, in order; a call out of order returns
+//! `SA_STAGE` (SA2002) with a message naming the call that must come first. After any stage
+//! the host reads per-node results (by execution-order index, or by graph and node name via
+//! `sa_session_node_index`), the model counts, GE's node and model attributes as JSON, the
+//! inserted nodes, and the stream allocation summary (`sa_session_get_summary`).
+//!
+//! Arrays and strings a getter returns are owned by the session and stay valid until the next
+//! stage call on it (or its free); owned strings (`char *`) are freed with `sa_string_free`.
+//! See tests_c/ge_harness.cpp for a walk through the whole sequence.
+
+use std::ffi::{CString, c_char};
+use std::sync::Arc;
+
+use super::graph::sa_graph;
+use super::{
+    ApiError, ApiResult, LastError, SA_NOT_FOUND, SA_NULL_POINTER, arg_str, ffi_boundary, lossy_cstring, opt_str,
+    out_ptr, sa_status, write_out,
+};
+use crate::compile::session::{CompileSession, SessionStage};
+use crate::graph::{NodeId, StreamId};
+
+/// How far a session has run (an `int32_t`; one of `SA_SESSION_*`).
+pub type sa_session_stage = i32;
+/// Created; no stage has run.
+pub const SA_SESSION_NEW: sa_session_stage = 0;
+/// `sa_session_assign_logical_streams` ran.
+pub const SA_SESSION_LOGICAL: sa_session_stage = 1;
+/// `sa_session_insert_syncs` ran.
+pub const SA_SESSION_SYNC: sa_session_stage = 2;
+/// `sa_session_split_streams` ran.
+pub const SA_SESSION_SPLIT: sa_session_stage = 3;
+/// `sa_session_generate_send_recv` ran: the allocation is complete.
+pub const SA_SESSION_GENERATED: sa_session_stage = 4;
+
+/// What C reads of one node, built once per stage.
+#[derive(Default)]
+struct NodeView {
+    attached: Vec<i64>,
+    attached_logical: Vec<i64>,
+    send: Vec<u32>,
+    recv: Vec<u32>,
+    send_events: Vec<u32>,
+    recv_events: Vec<u32>,
+    active: Vec<i64>,
+}
+
+struct InsertedView {
+    name: CString,
+    op_type: CString,
+    anchor: NodeId,
+    before: bool,
+    stream: i64,
+    logical_stream: i64,
+    sync_id: i64,
+}
+
+#[derive(Default)]
+struct View {
+    /// By execution-order index.
+    nodes: Vec<NodeView>,
+    inserted: Vec<InsertedView>,
+    huge: Vec<i64>,
+    split_to_logic: Vec<i64>,
+}
+
+/// A compile session plus what C reads of it. Opaque to C. Not thread-safe for one handle.
+pub struct sa_session {
+    pub(crate) session: CompileSession,
+    pub(crate) names: Vec<CString>,
+    pub(crate) graph_labels: Vec<CString>,
+    view: Option<View>,
+    last_error: LastError,
+}
+
+fn sv(s: Option<StreamId>) -> i64 {
+    s.map_or(-1, |s| i64::from(s.0))
+}
+
+fn ids(v: &[StreamId]) -> Vec<i64> {
+    v.iter().map(|s| i64::from(s.0)).collect()
+}
+
+impl sa_session {
+    fn view(&mut self) -> ApiResult<&View> {
+        if self.view.is_none() {
+            let s = &self.session;
+            let a = s.allocation()?;
+            let infos = s.node_infos()?;
+            let nodes = s
+                .order()
+                .iter()
+                .map(|&n| {
+                    let i = &infos[n];
+                    NodeView {
+                        attached: ids(&i.attached),
+                        attached_logical: ids(&i.attached_logical),
+                        send: i.send.clone(),
+                        recv: i.recv.clone(),
+                        send_events: i.send_events.clone(),
+                        recv_events: i.recv_events.clone(),
+                        active: ids(&i.active_streams),
+                    }
+                })
+                .collect();
+            let inserted = s
+                .inserted_nodes()?
+                .into_iter()
+                .map(|i| InsertedView {
+                    name: lossy_cstring(&i.name),
+                    op_type: lossy_cstring(&i.op_type),
+                    anchor: i.anchor,
+                    before: i.before,
+                    stream: i64::from(i.stream.0),
+                    logical_stream: i64::from(i.logical_stream.0),
+                    sync_id: i.sync_id.map_or(-1, i64::from),
+                })
+                .collect();
+            self.view =
+                Some(View { nodes, inserted, huge: ids(&a.huge_streams), split_to_logic: ids(&a.split_to_logic) });
+        }
+        Ok(self.view.as_ref().expect("just built"))
+    }
+
+    fn index(&self, index: usize) -> ApiResult<NodeId> {
+        self.session.node_at(index).map_err(|_| {
+            ApiError::new(
+                SA_NOT_FOUND,
+                format!("node index {index} is out of range (the session has {} nodes)", self.session.order().len()),
+            )
+        })
+    }
+
+    fn stage_call(&mut self, f: impl FnOnce(&mut CompileSession) -> crate::Result<()>) -> ApiResult {
+        self.view = None;
+        f(&mut self.session)?;
+        Ok(())
+    }
+}
+
+/// Runs `f` on a non-NULL session and records its failure on the handle.
+///
+/// # Safety
+/// `s` is NULL or a live handle, not used by another thread during the call.
+pub(crate) unsafe fn with_session<T>(
+    s: *mut sa_session,
+    f: impl FnOnce(&mut sa_session) -> ApiResult<T>,
+) -> ApiResult<T> {
+    if s.is_null() {
+        return Err(ApiError::new(SA_NULL_POINTER, "argument 'session' is NULL"));
+    }
+    // SAFETY: live and exclusively ours for the call, by the caller's contract.
+    let s = unsafe { &mut *s };
+    let r = f(s);
+    if let Err(e) = &r {
+        s.last_error.set(e);
+    }
+    r
+}
+
+/// Writes a borrowed array and its length.
+///
+/// # Safety
+/// Both pointers came from [`out_ptr`].
+unsafe fn write_array<T>(ptr: *mut *const T, count: *mut usize, v: &[T]) {
+    unsafe {
+        write_out(ptr, if v.is_empty() { std::ptr::null() } else { v.as_ptr() });
+        write_out(count, v.len());
+    }
+}
+
+/// Builds `graph` if needed and starts a compile session on it in `*out`. The session shares
+/// the built model: the graph can be freed first. Build errors come back as their status
+/// (`SA_CYCLE`, `SA_PARTITION`, ...) with the message on the graph handle.
+///
+/// Ownership: the caller owns `*out` and frees it with `sa_session_free`. Not thread-safe for
+/// one graph.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_new(graph: *mut sa_graph, out: *mut *mut sa_session) -> sa_status {
+    ffi_boundary(|| unsafe {
+        let out = out_ptr(out, "out")?;
+        let model = super::graph::with_graph(graph, |g| g.model())?;
+        let names = model.nodes.iter().map(|n| lossy_cstring(&n.name)).collect();
+        let graph_labels = model.graphs.ids().map(|g| lossy_cstring(model.graph_label(g))).collect();
+        let s = sa_session {
+            session: CompileSession::new(Arc::clone(&model)),
+            names,
+            graph_labels,
+            view: None,
+            last_error: LastError::default(),
+        };
+        write_out(out, Box::into_raw(Box::new(s)));
+        Ok(())
+    })
+}
+
+/// Frees a session. NULL is a no-op. Arrays and strings borrowed from it die with it.
+///
+/// # Safety
+/// `session` is NULL or a live handle no other thread is using.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_free(session: *mut sa_session) {
+    ffi_boundary(|| {
+        if !session.is_null() {
+            // SAFETY: came from Box::into_raw in sa_session_new, by the caller's contract.
+            drop(unsafe { Box::from_raw(session) });
+        }
+    })
+}
+
+/// Stage 1: assigns logical streams (GE's `AssignLogicalStreams`). `SA_STAGE` if it already
+/// ran; allocation errors (`SA_SINGLE_STREAM_LABEL`, ...) as their status.
+///
+/// # Safety
+/// `session` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_assign_logical_streams(session: *mut sa_session) -> sa_status {
+    ffi_boundary(|| unsafe { with_session(session, |s| s.stage_call(CompileSession::assign_logical_streams)) })
+}
+
+/// Stage 2: inserts and optimises events / notifies (GE's `InsertSyncNodesByLogicStream`).
+/// `SA_STAGE` before `sa_session_assign_logical_streams` or when it already ran.
+///
+/// # Safety
+/// `session` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_insert_syncs(session: *mut sa_session) -> sa_status {
+    ffi_boundary(|| unsafe { with_session(session, |s| s.stage_call(CompileSession::insert_syncs)) })
+}
+
+/// Sets the main-stream task count of node `node` of graph `graph_name` (NULL, `""`: the root),
+/// as the host's task generation produced it; the split uses it instead of the node's `tasks`
+/// and count attributes. Allowed after logical assignment and before the split (`SA_STAGE`
+/// otherwise). `SA_UNKNOWN_NODE` names a missing node or graph.
+///
+/// # Safety
+/// `session` is NULL or a live handle; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_set_task_count(
+    session: *mut sa_session,
+    graph_name: *const c_char,
+    node: *const c_char,
+    tasks: u64,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let n = s.session.find_node(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
+            s.view = None;
+            Ok(s.session.set_task_count(n, tasks)?)
+        })
+    })
+}
+
+/// Sets the task count of the `attached_index`-th attached stream of a node (0-based, in the
+/// order `sa_session_node_attached` lists them). Same window and errors as
+/// `sa_session_set_task_count`; an index past the node's attached streams is `SA_FIELD`.
+///
+/// # Safety
+/// `session` is NULL or a live handle; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_set_attached_task_count(
+    session: *mut sa_session,
+    graph_name: *const c_char,
+    node: *const c_char,
+    attached_index: usize,
+    tasks: u64,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let n = s.session.find_node(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
+            s.view = None;
+            Ok(s.session.set_attached_task_count(n, attached_index, tasks)?)
+        })
+    })
+}
+
+/// Stage 3: splits streams over the task limit and updates activations (GE's
+/// `SplitStreamAndRefreshTaskDef`), with the task counts set so far. `SA_STAGE` before
+/// `sa_session_insert_syncs` or when it already ran.
+///
+/// # Safety
+/// `session` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_split_streams(session: *mut sa_session) -> sa_status {
+    ffi_boundary(|| unsafe { with_session(session, |s| s.stage_call(CompileSession::split_streams)) })
+}
+
+/// Stage 4: generates the Send/Recv (SendNotify/RecvNotify) nodes; they then appear in
+/// `sa_session_inserted_*`. `SA_STAGE` before `sa_session_split_streams` or when it already ran.
+///
+/// # Safety
+/// `session` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_generate_send_recv(session: *mut sa_session) -> sa_status {
+    ffi_boundary(|| unsafe { with_session(session, |s| s.stage_call(CompileSession::generate_send_recv)) })
+}
+
+/// Stores in `*stage` how far the session has run (`SA_SESSION_*`).
+///
+/// # Safety
+/// `session` is NULL or a live handle; `stage` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_current_stage(session: *mut sa_session, stage: *mut sa_session_stage) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let out = out_ptr(stage, "stage")?;
+            let v = match s.session.stage() {
+                SessionStage::New => SA_SESSION_NEW,
+                SessionStage::Logical => SA_SESSION_LOGICAL,
+                SessionStage::Sync => SA_SESSION_SYNC,
+                SessionStage::Split => SA_SESSION_SPLIT,
+                SessionStage::Generated => SA_SESSION_GENERATED,
+            };
+            write_out(out, v);
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*count` the number of model nodes (all graphs, inserted nodes excluded); node
+/// indexes are `0 .. *count - 1` in execution order (GE's `GetAllNodes`).
+///
+/// # Safety
+/// `session` is NULL or a live handle; `count` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_node_count(session: *mut sa_session, count: *mut usize) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let out = out_ptr(count, "count")?;
+            write_out(out, s.session.order().len());
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*index` the execution-order index of node `node` of graph `graph_name` (NULL,
+/// `""`: the root). `SA_UNKNOWN_NODE` names a missing node or graph.
+///
+/// # Safety
+/// `session` is NULL or a live handle; the strings are NULL or NUL-terminated; `index` is NULL
+/// or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_node_index(
+    session: *mut sa_session,
+    graph_name: *const c_char,
+    node: *const c_char,
+    index: *mut usize,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let out = out_ptr(index, "index")?;
+            let n = s.session.find_node(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
+            write_out(out, s.session.index_of(n));
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*name` and `*graph_name` the name of the node at `index` and of its graph (`""`
+/// for the root). Owned by the session (valid until its free). Either output may be NULL.
+///
+/// # Safety
+/// `session` is NULL or a live handle; `name` / `graph_name` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_node_name(
+    session: *mut sa_session,
+    index: usize,
+    name: *mut *const c_char,
+    graph_name: *mut *const c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let n = s.index(index)?;
+            if !name.is_null() {
+                write_out(name, s.names[n.index()].as_ptr());
+            }
+            if !graph_name.is_null() {
+                let g = s.session.model().nodes[n].graph;
+                write_out(graph_name, s.graph_labels[g.index()].as_ptr());
+            }
+            Ok(())
+        })
+    })
+}
+
+/// Stores the logical and physical stream of the node at `index` (-1: none; the physical one
+/// equals the logical one before the split). `SA_STAGE` before logical assignment.
+///
+/// # Safety
+/// `session` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_node_streams(
+    session: *mut sa_session,
+    index: usize,
+    logical_stream: *mut i64,
+    stream: *mut i64,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let lo = out_ptr(logical_stream, "logical_stream")?;
+            let ph = out_ptr(stream, "stream")?;
+            let n = s.index(index)?;
+            let a = s.session.allocation()?;
+            write_out(lo, sv(a.logical_stream[n]));
+            write_out(ph, sv(a.stream[n]));
+            Ok(())
+        })
+    })
+}
+
+/// Stores the attached streams of the node at `index`: `*physical` and `*logical` (same
+/// length `*count`; NULL when 0). Owned by the session until its next stage call.
+///
+/// # Safety
+/// `session` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_node_attached(
+    session: *mut sa_session,
+    index: usize,
+    physical: *mut *const i64,
+    logical: *mut *const i64,
+    count: *mut usize,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let (ph, lo, c) = (out_ptr(physical, "physical")?, out_ptr(logical, "logical")?, out_ptr(count, "count")?);
+            s.index(index)?;
+            let v = &s.view()?.nodes[index];
+            write_array(ph, c, &v.attached);
+            write_array(lo, c, &v.attached_logical);
+            Ok(())
+        })
+    })
+}
+
+/// Stores the sync ids the node at `index` records after it (`*send`, `*send_count`) and waits
+/// for before it (`*recv`, `*recv_count`): events, or notifies in notify mode. Arrays are NULL
+/// when empty and owned by the session until its next stage call.
+///
+/// # Safety
+/// `session` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_node_syncs(
+    session: *mut sa_session,
+    index: usize,
+    send: *mut *const u32,
+    send_count: *mut usize,
+    recv: *mut *const u32,
+    recv_count: *mut usize,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let (a, b) = (out_ptr(send, "send")?, out_ptr(send_count, "send_count")?);
+            let (c, d) = (out_ptr(recv, "recv")?, out_ptr(recv_count, "recv_count")?);
+            s.index(index)?;
+            let v = &s.view()?.nodes[index];
+            write_array(a, b, &v.send);
+            write_array(c, d, &v.recv);
+            Ok(())
+        })
+    })
+}
+
+/// As `sa_session_node_syncs`, for the events the split adds in notify mode (`events.kind` =
+/// notify); empty in event mode, where the split's events are among the node's syncs.
+///
+/// # Safety
+/// `session` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_node_split_events(
+    session: *mut sa_session,
+    index: usize,
+    send: *mut *const u32,
+    send_count: *mut usize,
+    recv: *mut *const u32,
+    recv_count: *mut usize,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let (a, b) = (out_ptr(send, "send")?, out_ptr(send_count, "send_count")?);
+            let (c, d) = (out_ptr(recv, "recv")?, out_ptr(recv_count, "recv_count")?);
+            s.index(index)?;
+            let v = &s.view()?.nodes[index];
+            write_array(a, b, &v.send_events);
+            write_array(c, d, &v.recv_events);
+            Ok(())
+        })
+    })
+}
+
+/// Stores the streams the node at `index` activates (`active_stream_list`; NULL, 0 when none).
+/// Owned by the session until its next stage call.
+///
+/// # Safety
+/// `session` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_node_active_streams(
+    session: *mut sa_session,
+    index: usize,
+    streams: *mut *const i64,
+    count: *mut usize,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let (a, c) = (out_ptr(streams, "streams")?, out_ptr(count, "count")?);
+            s.index(index)?;
+            let v = &s.view()?.nodes[index];
+            write_array(a, c, &v.active);
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*json` a new string with GE's attributes of the node at `index` as a JSON object
+/// (`_logic_stream_id`, `stream_id`, `_logic_attached_stream_ids`, `_attached_stream_ids`,
+/// `_send_event_ids`, `_recv_event_ids`, `active_stream_list`, ...). Free with
+/// `sa_string_free`.
+///
+/// # Safety
+/// `session` is NULL or a live handle; `json` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_node_ge_attrs(
+    session: *mut sa_session,
+    index: usize,
+    json: *mut *mut c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let out = out_ptr(json, "json")?;
+            let n = s.index(index)?;
+            let v = s.session.node_ge_attrs(n)?;
+            write_out(out, lossy_cstring(&v.to_string()).into_raw());
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*json` a new string with the model attributes GE writes, as a JSON object:
+/// `stream_num`, `event_num`, `notify_num`, `_attached_stream_num`, `huge_stream_list`,
+/// `_split_logic_stream_2_origin_logic_stream` (`"phys:logic,..."`). Free with
+/// `sa_string_free`.
+///
+/// # Safety
+/// `session` is NULL or a live handle; `json` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_model_ge_attrs(session: *mut sa_session, json: *mut *mut c_char) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let out = out_ptr(json, "json")?;
+            let v = s.session.model_ge_attrs()?;
+            write_out(out, lossy_cstring(&v.to_string()).into_raw());
+            Ok(())
+        })
+    })
+}
+
+/// Stores the model counts after the current stage: logical (main) streams, `stream_num`
+/// (physical, attached and inserted streams included), attached streams, `event_num`,
+/// `notify_num`. Any output may be NULL.
+///
+/// # Safety
+/// `session` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_counts(
+    session: *mut sa_session,
+    logical_stream_num: *mut u32,
+    stream_num: *mut u32,
+    attached_stream_num: *mut u32,
+    event_num: *mut u32,
+    notify_num: *mut u32,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let c = s.session.counts()?;
+            for (p, v) in [
+                (logical_stream_num, c.logical_stream_num),
+                (stream_num, c.stream_num),
+                (attached_stream_num, c.attached_stream_num),
+                (event_num, c.event_num),
+                (notify_num, c.notify_num),
+            ] {
+                if !p.is_null() {
+                    write_out(p, v);
+                }
+            }
+            Ok(())
+        })
+    })
+}
+
+/// Stores the huge streams (`huge_stream_list`) and the split map (index = physical stream,
+/// value = its logical stream). Arrays are NULL when empty and owned by the session until its
+/// next stage call.
+///
+/// # Safety
+/// `session` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_streams(
+    session: *mut sa_session,
+    huge: *mut *const i64,
+    huge_count: *mut usize,
+    split_to_logic: *mut *const i64,
+    physical_count: *mut usize,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let (a, b) = (out_ptr(huge, "huge")?, out_ptr(huge_count, "huge_count")?);
+            let (c, d) = (out_ptr(split_to_logic, "split_to_logic")?, out_ptr(physical_count, "physical_count")?);
+            let v = s.view()?;
+            write_array(a, b, &v.huge);
+            write_array(c, d, &v.split_to_logic);
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*count` the number of nodes the host inserts into its graph: StreamActive nodes
+/// from the split on, plus Send/Recv (SendNotify/RecvNotify) once
+/// `sa_session_generate_send_recv` ran.
+///
+/// # Safety
+/// `session` is NULL or a live handle; `count` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_inserted_count(session: *mut sa_session, count: *mut usize) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let out = out_ptr(count, "count")?;
+            let n = s.view()?.inserted.len();
+            write_out(out, n);
+            Ok(())
+        })
+    })
+}
+
+/// Describes inserted node `i`: its `name` and `op_type` (owned by the session until its next
+/// stage call), the execution-order index of the node it is placed next to (`anchor_index`),
+/// `before` (1: right before the anchor, as a Recv; 0: right after it, as a Send), its physical
+/// and logical stream, and `sync_id` (`event_id` / `notify_id`; -1 for StreamActive). Any
+/// output may be NULL. `SA_NOT_FOUND` when `i` is out of range.
+///
+/// # Safety
+/// `session` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn sa_session_inserted_node(
+    session: *mut sa_session,
+    i: usize,
+    name: *mut *const c_char,
+    op_type: *mut *const c_char,
+    anchor_index: *mut usize,
+    before: *mut i32,
+    stream: *mut i64,
+    logical_stream: *mut i64,
+    sync_id: *mut i64,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let view = s.view()?;
+            let Some(anchor) = view.inserted.get(i).map(|v| v.anchor) else {
+                return Err(ApiError::new(
+                    SA_NOT_FOUND,
+                    format!("inserted node {i} is out of range ({} inserted at this stage)", view.inserted.len()),
+                ));
+            };
+            let anchor = s.session.index_of(anchor);
+            let v = &s.view.as_ref().expect("built above").inserted[i];
+            if !name.is_null() {
+                write_out(name, v.name.as_ptr());
+            }
+            if !op_type.is_null() {
+                write_out(op_type, v.op_type.as_ptr());
+            }
+            if !anchor_index.is_null() {
+                write_out(anchor_index, anchor);
+            }
+            if !before.is_null() {
+                write_out(before, i32::from(v.before));
+            }
+            if !stream.is_null() {
+                write_out(stream, v.stream);
+            }
+            if !logical_stream.is_null() {
+                write_out(logical_stream, v.logical_stream);
+            }
+            if !sync_id.is_null() {
+                write_out(sync_id, v.sync_id);
+            }
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*json` a new string with the allocation JSON v1 document of the current stage
+/// (inserted nodes listed as `sa_session_inserted_*` lists them). Free with `sa_string_free`.
+///
+/// # Safety
+/// `session` is NULL or a live handle; `json` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_allocation_json(session: *mut sa_session, json: *mut *mut c_char) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let out = out_ptr(json, "json")?;
+            let mut text = serde_json::to_string_pretty(&s.session.allocation_json()?).expect("JSON serialises");
+            text.push('\n');
+            write_out(out, lossy_cstring(&text).into_raw());
+            Ok(())
+        })
+    })
+}
+
+/// Runs the library's independent checker (the rules of allocation-json.md) on the session's
+/// allocation JSON: `*violations` receives their number, `*message` (if not NULL) a new string
+/// with one line per violation (`"rule N: ..."`, `""` when none; free with `sa_string_free`).
+/// Returns `SA_OK` whether or not rules are broken; `SA_STAGE` before logical assignment.
+///
+/// # Safety
+/// `session` is NULL or a live handle; `violations` is NULL or writable; `message` is NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_verify(
+    session: *mut sa_session,
+    violations: *mut usize,
+    message: *mut *mut c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let out = out_ptr(violations, "violations")?;
+            let report = s.session.verify()?;
+            write_out(out, report.violations.len());
+            if !message.is_null() {
+                let text: Vec<String> =
+                    report.violations.iter().map(|v| format!("rule {}: {}", v.rule, v.message)).collect();
+                write_out(message, lossy_cstring(&text.join("\n")).into_raw());
+            }
+            Ok(())
+        })
+    })
+}
+
+/// The message of the most recent failed call on `session`, `""` if none; NULL if `session`
+/// is NULL. Valid until the next call on the handle.
+///
+/// # Safety
+/// `session` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_last_error(session: *const sa_session) -> *const c_char {
+    ffi_boundary(|| {
+        // SAFETY: live handle by the caller's contract.
+        unsafe { session.as_ref() }.map_or(std::ptr::null(), |s| s.last_error.message_ptr())
+    })
+}
+
+/// The code string (`"SA2002"`, ...) of the most recent failed call on `session`, `""` if none;
+/// NULL if `session` is NULL. Static storage.
+///
+/// # Safety
+/// `session` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_last_error_code(session: *const sa_session) -> *const c_char {
+    ffi_boundary(|| {
+        // SAFETY: live handle by the caller's contract.
+        unsafe { session.as_ref() }.map_or(std::ptr::null(), |s| s.last_error.code_ptr())
+    })
+}

@@ -1,0 +1,378 @@
+//! `sa_summary`: GE's stream allocation summary (`GetStreamAllocationSummary`,
+//! ge-runtime-api.md §3) taken from a compile session, as flat per-graph arrays.
+//!
+//! A snapshot: it stays valid after further stage calls on the session and after the session
+//! is freed. Immutable, so its getters may run from several threads. Graphs are indexed
+//! `0 .. graph_count - 1` (root first); entries of a graph in ascending logical stream id.
+//! `include/ge/ge_graph_compile_summary.h` builds GE's C++ classes from it.
+
+use std::ffi::{CString, c_char};
+
+use super::session::{sa_session, with_session};
+use super::{
+    ApiError, ApiResult, SA_NOT_FOUND, SA_NULL_POINTER, ffi_boundary, lossy_cstring, out_ptr, sa_status, write_out,
+};
+use crate::compile::summary::StreamAllocationSummary;
+
+struct EntryView {
+    label: CString,
+    string_info: CString,
+    attached: Vec<i64>,
+    /// Execution-order indexes of the entry's nodes.
+    nodes: Vec<usize>,
+}
+
+struct GraphView {
+    name: CString,
+    dot: CString,
+    entries: Vec<EntryView>,
+}
+
+/// A summary snapshot. Opaque to C.
+pub struct sa_summary {
+    summary: StreamAllocationSummary,
+    graphs: Vec<GraphView>,
+    /// Node names and graph labels by execution-order index.
+    node_names: Vec<CString>,
+    node_types: Vec<CString>,
+    text: CString,
+    json: CString,
+    dot: CString,
+}
+
+/// # Safety
+/// `s` is NULL or a live handle.
+unsafe fn with_summary<T>(s: *const sa_summary, f: impl FnOnce(&sa_summary) -> ApiResult<T>) -> ApiResult<T> {
+    // SAFETY: live by the caller's contract; only shared access is taken.
+    match unsafe { s.as_ref() } {
+        Some(s) => f(s),
+        None => Err(ApiError::new(SA_NULL_POINTER, "argument 'summary' is NULL")),
+    }
+}
+
+impl sa_summary {
+    fn graph(&self, g: usize) -> ApiResult<(&crate::compile::summary::GraphSummary, &GraphView)> {
+        match (self.summary.graphs.get(g), self.graphs.get(g)) {
+            (Some(a), Some(b)) => Ok((a, b)),
+            _ => Err(ApiError::new(
+                SA_NOT_FOUND,
+                format!("graph index {g} is out of range (the summary has {} graphs)", self.graphs.len()),
+            )),
+        }
+    }
+
+    fn entry(&self, g: usize, i: usize) -> ApiResult<(&crate::compile::summary::LogicalStreamInfo, &EntryView)> {
+        let (gs, gv) = self.graph(g)?;
+        match (gs.streams.get(i), gv.entries.get(i)) {
+            (Some(a), Some(b)) => Ok((a, b)),
+            _ => Err(ApiError::new(
+                SA_NOT_FOUND,
+                format!(
+                    "stream entry {i} is out of range (graph '{}' has {} logical streams)",
+                    gs.name,
+                    gs.streams.len()
+                ),
+            )),
+        }
+    }
+}
+
+/// Takes the stream allocation summary of the session's current stage into a new snapshot in
+/// `*out` (free with `sa_summary_free`). `SA_STAGE` before logical assignment.
+///
+/// # Safety
+/// `session` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_get_summary(session: *mut sa_session, out: *mut *mut sa_summary) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let out = out_ptr(out, "out")?;
+            let summary = s.session.summary()?;
+            let model = s.session.model();
+            let graphs = summary
+                .graphs
+                .iter()
+                .map(|g| GraphView {
+                    name: lossy_cstring(&g.name),
+                    dot: lossy_cstring(&g.stream_graph),
+                    entries: g
+                        .streams
+                        .iter()
+                        .map(|i| EntryView {
+                            label: lossy_cstring(&i.user_stream_label),
+                            string_info: lossy_cstring(&i.to_string_info()),
+                            attached: i.attached_stream_ids.clone(),
+                            nodes: i.nodes.iter().map(|&n| s.session.index_of(n)).collect(),
+                        })
+                        .collect(),
+                })
+                .collect();
+            let order = s.session.order();
+            let node_names = order.iter().map(|&n| s.names[n.index()].clone()).collect();
+            let node_types = order.iter().map(|&n| lossy_cstring(&model.nodes[n].op_type)).collect();
+            let mut json = serde_json::to_string_pretty(&summary.to_json(model)).expect("JSON serialises");
+            json.push('\n');
+            let v = sa_summary {
+                text: lossy_cstring(&summary.to_text()),
+                json: lossy_cstring(&json),
+                dot: lossy_cstring(&summary.to_dot()),
+                summary,
+                graphs,
+                node_names,
+                node_types,
+            };
+            write_out(out, Box::into_raw(Box::new(v)));
+            Ok(())
+        })
+    })
+}
+
+/// Frees a summary. NULL is a no-op.
+///
+/// # Safety
+/// `summary` is NULL or a live handle no other thread is using.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_summary_free(summary: *mut sa_summary) {
+    ffi_boundary(|| {
+        if !summary.is_null() {
+            // SAFETY: came from Box::into_raw in sa_session_get_summary.
+            drop(unsafe { Box::from_raw(summary) });
+        }
+    })
+}
+
+/// Stores the model counts of `CompiledGraphSummary`: `stream_num`, `event_num`, `notify_num`.
+/// Any output may be NULL.
+///
+/// # Safety
+/// `summary` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_summary_counts(
+    summary: *const sa_summary,
+    stream_num: *mut u32,
+    event_num: *mut u32,
+    notify_num: *mut u32,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_summary(summary, |s| {
+            let c = &s.summary.counts;
+            for (p, v) in [(stream_num, c.stream_num), (event_num, c.event_num), (notify_num, c.notify_num)] {
+                if !p.is_null() {
+                    write_out(p, v);
+                }
+            }
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*count` the number of graphs (root and subgraphs).
+///
+/// # Safety
+/// `summary` is NULL or a live handle; `count` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_summary_graph_count(summary: *const sa_summary, count: *mut usize) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_summary(summary, |s| {
+            let out = out_ptr(count, "count")?;
+            write_out(out, s.graphs.len());
+            Ok(())
+        })
+    })
+}
+
+/// Describes graph `g`: its name (the model's name for the root; owned by the summary), whether
+/// it is static (1) or dynamic (0), its number of logical stream entries, and its stream graph
+/// in DOT (owned by the summary). Any output may be NULL.
+///
+/// # Safety
+/// `summary` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_summary_graph(
+    summary: *const sa_summary,
+    g: usize,
+    name: *mut *const c_char,
+    is_static: *mut i32,
+    stream_count: *mut usize,
+    stream_graph_dot: *mut *const c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_summary(summary, |s| {
+            let (gs, gv) = s.graph(g)?;
+            if !name.is_null() {
+                write_out(name, gv.name.as_ptr());
+            }
+            if !is_static.is_null() {
+                write_out(is_static, i32::from(gs.is_static));
+            }
+            if !stream_count.is_null() {
+                write_out(stream_count, gs.streams.len());
+            }
+            if !stream_graph_dot.is_null() {
+                write_out(stream_graph_dot, gv.dot.as_ptr());
+            }
+            Ok(())
+        })
+    })
+}
+
+/// Describes entry `i` of graph `g` (GE's `LogicalStreamAllocationInfo`): logical stream id,
+/// user stream label (`""` when none), assigned by a stream pass (1/0), attached stream ids
+/// (`*attached`, `*attached_count`; NULL when none), physical stream count, HCCL-followed stream
+/// count. Borrowed outputs are owned by the summary. Any output may be NULL (an array and its
+/// count are written together, only when both are given).
+///
+/// # Safety
+/// `summary` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn sa_summary_stream(
+    summary: *const sa_summary,
+    g: usize,
+    i: usize,
+    logical_stream_id: *mut i64,
+    user_stream_label: *mut *const c_char,
+    assigned_by_stream_pass: *mut i32,
+    attached: *mut *const i64,
+    attached_count: *mut usize,
+    physical_stream_num: *mut usize,
+    hccl_followed_stream_num: *mut usize,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_summary(summary, |s| {
+            let (e, v) = s.entry(g, i)?;
+            if !logical_stream_id.is_null() {
+                write_out(logical_stream_id, e.logical_stream_id);
+            }
+            if !user_stream_label.is_null() {
+                write_out(user_stream_label, v.label.as_ptr());
+            }
+            if !assigned_by_stream_pass.is_null() {
+                write_out(assigned_by_stream_pass, i32::from(e.assigned_by_stream_pass));
+            }
+            if !attached.is_null() && !attached_count.is_null() {
+                write_out(attached, if v.attached.is_empty() { std::ptr::null() } else { v.attached.as_ptr() });
+                write_out(attached_count, v.attached.len());
+            }
+            if !physical_stream_num.is_null() {
+                write_out(physical_stream_num, e.physical_stream_num);
+            }
+            if !hccl_followed_stream_num.is_null() {
+                write_out(hccl_followed_stream_num, e.hccl_followed_stream_num);
+            }
+            Ok(())
+        })
+    })
+}
+
+/// Stores the nodes of entry `i` of graph `g` as execution-order indexes (`*nodes`, `*count`;
+/// NULL when none), owned by the summary; names via `sa_summary_node`.
+///
+/// # Safety
+/// `summary` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_summary_stream_nodes(
+    summary: *const sa_summary,
+    g: usize,
+    i: usize,
+    nodes: *mut *const usize,
+    count: *mut usize,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_summary(summary, |s| {
+            let (a, c) = (out_ptr(nodes, "nodes")?, out_ptr(count, "count")?);
+            let (_, v) = s.entry(g, i)?;
+            write_out(a, if v.nodes.is_empty() { std::ptr::null() } else { v.nodes.as_ptr() });
+            write_out(c, v.nodes.len());
+            Ok(())
+        })
+    })
+}
+
+/// Stores the name and operator type of the node at execution-order `index` (owned by the
+/// summary). Either output may be NULL. `SA_NOT_FOUND` when out of range.
+///
+/// # Safety
+/// `summary` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_summary_node(
+    summary: *const sa_summary,
+    index: usize,
+    name: *mut *const c_char,
+    op_type: *mut *const c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_summary(summary, |s| {
+            let Some(n) = s.node_names.get(index) else {
+                return Err(ApiError::new(
+                    SA_NOT_FOUND,
+                    format!("node index {index} is out of range (the model has {} nodes)", s.node_names.len()),
+                ));
+            };
+            if !name.is_null() {
+                write_out(name, n.as_ptr());
+            }
+            if !op_type.is_null() {
+                write_out(op_type, s.node_types[index].as_ptr());
+            }
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*text` GE's `ToStringInfo()` of entry `i` of graph `g`, byte for byte
+/// (`"logic_stream_id: 0, user_stream_label: , ... hccl_followed_stream_num: 0.\n"`). Owned by
+/// the summary.
+///
+/// # Safety
+/// `summary` is NULL or a live handle; `text` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_summary_string_info(
+    summary: *const sa_summary,
+    g: usize,
+    i: usize,
+    text: *mut *const c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_summary(summary, |s| {
+            let out = out_ptr(text, "text")?;
+            let (_, v) = s.entry(g, i)?;
+            write_out(out, v.string_info.as_ptr());
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*text` the whole summary as text (`"text"`: a header line, then per graph a
+/// `[name]` line and its `ToStringInfo()` lines), JSON (`"json"`) or DOT (`"dot"`: one cluster
+/// per graph). Owned by the summary. `SA_INVALID_ARGUMENT` for another format.
+///
+/// # Safety
+/// `summary` is NULL or a live handle; `format` is NULL or NUL-terminated; `text` is NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_summary_render(
+    summary: *const sa_summary,
+    format: *const c_char,
+    text: *mut *const c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_summary(summary, |s| {
+            let out = out_ptr(text, "text")?;
+            let f = super::arg_str(format, "format")?;
+            let v = match f {
+                "text" => &s.text,
+                "json" => &s.json,
+                "dot" => &s.dot,
+                other => {
+                    return Err(ApiError::new(
+                        super::SA_INVALID_ARGUMENT,
+                        format!("format '{other}' is not one of \"text\", \"json\", \"dot\""),
+                    ));
+                }
+            };
+            write_out(out, v.as_ptr());
+            Ok(())
+        })
+    })
+}
