@@ -1,6 +1,8 @@
 //! One error type for the whole crate. Every error carries a stable code (GE's own where GE
 //! has one) and a message that names the node, edge, field, option or value at fault.
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 
 /// What went wrong, coarse enough for the C status enum and stable across releases.

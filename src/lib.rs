@@ -6,7 +6,8 @@
 //! through [`graph::ModelBuilder`] / the C ABI); the output is an [`compile::Allocation`],
 //! written as allocation JSON.
 //!
-//! `unsafe` is confined to `capi` (the C boundary) and `runtime` (device-runtime calls).
+//! `unsafe` is confined to `capi` (the C boundary) and `runtime` (device-runtime calls): the crate
+//! denies it, those two modules allow it, and every other module forbids it.
 
 #![deny(unsafe_code)]
 

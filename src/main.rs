@@ -1,5 +1,7 @@
 //! The `stream-alloc` command-line tool.
 
+#![forbid(unsafe_code)]
+
 mod cli;
 
 fn main() {

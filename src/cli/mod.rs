@@ -1,6 +1,8 @@
 //! Command-line front end. Exit codes: 0 success, 1 allocation error (the JSON error document
 //! is written where the result would have gone), 2 bad usage.
 
+#![forbid(unsafe_code)]
+
 mod allocate;
 mod check;
 mod pass;

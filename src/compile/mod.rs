@@ -4,6 +4,8 @@
 //! the one asked for. Modes that are not implemented yet fail with `NotImplemented`, never
 //! with a silent fallback to another mode.
 
+#![forbid(unsafe_code)]
+
 pub mod activate;
 pub mod allocation;
 pub mod dynamic;

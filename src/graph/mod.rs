@@ -3,6 +3,8 @@
 //! it and writes its results into separate tables indexed by [`NodeId`], so topological ids
 //! stay stable across stages (GE's graph-structure-stability principle).
 
+#![forbid(unsafe_code)]
+
 pub mod attrs;
 pub mod builder;
 pub mod engines;

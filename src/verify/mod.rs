@@ -7,6 +7,8 @@
 //! algorithm from the pass's vector-clock sweep) and the graph's width with an antichain witness
 //! ([`metrics::width`], Dilworth by bipartite matching).
 
+#![forbid(unsafe_code)]
+
 pub mod doc;
 pub mod metrics;
 pub mod rules;
