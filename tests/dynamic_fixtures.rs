@@ -8,9 +8,12 @@
 //! error CODE [TEXT]       allocation (or loading) fails with CODE, message containing TEXT
 //! streams N               main (logical) stream count
 //! attached N              attached stream count (default 0)
+//! events N                event ids after the sync stage (`events.count`)
 //! NODE STREAM [attached=A,B]   NODE is `name` (root) or `subgraph/name`
 //! ```
-//! Unless an error is expected, every node of the graph must be listed.
+//! Unless an error is expected, every node of the graph must be listed. Past the logical stage
+//! every result must also pass the independent checker, with its syncs reported per node and
+//! no Send/Recv nodes inserted (dynamic graphs get none).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +32,7 @@ struct Expect {
     error: Option<(String, String)>,
     streams: Option<u32>,
     attached: u32,
+    events: Option<u32>,
     nodes: BTreeMap<String, (i64, Vec<u32>)>,
 }
 
@@ -50,6 +54,7 @@ fn parse(text: &str) -> Result<Expect, String> {
             }
             "streams" => e.streams = Some(rest.parse().map_err(|_| bad())?),
             "attached" => e.attached = rest.parse().map_err(|_| bad())?,
+            "events" => e.events = Some(rest.parse().map_err(|_| bad())?),
             node => {
                 let mut parts = rest.split_whitespace();
                 let stream: i64 = parts.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
@@ -100,6 +105,20 @@ fn run_case(graph: &Path, expected: &Path) -> Result<(), String> {
     }
     if alloc.attached_count != want.attached {
         problems.push(format!("attached streams: expected {}, got {}", want.attached, alloc.attached_count));
+    }
+    if let Some(n) = want.events {
+        if alloc.sync_count != n {
+            problems.push(format!("events: expected {n}, got {}", alloc.sync_count));
+        }
+    }
+    if alloc.stage != Stage::Logical {
+        let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
+        for v in &report.violations {
+            problems.push(format!("checker: rule {}: {}", v.rule, v.message));
+        }
+        if !alloc.inserted.is_empty() {
+            problems.push(format!("{} nodes inserted, expected none", alloc.inserted.len()));
+        }
     }
     let mut seen = 0;
     for n in model.all_nodes() {

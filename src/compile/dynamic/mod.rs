@@ -16,7 +16,9 @@
 //! stream 0. Multi-stream (`Options::dynamic_multi_stream`), per graph in GE's order:
 //! [`engines_owning`] → [`aicpu`] (`AssignAicpuCanParallel` when `ac_parallel_enable` is
 //! `"1"`, else `AssignIndependentAicpuNode`) → [`reuse`] → [`remain`] → [`subgraph_nodes`] →
-//! [`stream_label`]; then [`refresh`] once for the whole model. Attached streams
+//! [`stream_label`]; then [`refresh`] once for the whole model, and in a DAG
+//! `auto_multistream_parallel_mode` the MiniDAG path cover on the root with
+//! `RefreshContinuousStreamsByNodeIds` after it. Attached streams
 //! ([`attached`], GE's `AssignAttachedResource`) follow the main streams in both modes.
 //! Events are left to the sync stage.
 
@@ -31,8 +33,7 @@ pub mod subgraph_nodes;
 
 use std::collections::BTreeMap;
 
-use super::logical::LogicalResult;
-use crate::bail;
+use super::logical::{LogicalResult, LogicalState, path_cover};
 use crate::error::Result;
 use crate::graph::engines::names;
 use crate::graph::partition::Partition;
@@ -119,22 +120,16 @@ pub fn dynamic_graphs(model: &Model) -> Vec<GraphId> {
 
 /// GE's `AssignStreamsForDynamicShapeGraph` followed by `AssignAttachedResource`, for a model
 /// with a dynamic root.
+///
+/// `auto_multistream_parallel_mode` is read (and an invalid one rejected, E10001) in both
+/// modes. In multi-stream mode a DAG mode runs GE's `RunCustomStreamPass` on the refreshed
+/// streams ([`run_custom_stream_pass`]); `cv` and the graph attribute `default` change
+/// nothing here, since the vector-engine re-partition belongs to GE's static allocator. In
+/// single-stream mode GE never runs the dynamic allocator's custom passes: one stream.
 pub fn assign(model: &Model) -> Result<LogicalResult> {
     let auto_mode = model.auto_multistream_mode()?;
     let mut st = DynamicState::new(model);
     let main_stream_count = if model.options.dynamic_multi_stream {
-        if matches!(
-            auto_mode,
-            AutoMultistreamMode::LoadBalance(_)
-                | AutoMultistreamMode::MainStream(_)
-                | AutoMultistreamMode::WeightedLoadBalance(_)
-        ) {
-            bail!(
-                NotImplemented,
-                "auto_multistream_parallel_mode \"{}\" (the MiniDAG path cover) is not implemented yet for dynamic-shape graphs",
-                auto_mode.to_ge_string()
-            );
-        }
         let ac_parallel = model.options.ac_parallel_enable == "1";
         for g in dynamic_graphs(model) {
             engines_owning::run(&mut st, g);
@@ -148,7 +143,17 @@ pub fn assign(model: &Model) -> Result<LogicalResult> {
             subgraph_nodes::run(&mut st, g);
             stream_label::run(&mut st, g);
         }
-        refresh::run(&mut st)
+        let count = refresh::run(&mut st);
+        if matches!(
+            auto_mode,
+            AutoMultistreamMode::LoadBalance(_)
+                | AutoMultistreamMode::MainStream(_)
+                | AutoMultistreamMode::WeightedLoadBalance(_)
+        ) {
+            run_custom_stream_pass(&mut st, count, auto_mode)?
+        } else {
+            count
+        }
     } else {
         for s in st.node_stream.iter_mut() {
             *s = Some(StreamId(0));
@@ -157,4 +162,19 @@ pub fn assign(model: &Model) -> Result<LogicalResult> {
     };
     let (attached, attached_count) = attached::run(model, &st.node_stream, main_stream_count)?;
     Ok(LogicalResult { node_stream: st.node_stream, main_stream_count, attached, attached_count })
+}
+
+/// GE: `RunCustomStreamPass` on a dynamic root in a DAG auto multi-stream mode, then
+/// `RefreshContinuousStreamsByNodeIds` ([`refresh::run_by_node_ids`]). The MiniDAG path
+/// cover is the static allocator's ([`path_cover::run`]), run on the root graph with fresh ids
+/// starting after the `main_stream_count` refreshed dynamic streams. Returns the new count.
+fn run_custom_stream_pass(st: &mut DynamicState<'_>, main_stream_count: u32, mode: AutoMultistreamMode) -> Result<u32> {
+    let model = st.model;
+    let mut ls = LogicalState::new(model, st.partition.clone());
+    ls.node_stream = std::mem::take(&mut st.node_stream);
+    ls.next_stream = main_stream_count;
+    let ran = path_cover::run(&mut ls, mode);
+    st.node_stream = ls.node_stream;
+    ran?;
+    Ok(refresh::run_by_node_ids(model, &mut st.node_stream))
 }
