@@ -1,10 +1,13 @@
 //! The dynamic-shape strategy on a real model: BERT-base exported with `"shape": "dynamic"`
 //! (a copy of shared/corpus/bert_base_dynamic.json), as is and with AICPU GetNext, HCCL and
-//! stream-label nodes added.
+//! stream-label nodes added. Logical streams at the logical stage, then the whole pipeline
+//! (`Stage::All`): checker-verified, deterministic, events reported per node and no Send/Recv
+//! nodes inserted.
 
 use std::path::Path;
 
 use serde_json::{Value, json};
+use stream_alloc::compile::dynamic::refresh::on_main_stream;
 use stream_alloc::compile::{Allocation, Stage, allocate};
 use stream_alloc::graph::{Model, StreamId, json as graph_json};
 
@@ -30,6 +33,42 @@ fn assert_deterministic(doc: &Value, options: &[&str]) {
     let a = logical(&load(doc, options)).to_json_string(&load(doc, options));
     let b = logical(&load(doc, options)).to_json_string(&load(doc, options));
     assert_eq!(a, b, "allocation JSON differs between runs with {options:?}");
+}
+
+/// The whole pipeline: the checker finds nothing, two runs give byte-identical JSON, every
+/// sync is listed in its nodes' `send`/`recv` arrays, and no Send/Recv node is inserted.
+/// Returns the allocation.
+fn full(doc: &Value, options: &[&str]) -> Allocation {
+    let model = load(doc, options);
+    let alloc = allocate(&model, Stage::All).expect("the whole pipeline succeeds");
+    let json = alloc.to_json(&model);
+    let report = stream_alloc::verify::check(&model, &json);
+    assert!(report.violations.is_empty(), "checker with {options:?}: {:?}", report.violations);
+    let again = allocate(&load(doc, options), Stage::All).expect("second run").to_json_string(&model);
+    assert_eq!(alloc.to_json_string(&model), again, "allocation JSON differs between runs with {options:?}");
+    let sync_nodes = ["Send", "Recv", "SendNotify", "RecvNotify"];
+    assert!(
+        !alloc.inserted.iter().any(|n| sync_nodes.contains(&n.op_type.as_str())),
+        "Send/Recv nodes inserted into a dynamic graph with {options:?}"
+    );
+    let listed = |name: &str, key: &str| -> Vec<u64> {
+        let node = json["nodes"].as_array().unwrap().iter().find(|n| n["name"] == name).expect("node in JSON");
+        node[key].as_array().map(|a| a.iter().map(|v| v.as_u64().unwrap()).collect()).unwrap_or_default()
+    };
+    for p in &alloc.syncs {
+        let (from, to) = (&model.nodes[p.from.node].name, &model.nodes[p.to.node].name);
+        assert!(listed(from, "send").contains(&u64::from(p.id)), "{from} does not list send {}", p.id);
+        assert!(listed(to, "recv").contains(&u64::from(p.id)), "{to} does not list recv {}", p.id);
+    }
+    let sends: usize = model.nodes.iter().map(|n| listed(&n.name, "send").len()).sum();
+    let recvs: usize = model.nodes.iter().map(|n| listed(&n.name, "recv").len()).sum();
+    assert_eq!((sends, recvs), (alloc.syncs.len(), alloc.syncs.len()), "per-node sync lists with {options:?}");
+    alloc
+}
+
+/// Edges whose ends are on different logical streams.
+fn cross_stream_edges(model: &Model, alloc: &Allocation) -> usize {
+    model.edges.iter().filter(|e| alloc.logical_stream[e.src] != alloc.logical_stream[e.dst]).count()
 }
 
 #[test]
@@ -107,4 +146,56 @@ fn bert_mixed_engines_and_labels() {
     let single = logical(&load(&doc, &[]));
     assert_eq!(single.logical_count, 1);
     assert!(single.logical_stream.iter().all(|s| *s == Some(StreamId(0))));
+}
+
+#[test]
+fn bert_full_pipeline_single_and_multi_stream() {
+    let doc = bert();
+    for opts in [&[][..], &["dynamic_multi_stream=1"][..], &["dynamic_multi_stream=1", "ac_parallel_enable=1"][..]] {
+        let alloc = full(&doc, opts);
+        // Everything on one stream: nothing to synchronise.
+        assert_eq!((alloc.logical_count, alloc.physical_count, alloc.sync_count), (1, 1, 0), "{opts:?}");
+        assert!(alloc.syncs.is_empty());
+    }
+}
+
+#[test]
+fn bert_mixed_full_pipeline() {
+    let doc = bert_mixed();
+    for opts in [&["dynamic_multi_stream=1"][..], &["dynamic_multi_stream=1", "ac_parallel_enable=1"][..]] {
+        let model = load(&doc, opts);
+        let alloc = full(&doc, opts);
+        assert_eq!(alloc.logical_count, 4, "{opts:?}");
+        // gn -> first Add, twelve Gelus each with one producer and one consumer on stream 0,
+        // the last layer output -> allreduce -> NetOutput: 1 + 24 + 2 edges cross streams,
+        // and none is implied by another (stream 3 only ever waits on stream 0 right before a
+        // Gelu, and stream 0 waits on it right after).
+        assert_eq!(cross_stream_edges(&model, &alloc), 27, "{opts:?}");
+        assert_eq!(alloc.syncs.len(), 27, "{opts:?}");
+        assert_eq!(alloc.sync_count, 27, "{opts:?}");
+    }
+    let single = full(&doc, &[]);
+    assert_eq!((single.logical_count, single.sync_count), (1, 0));
+}
+
+/// The DAG auto multi-stream modes spread BERT's AI core work over up to N streams; the
+/// events they need still pass the checker.
+#[test]
+fn bert_dag_modes_full_pipeline() {
+    let doc = bert();
+    for (mode, cap) in [("LoadBalance:4", 4), ("MainStream:2", 2), ("WeightedLoadBalance:8", 8)] {
+        let opt = format!("auto_multistream_parallel_mode={mode}");
+        let opts = ["dynamic_multi_stream=1", opt.as_str()];
+        let model = load(&doc, &opts);
+        let alloc = full(&doc, &opts);
+        assert!(alloc.logical_count > 1 && alloc.logical_count <= cap, "{mode}: {} streams", alloc.logical_count);
+        assert!(alloc.sync_count > 0, "{mode}: parallel streams need events");
+        assert!(alloc.syncs.len() <= cross_stream_edges(&model, &alloc), "{mode}: more syncs than crossing edges");
+        for n in model.nodes.ids() {
+            let node = &model.nodes[n];
+            if on_main_stream(node) {
+                assert_eq!(alloc.logical_stream[n], Some(StreamId(0)), "{mode}: {} off the main stream", node.name);
+            }
+        }
+    }
 }
