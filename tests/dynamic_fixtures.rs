@@ -9,6 +9,7 @@
 //! streams N               main (logical) stream count
 //! attached N              attached stream count (default 0)
 //! events N                event ids after the sync stage (`events.count`)
+//! kind event|notify       the sync kind (`events.kind`)
 //! NODE STREAM [attached=A,B]   NODE is `name` (root) or `subgraph/name`
 //! ```
 //! Unless an error is expected, every node of the graph must be listed. Past the logical stage
@@ -33,6 +34,7 @@ struct Expect {
     streams: Option<u32>,
     attached: u32,
     events: Option<u32>,
+    kind: Option<String>,
     nodes: BTreeMap<String, (i64, Vec<u32>)>,
 }
 
@@ -55,6 +57,7 @@ fn parse(text: &str) -> Result<Expect, String> {
             "streams" => e.streams = Some(rest.parse().map_err(|_| bad())?),
             "attached" => e.attached = rest.parse().map_err(|_| bad())?,
             "events" => e.events = Some(rest.parse().map_err(|_| bad())?),
+            "kind" => e.kind = Some(rest.to_string()),
             node => {
                 let mut parts = rest.split_whitespace();
                 let stream: i64 = parts.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
@@ -109,6 +112,11 @@ fn run_case(graph: &Path, expected: &Path) -> Result<(), String> {
     if let Some(n) = want.events {
         if alloc.sync_count != n {
             problems.push(format!("events: expected {n}, got {}", alloc.sync_count));
+        }
+    }
+    if let Some(k) = &want.kind {
+        if alloc.sync_kind.as_str() != k {
+            problems.push(format!("sync kind: expected {k}, got {}", alloc.sync_kind.as_str()));
         }
     }
     if alloc.stage != Stage::Logical {

@@ -43,13 +43,16 @@ pub struct SyncConfig {
 }
 
 impl SyncConfig {
+    /// A dynamic root synchronises with events whatever `ge.event` says: GE's dynamic
+    /// allocator only has `InsertEvents` (ge-compiler.md §5, no notify in that path).
     pub fn from_model(model: &Model) -> Self {
         let o = &model.options;
+        let dynamic = model.is_dynamic(crate::graph::GraphId::ROOT);
         SyncConfig {
-            kind: o.event,
+            kind: if dynamic { SyncKind::Event } else { o.event },
             compat_ge: o.compat_ge,
             event_reuse_lifetime: o.event_reuse_lifetime,
-            materialise: !model.is_dynamic(crate::graph::GraphId::ROOT),
+            materialise: !dynamic,
         }
     }
 }
