@@ -213,12 +213,25 @@ impl NodeLists {
     }
 }
 
+/// The `is_loop_active` nodes with the logical streams `SetActiveStreamsForLoop` gives them, in
+/// execution order. The lists come from the activation stage itself, run on a copy, so the
+/// loop's events and its activation list always name the same streams.
+fn loop_activations(model: &Model, alloc: &Allocation) -> Result<Vec<(NodeId, Vec<StreamId>)>> {
+    let is_loop = |n: NodeId| model.nodes[n].ge_attrs.flag(crate::compile::activate::IS_LOOP_ACTIVE);
+    if !model.nodes.ids().any(is_loop) {
+        return Ok(Vec::new());
+    }
+    let mut copy = alloc.clone();
+    crate::compile::activate::assign_logical(model, &mut copy)?;
+    Ok(copy.activations.into_iter().filter(|(n, _)| is_loop(*n)).collect())
+}
+
 /// Runs the whole sync stage on a logical allocation and writes syncs (and, for static graphs,
 /// Send/Recv nodes) into it.
 pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<SyncReport> {
     let mut st = SyncState::new(model, alloc.logical_stream.clone(), alloc.attached.clone(), cfg.kind);
     insert::insert_sync_events(&mut st)?;
-    let count;
+    let mut count;
     let mut reused = 0usize;
     if cfg.compat_ge {
         ge_opt::optimize_by_send_events(&mut st);
@@ -248,6 +261,13 @@ pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<Syn
             reused += dims.saved;
             count = dims.count;
         }
+    }
+    // The loop's events come last, each with an id of its own, out of every optimisation and
+    // reuse above: they run backwards in execution order (see insert::insert_loop_events).
+    let loops = loop_activations(model, alloc)?;
+    for r in insert::insert_loop_events(&mut st, &loops)? {
+        st.syncs[r as usize].id = count;
+        count += 1;
     }
     if cfg.kind == SyncKind::Notify && count > MAX_NOTIFY_NUM {
         bail!(
