@@ -226,6 +226,43 @@ fn loop_activations(model: &Model, alloc: &Allocation) -> Result<Vec<(NodeId, Ve
     Ok(copy.activations.into_iter().filter(|(n, _)| is_loop(*n)).collect())
 }
 
+/// `event_reuse=lifetime` together with `ReuseEventForMultiDims`: lifetime reuse first (it
+/// sees happens-before, which branches of a multi-batch Case lack), then the branches share
+/// the ids whose pairs all lie in one branch. Lifetime reuse restricted to each branch never
+/// does worse than multi-dims alone; free lifetime reuse (which may join pairs of different
+/// branches and so lose the sharing) sometimes does better. All three are computed, each
+/// near-linear, and the fewest ids win. Returns (ids, ids saved).
+fn lifetime_with_multi_dims(st: &mut SyncState<'_>) -> (u32, usize) {
+    let kept = continuous::refresh_continuous_events(st) as usize;
+    let fresh: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
+    let dims_only = reuse::reuse_event_for_multi_dims(st).count;
+    let dims_ids: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
+    for (s, id) in st.syncs.iter_mut().zip(&fresh) {
+        s.id = *id;
+    }
+    // Lifetime reuse inside each branch (and among the pairs outside), then the branches share.
+    let classes = reuse::dims_classes(st);
+    reuse::reuse_lifetime_within(st, &classes);
+    continuous::refresh_continuous_events(st);
+    let within = reuse::reuse_event_for_multi_dims(st).count;
+    let within_ids: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
+    // Free lifetime reuse, where joining pairs across branches pays more than the sharing.
+    for (s, id) in st.syncs.iter_mut().zip(&fresh) {
+        s.id = *id;
+    }
+    reuse::reuse_lifetime(st);
+    continuous::refresh_continuous_events(st);
+    let free = reuse::reuse_event_for_multi_dims(st).count;
+    if free >= within.min(dims_only) {
+        let (count, ids) = if within <= dims_only { (within, within_ids) } else { (dims_only, dims_ids) };
+        for (s, id) in st.syncs.iter_mut().zip(&ids) {
+            s.id = *id;
+        }
+        return (count, kept - count as usize);
+    }
+    (free, kept - free as usize)
+}
+
 /// Runs the whole sync stage on a logical allocation and writes syncs (and, for static graphs,
 /// Send/Recv nodes) into it.
 pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<SyncReport> {
@@ -253,8 +290,9 @@ pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<Syn
         insert::cover_all_stream_by_netoutput(&mut st);
         reduce::reduce_exact(&mut st);
         if cfg.event_reuse_lifetime {
-            reused += reuse::reuse_lifetime(&mut st);
-            count = continuous::refresh_continuous_events(&mut st);
+            let (n, saved) = lifetime_with_multi_dims(&mut st);
+            count = n;
+            reused += saved;
         } else {
             continuous::refresh_continuous_events(&mut st);
             let dims = reuse::reuse_event_for_multi_dims(&mut st);
