@@ -122,12 +122,18 @@ pub fn check_rules(model: &Model, doc: &Doc, out: &mut Vec<Violation>) -> usize 
     let np = pts.stream.len();
     // Arcs between points other than stream order: syncs and activations.
     let mut arcs: Vec<(usize, usize, Option<usize>)> = Vec::new();
+    let loop_carried: Vec<bool> = doc.syncs.iter().map(|s| is_loop_carried(model, doc, s)).collect();
     for (i, s) in doc.syncs.iter().enumerate() {
         let name = || format!("sync id {} ({} -> {})", s.id, s.from_name, s.to_name);
         if s.from.stream == s.to.stream {
             out.push(v(3, format!("{} joins stream {} to itself", name(), s.from.stream)));
         }
         if s.from.node >= s.to.node {
+            if loop_carried[i] {
+                // Orders this iteration's record before the next iteration's wait: no arc
+                // inside one iteration.
+                continue;
+            }
             out.push(v(3, format!("{}: 'from' does not precede 'to' in nodes", name())));
         }
         if let (Some(f), Some(t)) = (pts.of(&dense, s.from), pts.of(&dense, s.to)) {
@@ -166,6 +172,20 @@ pub fn check_rules(model: &Model, doc: &Doc, out: &mut Vec<Violation>) -> usize 
     }
     for ((_, id), pairs) in doc.by_id() {
         if pairs.len() < 2 {
+            continue;
+        }
+        if let Some(&i) = pairs.iter().find(|&&i| loop_carried[i]) {
+            let s = &doc.syncs[i];
+            out.push(v(
+                4,
+                format!(
+                    "sync id {id} of the loop sync {} -> {} is shared with {} other pair(s); a sync that spans two \
+                     iterations needs an id of its own",
+                    s.from_name,
+                    s.to_name,
+                    pairs.len() - 1
+                ),
+            ));
             continue;
         }
         let mut pairs = pairs;
@@ -254,6 +274,25 @@ pub fn check_rules(model: &Model, doc: &Doc, out: &mut Vec<Violation>) -> usize 
         }
     }
     edges_checked
+}
+
+/// A sync into a training loop's StreamSwitch (one whose control outputs reach an
+/// `is_loop_active` node within two hops) from a node at or after the switch in `nodes`: it
+/// makes the next iteration's switch wait for this iteration's sender (GE's
+/// `SetActiveStreamsForLoop` events).
+fn is_loop_carried(model: &Model, doc: &Doc, s: &super::doc::DocSync) -> bool {
+    if s.from.node < s.to.node {
+        return false;
+    }
+    let Some(sw) = doc.nodes[s.to.node].model else { return false };
+    if model.nodes[sw].op_type != "StreamSwitch" {
+        return false;
+    }
+    let control_out = |n: NodeId| {
+        model.out_edges(n).filter(|e| e.kind == crate::graph::EdgeKind::Control).map(|e| e.dst).collect::<Vec<_>>()
+    };
+    let loop_active = |n: NodeId| model.nodes[n].ge_attrs.flag("is_loop_active");
+    control_out(sw).into_iter().any(|c| loop_active(c) || control_out(c).into_iter().any(loop_active))
 }
 
 fn stream_name(dense: &BTreeMap<u32, usize>, d: usize) -> u32 {

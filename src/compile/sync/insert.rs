@@ -251,3 +251,72 @@ pub fn cover_all_stream_by_netoutput(st: &mut SyncState<'_>) {
         st.add(SyncEnd { node: n, attached: Some(a) }, SyncEnd::main(out), true);
     }
 }
+
+/// GE: `FindSwitchNodeBeforeLoopActiveNode`. The StreamSwitch among the loop active node's
+/// control inputs, or among their control inputs (two hops at most).
+pub fn switch_before_loop_active(model: &Model, active: NodeId) -> Option<NodeId> {
+    let control_in = |n: NodeId| model.in_edges(n).filter(|e| e.kind == EdgeKind::Control).map(|e| e.src);
+    for i in control_in(active) {
+        if model.nodes[i].op_type == "StreamSwitch" {
+            return Some(i);
+        }
+        if let Some(p) = control_in(i).find(|&p| model.nodes[p].op_type == "StreamSwitch") {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// GE: the events of `SetActiveStreamsForLoop`. `loops` holds each `is_loop_active` node with
+/// the streams it activates (every stream nobody activates specifically), in execution order.
+/// The first loop active node without an `_active_label_list` gets them: the last node of each
+/// of its streams signals the StreamSwitch before it, so the next iteration's switch waits for
+/// this iteration to drain. Streams that contain a StreamSwitch (their last node may not run)
+/// and streams whose last node lies in a subgraph are skipped. The pairs run backwards in
+/// execution order: they order iteration i's record before iteration i + 1's wait, and no
+/// optimisation or id reuse may touch them. Returns the raw ids added.
+pub fn insert_loop_events(st: &mut SyncState<'_>, loops: &[(NodeId, Vec<StreamId>)]) -> Result<Vec<u32>> {
+    let model = st.model;
+    let mut added = Vec::new();
+    for (active, streams) in loops {
+        let node = &model.nodes[*active];
+        let Some(switch) = switch_before_loop_active(model, *active) else {
+            bail!(
+                Failed,
+                "cannot find the StreamSwitch before loop active node '{}' (graph '{}'): an is_loop_active \
+                 StreamActive needs a StreamSwitch among its control inputs, at most two hops up",
+                node.name,
+                model.graph_label(node.graph)
+            );
+        };
+        if !node.attrs.active_label_list.is_empty() {
+            continue;
+        }
+        if st.stream[switch].is_none() {
+            break;
+        }
+        let mut wanted = vec![false; st.stream_count as usize];
+        for s in streams {
+            if let Some(w) = wanted.get_mut(s.index()) {
+                *w = true;
+            }
+        }
+        let mut last: BTreeMap<StreamId, NodeId> = BTreeMap::new();
+        let mut has_switch = vec![false; st.stream_count as usize];
+        for &n in &st.order {
+            let Some(s) = st.stream[n].filter(|s| wanted[s.index()]) else { continue };
+            last.insert(s, n);
+            if model.nodes[n].op_type == "StreamSwitch" {
+                has_switch[s.index()] = true;
+            }
+        }
+        for (s, n) in last {
+            if has_switch[s.index()] || model.nodes[n].graph != GraphId::ROOT || st.stream[switch] == Some(s) {
+                continue;
+            }
+            added.push(st.add(SyncEnd::main(n), SyncEnd::main(switch), false));
+        }
+        break;
+    }
+    Ok(added)
+}

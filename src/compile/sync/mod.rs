@@ -216,12 +216,62 @@ impl NodeLists {
     }
 }
 
+/// The `is_loop_active` nodes with the logical streams `SetActiveStreamsForLoop` gives them, in
+/// execution order. The lists come from the activation stage itself, run on a copy, so the
+/// loop's events and its activation list always name the same streams.
+fn loop_activations(model: &Model, alloc: &Allocation) -> Result<Vec<(NodeId, Vec<StreamId>)>> {
+    let is_loop = |n: NodeId| model.nodes[n].ge_attrs.flag(crate::compile::activate::IS_LOOP_ACTIVE);
+    if !model.nodes.ids().any(is_loop) {
+        return Ok(Vec::new());
+    }
+    let mut copy = alloc.clone();
+    crate::compile::activate::assign_logical(model, &mut copy)?;
+    Ok(copy.activations.into_iter().filter(|(n, _)| is_loop(*n)).collect())
+}
+
+/// `event_reuse=lifetime` together with `ReuseEventForMultiDims`: lifetime reuse first (it
+/// sees happens-before, which branches of a multi-batch Case lack), then the branches share
+/// the ids whose pairs all lie in one branch. Lifetime reuse restricted to each branch never
+/// does worse than multi-dims alone; free lifetime reuse (which may join pairs of different
+/// branches and so lose the sharing) sometimes does better. All three are computed, each
+/// near-linear, and the fewest ids win. Returns (ids, ids saved).
+fn lifetime_with_multi_dims(st: &mut SyncState<'_>) -> (u32, usize) {
+    let kept = continuous::refresh_continuous_events(st) as usize;
+    let fresh: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
+    let dims_only = reuse::reuse_event_for_multi_dims(st).count;
+    let dims_ids: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
+    for (s, id) in st.syncs.iter_mut().zip(&fresh) {
+        s.id = *id;
+    }
+    // Lifetime reuse inside each branch (and among the pairs outside), then the branches share.
+    let classes = reuse::dims_classes(st);
+    reuse::reuse_lifetime_within(st, &classes);
+    continuous::refresh_continuous_events(st);
+    let within = reuse::reuse_event_for_multi_dims(st).count;
+    let within_ids: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
+    // Free lifetime reuse, where joining pairs across branches pays more than the sharing.
+    for (s, id) in st.syncs.iter_mut().zip(&fresh) {
+        s.id = *id;
+    }
+    reuse::reuse_lifetime(st);
+    continuous::refresh_continuous_events(st);
+    let free = reuse::reuse_event_for_multi_dims(st).count;
+    if free >= within.min(dims_only) {
+        let (count, ids) = if within <= dims_only { (within, within_ids) } else { (dims_only, dims_ids) };
+        for (s, id) in st.syncs.iter_mut().zip(&ids) {
+            s.id = *id;
+        }
+        return (count, kept - count as usize);
+    }
+    (free, kept - free as usize)
+}
+
 /// Runs the whole sync stage on a logical allocation and writes syncs (and, for static graphs,
 /// Send/Recv nodes) into it.
 pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<SyncReport> {
     let mut st = SyncState::new(model, alloc.logical_stream.clone(), alloc.attached.clone(), cfg.kind);
     insert::insert_sync_events(&mut st)?;
-    let count;
+    let mut count;
     let mut reused = 0usize;
     if cfg.compat_ge {
         ge_opt::optimize_by_send_events(&mut st);
@@ -243,14 +293,22 @@ pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<Syn
         insert::cover_all_stream_by_netoutput(&mut st);
         reduce::reduce_exact(&mut st);
         if cfg.event_reuse_lifetime {
-            reused += reuse::reuse_lifetime(&mut st);
-            count = continuous::refresh_continuous_events(&mut st);
+            let (n, saved) = lifetime_with_multi_dims(&mut st);
+            count = n;
+            reused += saved;
         } else {
             continuous::refresh_continuous_events(&mut st);
             let dims = reuse::reuse_event_for_multi_dims(&mut st);
             reused += dims.saved;
             count = dims.count;
         }
+    }
+    // The loop's events come last, each with an id of its own, out of every optimisation and
+    // reuse above: they run backwards in execution order (see insert::insert_loop_events).
+    let loops = loop_activations(model, alloc)?;
+    for r in insert::insert_loop_events(&mut st, &loops)? {
+        st.syncs[r as usize].id = count;
+        count += 1;
     }
     if cfg.kind == SyncKind::Notify && count > MAX_NOTIFY_NUM {
         bail!(

@@ -16,6 +16,9 @@ pub const EVENT_REUSE_THRESHOLD: u32 = 65_500;
 /// GE walks nested subgraphs of a multi-dims branch at most this deep.
 pub const MAX_DIMS_DEPTH: usize = 10;
 
+/// Ids free for reuse on one stream, keyed by the position of their last wait there.
+type FreeIds = BinaryHeap<Reverse<(u32, u32)>>;
+
 /// Result of the multi-dims reuse.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DimsReuse {
@@ -43,21 +46,33 @@ pub fn dims_branch(model: &Model, g: GraphId) -> Option<(NodeId, usize)> {
 
 /// GE: `ReuseEventForMultiDims`. The branches of a multi-batch `Case` never run together, so
 /// each branch numbers the ids whose both ends lie inside it from the same base; the base then
-/// moves past the largest branch. Ids outside every branch come last. Expects continuous ids.
+/// moves past the largest branch. Ids outside every branch come last. Expects continuous ids;
+/// an id shared by several pairs (lifetime reuse) joins a branch only when all its pairs do.
 pub fn reuse_event_for_multi_dims(st: &mut SyncState<'_>) -> DimsReuse {
     let model = st.model;
     let count = super::continuous::distinct_ids(st);
-    // Branch of each id (all pairs of an id share it: ids are one pair each here).
-    let mut branch_of: Vec<Option<(NodeId, usize)>> = vec![None; count as usize];
-    let mut any = false;
+    // Branch of each id: the branch all its pairs lie in, or none. After lifetime reuse an id
+    // may carry several pairs; one outside the branch keeps the id out of the sharing.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Of {
+        Unseen,
+        Branch(NodeId, usize),
+        Mixed,
+    }
+    let mut of = vec![Of::Unseen; count as usize];
     for (_, s) in st.alive() {
         let a = dims_branch(model, model.nodes[s.from.node].graph);
         let b = dims_branch(model, model.nodes[s.to.node].graph);
-        if a.is_some() && a == b {
-            branch_of[s.id as usize] = a;
-            any = true;
-        }
+        let here = match a {
+            Some((c, i)) if a == b => Of::Branch(c, i),
+            _ => Of::Mixed,
+        };
+        let slot = &mut of[s.id as usize];
+        *slot = if *slot == Of::Unseen || *slot == here { here } else { Of::Mixed };
     }
+    let branch_of: Vec<Option<(NodeId, usize)>> =
+        of.iter().map(|o| if let Of::Branch(c, i) = *o { Some((c, i)) } else { None }).collect();
+    let any = branch_of.iter().any(Option::is_some);
     if !any {
         return DimsReuse { count, saved: 0 };
     }
@@ -146,11 +161,20 @@ pub fn event_multiplexing(st: &mut SyncState<'_>) -> Result<()> {
 /// Per stream, free ids wait in a heap keyed by their wait's position on that stream, so each
 /// record looks at one candidate per stream. Returns the ids saved.
 pub fn reuse_lifetime(st: &mut SyncState<'_>) -> usize {
+    let classes = vec![0u32; st.syncs.len()];
+    reuse_lifetime_within(st, &classes)
+}
+
+/// Lifetime reuse that never lets pairs of different classes share an id: with the classes
+/// of [`dims_classes`], each branch of a multi-batch Case reuses only its own ids, so the
+/// multi-dims numbering can still share them across branches afterwards.
+pub fn reuse_lifetime_within(st: &mut SyncState<'_>, classes: &[u32]) -> usize {
     let pts = Points::build(st);
     let idx = PairIndex::build(st, &pts);
     let cond = super::reduce::conditional_points(st, &pts);
     let mut clocks = Clocks::new(pts.stream_count, pts.len());
-    let mut heaps: Vec<BinaryHeap<Reverse<(u32, u32)>>> = vec![BinaryHeap::new(); pts.stream_count];
+    let class_count = classes.iter().copied().max().map_or(1, |c| c as usize + 1);
+    let mut heaps: Vec<Vec<FreeIds>> = vec![vec![BinaryHeap::new(); pts.stream_count]; class_count];
     // Pairs leaving each point, in send-list order.
     let mut out_of: HashMap<u32, Vec<u32>> = HashMap::new();
     let sends = st.send_lists();
@@ -180,6 +204,7 @@ pub fn reuse_lifetime(st: &mut SyncState<'_>) -> usize {
         let Some(outs) = out_of.get(&(p as u32)) else { continue };
         for &r in outs {
             let row = clocks.row(s);
+            let heaps = &mut heaps[classes[r as usize] as usize];
             let mut best: Option<(u32, usize)> = None;
             for (t, h) in heaps.iter().enumerate() {
                 if let Some(&Reverse((seq, id))) = h.peek() {
@@ -208,4 +233,24 @@ pub fn reuse_lifetime(st: &mut SyncState<'_>) -> usize {
         st.syncs[r as usize].id = id;
     }
     kept - next_id as usize
+}
+
+/// Class of each raw sync for [`reuse_lifetime_within`]: 0 outside every multi-dims branch,
+/// else one number per (Case, branch) whose graph holds both ends.
+pub fn dims_classes(st: &SyncState<'_>) -> Vec<u32> {
+    let model = st.model;
+    let mut dense: BTreeMap<(NodeId, usize), u32> = BTreeMap::new();
+    st.syncs
+        .iter()
+        .map(|s| {
+            let a = dims_branch(model, model.nodes[s.from.node].graph);
+            match a {
+                Some(b) if a == dims_branch(model, model.nodes[s.to.node].graph) => {
+                    let k = dense.len() as u32 + 1;
+                    *dense.entry(b).or_insert(k)
+                }
+                _ => 0,
+            }
+        })
+        .collect()
 }
