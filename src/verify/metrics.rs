@@ -51,7 +51,7 @@ pub fn min_sync_count(model: &Model, doc: &Doc) -> Option<usize> {
     let order: Vec<usize> =
         (0..doc.nodes.len()).filter(|&i| !doc.nodes[i].inserted && doc.nodes[i].stream.is_some()).collect();
     if order.len() > MAX_POINTS {
-        return None;
+        return min_sync_count_by_stream_reach(model, doc);
     }
     let mut idx = vec![usize::MAX; doc.nodes.len()];
     for (k, &i) in order.iter().enumerate() {
@@ -94,6 +94,86 @@ pub fn min_sync_count(model: &Model, doc: &Doc) -> Option<usize> {
         }
         reach.push(r);
         last_on.insert(s, k);
+    }
+    Some(count)
+}
+
+/// Most entries (nodes × streams) the sparse minimum keeps: 256 MiB of `u32`.
+pub const MAX_STREAM_REACH: usize = 1 << 26;
+
+/// [`min_sync_count`] for graphs too large for a bitset per node: a backward sweep keeping, per
+/// node and stream, the earliest position on that stream the node reaches. A cross-stream edge
+/// u → v is needed unless another successor of u (its stream successor or another consumer)
+/// reaches v's stream at or before v. O((V + E) · S) time and V · S memory.
+pub fn min_sync_count_by_stream_reach(model: &Model, doc: &Doc) -> Option<usize> {
+    let order: Vec<usize> =
+        (0..doc.nodes.len()).filter(|&i| !doc.nodes[i].inserted && doc.nodes[i].stream.is_some()).collect();
+    let n = order.len();
+    let mut idx = vec![usize::MAX; doc.nodes.len()];
+    for (k, &i) in order.iter().enumerate() {
+        idx[i] = k;
+    }
+    let mut lane: std::collections::BTreeMap<u32, usize> = std::collections::BTreeMap::new();
+    for &i in &order {
+        let next = lane.len();
+        lane.entry(doc.nodes[i].stream?).or_insert(next);
+    }
+    let lanes = lane.len().max(1);
+    if n.checked_mul(lanes)? > MAX_STREAM_REACH {
+        return None;
+    }
+    let lane_of: Vec<usize> = order.iter().map(|&i| lane[&doc.nodes[i].stream.expect("filtered")]).collect();
+    let mut pos = vec![0u32; n];
+    let mut filled = vec![0u32; lanes];
+    for k in 0..n {
+        pos[k] = filled[lane_of[k]];
+        filled[lane_of[k]] += 1;
+    }
+    let mut next_on_lane = vec![usize::MAX; n];
+    let mut seen_lane = vec![usize::MAX; lanes];
+    for k in (0..n).rev() {
+        next_on_lane[k] = seen_lane[lane_of[k]];
+        seen_lane[lane_of[k]] = k;
+    }
+    let mut reach = vec![u32::MAX; n * lanes];
+    let mut count = 0usize;
+    let mut succs: Vec<usize> = Vec::new();
+    for k in (0..n).rev() {
+        succs.clear();
+        if next_on_lane[k] != usize::MAX {
+            succs.push(next_on_lane[k]);
+        }
+        let me = doc.nodes[order[k]].model?;
+        for e in model.out_edges(me) {
+            let j = idx[doc.node_of_model[e.dst]];
+            if j == usize::MAX {
+                continue;
+            }
+            if j <= k {
+                return None;
+            }
+            succs.push(j);
+        }
+        succs.sort_unstable();
+        succs.dedup();
+        for &v in &succs {
+            if lane_of[v] == lane_of[k] {
+                continue;
+            }
+            let (lv, pv) = (lane_of[v], pos[v]);
+            if !succs.iter().any(|&w| w != v && reach[w * lanes + lv] <= pv) {
+                count += 1;
+            }
+        }
+        let (head, tail) = reach.split_at_mut((k + 1) * lanes);
+        let row = &mut head[k * lanes..];
+        row[lane_of[k]] = pos[k];
+        for &w in &succs {
+            let other = &tail[(w - k - 1) * lanes..(w - k) * lanes];
+            for (r, &o) in row.iter_mut().zip(other) {
+                *r = (*r).min(o);
+            }
+        }
     }
     Some(count)
 }
@@ -240,4 +320,35 @@ fn augment(
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::json;
+    use serde_json::Value;
+
+    /// Both minimum algorithms agree on a multi-stream corpus-like graph with forks, joins and
+    /// redundant edges.
+    #[test]
+    fn stream_reach_minimum_agrees_with_bitsets() {
+        let doc = r#"{"format":"stream-graph","version":1,"name":"g","nodes":[
+            {"name":"a","type":"X","engine":"AIcoreEngine","stream":0},
+            {"name":"b","type":"X","engine":"AIcoreEngine","stream":1},
+            {"name":"c","type":"X","engine":"AIcoreEngine","stream":0},
+            {"name":"d","type":"X","engine":"AIcoreEngine","stream":2},
+            {"name":"e","type":"X","engine":"AIcoreEngine","stream":1},
+            {"name":"f","type":"X","engine":"AIcoreEngine","stream":2}],
+          "edges":[{"src":"a","dst":"b"},{"src":"a","dst":"d"},{"src":"b","dst":"d"},{"src":"a","dst":"e"},
+                   {"src":"c","dst":"f"},{"src":"b","dst":"f"},{"src":"d","dst":"e"},{"src":"a","dst":"f"}]}"#;
+        let model = json::load_str(doc).unwrap();
+        let alloc = crate::compile::allocate_from_preassigned(&model, crate::compile::Stage::Sync).unwrap();
+        let value: Value = alloc.to_json(&model);
+        let d = Doc::parse(&model, &value).unwrap();
+        let dense = min_sync_count(&model, &d).unwrap();
+        let sparse = min_sync_count_by_stream_reach(&model, &d).unwrap();
+        assert_eq!(dense, sparse);
+        assert_eq!(dense, alloc.syncs.len());
+        assert!(dense >= 3, "{dense}");
+    }
 }

@@ -1,0 +1,52 @@
+//! The checker's two minimum-sync algorithms agree, and the sparse one serves graphs too large
+//! for a bitset per node.
+
+mod common;
+
+use stream_alloc::compile::{Stage, allocate, allocate_from_preassigned};
+use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
+use stream_alloc::graph::{ModelBuilder, json};
+use stream_alloc::verify::{self, metrics};
+
+#[test]
+fn both_minimum_algorithms_agree_on_the_corpus() {
+    for path in common::corpus_paths() {
+        let mut b = json::builder_from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        b.options.set_str("max_parallel_num", "AIcoreEngine:4").unwrap();
+        let model = b.build().unwrap();
+        let alloc = allocate(&model, Stage::Sync).unwrap();
+        let value = alloc.to_json(&model);
+        let doc = verify::doc::Doc::parse(&model, &value).unwrap();
+        let dense = metrics::min_sync_count(&model, &doc);
+        let sparse = metrics::min_sync_count_by_stream_reach(&model, &doc);
+        assert_eq!(dense, sparse, "{}", path.display());
+        assert_eq!(dense, Some(alloc.syncs.len()), "{}: the default mode reaches the minimum", path.display());
+    }
+}
+
+#[test]
+fn large_graphs_get_a_minimum() {
+    // 60 000 nodes on 8 streams: over the bitset limit.
+    let n = 60_000usize;
+    let mut b = ModelBuilder::new("big");
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rnd = |m: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % m as u64) as usize
+    };
+    for i in 0..n {
+        let mut s = NodeSpec::new(format!("n{i}"), "Add", "AIcoreEngine");
+        s.stream = Some((i % 8) as i64);
+        b.add_node(s);
+        if i > 0 {
+            b.add_edge(EdgeSpec::data(format!("n{}", i - 1 - rnd(i.min(32))), format!("n{i}")));
+        }
+    }
+    let model = b.build().unwrap();
+    let alloc = allocate_from_preassigned(&model, Stage::Sync).unwrap();
+    let report = verify::check(&model, &alloc.to_json(&model));
+    assert!(report.violations.is_empty(), "{:?}", report.violations.first());
+    assert_eq!(report.min_sync_count, Some(alloc.syncs.len()));
+}
