@@ -3,7 +3,10 @@
 
 mod allocate;
 mod check;
+mod compare;
+mod dot;
 mod pass;
+mod simulate;
 
 use clap::{Parser, Subcommand};
 
@@ -31,6 +34,9 @@ enum Command {
     Allocate(allocate::AllocateArgs),
     Check(check::CheckArgs),
     Pass(pass::PassArgs),
+    Simulate(simulate::SimulateArgs),
+    Dot(dot::DotArgs),
+    Compare(compare::CompareArgs),
 }
 
 pub fn main() -> i32 {
@@ -46,5 +52,8 @@ pub fn main() -> i32 {
         Command::Allocate(args) => allocate::run(args),
         Command::Check(args) => check::run(args),
         Command::Pass(args) => pass::run(args),
+        Command::Simulate(args) => simulate::run(args),
+        Command::Dot(args) => dot::run(args),
+        Command::Compare(args) => compare::run(args),
     }
 }

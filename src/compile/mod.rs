@@ -9,6 +9,7 @@ pub mod allocation;
 pub mod dynamic;
 pub mod logical;
 pub mod passes;
+pub mod policy;
 pub mod split;
 pub mod sync;
 
@@ -34,6 +35,9 @@ pub fn mode_name(model: &Model) -> String {
 
 /// Runs the pipeline up to `stage`.
 pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
+    if model.options.policy != Policy::Ge {
+        return policy::allocate(model, stage).map(|(alloc, _)| alloc);
+    }
     let mode = mode_name(model);
     let logical = match mode.as_str() {
         "static-single" => logical::assign_single_stream(model)?,
@@ -56,7 +60,7 @@ pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
 }
 
 /// Runs the stages after logical allocation on a logical-only result.
-fn finish_from_logical(model: &Model, mut alloc: Allocation, stage: Stage) -> Result<Allocation> {
+pub(crate) fn finish_from_logical(model: &Model, mut alloc: Allocation, stage: Stage) -> Result<Allocation> {
     if stage == Stage::Logical {
         return Ok(alloc);
     }
