@@ -39,7 +39,7 @@ pub fn allocate_for(model: &Model, cfg: &SimConfig) -> Result<(Allocation, Optio
     match model.options.policy {
         Policy::Ge => allocate(model, Stage::All).map(|a| (a, None)),
         Policy::Auto => policy::auto::allocate_with(model, Stage::All, cfg).map(|(a, r)| (a, Some(r))),
-        _ => policy::allocate(model, Stage::All).map(|(a, r)| (a, Some(r))),
+        _ => policy::allocate_explained(model, Stage::All).map(|(a, r)| (a, Some(r))),
     }
 }
 

@@ -294,13 +294,25 @@ pub fn assign(model: &Model, policy: Policy) -> Result<(LogicalResult, PolicyRep
     Ok((finish(&ctx, &a), report))
 }
 
+/// Runs the whole pipeline for a non-GE policy, with the policy's report; `budget:N` also
+/// simulates itself against the unbounded min-streams result (a second pipeline run).
+pub fn allocate_explained(model: &Model, stage: Stage) -> Result<(Allocation, PolicyReport)> {
+    let (alloc, mut report) = allocate(model, stage)?;
+    if let Policy::Budget(_) = model.options.policy
+        && stage >= Stage::Sync
+    {
+        budget::report_makespans(model, &alloc, stage, &mut report)?;
+    }
+    Ok((alloc, report))
+}
+
 /// Runs the whole pipeline for a non-GE policy, with the policy's report.
 pub fn allocate(model: &Model, stage: Stage) -> Result<(Allocation, PolicyReport)> {
     let policy = model.options.policy;
     if policy == Policy::Auto {
         return auto::allocate(model, stage);
     }
-    let (logical, mut report) = assign(model, policy)?;
+    let (logical, report) = assign(model, policy)?;
     let alloc = Allocation::from_logical(
         model,
         crate::compile::mode_name(model),
@@ -310,11 +322,6 @@ pub fn allocate(model: &Model, stage: Stage) -> Result<(Allocation, PolicyReport
         logical.attached_count,
     );
     let alloc = crate::compile::finish_from_logical(model, alloc, stage)?;
-    if let Policy::Budget(_) = policy
-        && stage >= Stage::Sync
-    {
-        budget::report_makespans(model, &alloc, stage, &mut report)?;
-    }
     Ok((alloc, report))
 }
 
