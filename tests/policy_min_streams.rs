@@ -100,3 +100,19 @@ fn budget_never_exceeds_its_stream_count() {
         }
     }
 }
+
+#[test]
+fn synthetic_generators_allocate_under_every_policy() {
+    use stream_alloc::graph::synth::{Family, generate};
+    for family in [Family::Layered { width: 4 }, Family::Inception, Family::Transformer] {
+        let mut m = generate(family, 400, 3).unwrap();
+        assert!(m.nodes.len() >= 300, "{}", m.name);
+        for p in [Policy::PerOperator, Policy::MinStreams, Policy::Budget(2)] {
+            m.options.policy = p;
+            let a = allocate(&m, Stage::All).unwrap();
+            let r = verify::check(&m, &a.to_json(&m));
+            assert!(r.ok(), "{} {p:?}: {:?}", m.name, r.violations.first());
+            assert_eq!(Some(a.sync_count as usize), r.min_sync_count, "{} {p:?}", m.name);
+        }
+    }
+}

@@ -9,7 +9,8 @@ use crate::error::Result;
 /// The generator families.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Family {
-    /// Layers of `width` nodes; each node reads 1–3 nodes of the previous two layers.
+    /// Layers of `width` nodes; each node reads 1–3 nodes of the previous two layers, and feeds
+    /// at least one node of the next.
     Layered { width: usize },
     /// Cells of four branches (1, 2, 3 convolutions and a pool + conv) joined by a concat.
     Inception,
@@ -94,6 +95,12 @@ pub fn generate(family: Family, nodes: usize, seed: u64) -> Result<Model> {
                         g.edge(i, v);
                     }
                     layer.push(v);
+                }
+                // Every node of the previous layer feeds the next one: no dangling sinks.
+                for (j, &p) in prev.iter().enumerate() {
+                    if p != x {
+                        g.edge(p, layer[j % layer.len()]);
+                    }
                 }
                 prev2 = std::mem::replace(&mut prev, layer);
             }

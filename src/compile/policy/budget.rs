@@ -3,7 +3,7 @@
 //! the longest remaining path (critical path first) starts first; a chain is bound to the
 //! stream that is free when its first node starts, and its later nodes wait for that stream.
 
-use std::collections::BinaryHeap;
+use std::collections::{BTreeSet, BinaryHeap};
 
 use serde_json::json;
 
@@ -55,41 +55,70 @@ pub fn merge(ctx: &Ctx<'_>, cover: &ChainCover, budget: u32) -> Assignment {
     for &n in &ctx.order {
         indeg[n] = model.in_edges(n).count() as u32;
     }
-    // Ready nodes by (bottom level desc, position asc).
-    let key = |n: NodeId| (std::cmp::Reverse(bl[n].to_bits()), ctx.pos[n]);
     let need = |n: NodeId| if ctx.role[n] == Role::Task { model.nodes[n].cores.min(units) } else { 0 };
-    let mut ready: Vec<NodeId> = ctx.order.iter().copied().filter(|&n| indeg[n] == 0).collect();
+    // Heap key: longest remaining path first, then topological position.
+    let prio = |n: NodeId| (bl[n].to_bits(), std::cmp::Reverse(ctx.pos[n]), n.0);
+    type Key = (u64, std::cmp::Reverse<u32>, u32);
+    // Ready task nodes of unbound chains, and of the chains bound to each stream (a chain has
+    // at most one ready node, so each event looks at no more than budget + 1 candidates).
+    let mut unbound: BinaryHeap<Key> = BinaryHeap::new();
+    let mut bound: Vec<BinaryHeap<Key>> = vec![BinaryHeap::new(); budget as usize];
+    let mut free_streams: BTreeSet<u32> = (0..budget).collect();
     let mut binding = vec![u32::MAX; width as usize];
-    let mut stream_busy = vec![false; budget as usize];
     let mut free_units = units;
     let mut running: BinaryHeap<Timed> = BinaryHeap::new();
     let mut t = 0.0f64;
+    let mut newly: Vec<NodeId> = ctx.order.iter().copied().filter(|&n| indeg[n] == 0).collect();
     loop {
-        ready.sort_unstable_by_key(|&n| key(n));
-        let mut waiting = Vec::new();
-        for n in std::mem::take(&mut ready) {
-            if ctx.role[n] == Role::Task {
-                let c = chain_of[n] as usize;
-                let s = if binding[c] != u32::MAX {
-                    Some(binding[c]).filter(|&s| !stream_busy[s as usize])
-                } else {
-                    (0..budget).find(|&s| !stream_busy[s as usize])
-                };
-                match s {
-                    Some(s) if need(n) <= free_units => {
-                        binding[c] = s;
-                        stream_busy[s as usize] = true;
-                        free_units -= need(n);
-                    }
-                    _ => {
-                        waiting.push(n);
-                        continue;
-                    }
+        for n in newly.drain(..) {
+            if ctx.role[n] != Role::Task {
+                running.push(Timed(t + cost(n), n.0));
+            } else if binding[chain_of[n] as usize] == u32::MAX {
+                unbound.push(prio(n));
+            } else {
+                bound[binding[chain_of[n] as usize] as usize].push(prio(n));
+            }
+        }
+        loop {
+            let mut best: Option<(Key, Option<u32>)> = None;
+            for &s in &free_streams {
+                if let Some(&k) = bound[s as usize].peek()
+                    && need(NodeId(k.2)) <= free_units
+                    && best.is_none_or(|(b, _)| k > b)
+                {
+                    best = Some((k, Some(s)));
                 }
             }
+            if let Some(&k) = unbound.peek()
+                && !free_streams.is_empty()
+                && need(NodeId(k.2)) <= free_units
+                && best.is_none_or(|(b, _)| k > b)
+            {
+                best = Some((k, None));
+            }
+            let Some((k, from)) = best else { break };
+            let n = NodeId(k.2);
+            let s = match from {
+                Some(s) => {
+                    bound[s as usize].pop();
+                    s
+                }
+                None => {
+                    unbound.pop();
+                    let s = free_streams
+                        .iter()
+                        .copied()
+                        .find(|&s| bound[s as usize].is_empty())
+                        .or_else(|| free_streams.first().copied())
+                        .expect("a free stream");
+                    binding[chain_of[n] as usize] = s;
+                    s
+                }
+            };
+            free_streams.remove(&s);
+            free_units -= need(n);
             running.push(Timed(t + cost(n), n.0));
         }
-        ready = waiting;
         let Some(Timed(time, first)) = running.pop() else { break };
         t = time;
         let mut finished = vec![NodeId(first)];
@@ -99,12 +128,12 @@ pub fn merge(ctx: &Ctx<'_>, cover: &ChainCover, budget: u32) -> Assignment {
         for n in finished {
             if ctx.role[n] == Role::Task {
                 free_units += need(n);
-                stream_busy[binding[chain_of[n] as usize] as usize] = false;
+                free_streams.insert(binding[chain_of[n] as usize]);
             }
             for e in model.out_edges(n) {
                 indeg[e.dst] -= 1;
                 if indeg[e.dst] == 0 && ctx.pos[e.dst] != u32::MAX {
-                    ready.push(e.dst);
+                    newly.push(e.dst);
                 }
             }
         }
