@@ -44,8 +44,12 @@ struct Matching<'a, 'm> {
 impl Matching<'_, '_> {
     /// Alternating search from the L vertices in `starts`; stops at the first free R vertex
     /// when `augment` is set. Returns the free R vertex found.
-    fn search(&mut self, starts: &[u32], augment: bool) -> Option<u32> {
-        self.stamp += 1;
+    /// Marks are kept within a phase (`fresh` = false): whatever an earlier search of the
+    /// phase explored is not explored again.
+    fn search(&mut self, starts: &[u32], augment: bool, fresh: bool) -> Option<u32> {
+        if fresh {
+            self.stamp += 1;
+        }
         let stamp = self.stamp;
         let model = self.ctx.model;
         let mut lq: std::collections::VecDeque<u32> = starts.iter().copied().collect();
@@ -144,17 +148,28 @@ pub fn chain_cover(ctx: &Ctx<'_>) -> ChainCover {
         stamp: 0,
         tasks,
     };
-    // Kuhn: a tail whose search fails never succeeds later, so one search per tail.
-    for u in (0..t as u32).rev() {
-        if m.next[u as usize] == NONE
-            && let Some(free) = m.search(&[u], true)
-        {
-            m.flip(free, u);
+    // Phases of Kuhn searches sharing their marks (each phase O(V + E)); a phase without an
+    // augmentation explored everything alternating-reachable from every open tail, so the
+    // matching is maximum.
+    loop {
+        m.stamp += 1;
+        let mut augmented = 0usize;
+        for u in (0..t as u32).rev() {
+            if m.next[u as usize] == NONE
+                && m.lvis[u as usize] != m.stamp
+                && let Some(free) = m.search(&[u], true, false)
+            {
+                m.flip(free, u);
+                augmented += 1;
+            }
+        }
+        if augmented == 0 {
+            break;
         }
     }
     // König: Z = vertices alternating-reachable from the open tails.
     let tails: Vec<u32> = (0..t as u32).filter(|&u| m.next[u as usize] == NONE).collect();
-    m.search(&tails, false);
+    m.search(&tails, false, true);
     let stamp = m.stamp;
     let antichain: Vec<NodeId> =
         (0..t).filter(|&i| m.lvis[i] == stamp && m.vis[m.tasks[i]] != stamp).map(|i| m.tasks[i]).collect();
