@@ -16,6 +16,7 @@ pub mod compile;
 pub mod error;
 pub mod graph;
 pub mod runtime;
+pub mod simulate;
 pub mod verify;
 
 pub use compile::{Allocation, Stage, allocate};

@@ -5,7 +5,10 @@
 
 mod allocate;
 mod check;
+mod compare;
+mod dot;
 mod pass;
+mod simulate;
 mod summary;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +38,9 @@ enum Command {
     Check(check::CheckArgs),
     Pass(pass::PassArgs),
     Summary(summary::SummaryArgs),
+    Simulate(simulate::SimulateArgs),
+    Dot(dot::DotArgs),
+    Compare(compare::CompareArgs),
 }
 
 pub fn main() -> i32 {
@@ -51,5 +57,8 @@ pub fn main() -> i32 {
         Command::Check(args) => check::run(args),
         Command::Pass(args) => pass::run(args),
         Command::Summary(args) => summary::run(args),
+        Command::Simulate(args) => simulate::run(args),
+        Command::Dot(args) => dot::run(args),
+        Command::Compare(args) => compare::run(args),
     }
 }

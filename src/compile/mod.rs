@@ -11,6 +11,7 @@ pub mod allocation;
 pub mod dynamic;
 pub mod logical;
 pub mod passes;
+pub mod policy;
 pub mod session;
 pub mod split;
 pub mod summary;
@@ -39,11 +40,14 @@ pub fn mode_name(model: &Model) -> String {
 
 /// Runs the pipeline up to `stage`.
 pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
+    if model.options.policy != Policy::Ge {
+        return policy::allocate(model, stage).map(|(alloc, _)| alloc);
+    }
     finish_from_logical(model, logical_stage(model)?, stage)
 }
 
-/// Stage 1, logical allocation in the model's mode: the staged session's first call and the
-/// start of [`allocate`].
+/// Stage 1, logical allocation in GE's mode for the model: the staged session's first call and
+/// the start of [`allocate`]. (Other policies run whole, through [`allocate`].)
 pub fn logical_stage(model: &Model) -> Result<Allocation> {
     let mode = mode_name(model);
     let logical = match mode.as_str() {
@@ -133,7 +137,7 @@ fn place_unassigned_task_nodes(model: &Model, alloc: &mut Allocation) -> Result<
 }
 
 /// Runs the stages after logical allocation on a logical-only result.
-fn finish_from_logical(model: &Model, mut alloc: Allocation, stage: Stage) -> Result<Allocation> {
+pub(crate) fn finish_from_logical(model: &Model, mut alloc: Allocation, stage: Stage) -> Result<Allocation> {
     if stage == Stage::Logical {
         return Ok(alloc);
     }

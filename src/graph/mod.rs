@@ -12,6 +12,7 @@ pub mod ids;
 pub mod json;
 pub mod options;
 pub mod partition;
+pub mod synth;
 pub mod topo;
 
 use std::collections::BTreeMap;

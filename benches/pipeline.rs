@@ -1,0 +1,94 @@
+//! The full pipeline (policy + sync + split) on synthetic graphs at 10k, 100k and 1M nodes:
+//! layered DAGs (width 8), Inception-like cells, transformer stacks. Model building is not
+//! timed. Peak resident memory (VmHWM) is printed after each size, sizes ascending.
+//! Run: `cargo bench --bench pipeline`; `PIPELINE_BENCH_MAX=100000` stops at 100k,
+//! `PIPELINE_BENCH_POLICIES=ge,min-streams` picks the policies, `PIPELINE_BENCH_FAMILIES=layered`
+//! the families. Columns: the engine partitioner alone, GE's logical pass (policies start from
+//! it; includes the partitioner), the policy's own step, and the whole pipeline.
+
+use std::time::Instant;
+
+use stream_alloc::compile::policy::{Ctx, budget, min_streams, per_operator};
+use stream_alloc::compile::{Stage, allocate};
+use stream_alloc::graph::synth::{Family, generate};
+use stream_alloc::graph::{Policy, partition::Partition};
+
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_string))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|k| k.parse::<f64>().ok()))
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn main() {
+    let max: usize = std::env::var("PIPELINE_BENCH_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let policies: Vec<Policy> = std::env::var("PIPELINE_BENCH_POLICIES")
+        .unwrap_or_else(|_| "ge,per-operator,min-streams,budget:8".into())
+        .split(',')
+        .map(|p| Policy::parse(p).expect("valid policy"))
+        .collect();
+    println!(
+        "{:<13} {:>8} {:>8} {:<13} {:>7} {:>6} {:>10} {:>9} {:>10} {:>10} {:>9}",
+        "family",
+        "nodes",
+        "edges",
+        "policy",
+        "streams",
+        "syncs",
+        "partit_ms",
+        "ge_ms",
+        "policy_ms",
+        "total_ms",
+        "peak_MB"
+    );
+    for size in [10_000usize, 100_000, 1_000_000].into_iter().filter(|&s| s <= max) {
+        let families =
+            std::env::var("PIPELINE_BENCH_FAMILIES").unwrap_or_else(|_| "layered,inception,transformer".into());
+        for family in [Family::Layered { width: 8 }, Family::Inception, Family::Transformer] {
+            if !families.split(',').any(|f| family.name().starts_with(f)) {
+                continue;
+            }
+            let mut model = generate(family, size, 7).expect("synthetic graph is valid");
+            for &p in &policies {
+                model.options.policy = p;
+                let t = Instant::now();
+                let part = Partition::of_model(&model);
+                let partition_ms = t.elapsed().as_secs_f64() * 1e3;
+                drop(part);
+                let t = Instant::now();
+                let ctx = Ctx::new(&model).expect("GE's logical pass");
+                let ge_ms = t.elapsed().as_secs_f64() * 1e3;
+                let t = Instant::now();
+                match p {
+                    Policy::PerOperator => drop(std::hint::black_box(per_operator::assign(&ctx))),
+                    Policy::MinStreams => drop(std::hint::black_box(min_streams::chain_cover(&ctx))),
+                    Policy::Budget(n) => {
+                        let cover = min_streams::chain_cover(&ctx);
+                        drop(std::hint::black_box(budget::merge(&ctx, &cover, n)));
+                    }
+                    _ => {}
+                }
+                let policy_ms = t.elapsed().as_secs_f64() * 1e3;
+                drop(ctx);
+                let t = Instant::now();
+                let a = allocate(&model, Stage::All).expect("pipeline");
+                let total_ms = t.elapsed().as_secs_f64() * 1e3;
+                println!(
+                    "{:<13} {:>8} {:>8} {:<13} {:>7} {:>6} {:>10.1} {:>9.1} {:>10.1} {:>10.1} {:>9.0}",
+                    family.name(),
+                    model.nodes.len(),
+                    model.edges.len(),
+                    p.name(),
+                    a.physical_count,
+                    a.sync_count,
+                    partition_ms,
+                    ge_ms,
+                    policy_ms,
+                    total_ms,
+                    peak_rss_mb()
+                );
+            }
+        }
+    }
+}

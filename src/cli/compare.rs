@@ -1,0 +1,207 @@
+//! `stream-alloc compare`: policies side by side under the simulator.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use serde_json::{Value, json};
+
+use super::allocate::load_with_options;
+use super::simulate::allocate_for;
+use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE};
+use stream_alloc::Error;
+use stream_alloc::graph::Policy;
+use stream_alloc::simulate::{SimConfig, round3, simulate};
+use stream_alloc::verify;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TableFormat {
+    Markdown,
+    Csv,
+    Json,
+}
+
+/// Compare policies on a graph or every graph of a directory: streams, syncs, makespan.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Graph JSON v1 file, or a directory of them.
+    pub path: PathBuf,
+    /// Comma-separated policies.
+    #[arg(long, default_value = "ge,per-operator,min-streams,budget:8,auto")]
+    pub policies: String,
+    #[arg(long, value_enum, default_value = "markdown")]
+    pub format: TableFormat,
+    /// Allocation option KEY=VALUE applied to every run; repeatable.
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
+    /// Compute units of the device.
+    #[arg(long, default_value_t = 24)]
+    pub units: u32,
+    /// Latency of one wait, in µs.
+    #[arg(long = "wait-latency", default_value_t = 1.0, value_name = "US")]
+    pub wait_latency: f64,
+}
+
+struct Row {
+    graph: String,
+    policy: String,
+    chosen: String,
+    streams: u32,
+    syncs: usize,
+    min_syncs: Option<usize>,
+    makespan: f64,
+    lower_bound: f64,
+    ratio: f64,
+}
+
+fn graphs(path: &Path) -> Result<Vec<PathBuf>, String> {
+    if path.is_dir() {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| format!("cannot read directory '{}': {e}", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        v.sort();
+        Ok(v)
+    } else {
+        Ok(vec![path.to_path_buf()])
+    }
+}
+
+fn row(path: &PathBuf, options: &[String], policy: &str, cfg: &SimConfig) -> Result<Row, Error> {
+    let mut opts = options.to_vec();
+    opts.push(format!("policy={policy}"));
+    let model = load_with_options(path, &opts)?;
+    let (alloc, report) = allocate_for(&model, cfg)?;
+    let sim = simulate(&model, &alloc, cfg)?;
+    let check = verify::check(&model, &alloc.to_json(&model));
+    if let Some(v) = check.violations.first() {
+        return Err(stream_alloc::err!(
+            Failed,
+            "{} policy {policy}: checker rule {}: {}",
+            model.name,
+            v.rule,
+            v.message
+        ));
+    }
+    let chosen = match (&model.options.policy, &report) {
+        (Policy::Auto, Some(r)) => r.details.get("chosen").and_then(|v| v.as_str()).unwrap_or("").to_string(),
+        _ => String::new(),
+    };
+    Ok(Row {
+        graph: model.name.clone(),
+        policy: policy.to_string(),
+        chosen,
+        streams: sim.streams,
+        syncs: sim.syncs,
+        min_syncs: check.min_sync_count,
+        makespan: sim.makespan_us,
+        lower_bound: sim.lower_bound_us,
+        ratio: sim.ratio(),
+    })
+}
+
+fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x.ln(), n + 1));
+    if n == 0 { 1.0 } else { (s / n as f64).exp() }
+}
+
+fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
+    let opt = |x: Option<usize>| x.map_or_else(|| "-".to_string(), |v| v.to_string());
+    match format {
+        TableFormat::Json => {
+            let v: Vec<Value> = rows
+                .iter()
+                .map(|r| {
+                    json!({
+                        "graph": r.graph, "policy": r.policy, "chosen": r.chosen, "streams": r.streams,
+                        "syncs": r.syncs, "min_syncs": r.min_syncs, "makespan_us": round3(r.makespan),
+                        "lower_bound_us": round3(r.lower_bound), "ratio": round3(r.ratio),
+                    })
+                })
+                .collect();
+            let mut s = serde_json::to_string_pretty(&Value::Array(v)).expect("JSON values always serialise");
+            s.push('\n');
+            s
+        }
+        TableFormat::Csv => {
+            let mut s = String::from("graph,policy,chosen,streams,syncs,min_syncs,makespan_us,lower_bound_us,ratio\n");
+            for r in rows {
+                s.push_str(&format!(
+                    "{},{},{},{},{},{},{:.3},{:.3},{:.3}\n",
+                    r.graph,
+                    r.policy,
+                    r.chosen,
+                    r.streams,
+                    r.syncs,
+                    opt(r.min_syncs),
+                    r.makespan,
+                    r.lower_bound,
+                    r.ratio
+                ));
+            }
+            s
+        }
+        TableFormat::Markdown => {
+            let mut s = String::from(
+                "| graph | policy | streams | syncs | min syncs | makespan us | lower bound us | makespan / bound |\n|---|---|---:|---:|---:|---:|---:|---:|\n",
+            );
+            for r in rows {
+                let policy =
+                    if r.chosen.is_empty() { r.policy.clone() } else { format!("{} → {}", r.policy, r.chosen) };
+                s.push_str(&format!(
+                    "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} |\n",
+                    r.graph,
+                    policy,
+                    r.streams,
+                    r.syncs,
+                    opt(r.min_syncs),
+                    r.makespan,
+                    r.lower_bound,
+                    r.ratio
+                ));
+            }
+            s.push_str("\n| policy | geometric mean of makespan / bound |\n|---|---:|\n");
+            for p in policies {
+                let g = geomean(rows.iter().filter(|r| r.policy == *p).map(|r| r.ratio));
+                s.push_str(&format!("| {p} | {g:.3} |\n"));
+            }
+            s
+        }
+    }
+}
+
+pub fn run(args: CompareArgs) -> i32 {
+    let policies: Vec<&str> = args.policies.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+    if policies.is_empty() {
+        eprintln!("error: --policies lists no policy");
+        return EXIT_USAGE;
+    }
+    for p in &policies {
+        if let Err(e) = Policy::parse(p) {
+            eprintln!("error: --policies: {e}");
+            return EXIT_USAGE;
+        }
+    }
+    let files = match graphs(&args.path) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_ALLOC_ERROR;
+        }
+    };
+    let cfg = SimConfig { units: args.units, wait_latency_us: args.wait_latency };
+    let mut rows = Vec::new();
+    for f in &files {
+        for p in &policies {
+            match row(f, &args.options, p, &cfg) {
+                Ok(r) => rows.push(r),
+                Err(e) => {
+                    eprintln!("error: {}: {e}", f.display());
+                    return EXIT_ALLOC_ERROR;
+                }
+            }
+        }
+    }
+    print!("{}", render(&rows, &policies, args.format));
+    EXIT_OK
+}

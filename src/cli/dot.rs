@@ -1,0 +1,102 @@
+//! `stream-alloc dot`: Graphviz DOT of a graph coloured by stream.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::allocate::load_with_options;
+use super::{EXIT_ALLOC_ERROR, EXIT_OK};
+use stream_alloc::compile::{Stage, allocate};
+use stream_alloc::graph::{IdVec, Model, NodeId, StreamId};
+use stream_alloc::simulate::dot::dot;
+use stream_alloc::{Error, ErrorKind};
+
+/// Write Graphviz DOT: nodes coloured by stream, syncs dashed, engine subgraphs as clusters.
+#[derive(Args, Debug)]
+pub struct DotArgs {
+    /// Graph JSON v1 file.
+    pub graph: PathBuf,
+    /// Allocation JSON of this graph; without it the graph is allocated with --option.
+    pub allocation: Option<PathBuf>,
+    /// Allocation option KEY=VALUE (without ALLOC); repeatable.
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
+    /// Output file (default: standard output).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+}
+
+type Picture = (IdVec<NodeId, Option<StreamId>>, Vec<(NodeId, NodeId)>);
+
+/// Streams and waits from an allocation JSON document, by node name.
+fn from_document(model: &Model, path: &PathBuf) -> Result<Picture, Error> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read allocation file '{}': {e}", path.display())))?;
+    let doc: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::new(ErrorKind::Json, format!("allocation file '{}': {e}", path.display())))?;
+    let mut by_name: BTreeMap<(&str, &str), NodeId> = BTreeMap::new();
+    for (id, n) in model.nodes.enumerate() {
+        by_name.entry((model.graph_label(n.graph), n.name.as_str())).or_insert(id);
+    }
+    let mut first: BTreeMap<&str, NodeId> = BTreeMap::new();
+    for (id, n) in model.nodes.enumerate().rev() {
+        first.insert(n.name.as_str(), id);
+    }
+    let field = |what: &str| Error::new(ErrorKind::Field, format!("allocation file '{}': {what}", path.display()));
+    let nodes = doc.get("nodes").and_then(|v| v.as_array()).ok_or_else(|| field("missing array 'nodes'"))?;
+    let mut stream = IdVec::filled(model.nodes.len(), None);
+    for (i, v) in nodes.iter().enumerate() {
+        if v.get("inserted").and_then(|x| x.as_bool()) == Some(true) {
+            continue;
+        }
+        let name = v.get("name").and_then(|x| x.as_str()).ok_or_else(|| field(&format!("nodes[{i}].name missing")))?;
+        let graph = v.get("graph").and_then(|x| x.as_str()).unwrap_or("");
+        let id = *by_name
+            .get(&(graph, name))
+            .ok_or_else(|| field(&format!("nodes[{i}]: node '{name}' is not in the graph")))?;
+        let s = v.get("stream").and_then(|x| x.as_i64()).ok_or_else(|| field(&format!("nodes[{i}].stream missing")))?;
+        stream[id] = u32::try_from(s).ok().map(StreamId);
+    }
+    let mut waits = Vec::new();
+    for (i, p) in doc.get("syncs").and_then(|v| v.as_array()).into_iter().flatten().enumerate() {
+        let end = |k: &str| -> Result<NodeId, Error> {
+            let name = p.get(k).and_then(|x| x.as_str()).ok_or_else(|| field(&format!("syncs[{i}].{k} missing")))?;
+            let base = name.split('@').next().unwrap_or(name);
+            first.get(base).copied().ok_or_else(|| field(&format!("syncs[{i}].{k}: node '{base}' is not in the graph")))
+        };
+        waits.push((end("from")?, end("to")?));
+    }
+    Ok((stream, waits))
+}
+
+pub fn run(args: DotArgs) -> i32 {
+    let result = load_with_options(&args.graph, &args.options).and_then(|model| {
+        let (stream, waits) = match &args.allocation {
+            Some(p) => from_document(&model, p)?,
+            None => {
+                let a = allocate(&model, Stage::All)?;
+                let waits = a.syncs.iter().map(|p| (p.from.node, p.to.node)).collect();
+                (a.stream, waits)
+            }
+        };
+        Ok(dot(&model, &stream, &waits))
+    });
+    match result {
+        Ok(text) => {
+            if let Some(path) = &args.output {
+                if let Err(e) = std::fs::write(path, text) {
+                    eprintln!("error: cannot write '{}': {e}", path.display());
+                    return EXIT_ALLOC_ERROR;
+                }
+            } else {
+                print!("{text}");
+            }
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_ALLOC_ERROR
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! `stream-alloc simulate`: allocate, then run the device model on the result.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use super::allocate::load_with_options;
+use super::{EXIT_ALLOC_ERROR, EXIT_OK};
+use stream_alloc::compile::{Allocation, Stage, allocate, policy};
+use stream_alloc::graph::{Model, Policy};
+use stream_alloc::simulate::{SimConfig, SimResult, simulate, trace};
+use stream_alloc::{Error, ErrorKind};
+
+/// Simulate a graph's allocation on a device model: makespan, lower bound, utilisation.
+#[derive(Args, Debug)]
+pub struct SimulateArgs {
+    /// Graph JSON v1 file.
+    pub graph: PathBuf,
+    /// Allocation option KEY=VALUE (as for `allocate`); repeatable.
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
+    /// Write a Chrome trace-event JSON file (Perfetto, chrome://tracing).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Compute units of the device.
+    #[arg(long, default_value_t = 24)]
+    pub units: u32,
+    /// Latency of one wait, in µs.
+    #[arg(long = "wait-latency", default_value_t = 1.0, value_name = "US")]
+    pub wait_latency: f64,
+    /// Print the report as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Allocates with the model's policy; auto is decided under `cfg`.
+pub fn allocate_for(model: &Model, cfg: &SimConfig) -> Result<(Allocation, Option<policy::PolicyReport>), Error> {
+    match model.options.policy {
+        Policy::Ge => allocate(model, Stage::All).map(|a| (a, None)),
+        Policy::Auto => policy::auto::allocate_with(model, Stage::All, cfg).map(|(a, r)| (a, Some(r))),
+        _ => policy::allocate_explained(model, Stage::All).map(|(a, r)| (a, Some(r))),
+    }
+}
+
+fn text(model: &Model, alloc: &Allocation, sim: &SimResult, report: &Option<policy::PolicyReport>) -> String {
+    let mut s = format!(
+        "{}: policy {}, {} streams, {} syncs\n  makespan {:.3} us, lower bound {:.3} us (critical path {:.3}, work/units {:.3}), ratio {:.3}\n  single stream {:.3} us, utilisation {:.1} %\n",
+        model.name,
+        alloc.mode,
+        sim.streams,
+        sim.syncs,
+        sim.makespan_us,
+        sim.lower_bound_us,
+        sim.critical_path_us,
+        sim.work_bound_us,
+        sim.ratio(),
+        sim.single_stream_us,
+        sim.utilisation * 100.0
+    );
+    if let Some(r) = report
+        && !r.details.is_empty()
+    {
+        s.push_str(&format!("  policy: {}\n", serde_json::Value::Object(r.details.clone())));
+    }
+    s
+}
+
+pub fn run(args: SimulateArgs) -> i32 {
+    let cfg = SimConfig { units: args.units, wait_latency_us: args.wait_latency };
+    let result = load_with_options(&args.graph, &args.options).and_then(|model| {
+        let (alloc, report) = allocate_for(&model, &cfg)?;
+        let sim = simulate(&model, &alloc, &cfg)?;
+        Ok((model, alloc, report, sim))
+    });
+    let (model, alloc, report, sim) = match result {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_ALLOC_ERROR;
+        }
+    };
+    if let Some(path) = &args.trace {
+        let mut t = serde_json::to_string(&trace::trace_json(&model, &sim)).expect("JSON values always serialise");
+        t.push('\n');
+        if let Err(e) = std::fs::write(path, t) {
+            eprintln!("error: {}", Error::new(ErrorKind::Io, format!("cannot write trace '{}': {e}", path.display())));
+            return EXIT_ALLOC_ERROR;
+        }
+    }
+    if args.json {
+        let mut doc = sim.to_json();
+        doc["graph"] = json!(model.name);
+        doc["policy"] = report.map_or_else(|| json!({"name": "ge"}), |r| r.to_json());
+        println!("{}", serde_json::to_string_pretty(&doc).expect("JSON values always serialise"));
+    } else {
+        print!("{}", text(&model, &alloc, &sim, &report));
+    }
+    EXIT_OK
+}

@@ -1,0 +1,171 @@
+//! `budget:N`: at most N policy streams. The min-streams chains are bound to N streams by a
+//! list schedule (Graham) on `cost_us` and `cores`: whenever nodes are ready, the one with
+//! the longest remaining path (critical path first) starts first; a chain is bound to the
+//! stream that is free when its first node starts, and its later nodes wait for that stream.
+
+use std::collections::{BTreeSet, BinaryHeap};
+
+use serde_json::json;
+
+use super::min_streams::ChainCover;
+use super::{Assignment, Ctx, PolicyReport, Role};
+use crate::compile::{Allocation, Stage};
+use crate::error::Result;
+use crate::graph::{IdVec, Model, NodeId, Policy};
+use crate::simulate::{SimConfig, round3, simulate};
+
+#[derive(Clone, Copy, PartialEq)]
+struct Timed(f64, u32);
+impl Eq for Timed {}
+impl Ord for Timed {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.0.total_cmp(&self.0).then(o.1.cmp(&self.1))
+    }
+}
+impl PartialOrd for Timed {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+pub fn merge(ctx: &Ctx<'_>, cover: &ChainCover, budget: u32) -> Assignment {
+    let model = ctx.model;
+    let units = SimConfig::default().units;
+    let width = cover.chains.len() as u32;
+    if width <= budget {
+        return cover.assignment(ctx);
+    }
+    let nn = model.nodes.len();
+    let cost = |n: NodeId| {
+        let c = model.nodes[n].cost_us;
+        if ctx.role[n] != Role::None && c.is_finite() && c > 0.0 { c } else { 0.0 }
+    };
+    let mut chain_of = IdVec::filled(nn, u32::MAX);
+    for (i, c) in cover.chains.iter().enumerate() {
+        for &n in c {
+            chain_of[n] = i as u32;
+        }
+    }
+    // Bottom levels: the priority of the list schedule.
+    let mut bl = IdVec::filled(nn, 0.0f64);
+    for &n in ctx.order.iter().rev() {
+        bl[n] = cost(n) + model.out_edges(n).map(|e| bl[e.dst]).fold(0.0, f64::max);
+    }
+    let mut indeg = IdVec::filled(nn, 0u32);
+    for &n in &ctx.order {
+        indeg[n] = model.in_edges(n).count() as u32;
+    }
+    let need = |n: NodeId| if ctx.role[n] == Role::Task { model.nodes[n].cores.min(units) } else { 0 };
+    // Heap key: longest remaining path first, then topological position.
+    let prio = |n: NodeId| (bl[n].to_bits(), std::cmp::Reverse(ctx.pos[n]), n.0);
+    type Key = (u64, std::cmp::Reverse<u32>, u32);
+    // Ready task nodes of unbound chains, and of the chains bound to each stream (a chain has
+    // at most one ready node, so each event looks at no more than budget + 1 candidates).
+    let mut unbound: BinaryHeap<Key> = BinaryHeap::new();
+    let mut bound: Vec<BinaryHeap<Key>> = vec![BinaryHeap::new(); budget as usize];
+    let mut free_streams: BTreeSet<u32> = (0..budget).collect();
+    let mut binding = vec![u32::MAX; width as usize];
+    let mut free_units = units;
+    let mut running: BinaryHeap<Timed> = BinaryHeap::new();
+    let mut t = 0.0f64;
+    let mut newly: Vec<NodeId> = ctx.order.iter().copied().filter(|&n| indeg[n] == 0).collect();
+    loop {
+        for n in newly.drain(..) {
+            if ctx.role[n] != Role::Task {
+                running.push(Timed(t + cost(n), n.0));
+            } else if binding[chain_of[n] as usize] == u32::MAX {
+                unbound.push(prio(n));
+            } else {
+                bound[binding[chain_of[n] as usize] as usize].push(prio(n));
+            }
+        }
+        loop {
+            let mut best: Option<(Key, Option<u32>)> = None;
+            for &s in &free_streams {
+                if let Some(&k) = bound[s as usize].peek()
+                    && need(NodeId(k.2)) <= free_units
+                    && best.is_none_or(|(b, _)| k > b)
+                {
+                    best = Some((k, Some(s)));
+                }
+            }
+            if let Some(&k) = unbound.peek()
+                && !free_streams.is_empty()
+                && need(NodeId(k.2)) <= free_units
+                && best.is_none_or(|(b, _)| k > b)
+            {
+                best = Some((k, None));
+            }
+            let Some((k, from)) = best else { break };
+            let n = NodeId(k.2);
+            let s = match from {
+                Some(s) => {
+                    bound[s as usize].pop();
+                    s
+                }
+                None => {
+                    unbound.pop();
+                    let s = free_streams
+                        .iter()
+                        .copied()
+                        .find(|&s| bound[s as usize].is_empty())
+                        .or_else(|| free_streams.first().copied())
+                        .expect("a free stream");
+                    binding[chain_of[n] as usize] = s;
+                    s
+                }
+            };
+            free_streams.remove(&s);
+            free_units -= need(n);
+            running.push(Timed(t + cost(n), n.0));
+        }
+        let Some(Timed(time, first)) = running.pop() else { break };
+        t = time;
+        let mut finished = vec![NodeId(first)];
+        while running.peek().is_some_and(|e| e.0 == t) {
+            finished.push(NodeId(running.pop().expect("peeked").1));
+        }
+        for n in finished {
+            if ctx.role[n] == Role::Task {
+                free_units += need(n);
+                free_streams.insert(binding[chain_of[n] as usize]);
+            }
+            for e in model.out_edges(n) {
+                indeg[e.dst] -= 1;
+                if indeg[e.dst] == 0 && ctx.pos[e.dst] != u32::MAX {
+                    newly.push(e.dst);
+                }
+            }
+        }
+    }
+    let mut used: Vec<u32> = binding.iter().copied().filter(|&s| s != u32::MAX).collect();
+    used.sort_unstable();
+    used.dedup();
+    let mut a = Assignment::new(model);
+    for (c, chain) in cover.chains.iter().enumerate() {
+        // Every chain was scheduled: the order is a DAG, so the list schedule runs every node.
+        let s = used.binary_search(&binding[c]).unwrap_or(0) as u32;
+        for &n in chain {
+            a.stream[n] = Some(s);
+        }
+    }
+    a.count = used.len() as u32;
+    a
+}
+
+/// Simulated makespan of the budget result against the unbounded (min-streams) one.
+pub fn report_makespans(model: &Model, alloc: &Allocation, stage: Stage, report: &mut PolicyReport) -> Result<()> {
+    let cfg = SimConfig::default();
+    let bounded = simulate(model, alloc, &cfg)?;
+    let mut unbounded_model = model.clone();
+    unbounded_model.options.policy = Policy::MinStreams;
+    unbounded_model.options.verify = false;
+    let (unbounded_alloc, _) = super::allocate(&unbounded_model, stage)?;
+    let unbounded = simulate(&unbounded_model, &unbounded_alloc, &cfg)?;
+    report.details.insert("makespan_us".into(), json!(round3(bounded.makespan_us)));
+    report.details.insert("unbounded_makespan_us".into(), json!(round3(unbounded.makespan_us)));
+    report.details.insert("unbounded_streams".into(), json!(unbounded.streams));
+    let ratio = if unbounded.makespan_us > 0.0 { bounded.makespan_us / unbounded.makespan_us } else { 1.0 };
+    report.details.insert("makespan_vs_unbounded".into(), json!(round3(ratio)));
+    Ok(())
+}

@@ -1,0 +1,335 @@
+//! Assignment policies beyond GE's pass chain (`--option policy=NAME`).
+//!
+//! Every policy starts from GE's own logical result and keeps every user contract GE honours:
+//! nodes with a stream label or user label, parallel groups, MDE stream ids, RTS label nodes,
+//! forced or requested attached streams, independent engines (HCCL), nodes owning subgraphs,
+//! control-flow operators, nested graphs and dynamic-shape graphs keep GE's stream grouping
+//! ("pinned"). Nodes on no stream in GE (input data, constants) stay on none. The rest of the
+//! root graph ("free" nodes) is reassigned by the policy: free nodes with tasks become policy
+//! streams, free nodes without tasks ("followers") join a neighbour's stream, because they
+//! cost nothing and a stream of their own would only add syncs.
+//!
+//! The result is a [`LogicalResult`], so every policy runs the same sync insertion, exact
+//! reduction and split as GE's mode ([`allocate`]).
+
+pub mod auto;
+pub mod budget;
+pub mod min_streams;
+pub mod per_operator;
+
+use serde_json::{Value, json};
+
+use crate::compile::logical::{self, LogicalResult};
+use crate::compile::{Allocation, Stage};
+use crate::error::Result;
+use crate::graph::{GraphId, IdVec, Model, NodeId, Policy, Shape, StreamId};
+
+/// Operator types whose stream placement carries control-flow meaning (activation, labels,
+/// loops): always pinned to GE's choice.
+const CONTROL_TYPES: &[&str] = &[
+    "StreamSwitch",
+    "StreamSwitchN",
+    "StreamActive",
+    "StreamMerge",
+    "Switch",
+    "RefSwitch",
+    "Merge",
+    "RefMerge",
+    "Enter",
+    "RefEnter",
+    "Exit",
+    "RefExit",
+    "NextIteration",
+    "RefNextIteration",
+    "LoopCond",
+    "LabelSet",
+    "LabelGoto",
+    "LabelGotoEx",
+    "LabelSwitchByIndex",
+    "Send",
+    "Recv",
+    "SendNotify",
+    "RecvNotify",
+];
+
+/// How a node takes part in a policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// No stream in GE's result (data, constants): stays on none.
+    None,
+    /// Keeps GE's stream grouping (a user contract or control flow).
+    Pinned,
+    /// Reassigned by the policy.
+    Task,
+    /// No tasks: joins a neighbour's stream.
+    Follower,
+}
+
+/// The input every policy sees: GE's result, node roles and the root graph's order.
+pub struct Ctx<'m> {
+    pub model: &'m Model,
+    pub base: LogicalResult,
+    pub role: IdVec<NodeId, Role>,
+    /// Root-graph nodes in topological order.
+    pub order: Vec<NodeId>,
+    /// Position of each root node in `order` (`u32::MAX` for nodes of nested graphs).
+    pub pos: IdVec<NodeId, u32>,
+}
+
+impl<'m> Ctx<'m> {
+    /// GE's logical result for the model's GE mode, and the node roles.
+    pub fn new(model: &'m Model) -> Result<Self> {
+        let base = ge_logical(model)?;
+        let dynamic_root = model.root().shape == Shape::Dynamic;
+        let role = IdVec::from_vec(
+            model
+                .nodes
+                .enumerate()
+                .map(|(n, node)| {
+                    if base.node_stream[n].is_none() {
+                        return Role::None;
+                    }
+                    let a = &node.attrs;
+                    let engine = model.engine(n);
+                    let pinned = dynamic_root
+                        || node.graph != GraphId::ROOT
+                        || a.stream_label.is_some()
+                        || a.user_stream_label.is_some()
+                        || a.new_stream_id.is_some()
+                        || a.parallel_group.is_some()
+                        || a.rts_label_node
+                        || !a.attached_streams.is_empty()
+                        || !base.attached[n].is_empty()
+                        || (!node.ge_attrs.is_empty() && node.ge_attrs.flag("_force_attach_stream"))
+                        || engine.independent
+                        || !node.subgraphs.is_empty()
+                        || CONTROL_TYPES.contains(&node.op_type.as_str());
+                    if pinned {
+                        Role::Pinned
+                    } else if node.tasks == 0 || engine.skip_assign_stream {
+                        Role::Follower
+                    } else {
+                        Role::Task
+                    }
+                })
+                .collect(),
+        );
+        let order = model.root().order.clone();
+        let mut pos = IdVec::filled(model.nodes.len(), u32::MAX);
+        for (i, &n) in order.iter().enumerate() {
+            pos[n] = i as u32;
+        }
+        Ok(Ctx { model, base, role, order, pos })
+    }
+
+    /// Free nodes with tasks, in topological order.
+    pub fn task_nodes(&self) -> Vec<NodeId> {
+        self.order.iter().copied().filter(|&n| self.role[n] == Role::Task).collect()
+    }
+
+    /// Distinct consumers of `n`, in topological order.
+    pub fn consumers(&self, n: NodeId) -> Vec<NodeId> {
+        let mut v: Vec<NodeId> = self.model.out_edges(n).map(|e| e.dst).collect();
+        v.sort_unstable_by_key(|&d| (self.pos[d], d));
+        v.dedup();
+        v
+    }
+}
+
+/// GE's logical allocation for the mode `policy=ge` would pick.
+fn ge_logical(model: &Model) -> Result<LogicalResult> {
+    match (model.root().shape, model.options.enable_single_stream) {
+        (Shape::Static, true) => logical::assign_single_stream(model),
+        (Shape::Static, false) => logical::assign_multi_stream(model),
+        (Shape::Dynamic, _) => crate::compile::dynamic::assign(model),
+    }
+}
+
+/// A policy's decision for its task nodes: a stream per task node (`0..count`).
+pub struct Assignment {
+    pub stream: IdVec<NodeId, Option<u32>>,
+    pub count: u32,
+}
+
+impl Assignment {
+    pub fn new(model: &Model) -> Self {
+        Assignment { stream: IdVec::filled(model.nodes.len(), None), count: 0 }
+    }
+}
+
+/// What a policy reports besides the assignment (allocation JSON's `policy` object).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PolicyReport {
+    pub name: String,
+    /// Policy-specific facts (width certificate, budget makespans, auto's candidates).
+    pub details: serde_json::Map<String, Value>,
+}
+
+impl PolicyReport {
+    pub fn to_json(&self) -> Value {
+        let mut m = serde_json::Map::new();
+        m.insert("name".into(), json!(self.name));
+        for (k, v) in &self.details {
+            m.insert(k.clone(), v.clone());
+        }
+        Value::Object(m)
+    }
+}
+
+/// Merges a policy's task-node streams with GE's pinned streams into one logical result:
+/// policy streams take ids `0..count`, pinned GE streams follow in GE's order, attached
+/// streams after them; followers join the stream of their first assigned producer, else of
+/// their first assigned consumer.
+pub fn finish(ctx: &Ctx<'_>, a: &Assignment) -> LogicalResult {
+    let model = ctx.model;
+    let base = &ctx.base;
+    let mut pinned_streams: Vec<u32> = model
+        .nodes
+        .ids()
+        .filter(|&n| ctx.role[n] == Role::Pinned)
+        .filter_map(|n| base.node_stream[n])
+        .map(|s| s.0)
+        .collect();
+    pinned_streams.sort_unstable();
+    pinned_streams.dedup();
+    let mut count = a.count;
+    let followers = model.nodes.ids().any(|n| ctx.role[n] == Role::Follower);
+    // Followers with no neighbour on a stream need a stream of their own.
+    let mut spare: Option<u32> = None;
+    let mut stream: IdVec<NodeId, Option<StreamId>> = IdVec::filled(model.nodes.len(), None);
+    let pinned_id = |s: StreamId, count: u32| {
+        StreamId(count + pinned_streams.binary_search(&s.0).expect("pinned stream listed") as u32)
+    };
+    if followers && a.count == 0 && pinned_streams.is_empty() {
+        spare = Some(0);
+        count = 1;
+    }
+    for n in model.nodes.ids() {
+        stream[n] = match ctx.role[n] {
+            Role::None | Role::Follower => None,
+            Role::Pinned => base.node_stream[n].map(|s| pinned_id(s, count)),
+            Role::Task => a.stream[n].map(StreamId),
+        };
+    }
+    if followers {
+        for &n in &ctx.order {
+            if ctx.role[n] == Role::Follower {
+                stream[n] = model.in_edges(n).find_map(|e| stream[e.src]);
+            }
+        }
+        for &n in ctx.order.iter().rev() {
+            if ctx.role[n] == Role::Follower && stream[n].is_none() {
+                stream[n] = model.out_edges(n).find_map(|e| stream[e.dst]);
+            }
+        }
+        for &n in &ctx.order {
+            if ctx.role[n] == Role::Follower && stream[n].is_none() {
+                stream[n] = Some(StreamId(spare.unwrap_or(0)));
+            }
+        }
+    }
+    let main = count + pinned_streams.len() as u32;
+    let attached = IdVec::from_vec(
+        base.attached
+            .iter()
+            .map(|v| v.iter().map(|s| StreamId(main + (s.0 - base.main_stream_count))).collect())
+            .collect(),
+    );
+    LogicalResult { node_stream: stream, main_stream_count: main, attached, attached_count: base.attached_count }
+}
+
+/// `single`: every task node on one stream (DALI's `Single`).
+pub fn single(ctx: &Ctx<'_>) -> Assignment {
+    let mut a = Assignment::new(ctx.model);
+    for n in ctx.task_nodes() {
+        a.stream[n] = Some(0);
+        a.count = 1;
+    }
+    a
+}
+
+/// `per-backend`: one stream per engine, numbered in engine-name order (DALI's `PerBackend`,
+/// with GE's engines as the backends).
+pub fn per_backend(ctx: &Ctx<'_>) -> Assignment {
+    let mut a = Assignment::new(ctx.model);
+    let tasks = ctx.task_nodes();
+    let mut engines: Vec<&str> = tasks.iter().map(|&n| ctx.model.engine(n).name.as_str()).collect();
+    engines.sort_unstable();
+    engines.dedup();
+    for n in tasks {
+        let e = ctx.model.engine(n).name.as_str();
+        a.stream[n] = Some(engines.binary_search(&e).expect("engine listed") as u32);
+    }
+    a.count = engines.len() as u32;
+    a
+}
+
+/// The logical result and report of a non-auto policy.
+pub fn assign(model: &Model, policy: Policy) -> Result<(LogicalResult, PolicyReport)> {
+    let ctx = Ctx::new(model)?;
+    let mut report = PolicyReport { name: policy.name(), details: Default::default() };
+    let a = match policy {
+        Policy::Ge => return Ok((ctx.base, report)),
+        Policy::Single => single(&ctx),
+        Policy::PerBackend => per_backend(&ctx),
+        Policy::PerOperator => per_operator::assign(&ctx),
+        Policy::MinStreams => {
+            let cover = min_streams::chain_cover(&ctx);
+            report.details.insert("width".into(), json!(cover.chains.len()));
+            report.details.insert(
+                "antichain".into(),
+                json!(cover.antichain.iter().map(|&n| model.nodes[n].name.clone()).collect::<Vec<_>>()),
+            );
+            cover.assignment(&ctx)
+        }
+        Policy::Budget(n) => {
+            let cover = min_streams::chain_cover(&ctx);
+            let b = budget::merge(&ctx, &cover, n);
+            report.details.insert("budget".into(), json!(n));
+            report.details.insert("width".into(), json!(cover.chains.len()));
+            b
+        }
+        Policy::Auto => crate::bail!(Internal, "policy auto is chosen by simulation; use policy::allocate"),
+    };
+    Ok((finish(&ctx, &a), report))
+}
+
+/// Runs the whole pipeline for a non-GE policy, with the policy's report; `budget:N` also
+/// simulates itself against the unbounded min-streams result (a second pipeline run).
+pub fn allocate_explained(model: &Model, stage: Stage) -> Result<(Allocation, PolicyReport)> {
+    let (alloc, mut report) = allocate(model, stage)?;
+    if let Policy::Budget(_) = model.options.policy
+        && stage >= Stage::Sync
+    {
+        budget::report_makespans(model, &alloc, stage, &mut report)?;
+    }
+    Ok((alloc, report))
+}
+
+/// Runs the whole pipeline for a non-GE policy, with the policy's report.
+pub fn allocate(model: &Model, stage: Stage) -> Result<(Allocation, PolicyReport)> {
+    let policy = model.options.policy;
+    if policy == Policy::Auto {
+        return auto::allocate(model, stage);
+    }
+    let (logical, report) = assign(model, policy)?;
+    let alloc = Allocation::from_logical(
+        model,
+        crate::compile::mode_name(model),
+        logical.node_stream,
+        logical.main_stream_count,
+        logical.attached,
+        logical.attached_count,
+    );
+    let alloc = crate::compile::finish_from_logical(model, alloc, stage)?;
+    Ok((alloc, report))
+}
+
+/// Allocation JSON with the policy's report as an extra `policy` object.
+pub fn to_json_with_report(model: &Model, alloc: &Allocation, report: &PolicyReport) -> Value {
+    let mut doc = alloc.to_json(model);
+    if let Value::Object(m) = &mut doc {
+        m.insert("policy".into(), report.to_json());
+    }
+    doc
+}
