@@ -2,8 +2,6 @@
 //! right after its sender and a `Recv` node right before its receiver (`SendNotify` /
 //! `RecvNotify` in notify mode), anchored to the existing nodes so topological ids stay stable.
 
-use std::collections::HashMap;
-
 use super::SyncState;
 use crate::compile::allocation::{InsertedNode, SyncEnd};
 use crate::graph::SyncKind;
@@ -17,11 +15,13 @@ pub fn generate_sync_event_nodes(st: &SyncState<'_>) -> Vec<InsertedNode> {
         SyncKind::Event => ("Send", "Recv", "_Send_", "_Recv_"),
         SyncKind::Notify => ("SendNotify", "RecvNotify", "_Send_Notify_", "_Recv_Notify_"),
     };
-    let mut uses: HashMap<String, u32> = HashMap::new();
-    let mut unique = |base: String| -> String {
-        let k = uses.entry(base.clone()).or_insert(0);
+    // A base name depends only on the side and the id, so uses are counted per (side, id).
+    let ids = st.syncs.iter().map(|s| s.id as usize + 1).max().unwrap_or(0);
+    let mut uses = [vec![0u32; ids], vec![0u32; ids]];
+    let mut unique = |side: usize, tag: &str, id: u32| -> String {
+        let k = &mut uses[side][id as usize];
         *k += 1;
-        if *k == 1 { base } else { format!("{base}_Reuse_{}", *k - 1) }
+        if *k == 1 { format!("{}{tag}{id}", model.name) } else { format!("{}{tag}{id}_Reuse_{}", model.name, *k - 1) }
     };
     let mut out = Vec::new();
     let node = |end: SyncEnd, id: u32, op: &str, name: String, before: bool| {
@@ -41,12 +41,12 @@ pub fn generate_sync_event_nodes(st: &SyncState<'_>) -> Vec<InsertedNode> {
     for &n in &st.order {
         for &r in sends.of(n) {
             let s = &st.syncs[r as usize];
-            let name = unique(format!("{}{send_tag}{}", model.name, s.id));
+            let name = unique(0, send_tag, s.id);
             out.push(node(s.from, s.id, send_type, name, false));
         }
         for &r in recvs.of(n) {
             let s = &st.syncs[r as usize];
-            let name = unique(format!("{}{recv_tag}{}", model.name, s.id));
+            let name = unique(1, recv_tag, s.id);
             out.push(node(s.to, s.id, recv_type, name, true));
         }
     }
