@@ -128,3 +128,16 @@ fn finding_taskless_node_behind_a_moved_node() {
     let b = model.find_node(stream_alloc::graph::GraphId::ROOT, "b").unwrap();
     assert!(alloc.stream[b].is_some());
 }
+
+/// The fourth finding: a graph whose nodes all run on no stream still reports GE's minimum of
+/// one stream; the checker took the empty stream 0 for a hole in the stream ids.
+#[test]
+fn finding_no_node_on_a_stream() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/findings/no_node_on_a_stream.json");
+    let model = stream_alloc::graph::json::load_file(&path).unwrap();
+    let alloc = stream_alloc::compile::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
+    assert_eq!(alloc.physical_count, 1);
+    assert!(alloc.stream.iter().all(Option::is_none));
+    let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+}

@@ -369,7 +369,10 @@ fn check_ids_and_streams(doc: &Doc, out: &mut Vec<Violation>) {
     if let Some(&bad) = main_only.iter().find(|&&s| u64::from(s) >= doc.physical) {
         out.push(v(5, format!("stream {bad} is not below streams.physical = {}", doc.physical)));
     }
-    if let Some(missing) = (0..doc.physical).find(|&s| !main.contains(&(s as u32))) {
+    // GE reports at least one stream (PostProcessOfSplitStreams: stream_num 0 -> 1), so a model
+    // whose nodes all run on no stream has one empty stream 0.
+    let at_ge_minimum = doc.physical == 1 && main.is_empty();
+    if let Some(missing) = (0..doc.physical).find(|&s| !at_ge_minimum && !main.contains(&(s as u32))) {
         out.push(v(5, format!("stream ids are not continuous: stream {missing} of 0..{} runs no node", doc.physical)));
     }
     let logical: BTreeSet<u32> = doc.nodes.iter().filter(|n| !n.inserted).filter_map(|n| n.logical_stream).collect();
