@@ -97,3 +97,21 @@ fn help_explains_every_option() {
     let r = bin().arg("--help").output().unwrap();
     assert!(String::from_utf8(r.stdout).unwrap().contains("allocate"));
 }
+
+#[test]
+fn a_policy_explains_its_choice_in_the_output() {
+    let out = tmp("auto.json");
+    let r = bin()
+        .args(["allocate", example("googlenet.json").to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .args(["--option", "policy=auto"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(String::from_utf8_lossy(&r.stdout).contains("policy: "));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(doc["mode"], "auto");
+    let chosen = doc["policy"]["chosen"].as_str().expect("auto names its choice");
+    let candidates = doc["policy"]["candidates"].as_array().unwrap();
+    assert!(candidates.iter().any(|c| c["policy"] == chosen));
+    assert!(doc["policy"]["why"].is_string());
+}

@@ -8,7 +8,8 @@ use clap::{Args, ValueEnum};
 
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE};
 use stream_alloc::compile::allocation::error_json_string;
-use stream_alloc::compile::{Allocation, Stage, allocate};
+use stream_alloc::compile::{Allocation, Stage, allocate, policy};
+use stream_alloc::graph::Policy;
 use stream_alloc::graph::{Model, json};
 use stream_alloc::{Error, ErrorKind};
 
@@ -126,11 +127,24 @@ pub fn run(args: AllocateArgs) -> i32 {
     }
     let json_to_stdout = args.output.is_none() && args.format == Some(OutputFormat::Json);
     let start = Instant::now();
-    let result = load_with_options(&args.graph, &args.options)
-        .and_then(|model| allocate(&model, args.stage.into()).map(|a| (model, a)));
+    // A policy other than GE's also reports why it chose what it chose (allocation JSON's
+    // `policy` object).
+    let result = load_with_options(&args.graph, &args.options).and_then(|model| {
+        if model.options.policy == Policy::Ge {
+            allocate(&model, args.stage.into()).map(|a| (model, a, None))
+        } else {
+            policy::allocate_explained(&model, args.stage.into()).map(|(a, r)| (model, a, Some(r)))
+        }
+    });
     let elapsed = start.elapsed();
     let (text, code) = match &result {
-        Ok((model, alloc)) => (alloc.to_json_string(model), EXIT_OK),
+        Ok((model, alloc, None)) => (alloc.to_json_string(model), EXIT_OK),
+        Ok((model, alloc, Some(report))) => {
+            let doc = policy::to_json_with_report(model, alloc, report);
+            let mut text = serde_json::to_string_pretty(&doc).expect("JSON values always serialise");
+            text.push('\n');
+            (text, EXIT_OK)
+        }
         Err(e) => (error_json_string(e), EXIT_ALLOC_ERROR),
     };
     if let Some(path) = &args.output {
@@ -145,9 +159,12 @@ pub fn run(args: AllocateArgs) -> i32 {
         }
     }
     match &result {
-        Ok((model, alloc)) => {
+        Ok((model, alloc, report)) => {
             if !args.quiet {
-                let s = summary(model, alloc, elapsed);
+                let mut s = summary(model, alloc, elapsed);
+                if let Some(r) = report {
+                    s.push_str(&format!("  policy: {}\n", r.to_json()));
+                }
                 if json_to_stdout { eprint!("{s}") } else { print!("{s}") }
             }
         }
