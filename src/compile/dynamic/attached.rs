@@ -3,12 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::bail;
+use crate::compile::logical::attached_stream::group_and_key;
 use crate::error::Result;
-use crate::graph::{AttachedFormat, IdVec, Model, NodeId, StreamId};
-
-/// The group v2 and v1-list entries go to (GE's `_default_stream_info_group`).
-pub const DEFAULT_GROUP: &str = "_default_stream_info_group";
+use crate::graph::{IdVec, Model, NodeId, StreamId};
 
 /// Assigns attached streams after the `main_stream_count` main streams, graph by graph in
 /// `GetAllSubgraphs` order (`AttachedResourceAssignHelper::ClassifyNodesByGroup`), skipping
@@ -35,41 +32,7 @@ pub fn run(
             }
             let main = node_stream[n].map_or(-1, |s| i64::from(s.0));
             for (i, a) in node.attrs.attached_streams.iter().enumerate() {
-                let (group, key) = match a.ge_format {
-                    AttachedFormat::V2 => {
-                        if a.required != Some(true) {
-                            continue;
-                        }
-                        let mut key = format!("{}{}", a.reuse_key, a.name);
-                        if !a.force_reuse {
-                            key.push_str(&format!("_stream_{main}"));
-                        }
-                        (DEFAULT_GROUP.to_string(), key)
-                    }
-                    AttachedFormat::V1 => {
-                        if a.policy.as_deref() != Some("group") {
-                            bail!(
-                                Failed,
-                                "node '{}': attached stream '{}' has policy {:?}; only \"group\" is supported",
-                                node.name,
-                                a.name,
-                                a.policy.as_deref().unwrap_or("")
-                            );
-                        }
-                        let group = a.group.as_deref().or(node.ge_attrs.string("group")).unwrap_or("");
-                        (group.to_string(), a.reuse_key.clone())
-                    }
-                    AttachedFormat::V1List => (DEFAULT_GROUP.to_string(), format!("{}_stream_{main}", a.reuse_key)),
-                };
-                if a.stream_num != 1 {
-                    bail!(
-                        Failed,
-                        "node '{}': attached stream '{}' asks for {} streams; one stream per entry is supported",
-                        node.name,
-                        a.name,
-                        a.stream_num
-                    );
-                }
+                let Some((group, key)) = group_and_key(node, a, main)? else { continue };
                 groups.entry(group).or_default().entry(key).or_default().push((n, i));
             }
         }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::LogicalState;
 use crate::bail;
 use crate::error::Result;
-use crate::graph::{AttachedFormat, GraphId, NodeId, StreamId};
+use crate::graph::{AttachedFormat, AttachedStreamInfo, GraphId, Node, NodeId, StreamId};
 
 /// The group v2 entries and v1 lists go to.
 pub const DEFAULT_GROUP: &str = "_default_stream_info_group";
@@ -39,6 +39,48 @@ pub fn run_all(st: &mut LogicalState<'_>) -> Result<()> {
 /// * a v1 entry (policy `group`) uses its reuse key in the node's `group`;
 /// * v1 list entries go to the default group with key + `_stream_<main stream>`.
 ///
+/// (group, reuse key) of one attached-stream entry of `node`, whose main stream is `main`
+/// (-1 for none); `None` for a v2 entry that is not `required`. Shared with the dynamic
+/// allocator's AssignAttachedResource, which keys entries the same way.
+pub fn group_and_key(node: &Node, a: &AttachedStreamInfo, main: i64) -> Result<Option<(String, String)>> {
+    let (group, key) = match a.ge_format {
+        AttachedFormat::V2 => {
+            if a.required != Some(true) {
+                return Ok(None);
+            }
+            let mut key = format!("{}{}", a.reuse_key, a.name);
+            if !a.force_reuse {
+                key.push_str(&format!("_stream_{main}"));
+            }
+            (DEFAULT_GROUP.to_string(), key)
+        }
+        AttachedFormat::V1 => {
+            if a.policy.as_deref() != Some(V1_POLICY_GROUP) {
+                bail!(
+                    Failed,
+                    "node '{}': attached stream '{}' has policy {:?}; a single _attached_stream_info must have policy \"group\"",
+                    node.name,
+                    a.name,
+                    a.policy.as_deref().unwrap_or("")
+                );
+            }
+            let group = a.group.clone().or_else(|| node.ge_attrs.string("group").map(str::to_string));
+            (group.unwrap_or_default(), a.reuse_key.clone())
+        }
+        AttachedFormat::V1List => (DEFAULT_GROUP.to_string(), format!("{}_stream_{main}", a.reuse_key)),
+    };
+    if a.stream_num != 1 {
+        bail!(
+            Failed,
+            "node '{}': attached stream '{}' asks for {} streams; exactly 1 is supported",
+            node.name,
+            a.name,
+            a.stream_num
+        );
+    }
+    Ok(Some((group, key)))
+}
+
 /// Per group (GE: unordered map; here group-name order), per key in key order, one stream id
 /// is shared by every node with that key; `next_stream` advances by the key's stream count,
 /// which must be 1. Ids therefore follow key strings, not topology, as in GE.
@@ -56,41 +98,7 @@ pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
         }
         let main = st.node_stream[n].map_or(-1, |s| i64::from(s.0));
         for (i, a) in node.attrs.attached_streams.iter().enumerate() {
-            let (group, key) = match a.ge_format {
-                AttachedFormat::V2 => {
-                    if a.required != Some(true) {
-                        continue;
-                    }
-                    let mut key = format!("{}{}", a.reuse_key, a.name);
-                    if !a.force_reuse {
-                        key.push_str(&format!("_stream_{main}"));
-                    }
-                    (DEFAULT_GROUP.to_string(), key)
-                }
-                AttachedFormat::V1 => {
-                    if a.policy.as_deref() != Some(V1_POLICY_GROUP) {
-                        bail!(
-                            Failed,
-                            "node '{}': attached stream '{}' has policy {:?}; a single _attached_stream_info must have policy \"group\"",
-                            node.name,
-                            a.name,
-                            a.policy.as_deref().unwrap_or("")
-                        );
-                    }
-                    let group = a.group.clone().or_else(|| node.ge_attrs.string("group").map(str::to_string));
-                    (group.unwrap_or_default(), a.reuse_key.clone())
-                }
-                AttachedFormat::V1List => (DEFAULT_GROUP.to_string(), format!("{}_stream_{main}", a.reuse_key)),
-            };
-            if a.stream_num != 1 {
-                bail!(
-                    Failed,
-                    "node '{}': attached stream '{}' asks for {} streams; exactly 1 is supported",
-                    node.name,
-                    a.name,
-                    a.stream_num
-                );
-            }
+            let Some((group, key)) = group_and_key(node, a, main)? else { continue };
             groups.entry(group).or_default().push(Request { node: n, entry: i, key, num: a.stream_num });
         }
     }
