@@ -48,7 +48,7 @@ fn full(doc: &Value, options: &[&str]) -> Allocation {
     assert_eq!(alloc.to_json_string(&model), again, "allocation JSON differs between runs with {options:?}");
     let sync_nodes = ["Send", "Recv", "SendNotify", "RecvNotify"];
     assert!(
-        !alloc.inserted.iter().any(|n| sync_nodes.contains(&n.op_type.as_str())),
+        !alloc.inserted.iter().any(|n| sync_nodes.contains(&n.op_type)),
         "Send/Recv nodes inserted into a dynamic graph with {options:?}"
     );
     let listed = |name: &str, key: &str| -> Vec<u64> {

@@ -111,7 +111,7 @@ impl sa_session {
                 .into_iter()
                 .map(|i| InsertedView {
                     name: lossy_cstring(&i.name),
-                    op_type: lossy_cstring(&i.op_type),
+                    op_type: lossy_cstring(i.op_type),
                     anchor: i.anchor,
                     before: i.before,
                     stream: i64::from(i.stream.0),

@@ -120,7 +120,7 @@ pub fn assign_logical(model: &Model, alloc: &mut Allocation) -> Result<u32> {
             activated.insert(stream.0);
             alloc.inserted.push(InsertedNode {
                 name: format!("{}_StreamActive_{}", node.name, created.len()),
-                op_type: "StreamActive".into(),
+                op_type: "StreamActive",
                 graph: node.graph,
                 stream,
                 logical_stream: stream,

@@ -35,7 +35,8 @@ pub struct SyncPair {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InsertedNode {
     pub name: String,
-    pub op_type: String,
+    /// Inserted nodes are GE's own operator types, so the type is never owned.
+    pub op_type: &'static str,
     pub graph: GraphId,
     /// Physical stream it runs on.
     pub stream: StreamId,

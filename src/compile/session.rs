@@ -519,7 +519,7 @@ pub struct ModelCounts {
 }
 
 fn is_sync_node(i: &InsertedNode) -> bool {
-    matches!(i.op_type.as_str(), "Send" | "Recv" | "SendNotify" | "RecvNotify")
+    matches!(i.op_type, "Send" | "Recv" | "SendNotify" | "RecvNotify")
 }
 
 /// `"phys:logic,..."` in physical order.

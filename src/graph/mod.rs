@@ -252,6 +252,9 @@ impl Model {
     /// Every node of every graph in GE's `GetAllNodes` order: each graph in topological
     /// order, with a node's subgraphs' nodes following that node (recursively).
     pub fn all_nodes(&self) -> Vec<NodeId> {
+        if self.graphs.len() == 1 {
+            return self.graphs[GraphId::ROOT].order.clone();
+        }
         let mut out = Vec::with_capacity(self.nodes.len());
         let mut stack: Vec<(GraphId, usize)> = vec![(GraphId::ROOT, 0)];
         while let Some((g, i)) = stack.pop() {
@@ -272,6 +275,9 @@ impl Model {
     /// Graphs in GE's `GetAllSubgraphs` order (root first, then depth-first by owning node).
     pub fn all_graphs(&self) -> Vec<GraphId> {
         let mut out = vec![GraphId::ROOT];
+        if self.graphs.len() == 1 {
+            return out;
+        }
         for n in self.all_nodes() {
             out.extend_from_slice(&self.nodes[n].subgraphs);
         }

@@ -348,7 +348,7 @@ pub fn split_streams_with(
     }
     for i in 0..alloc.inserted.len() {
         let ins = &alloc.inserted[i];
-        if !matches!(ins.op_type.as_str(), "Send" | "Recv" | "SendNotify" | "RecvNotify") {
+        if !matches!(ins.op_type, "Send" | "Recv" | "SendNotify" | "RecvNotify") {
             continue;
         }
         let n = ins.anchor;
@@ -363,16 +363,19 @@ pub fn split_streams_with(
     }
 
     // The split's syncs, in new-stream order, with their Send/Recv nodes.
-    let mut names: BTreeSet<String> = alloc.inserted.iter().map(|i| i.name.clone()).collect();
     let notify = alloc.sync_kind == SyncKind::Notify;
-    let mut added = 0u32;
+    let mut planned = Vec::new();
     for &(_, _, s, k) in &numbered {
         let c = cuts[s][k];
-        if !c.sync {
-            continue;
+        if c.sync {
+            let from = physical_end(alloc, streams[s][c.pos - 1].end());
+            let to = physical_end(alloc, streams[s][c.pos].end());
+            planned.push((s, from, to));
         }
-        let from = physical_end(alloc, streams[s][c.pos - 1].end());
-        let to = physical_end(alloc, streams[s][c.pos].end());
+    }
+    let mut names = SplitNames::new(model, alloc, &planned);
+    let mut added = 0u32;
+    for &(s, from, to) in &planned {
         let id = if notify { added } else { alloc.sync_count + added };
         added += 1;
         let pair = SyncPair { id, from, to };
@@ -383,21 +386,14 @@ pub fn split_streams_with(
         }
         for (end, before, kind) in [(from, false, "Send"), (to, true, "Recv")] {
             let node = &model.nodes[end.node];
-            let base = format!("{}_{kind}_{id}", model.graphs[node.graph].name);
-            let mut name = base.clone();
-            let mut k = 0;
-            while names.contains(&name) {
-                name = format!("{base}_Reuse_{k}");
-                k += 1;
-            }
-            names.insert(name.clone());
+            let name = names.take(&format!("{}_{kind}_{id}", model.graphs[node.graph].name));
             let physical = match end.attached {
                 None => alloc.stream[end.node].unwrap_or(StreamId(s as u32)),
                 Some(a) => a,
             };
             alloc.inserted.push(InsertedNode {
                 name,
-                op_type: kind.into(),
+                op_type: kind,
                 graph: node.graph,
                 stream: physical,
                 logical_stream: StreamId(s as u32),
@@ -416,6 +412,73 @@ pub fn split_streams_with(
     post_process(alloc)
 }
 
+/// Names of the split's Send/Recv nodes: `<graph>_<Send|Recv>_<id>`, with `_Reuse_<k>` (k from
+/// 0) while the name is taken. Only names that can collide with such a base are collected from
+/// the nodes inserted before, so the cost follows the split's syncs, not the graph's.
+struct SplitNames {
+    taken: BTreeSet<String>,
+}
+
+/// `s` as (text, trailing decimal number), when it ends in digits that fit a `u64`.
+fn split_number(s: &str) -> Option<(&str, u64)> {
+    let bytes = s.as_bytes();
+    let mut at = bytes.len();
+    let mut value = 0u64;
+    let mut scale = 1u64;
+    while at > 0 && bytes[at - 1].is_ascii_digit() {
+        at -= 1;
+        let digit = u64::from(bytes[at] - b'0');
+        value = value.checked_add(digit.checked_mul(scale)?)?;
+        scale = scale.saturating_mul(10);
+    }
+    (at < bytes.len()).then(|| (&s[..at], value))
+}
+
+impl SplitNames {
+    fn new(model: &Model, alloc: &Allocation, planned: &[(usize, SyncEnd, SyncEnd)]) -> Self {
+        let mut bases: BTreeSet<String> = BTreeSet::new();
+        let first = if alloc.sync_kind == SyncKind::Notify { 0 } else { alloc.sync_count };
+        for (k, &(_, from, to)) in planned.iter().enumerate() {
+            let id = first + k as u32;
+            for (end, kind) in [(from, "Send"), (to, "Recv")] {
+                bases.insert(format!("{}_{kind}_{id}", model.graphs[model.nodes[end.node].graph].name));
+            }
+        }
+        let mut taken = BTreeSet::new();
+        let ids = u64::from(first)..u64::from(first) + planned.len() as u64;
+        if !bases.is_empty() {
+            for i in &alloc.inserted {
+                // A sync node this pipeline named ends its base name in its own sync id: one
+                // outside the split's ids cannot collide, and its name need not be read.
+                let ours = matches!(i.op_type, "Send" | "Recv" | "SendNotify" | "RecvNotify");
+                if ours && i.sync_id.is_some_and(|id| !ids.contains(&u64::from(id))) {
+                    continue;
+                }
+                let mut base = i.name.as_str();
+                if let Some((head, _)) = split_number(base).filter(|(h, _)| h.ends_with("_Reuse_")) {
+                    base = &head[..head.len() - "_Reuse_".len()];
+                }
+                // Cheap test first: a base ends in one of the split's ids.
+                if split_number(base).is_some_and(|(_, id)| ids.contains(&id)) && bases.contains(base) {
+                    taken.insert(i.name.clone());
+                }
+            }
+        }
+        SplitNames { taken }
+    }
+
+    fn take(&mut self, base: &str) -> String {
+        let mut name = base.to_string();
+        let mut k = 0;
+        while self.taken.contains(&name) {
+            name = format!("{base}_Reuse_{k}");
+            k += 1;
+        }
+        self.taken.insert(name.clone());
+        name
+    }
+}
+
 /// Cut points of every stream: GE's loop under `compat=ge`, else [`plan::min_sync`] (falling
 /// back to GE's loop where no plan keeps every piece within the limit).
 fn plan_all(
@@ -426,33 +489,8 @@ fn plan_all(
 ) -> Result<Vec<Vec<Cut>>> {
     let compat = model.options.compat_ge;
     let reserve = u64::from(RESERVED_TASKS);
-
-    // Position of every sync end in its stream, and the syncs at each end, for the default plan.
-    let mut pos_main: IdVec<NodeId, Option<(u32, u32)>> = IdVec::filled(model.nodes.len(), None);
-    let mut pos_attached: BTreeMap<(NodeId, StreamId), (u32, u32)> = BTreeMap::new();
-    let mut outs: BTreeMap<SyncEnd, Vec<SyncEnd>> = BTreeMap::new();
-    let mut ins: BTreeMap<SyncEnd, Vec<SyncEnd>> = BTreeMap::new();
-    if !compat {
-        for (s, entries) in streams.iter().enumerate() {
-            for (p, e) in entries.iter().enumerate() {
-                let at = (s as u32, p as u32);
-                match e.attached {
-                    None => pos_main[e.node] = Some(at),
-                    Some(a) => {
-                        pos_attached.insert((e.node, a), at);
-                    }
-                }
-            }
-        }
-        for p in &alloc.syncs {
-            outs.entry(p.from).or_default().push(p.to);
-            ins.entry(p.to).or_default().push(p.from);
-        }
-    }
-    let pos = |end: &SyncEnd| match end.attached {
-        None => pos_main[end.node],
-        Some(a) => pos_attached.get(&(end.node, a)).copied(),
-    };
+    // Built on the first stream that needs cutting (most streams of most graphs fit).
+    let mut orders: Option<SyncOrders> = None;
 
     let mut all = Vec::with_capacity(streams.len());
     for (s, entries) in streams.iter().enumerate() {
@@ -497,31 +535,125 @@ fn plan_all(
             depth += inside[p];
             *f |= depth > 0;
         }
-        // A cut at p is free when p - 1 signals some node v that is at or before a node w on
-        // the same stream that signals p.
-        let free: Vec<bool> = (0..entries.len())
-            .map(|p| {
-                if p == 0 {
-                    return false;
-                }
-                let mut first_wait: BTreeMap<u32, u32> = BTreeMap::new();
-                for v in outs.get(&entries[p - 1].end()).map_or(&[][..], Vec::as_slice) {
-                    if let Some((t, i)) = pos(v) {
-                        first_wait.entry(t).and_modify(|x| *x = (*x).min(i)).or_insert(i);
-                    }
-                }
-                ins.get(&entries[p].end())
-                    .map_or(&[][..], Vec::as_slice)
-                    .iter()
-                    .any(|w| pos(w).is_some_and(|(t, i)| first_wait.get(&t).is_some_and(|&v| v <= i)))
-            })
-            .collect();
-        match plan::min_sync(&c, &forbidden, &free, cap) {
+        let orders = orders.get_or_insert_with(|| SyncOrders::new(model, alloc, streams));
+        let mut free = |p: usize| p > 0 && orders.orders(entries[p - 1].end(), entries[p].end());
+        match plan::min_sync(&c, &forbidden, &mut free, cap) {
             Some(cuts) => all.push(cuts),
             None => all.push(plan::ge_greedy(&c, &forbidden, &labels, cap)),
         }
     }
     Ok(all)
+}
+
+/// The logical syncs by end and the place of every end in its stream: enough to ask whether
+/// existing syncs already order two neighbours of a stream.
+struct SyncOrders {
+    /// Place (stream, position) of each node's main-stream entry.
+    pos_main: IdVec<NodeId, Option<(u32, u32)>>,
+    pos_attached: BTreeMap<(NodeId, StreamId), (u32, u32)>,
+    /// Receivers of the syncs each main-stream end sends, and senders of those it receives
+    /// (CSR by node); ends on attached streams are rare and kept in maps.
+    main_outs: Csr,
+    main_ins: Csr,
+    attached_outs: BTreeMap<SyncEnd, Vec<SyncEnd>>,
+    attached_ins: BTreeMap<SyncEnd, Vec<SyncEnd>>,
+}
+
+/// Lists of sync ends per node.
+struct Csr {
+    start: Vec<u32>,
+    list: Vec<SyncEnd>,
+}
+
+impl Csr {
+    fn build(nodes: usize, pairs: impl Iterator<Item = (NodeId, SyncEnd)> + Clone) -> Self {
+        let mut start = vec![0u32; nodes + 1];
+        for (n, _) in pairs.clone() {
+            start[n.index() + 1] += 1;
+        }
+        for i in 0..nodes {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![SyncEnd { node: NodeId(0), attached: None }; start[nodes] as usize];
+        for (n, end) in pairs {
+            list[fill[n.index()] as usize] = end;
+            fill[n.index()] += 1;
+        }
+        Csr { start, list }
+    }
+
+    fn of(&self, n: NodeId) -> &[SyncEnd] {
+        &self.list[self.start[n.index()] as usize..self.start[n.index() + 1] as usize]
+    }
+}
+
+impl SyncOrders {
+    fn new(model: &Model, alloc: &Allocation, streams: &[Vec<Entry>]) -> Self {
+        let mut pos_main: IdVec<NodeId, Option<(u32, u32)>> = IdVec::filled(model.nodes.len(), None);
+        let mut pos_attached = BTreeMap::new();
+        for (s, entries) in streams.iter().enumerate() {
+            for (p, e) in entries.iter().enumerate() {
+                let at = (s as u32, p as u32);
+                match e.attached {
+                    None => pos_main[e.node] = Some(at),
+                    Some(a) => {
+                        pos_attached.insert((e.node, a), at);
+                    }
+                }
+            }
+        }
+        let nodes = model.nodes.len();
+        let syncs = &alloc.syncs;
+        let main_outs =
+            Csr::build(nodes, syncs.iter().filter(|p| p.from.attached.is_none()).map(|p| (p.from.node, p.to)));
+        let main_ins = Csr::build(nodes, syncs.iter().filter(|p| p.to.attached.is_none()).map(|p| (p.to.node, p.from)));
+        let mut attached_outs: BTreeMap<SyncEnd, Vec<SyncEnd>> = BTreeMap::new();
+        let mut attached_ins: BTreeMap<SyncEnd, Vec<SyncEnd>> = BTreeMap::new();
+        for p in syncs {
+            if p.from.attached.is_some() {
+                attached_outs.entry(p.from).or_default().push(p.to);
+            }
+            if p.to.attached.is_some() {
+                attached_ins.entry(p.to).or_default().push(p.from);
+            }
+        }
+        SyncOrders { pos_main, pos_attached, main_outs, main_ins, attached_outs, attached_ins }
+    }
+
+    fn pos(&self, end: SyncEnd) -> Option<(u32, u32)> {
+        match end.attached {
+            None => self.pos_main[end.node],
+            Some(a) => self.pos_attached.get(&(end.node, a)).copied(),
+        }
+    }
+
+    fn outs(&self, end: SyncEnd) -> &[SyncEnd] {
+        match end.attached {
+            None => self.main_outs.of(end.node),
+            Some(_) => self.attached_outs.get(&end).map_or(&[][..], Vec::as_slice),
+        }
+    }
+
+    fn ins(&self, end: SyncEnd) -> &[SyncEnd] {
+        match end.attached {
+            None => self.main_ins.of(end.node),
+            Some(_) => self.attached_ins.get(&end).map_or(&[][..], Vec::as_slice),
+        }
+    }
+
+    /// Do existing syncs order `a` before `b`? True when `a` signals some node v at or before a
+    /// node w on v's stream that signals `b`: a cut between them then needs no sync of its own.
+    fn orders(&self, a: SyncEnd, b: SyncEnd) -> bool {
+        let waits = self.outs(a);
+        if waits.is_empty() {
+            return false;
+        }
+        self.ins(b)
+            .iter()
+            .filter_map(|&w| self.pos(w))
+            .any(|(t, i)| waits.iter().filter_map(|&v| self.pos(v)).any(|(tv, iv)| tv == t && iv <= i))
+    }
 }
 
 /// `PostProcessOfSplitStreams`: at least one stream. Nodes with tasks already moved to stream 0

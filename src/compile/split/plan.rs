@@ -121,10 +121,10 @@ fn backward(prefix: &[u64], forbidden: &[bool], cap: u64) -> Option<Vec<usize>> 
 
 /// The default plan: as few pieces as GE's greedy needs (the minimum for cut points in order),
 /// each cut chosen inside the window every minimum plan allows, preferring a point where `free`
-/// says an existing sync already orders the pieces, else the latest allowed point (most room for
+/// says an existing sync already orders the pieces (asked lazily: only points inside a window), else the latest allowed point (most room for
 /// the next piece). `None` when some piece cannot stay within `cap` (a node alone over the limit,
 /// or forbidden cut points): the caller falls back to GE's loop.
-pub fn min_sync(c: &[u64], forbidden: &[bool], free: &[bool], cap: u64) -> Option<Vec<Cut>> {
+pub fn min_sync(c: &[u64], forbidden: &[bool], free: &mut dyn FnMut(usize) -> bool, cap: u64) -> Option<Vec<Cut>> {
     let (latest, overflow) = forward(c, forbidden, cap);
     if overflow {
         return None;
@@ -154,13 +154,17 @@ pub fn min_sync(c: &[u64], forbidden: &[bool], free: &[bool], cap: u64) -> Optio
                 continue;
             }
             fallback.get_or_insert(q);
-            if free[q] {
+            if free(q) {
                 chosen = Some(q);
                 break;
             }
         }
-        let q = chosen.or(fallback)?;
-        cuts.push(Cut { pos: q, trigger: q, sync: !free[q] });
+        let (q, sync) = match (chosen, fallback) {
+            (Some(q), _) => (q, false),
+            (None, Some(q)) => (q, true),
+            (None, None) => return None,
+        };
+        cuts.push(Cut { pos: q, trigger: q, sync });
         prev = q;
     }
     (prefix[m] - prefix[prev] <= cap).then_some(cuts)
@@ -198,31 +202,31 @@ mod tests {
     fn min_sync_prefers_free_points_within_the_window() {
         // 10 nodes of 1 task, cap 6: two pieces; any cut in [4, 6] works.
         let c = vec![1u64; 10];
-        let mut free = vec![false; 10];
+        let mut free = [false; 10];
         free[5] = true;
-        let cuts = min_sync(&c, &[false; 10], &free, 6).unwrap();
+        let cuts = min_sync(&c, &[false; 10], &mut |q| free[q], 6).unwrap();
         assert_eq!(cuts, vec![Cut { pos: 5, trigger: 5, sync: false }]);
-        let cuts = min_sync(&c, &[false; 10], &[false; 10], 6).unwrap();
+        let cuts = min_sync(&c, &[false; 10], &mut |_| false, 6).unwrap();
         assert_eq!(cuts, vec![Cut { pos: 6, trigger: 6, sync: true }]);
         // Free point outside the window is not taken.
-        let mut free = vec![false; 10];
+        let mut free = [false; 10];
         free[2] = true;
-        assert_eq!(min_sync(&c, &[false; 10], &free, 6).unwrap()[0].pos, 6);
+        assert_eq!(min_sync(&c, &[false; 10], &mut |q| free[q], 6).unwrap()[0].pos, 6);
     }
 
     #[test]
     fn min_sync_gives_up_on_overflow() {
-        assert_eq!(min_sync(&[1, 9, 1], &[false; 3], &[false; 3], 5), None);
+        assert_eq!(min_sync(&[1, 9, 1], &[false; 3], &mut |_| false, 5), None);
         let mut forbidden = vec![false; 10];
         forbidden[1..].iter_mut().for_each(|f| *f = true);
-        assert_eq!(min_sync(&[1; 10], &forbidden, &[false; 10], 5), None);
+        assert_eq!(min_sync(&[1; 10], &forbidden, &mut |_| false, 5), None);
     }
 
     #[test]
     fn min_sync_piece_count_is_minimal() {
         let c: Vec<u64> = (0..500).map(|i| 1 + (i * 7 % 5) as u64).collect();
         let (latest, _) = forward(&c, &[false; 500], 50);
-        let cuts = min_sync(&c, &[false; 500], &[false; 500], 50).unwrap();
+        let cuts = min_sync(&c, &[false; 500], &mut |_| false, 50).unwrap();
         assert_eq!(cuts.len(), latest.len());
         assert!(pieces(&c, &cuts).iter().all(|&p| p <= 50));
     }
