@@ -26,7 +26,7 @@ fn logical_lists_by_label_switch_and_loop() {
     assert_eq!(list(&m, &a, "act"), vec![1]);
     assert_eq!(list(&m, &a, "sw"), vec![5]);
     assert_eq!(a.inserted.len(), 1);
-    assert_eq!((a.inserted[0].name.as_str(), a.inserted[0].stream), ("sw_StreamActive_0", StreamId(5)));
+    assert_eq!((a.inserted[0].name(&m).as_ref(), a.inserted[0].stream), ("sw_StreamActive_0", StreamId(5)));
     assert_eq!(a.inserted_activations, vec![(0, vec![StreamId(2), StreamId(3)])]);
     // The loop starts every stream nobody else activates, except its own.
     assert_eq!(list(&m, &a, "loop"), vec![4]);

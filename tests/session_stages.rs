@@ -149,9 +149,9 @@ fn send_recv_nodes_appear_only_after_generation() {
         let info = s.node_info(i.anchor).unwrap();
         let id = i.sync_id.unwrap();
         if i.before {
-            assert!(info.recv.contains(&id), "{} waits before its anchor", i.name);
+            assert!(info.recv.contains(&id), "{} waits before its anchor", i.name(s.model()));
         } else {
-            assert!(info.send.contains(&id), "{} records after its anchor", i.name);
+            assert!(info.send.contains(&id), "{} records after its anchor", i.name(s.model()));
         }
     }
 }

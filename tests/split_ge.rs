@@ -74,9 +74,9 @@ fn chain_of_three_task_nodes_splits_at_the_333rd_node() {
             vec![SyncPair { id: 0, from: SyncEnd::main(id(&m, "a331")), to: SyncEnd::main(id(&m, "a332")) }]
         );
         assert_eq!((a.sync_count, a.split_event_count), (1, 1));
-        let names: Vec<(&str, u32, bool)> =
-            a.inserted.iter().map(|i| (i.name.as_str(), i.stream.0, i.before)).collect();
-        assert_eq!(names, vec![("g_Send_0", 0, false), ("g_Recv_0", 1, true)]);
+        let names: Vec<(String, u32, bool)> =
+            a.inserted.iter().map(|i| (i.name(&m).into_owned(), i.stream.0, i.before)).collect();
+        assert_eq!(names, vec![("g_Send_0".into(), 0, false), ("g_Recv_0".into(), 1, true)]);
         assert!(a.huge_streams.is_empty());
     }
 }

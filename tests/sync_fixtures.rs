@@ -79,8 +79,8 @@ fn fixtures_produce_expected_pairs_and_counts() {
             }
             if mode == "default" {
                 if let Some(ins) = expect.get("inserted").and_then(Value::as_array) {
-                    let got: Vec<&str> = alloc.inserted.iter().map(|i| i.name.as_str()).collect();
-                    let want: Vec<&str> = ins.iter().map(|v| v.as_str().unwrap()).collect();
+                    let got: Vec<String> = alloc.inserted.iter().map(|i| i.name(&m).into_owned()).collect();
+                    let want: Vec<String> = ins.iter().map(|v| v.as_str().unwrap().to_string()).collect();
                     assert_eq!(got, want, "{name}: inserted nodes");
                 }
             }

@@ -35,7 +35,7 @@ fn notify_limit_is_a_limit_error() {
     let a = allocate_from_preassigned(&m, Stage::Sync).unwrap();
     assert_eq!(a.sync_count, 1024);
     assert_eq!(a.inserted[0].op_type, "SendNotify");
-    assert_eq!(a.inserted[0].name, "ladder_Send_Notify_0");
+    assert_eq!(a.inserted[0].name(&m), "ladder_Send_Notify_0");
     assert!(verify::check(&m, &a.to_json(&m)).ok());
 }
 

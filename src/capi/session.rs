@@ -110,7 +110,7 @@ impl sa_session {
                 .inserted_nodes()?
                 .into_iter()
                 .map(|i| InsertedView {
-                    name: lossy_cstring(&i.name),
+                    name: lossy_cstring(&i.name(s.model())),
                     op_type: lossy_cstring(i.op_type),
                     anchor: i.anchor,
                     before: i.before,

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::allocation::{Allocation, InsertedNode};
+use super::allocation::{Allocation, InsertedNode, Naming};
 use crate::bail;
 use crate::error::Result;
 use crate::graph::{GraphId, Model, NodeId, StreamId};
@@ -119,7 +119,7 @@ pub fn assign_logical(model: &Model, alloc: &mut Allocation) -> Result<u32> {
             space += 1;
             activated.insert(stream.0);
             alloc.inserted.push(InsertedNode {
-                name: format!("{}_StreamActive_{}", node.name, created.len()),
+                naming: Naming::Given(format!("{}_StreamActive_{}", node.name, created.len())),
                 op_type: "StreamActive",
                 graph: node.graph,
                 stream,
@@ -239,7 +239,7 @@ pub fn check_stream_actived(model: &Model, alloc: &Allocation) -> Result<()> {
     for (i, list) in &alloc.inserted_activations {
         let ins = &alloc.inserted[*i];
         if list.contains(&ins.stream) {
-            bail!(Failed, "node \"{}\" activates its own stream {}", ins.name, ins.stream);
+            bail!(Failed, "node \"{}\" activates its own stream {}", ins.name(model), ins.stream);
         }
     }
     Ok(())

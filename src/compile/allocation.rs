@@ -1,5 +1,7 @@
 //! The result of the pipeline and its allocation JSON v1 form (shared/spec/allocation-json.md).
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value, json};
 
 use crate::error::Error;
@@ -34,7 +36,8 @@ pub struct SyncPair {
 /// A node the pipeline inserted (Send, Recv, SendNotify, RecvNotify, StreamActive).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InsertedNode {
-    pub name: String,
+    /// How the node is named; [`InsertedNode::name`] writes the name out.
+    pub naming: Naming,
     /// Inserted nodes are GE's own operator types, so the type is never owned.
     pub op_type: &'static str,
     pub graph: GraphId,
@@ -48,6 +51,71 @@ pub struct InsertedNode {
     pub before: bool,
     /// `event_id` / `notify_id` for sync nodes.
     pub sync_id: Option<u32>,
+}
+
+/// The name of an inserted node. Sync nodes are named by GE's rule from their type and id,
+/// so they keep only what varies and write the name out on demand: a dense graph inserts
+/// millions of them, and owning a string each was a large share of the pipeline's time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Naming {
+    /// A name of its own.
+    Given(String),
+    /// `<graph>_<Send|Recv>[_Notify]_<sync_id>`, the tag following the node's type, then
+    /// `_Reuse_<reuse>` when the base name was taken before.
+    Sync { graph: GraphId, reuse: Option<u32> },
+}
+
+impl InsertedNode {
+    /// The node's name (GE's `Send`/`Recv` naming for sync nodes).
+    pub fn name<'a>(&'a self, model: &Model) -> Cow<'a, str> {
+        match &self.naming {
+            Naming::Given(name) => Cow::Borrowed(name),
+            Naming::Sync { graph, reuse } => Cow::Owned(sync_node_name(
+                &model.graphs[*graph].name,
+                sync_tag(self.op_type),
+                self.sync_id.unwrap_or(0),
+                *reuse,
+            )),
+        }
+    }
+}
+
+/// The name tag of a sync node type.
+pub(crate) fn sync_tag(op_type: &str) -> &'static str {
+    match op_type {
+        "SendNotify" => "_Send_Notify_",
+        "RecvNotify" => "_Recv_Notify_",
+        "Recv" => "_Recv_",
+        _ => "_Send_",
+    }
+}
+
+/// `<graph><tag><id>`, then `_Reuse_<reuse>`: written digit by digit rather than through
+/// `format!`, which dominated name-heavy outputs.
+pub(crate) fn sync_node_name(graph: &str, tag: &str, id: u32, reuse: Option<u32>) -> String {
+    let mut name = String::with_capacity(graph.len() + tag.len() + 20);
+    name.push_str(graph);
+    name.push_str(tag);
+    push_decimal(&mut name, id);
+    if let Some(reuse) = reuse {
+        name.push_str("_Reuse_");
+        push_decimal(&mut name, reuse);
+    }
+    name
+}
+
+fn push_decimal(s: &mut String, mut v: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    s.push_str(std::str::from_utf8(&digits[i..]).expect("ASCII digits"));
 }
 
 /// How far the pipeline ran.
@@ -194,7 +262,7 @@ impl Allocation {
         }
         let inserted_json = |ins: &InsertedNode| {
             let mut m = Map::new();
-            m.insert("name".into(), json!(ins.name));
+            m.insert("name".into(), json!(ins.name(model)));
             m.insert("graph".into(), json!(model.graph_label(ins.graph)));
             m.insert("logical_stream".into(), json!(ins.logical_stream.0));
             m.insert("stream".into(), json!(ins.stream.0));
@@ -254,7 +322,7 @@ impl Allocation {
             .collect();
         activations.extend(self.inserted_activations.iter().filter_map(|(i, s)| {
             let ins = self.inserted.get(*i)?;
-            Some(json!({"node": ins.name, "streams": s.iter().map(|s| s.0).collect::<Vec<_>>()}))
+            Some(json!({"node": ins.name(model), "streams": s.iter().map(|s| s.0).collect::<Vec<_>>()}))
         }));
         let attached: Vec<Value> = model
             .all_nodes()
@@ -311,4 +379,23 @@ pub fn error_json_string(e: &Error) -> String {
     let mut s = serde_json::to_string_pretty(&error_json(e)).expect("JSON values always serialise");
     s.push('\n');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{sync_node_name, sync_tag};
+
+    #[test]
+    fn sync_names_follow_ge() {
+        for (id, reuse) in [(0, None), (7, None), (10, Some(0)), (u32::MAX, Some(12)), (1_000_000, None)] {
+            let expected = match reuse {
+                None => format!("g_Send_{id}"),
+                Some(k) => format!("g_Send_{id}_Reuse_{k}"),
+            };
+            assert_eq!(sync_node_name("g", sync_tag("Send"), id, reuse), expected);
+        }
+        assert_eq!(sync_node_name("m", sync_tag("RecvNotify"), 3, Some(1)), "m_Recv_Notify_3_Reuse_1");
+        assert_eq!(sync_node_name("m", sync_tag("SendNotify"), 3, None), "m_Send_Notify_3");
+        assert_eq!(sync_node_name("m", sync_tag("Recv"), 42, None), "m_Recv_42");
+    }
 }

@@ -13,7 +13,7 @@ pub mod plan;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::activate::{self, SUBGRAPH_FIRST_ACTIVE, SplitPieces};
-use super::allocation::{Allocation, InsertedNode, SyncEnd, SyncPair};
+use super::allocation::{Allocation, InsertedNode, Naming, SyncEnd, SyncPair};
 use crate::bail;
 use crate::error::Result;
 use crate::graph::engines::names;
@@ -386,13 +386,13 @@ pub fn split_streams_with(
         }
         for (end, before, kind) in [(from, false, "Send"), (to, true, "Recv")] {
             let node = &model.nodes[end.node];
-            let name = names.take(&format!("{}_{kind}_{id}", model.graphs[node.graph].name));
+            let reuse = names.take(&format!("{}_{kind}_{id}", model.graphs[node.graph].name));
             let physical = match end.attached {
                 None => alloc.stream[end.node].unwrap_or(StreamId(s as u32)),
                 Some(a) => a,
             };
             alloc.inserted.push(InsertedNode {
-                name,
+                naming: Naming::Sync { graph: node.graph, reuse },
                 op_type: kind,
                 graph: node.graph,
                 stream: physical,
@@ -454,28 +454,31 @@ impl SplitNames {
                 if ours && i.sync_id.is_some_and(|id| !ids.contains(&u64::from(id))) {
                     continue;
                 }
-                let mut base = i.name.as_str();
+                let name = i.name(model);
+                let mut base = name.as_ref();
                 if let Some((head, _)) = split_number(base).filter(|(h, _)| h.ends_with("_Reuse_")) {
                     base = &head[..head.len() - "_Reuse_".len()];
                 }
                 // Cheap test first: a base ends in one of the split's ids.
                 if split_number(base).is_some_and(|(_, id)| ids.contains(&id)) && bases.contains(base) {
-                    taken.insert(i.name.clone());
+                    taken.insert(name.to_string());
                 }
             }
         }
         SplitNames { taken }
     }
 
-    fn take(&mut self, base: &str) -> String {
+    /// Takes the first free name of `base`; returns its `_Reuse_` number, if any.
+    fn take(&mut self, base: &str) -> Option<u32> {
         let mut name = base.to_string();
-        let mut k = 0;
+        let mut reuse = None;
         while self.taken.contains(&name) {
+            let k = reuse.map_or(0, |k| k + 1);
             name = format!("{base}_Reuse_{k}");
-            k += 1;
+            reuse = Some(k);
         }
-        self.taken.insert(name.clone());
-        name
+        self.taken.insert(name);
+        reuse
     }
 }
 
