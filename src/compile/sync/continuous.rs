@@ -2,46 +2,127 @@
 //! runtime wants ids `0..n-1`; GE numbers them by first appearance in the send lists, walking
 //! nodes in execution order, main syncs first and attached-stream syncs after.
 
-use std::collections::BTreeSet;
+use std::collections::HashMap;
 
-use super::SyncState;
+use super::{RawSync, SyncState};
 
-/// Renumbers the kept syncs of one phase from `base`, by first appearance in send order; pairs
-/// that shared an id keep sharing it. Returns the next free id.
-fn renumber(st: &mut SyncState<'_>, attached_phase: bool, base: u32) -> u32 {
-    let mut map: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
-    let mut next = base;
-    let sends = st.send_lists();
-    for &n in &st.order {
-        for &r in sends.of(n) {
-            let s = &mut st.syncs[r as usize];
-            if !s.alive || s.attached_phase != attached_phase {
-                continue;
-            }
-            let new = *map.entry(s.id).or_insert_with(|| {
-                next += 1;
-                next - 1
-            });
-            s.id = new;
+const NONE: u32 = u32::MAX;
+
+/// Kept syncs in GE's send-list walk: by the sender's execution position, then insertion order.
+/// Insertion walks senders in execution order, so this is usually insertion order itself, which
+/// one pass confirms; otherwise a stable counting sort by position.
+pub(super) fn send_order(st: &SyncState<'_>) -> Vec<u32> {
+    let mut last = 0u32;
+    let mut sorted = true;
+    let mut out = Vec::with_capacity(st.syncs.len());
+    for (r, s) in st.syncs.iter().enumerate() {
+        if s.alive {
+            let p = st.pos[s.from.node];
+            sorted &= p >= last;
+            last = p;
+            out.push(r as u32);
         }
     }
-    next
+    if sorted {
+        return out;
+    }
+    let mut start = vec![0u32; st.order.len() + 1];
+    for &r in &out {
+        start[st.pos[st.syncs[r as usize].from.node] as usize + 1] += 1;
+    }
+    for i in 0..st.order.len() {
+        start[i + 1] += start[i];
+    }
+    let mut sorted_out = vec![0u32; out.len()];
+    for &r in &out {
+        let slot = &mut start[st.pos[st.syncs[r as usize].from.node] as usize];
+        sorted_out[*slot as usize] = r;
+        *slot += 1;
+    }
+    sorted_out
+}
+
+/// Old id → new id. Ids are dense after every step except `_event_multiplexing`, whose
+/// declared ids may be anything: those go through a hash map (lookups only, never iterated).
+enum IdMap {
+    Dense(Vec<u32>),
+    Sparse(HashMap<u32, u32>),
+}
+
+impl IdMap {
+    /// Largest kept id.
+    fn max_id(syncs: &[RawSync]) -> usize {
+        syncs.iter().filter(|s| s.alive).map(|s| s.id as usize).max().unwrap_or(0)
+    }
+
+    fn new(max: usize, syncs: usize) -> Self {
+        if max <= 4 * syncs + 1024 { IdMap::Dense(vec![NONE; max + 1]) } else { IdMap::Sparse(HashMap::new()) }
+    }
+
+    /// The id mapped to `old`, taking `*next` (and advancing it) on first sight.
+    #[inline]
+    fn get(&mut self, old: u32, next: &mut u32) -> u32 {
+        let slot = match self {
+            IdMap::Dense(v) => &mut v[old as usize],
+            IdMap::Sparse(m) => m.entry(old).or_insert(NONE),
+        };
+        if *slot == NONE {
+            *slot = *next;
+            *next += 1;
+        }
+        *slot
+    }
+}
+
+/// Renumbers the kept syncs by first appearance in send order, pairs that shared an id keeping
+/// it shared: main syncs from 0 (when `main`), attached-stream syncs from `attached_base`, or
+/// right after the main ids when `None`. Returns the next free id.
+fn renumber(st: &mut SyncState<'_>, main: bool, attached_base: Option<u32>) -> u32 {
+    let order = send_order(st);
+    let (max, len) = (IdMap::max_id(&st.syncs), st.syncs.len());
+    let mut main_map = if main { Some(IdMap::new(max, len)) } else { None };
+    let mut att_map: Option<IdMap> = None;
+    let (mut next_main, mut next_att) = (0u32, 0u32);
+    for &r in &order {
+        let s = &mut st.syncs[r as usize];
+        if s.attached_phase {
+            // Built on first use: most graphs have no attached-stream syncs.
+            let map = att_map.get_or_insert_with(|| IdMap::new(max, len));
+            s.id = map.get(s.id, &mut next_att);
+        } else if let Some(map) = main_map.as_mut() {
+            s.id = map.get(s.id, &mut next_main);
+        }
+    }
+    let base = attached_base.unwrap_or(next_main);
+    if att_map.is_some() && base != 0 {
+        for &r in &order {
+            let s = &mut st.syncs[r as usize];
+            if s.attached_phase {
+                s.id += base;
+            }
+        }
+    }
+    base + next_att
 }
 
 /// Renumbers every kept sync densely: main syncs from 0, attached-stream syncs after them.
 /// Returns the number of distinct ids.
 pub fn refresh_continuous_events(st: &mut SyncState<'_>) -> u32 {
-    let main = renumber(st, false, 0);
-    renumber(st, true, main)
+    renumber(st, true, None)
 }
 
 /// Numbers only the attached-stream syncs, after `main_count` main ids that are already final
 /// (GE numbers the attached maps after the multi-dims reuse of the main ones).
 pub fn refresh_continuous_events_keep_main(st: &mut SyncState<'_>, main_count: u32) -> u32 {
-    renumber(st, true, main_count)
+    renumber(st, false, Some(main_count))
 }
 
 /// Number of distinct ids in use.
 pub fn distinct_ids(st: &SyncState<'_>) -> u32 {
-    st.alive().map(|(_, s)| s.id).collect::<BTreeSet<_>>().len() as u32
+    let mut seen = IdMap::new(IdMap::max_id(&st.syncs), st.syncs.len());
+    let mut n = 0u32;
+    for (_, s) in st.alive() {
+        seen.get(s.id, &mut n);
+    }
+    n
 }
