@@ -147,13 +147,29 @@ pub fn insert_sync_events(st: &mut SyncState<'_>) -> Result<()> {
             // GE walks out data anchors before out control anchors.
             let out = model.adjacency.out_edges(cur);
             let mut has_control = false;
+            // `insert_one` for data edges, its common case inlined: a receiver with a stream
+            // and no stream label.
+            let cur_stream = st.stream[cur];
+            let enter = st.facts.has(cur, NodeFacts::ENTER);
             for &e in out {
                 let edge = &model.edges[e];
-                if edge.kind == EdgeKind::Data {
-                    insert_one(st, &act, cur, edge.dst)?;
-                } else {
+                if edge.kind != EdgeKind::Data {
                     has_control = true;
+                    continue;
                 }
+                let next = edge.dst;
+                let next_stream = st.stream[next];
+                if next_stream == cur_stream || enter {
+                    if next_stream != cur_stream {
+                        insert_one(st, &act, cur, next)?;
+                    }
+                    continue;
+                }
+                if next_stream.is_none() || st.facts.has(next, NodeFacts::LABEL) {
+                    insert_one(st, &act, cur, next)?;
+                    continue;
+                }
+                st.add(SyncEnd::main(cur), SyncEnd::main(next), false);
             }
             if has_control {
                 for &e in out {

@@ -25,6 +25,8 @@ pub struct Points {
     /// Index of the point among the points of its stream.
     pub seq: Vec<u32>,
     pub stream_count: usize,
+    /// Point of each node's main stream, by node id (`u32::MAX` without one).
+    pub main: Vec<u32>,
 }
 
 impl Points {
@@ -32,17 +34,27 @@ impl Points {
         let mut start = Vec::with_capacity(st.order.len() + 1);
         let mut stream = Vec::with_capacity(st.order.len());
         let mut seq = Vec::with_capacity(st.order.len());
+        let mut main = vec![NONE; st.model.nodes.len()];
         let mut next_seq = vec![0u32; st.stream_count as usize];
+        let mut push = |stream: &mut Vec<u32>, s: u32| {
+            stream.push(s);
+            seq.push(next_seq[s as usize]);
+            next_seq[s as usize] += 1;
+        };
         for &n in &st.order {
             start.push(stream.len() as u32);
-            for s in st.stream[n].iter().chain(st.attached[n].iter()) {
-                stream.push(s.0);
-                seq.push(next_seq[s.index()]);
-                next_seq[s.index()] += 1;
+            if let Some(s) = st.stream[n] {
+                main[n.index()] = stream.len() as u32;
+                push(&mut stream, s.0);
+            }
+            if st.has_attached {
+                for s in st.attached[n].iter() {
+                    push(&mut stream, s.0);
+                }
             }
         }
         start.push(stream.len() as u32);
-        Points { start, stream, seq, stream_count: st.stream_count as usize }
+        Points { start, stream, seq, stream_count: st.stream_count as usize, main }
     }
 
     pub fn len(&self) -> usize {
@@ -54,13 +66,16 @@ impl Points {
     }
 
     /// The point of a sync end, if the end runs on a stream.
+    #[inline]
     pub fn of(&self, st: &SyncState<'_>, end: SyncEnd) -> Option<u32> {
-        let p = st.pos[end.node] as usize;
-        let base = self.start[p];
-        let has_main = st.stream[end.node].is_some();
         match end.attached {
-            None => has_main.then_some(base),
+            None => {
+                let p = self.main[end.node.index()];
+                (p != NONE).then_some(p)
+            }
             Some(a) => {
+                let base = self.start[st.pos[end.node] as usize];
+                let has_main = self.main[end.node.index()] != NONE;
                 let i = st.attached[end.node].iter().position(|&x| x == a)?;
                 Some(base + u32::from(has_main) + i as u32)
             }
@@ -191,6 +206,8 @@ pub(super) struct PairIndex {
     pub in_start: Vec<u32>,
     /// Raw sync ids, grouped by receiving point.
     pub in_list: Vec<u32>,
+    /// The sender point of each `in_list` entry.
+    pub in_from: Vec<u32>,
     pub out_count: Vec<u32>,
 }
 
@@ -210,21 +227,33 @@ impl PairIndex {
         for i in 0..pts.len() {
             in_start[i + 1] += in_start[i];
         }
-        let mut fill = in_start.clone();
-        let mut in_list = vec![0u32; in_start[pts.len()] as usize];
-        for (r, &t) in to.iter().enumerate() {
+        // Filled latest insertion first: insertion walks senders in execution order, so each
+        // group usually comes out latest sender first already.
+        let mut fill = in_start[1..].to_vec();
+        let total = in_start[pts.len()] as usize;
+        let mut in_list = vec![0u32; total];
+        let mut in_from = vec![0u32; total];
+        for (r, &t) in to.iter().enumerate().rev() {
             if t != NONE {
-                in_list[fill[t as usize] as usize] = r as u32;
-                fill[t as usize] += 1;
+                let slot = &mut fill[t as usize];
+                *slot -= 1;
+                in_list[*slot as usize] = r as u32;
+                in_from[*slot as usize] = from[r];
             }
         }
         for p in 0..pts.len() {
-            let seg = &mut in_list[in_start[p] as usize..in_start[p + 1] as usize];
-            if seg.len() > 1 {
+            let (b, e) = (in_start[p] as usize, in_start[p + 1] as usize);
+            // Latest sender first, ties in insertion order: `in_list` is filled in ascending
+            // insertion order within a group, so a strictly decreasing sender run is in order.
+            if e - b > 1 && !in_from[b..e].windows(2).all(|w| w[0] > w[1]) {
+                let seg = &mut in_list[b..e];
                 seg.sort_unstable_by_key(|&r| (std::cmp::Reverse(from[r as usize]), r));
+                for (i, &r) in seg.iter().enumerate() {
+                    in_from[b + i] = from[r as usize];
+                }
             }
         }
-        PairIndex { from, to, in_start, in_list, out_count }
+        PairIndex { from, to, in_start, in_list, in_from, out_count }
     }
 }
 
@@ -266,8 +295,8 @@ pub fn reduce_exact(st: &mut SyncState<'_>) -> usize {
     let mut drop = Vec::new();
     for p in 0..pts.len() {
         let s = pts.stream[p] as usize;
-        for &r in &idx.in_list[idx.in_start[p] as usize..idx.in_start[p + 1] as usize] {
-            let u = idx.from[r as usize];
+        let (b, e) = (idx.in_start[p] as usize, idx.in_start[p + 1] as usize);
+        for (&r, &u) in idx.in_list[b..e].iter().zip(&idx.in_from[b..e]) {
             if u as usize >= p {
                 // Not forward in execution order: cannot be implied; the checker reports it.
                 continue;
