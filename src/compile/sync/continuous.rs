@@ -10,36 +10,39 @@ const NONE: u32 = u32::MAX;
 
 /// Kept syncs in GE's send-list walk: by the sender's execution position, then insertion order.
 /// Insertion walks senders in execution order, so this is usually insertion order itself, which
-/// one pass confirms; otherwise a stable counting sort by position.
-pub(super) fn send_order(st: &SyncState<'_>) -> Vec<u32> {
+/// one pass confirms (`None`); otherwise a stable counting sort by position.
+pub(super) fn send_order(st: &SyncState<'_>) -> Option<Vec<u32>> {
     let mut last = 0u32;
-    let mut sorted = true;
-    let mut out = Vec::with_capacity(st.syncs.len());
-    for (r, s) in st.syncs.iter().enumerate() {
-        if s.alive {
-            let p = st.pos[s.from.node];
-            sorted &= p >= last;
-            last = p;
-            out.push(r as u32);
+    for s in st.syncs.iter().filter(|s| s.alive) {
+        let p = st.pos[s.from.node];
+        if p < last {
+            return Some(send_order_sorted(st));
         }
+        last = p;
     }
-    if sorted {
-        return out;
+    None
+}
+
+/// [`send_order`] when insertion order is not it: a stable counting sort by position.
+fn send_order_sorted(st: &SyncState<'_>) -> Vec<u32> {
+    let mut end = vec![0u32; st.order.len()];
+    let mut alive = 0usize;
+    for s in st.syncs.iter().filter(|s| s.alive) {
+        end[st.pos[s.from.node] as usize] += 1;
+        alive += 1;
     }
-    let mut start = vec![0u32; st.order.len() + 1];
-    for &r in &out {
-        start[st.pos[st.syncs[r as usize].from.node] as usize + 1] += 1;
+    let mut sum = 0u32;
+    for e in end.iter_mut() {
+        sum += *e;
+        *e = sum;
     }
-    for i in 0..st.order.len() {
-        start[i + 1] += start[i];
+    let mut out = vec![0u32; alive];
+    for (r, s) in st.syncs.iter().enumerate().rev().filter(|(_, s)| s.alive) {
+        let slot = &mut end[st.pos[s.from.node] as usize];
+        *slot -= 1;
+        out[*slot as usize] = r as u32;
     }
-    let mut sorted_out = vec![0u32; out.len()];
-    for &r in &out {
-        let slot = &mut start[st.pos[st.syncs[r as usize].from.node] as usize];
-        sorted_out[*slot as usize] = r;
-        *slot += 1;
-    }
-    sorted_out
+    out
 }
 
 /// Old id → new id. Ids are dense after every step except `_event_multiplexing`, whose
@@ -83,8 +86,7 @@ fn renumber(st: &mut SyncState<'_>, main: bool, attached_base: Option<u32>) -> u
     let mut main_map = if main { Some(IdMap::new(max, len)) } else { None };
     let mut att_map: Option<IdMap> = None;
     let (mut next_main, mut next_att) = (0u32, 0u32);
-    for &r in &order {
-        let s = &mut st.syncs[r as usize];
+    let mut visit = |s: &mut RawSync| {
         if s.attached_phase {
             // Built on first use: most graphs have no attached-stream syncs.
             let map = att_map.get_or_insert_with(|| IdMap::new(max, len));
@@ -92,14 +94,16 @@ fn renumber(st: &mut SyncState<'_>, main: bool, attached_base: Option<u32>) -> u
         } else if let Some(map) = main_map.as_mut() {
             s.id = map.get(s.id, &mut next_main);
         }
+    };
+    match &order {
+        Some(order) => order.iter().for_each(|&r| visit(&mut st.syncs[r as usize])),
+        None => st.syncs.iter_mut().filter(|s| s.alive).for_each(visit),
     }
+    let any_attached = att_map.is_some();
     let base = attached_base.unwrap_or(next_main);
-    if att_map.is_some() && base != 0 {
-        for &r in &order {
-            let s = &mut st.syncs[r as usize];
-            if s.attached_phase {
-                s.id += base;
-            }
+    if any_attached && base != 0 {
+        for s in st.syncs.iter_mut().filter(|s| s.alive && s.attached_phase) {
+            s.id += base;
         }
     }
     base + next_att

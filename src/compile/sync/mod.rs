@@ -285,11 +285,24 @@ impl<'m> SyncState<'m> {
 
     /// Kept pairs with their final ids, ordered by id then record position.
     pub fn pairs(&self) -> Vec<SyncPair> {
-        let mut keys: Vec<(u32, u32, u32)> = self.alive().map(|(r, s)| (s.id, self.pos[s.from.node], r)).collect();
-        // Without id reuse the refresh numbers pairs in this very order.
-        if !keys.is_sorted() {
-            keys.sort_unstable();
+        // Without id reuse the refresh numbered the pairs in this very order: one pass confirms
+        // it and builds the result; only reused ids need the sort.
+        let mut out = Vec::with_capacity(self.syncs.len());
+        let mut last = (0u32, 0u32);
+        for s in self.syncs.iter().filter(|s| s.alive) {
+            let key = (s.id, self.pos[s.from.node]);
+            if key < last {
+                return self.pairs_sorted();
+            }
+            last = key;
+            out.push(SyncPair { id: s.id, from: s.from, to: s.to });
         }
+        out
+    }
+
+    fn pairs_sorted(&self) -> Vec<SyncPair> {
+        let mut keys: Vec<(u32, u32, u32)> = self.alive().map(|(r, s)| (s.id, self.pos[s.from.node], r)).collect();
+        keys.sort_unstable();
         keys.into_iter()
             .map(|(id, _, r)| {
                 let s = &self.syncs[r as usize];

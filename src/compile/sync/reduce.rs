@@ -217,25 +217,28 @@ impl PairIndex {
         let mut to = vec![NONE; st.syncs.len()];
         let mut in_start = vec![0u32; pts.len() + 1];
         let mut out_count = vec![0u32; pts.len()];
+        let mut total = 0usize;
         for (r, s) in st.alive() {
             let (Some(f), Some(t)) = (pts.of(st, s.from), pts.of(st, s.to)) else { continue };
             from[r as usize] = f;
             to[r as usize] = t;
-            in_start[t as usize + 1] += 1;
+            in_start[t as usize] += 1;
             out_count[f as usize] += 1;
+            total += 1;
         }
-        for i in 0..pts.len() {
-            in_start[i + 1] += in_start[i];
+        // Each group's end, then filled backwards (latest insertion first) down to its start.
+        // Insertion walks senders in execution order, so a group usually comes out latest
+        // sender first already.
+        let mut sum = 0u32;
+        for c in in_start.iter_mut() {
+            sum += *c;
+            *c = sum;
         }
-        // Filled latest insertion first: insertion walks senders in execution order, so each
-        // group usually comes out latest sender first already.
-        let mut fill = in_start[1..].to_vec();
-        let total = in_start[pts.len()] as usize;
         let mut in_list = vec![0u32; total];
         let mut in_from = vec![0u32; total];
         for (r, &t) in to.iter().enumerate().rev() {
             if t != NONE {
-                let slot = &mut fill[t as usize];
+                let slot = &mut in_start[t as usize];
                 *slot -= 1;
                 in_list[*slot as usize] = r as u32;
                 in_from[*slot as usize] = from[r];
