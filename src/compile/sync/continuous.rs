@@ -12,6 +12,9 @@ const NONE: u32 = u32::MAX;
 /// Insertion walks senders in execution order, so this is usually insertion order itself, which
 /// one pass confirms (`None`); otherwise a stable counting sort by position.
 pub(super) fn send_order(st: &SyncState<'_>) -> Option<Vec<u32>> {
+    if st.added_in_send_order() {
+        return None;
+    }
     let mut last = 0u32;
     for s in st.syncs.iter().filter(|s| s.alive) {
         let p = st.pos[s.from.node];
@@ -45,26 +48,28 @@ fn send_order_sorted(st: &SyncState<'_>) -> Vec<u32> {
     out
 }
 
-/// Old id → new id. Ids are dense after every step except `_event_multiplexing`, whose
-/// declared ids may be anything: those go through a hash map (lookups only, never iterated).
+/// Old id → new id. Ids stay below the number of syncs except after `_event_multiplexing`,
+/// whose declared ids may be anything: those go through a hash map (lookups only, never
+/// iterated).
 enum IdMap {
     Dense(Vec<u32>),
     Sparse(HashMap<u32, u32>),
 }
 
 impl IdMap {
-    /// Largest kept id.
-    fn max_id(syncs: &[RawSync]) -> usize {
-        syncs.iter().filter(|s| s.alive).map(|s| s.id as usize).max().unwrap_or(0)
-    }
-
-    fn new(max: usize, syncs: usize) -> Self {
-        if max <= 4 * syncs + 1024 { IdMap::Dense(vec![NONE; max + 1]) } else { IdMap::Sparse(HashMap::new()) }
+    /// A map for ids up to about `syncs` (grown on demand).
+    fn new(syncs: usize) -> Self {
+        IdMap::Dense(vec![NONE; syncs])
     }
 
     /// The id mapped to `old`, taking `*next` (and advancing it) on first sight.
     #[inline]
     fn get(&mut self, old: u32, next: &mut u32) -> u32 {
+        if let IdMap::Dense(v) = self {
+            if old as usize >= v.len() {
+                self.grow(old);
+            }
+        }
         let slot = match self {
             IdMap::Dense(v) => &mut v[old as usize],
             IdMap::Sparse(m) => m.entry(old).or_insert(NONE),
@@ -75,6 +80,18 @@ impl IdMap {
         }
         *slot
     }
+
+    /// Makes room for `old`: a dense map doubles, unless the id is far beyond the ids in use.
+    #[cold]
+    fn grow(&mut self, old: u32) {
+        let IdMap::Dense(v) = self else { return };
+        if old as usize > 4 * v.len() + 1024 {
+            let m = v.iter().enumerate().filter(|(_, x)| **x != NONE).map(|(i, &x)| (i as u32, x)).collect();
+            *self = IdMap::Sparse(m);
+        } else {
+            v.resize((old as usize + 1).max(2 * v.len()), NONE);
+        }
+    }
 }
 
 /// Renumbers the kept syncs by first appearance in send order, pairs that shared an id keeping
@@ -82,14 +99,14 @@ impl IdMap {
 /// right after the main ids when `None`. Returns the next free id.
 fn renumber(st: &mut SyncState<'_>, main: bool, attached_base: Option<u32>) -> u32 {
     let order = send_order(st);
-    let (max, len) = (IdMap::max_id(&st.syncs), st.syncs.len());
-    let mut main_map = if main { Some(IdMap::new(max, len)) } else { None };
+    let len = st.syncs.len();
+    let mut main_map = if main { Some(IdMap::new(len)) } else { None };
     let mut att_map: Option<IdMap> = None;
     let (mut next_main, mut next_att) = (0u32, 0u32);
     let mut visit = |s: &mut RawSync| {
         if s.attached_phase {
             // Built on first use: most graphs have no attached-stream syncs.
-            let map = att_map.get_or_insert_with(|| IdMap::new(max, len));
+            let map = att_map.get_or_insert_with(|| IdMap::new(len));
             s.id = map.get(s.id, &mut next_att);
         } else if let Some(map) = main_map.as_mut() {
             s.id = map.get(s.id, &mut next_main);
@@ -123,7 +140,7 @@ pub fn refresh_continuous_events_keep_main(st: &mut SyncState<'_>, main_count: u
 
 /// Number of distinct ids in use.
 pub fn distinct_ids(st: &SyncState<'_>) -> u32 {
-    let mut seen = IdMap::new(IdMap::max_id(&st.syncs), st.syncs.len());
+    let mut seen = IdMap::new(st.syncs.len());
     let mut n = 0u32;
     for (_, s) in st.alive() {
         seen.get(s.id, &mut n);

@@ -12,6 +12,7 @@
 
 use super::SyncState;
 use crate::compile::allocation::SyncEnd;
+use crate::graph::NodeId;
 
 const NONE: u32 = u32::MAX;
 
@@ -266,17 +267,17 @@ impl PairIndex {
 pub const CONDITIONAL_PARENTS: &[&str] =
     &["If", "StatelessIf", "_If", "Case", "StatelessCase", "_Case", "While", "StatelessWhile", "_While", "For"];
 
-/// Per point: whether its node lies under a conditional parent.
-pub(super) fn conditional_points(st: &SyncState<'_>, pts: &Points) -> Vec<bool> {
+/// Per point: whether its node lies under a conditional parent; `None` when no point does.
+pub(super) fn conditional_points(st: &SyncState<'_>, pts: &Points) -> Option<Vec<bool>> {
     let model = st.model;
-    let mut cond_graph = vec![false; model.graphs.len()];
-    if model.graphs.len() == 1 {
-        return vec![false; pts.len()];
+    let is_cond = |p: NodeId| CONDITIONAL_PARENTS.contains(&model.nodes[p].op_type.as_str());
+    if !model.graphs.iter().any(|g| g.parent.is_some_and(is_cond)) {
+        return None;
     }
+    let mut cond_graph = vec![false; model.graphs.len()];
     for g in model.all_graphs() {
         if let Some(p) = model.graphs[g].parent {
-            let pn = &model.nodes[p];
-            cond_graph[g.index()] = cond_graph[pn.graph.index()] || CONDITIONAL_PARENTS.contains(&pn.op_type.as_str());
+            cond_graph[g.index()] = cond_graph[model.nodes[p].graph.index()] || is_cond(p);
         }
     }
     let mut out = vec![false; pts.len()];
@@ -286,7 +287,13 @@ pub(super) fn conditional_points(st: &SyncState<'_>, pts: &Points) -> Vec<bool> 
             *o = c;
         }
     }
-    out
+    Some(out)
+}
+
+/// Whether either end of a pair lies under a conditional parent.
+#[inline]
+pub(super) fn either_conditional(cond: &Option<Vec<bool>>, u: usize, p: usize) -> bool {
+    cond.as_ref().is_some_and(|c| c[u] || c[p])
 }
 
 /// Drops every pair implied by stream order and the other kept pairs. Returns the number dropped.
@@ -307,7 +314,7 @@ pub fn reduce_exact(st: &mut SyncState<'_>) -> usize {
             let (t, seq) = (pts.stream[u as usize] as usize, pts.seq[u as usize]);
             if clocks.covers(s, t, seq) {
                 drop.push(r);
-            } else if !cond[u as usize] && !cond[p] {
+            } else if !either_conditional(&cond, u as usize, p) {
                 clocks.merge(s, u, t, seq);
             }
             clocks.release(u);

@@ -217,7 +217,7 @@ pub fn reuse_lifetime_within(st: &mut SyncState<'_>, classes: &[u32]) -> usize {
         for &r in &idx.in_list[idx.in_start[p] as usize..idx.in_start[p + 1] as usize] {
             let u = idx.from[r as usize];
             if (u as usize) < p {
-                if !cond[u as usize] && !cond[p] {
+                if !super::reduce::either_conditional(&cond, u as usize, p) {
                     clocks.merge(s, u, pts.stream[u as usize] as usize, pts.seq[u as usize]);
                 }
                 clocks.release(u);
