@@ -109,6 +109,8 @@ impl NodeFacts {
     pub const ATTACHED_DEPS: u16 = 1 << 7;
     /// `is_loop_active`.
     pub const LOOP_ACTIVE: u16 = 1 << 8;
+    /// `_event_multiplexing` non-empty.
+    pub const MULTIPLEXING: u16 = 1 << 9;
 
     pub fn build(model: &Model) -> Self {
         let mut any = 0u16;
@@ -137,6 +139,9 @@ impl NodeFacts {
                 }
                 if node.attrs.attached_streams.iter().any(|a| !a.depend_value_inputs.is_empty()) {
                     f |= Self::ATTACHED_DEPS;
+                }
+                if !node.attrs.event_multiplexing.is_empty() {
+                    f |= Self::MULTIPLEXING;
                 }
                 any |= f;
                 f
@@ -317,15 +322,39 @@ impl<'m> SyncState<'m> {
         out
     }
 
+    /// Reused ids: the send-list walk (position, then insertion order) bucketed stably by id.
     fn pairs_sorted(&self) -> Vec<SyncPair> {
-        let mut keys: Vec<(u32, u32, u32)> = self.alive().map(|(r, s)| (s.id, self.pos[s.from.node], r)).collect();
-        keys.sort_unstable();
-        keys.into_iter()
-            .map(|(id, _, r)| {
-                let s = &self.syncs[r as usize];
-                SyncPair { id, from: s.from, to: s.to }
-            })
-            .collect()
+        let walk: Vec<u32> = match continuous::send_order(self) {
+            Some(order) => order,
+            None => self.alive().map(|(r, _)| r).collect(),
+        };
+        let max = walk.iter().map(|&r| self.syncs[r as usize].id as usize).max().unwrap_or(0);
+        let pair = |r: u32| {
+            let s = &self.syncs[r as usize];
+            SyncPair { id: s.id, from: s.from, to: s.to }
+        };
+        if max > 4 * walk.len() + 1024 {
+            let mut keys: Vec<(u32, u32)> =
+                walk.iter().enumerate().map(|(i, &r)| (self.syncs[r as usize].id, i as u32)).collect();
+            keys.sort_unstable();
+            return keys.into_iter().map(|(_, i)| pair(walk[i as usize])).collect();
+        }
+        let mut end = vec![0u32; max + 1];
+        for &r in &walk {
+            end[self.syncs[r as usize].id as usize] += 1;
+        }
+        let mut sum = 0u32;
+        for e in end.iter_mut() {
+            sum += *e;
+            *e = sum;
+        }
+        let mut slots = vec![0u32; walk.len()];
+        for &r in walk.iter().rev() {
+            let e = &mut end[self.syncs[r as usize].id as usize];
+            *e -= 1;
+            slots[*e as usize] = r;
+        }
+        slots.into_iter().map(pair).collect()
     }
 }
 

@@ -4,9 +4,9 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use super::SyncState;
 use super::continuous::refresh_continuous_events;
 use super::reduce::{Clocks, PairIndex, Points};
+use super::{NodeFacts, SyncState};
 use crate::err;
 use crate::error::Result;
 use crate::graph::{GraphId, Model, NodeId};
@@ -134,13 +134,16 @@ pub fn reuse_event_for_multi_dims_counted(st: &mut SyncState<'_>, count: u32) ->
 /// the declared id (offset past the current ids); then ids are refreshed.
 pub fn event_multiplexing(st: &mut SyncState<'_>) -> Result<()> {
     let model = st.model;
+    if !st.facts.any(NodeFacts::MULTIPLEXING) {
+        return Ok(());
+    }
     let event_num = super::continuous::distinct_ids(st);
     if event_num <= EVENT_REUSE_THRESHOLD {
         return Ok(());
     }
     let mut changes: Vec<(u32, u32)> = Vec::new();
     let sends = st.send_lists();
-    for &n in &st.order {
+    for &n in st.order.iter().filter(|&&n| st.facts.has(n, NodeFacts::MULTIPLEXING)) {
         let node = &model.nodes[n];
         for entry in &node.attrs.event_multiplexing {
             let bad = |why: &str| err!(Attribute, "node '{}': _event_multiplexing entry \"{entry}\" {why}", node.name);
