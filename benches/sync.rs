@@ -1,11 +1,16 @@
 //! Insertion plus exact reduction on synthetic graphs (100k and 1M nodes, 8 and 64 streams).
 //! Each node has two producers: its predecessor and a random node up to 64 back; streams are
-//! random. Model building is not timed. Run: `cargo bench --bench sync`.
+//! random. Then the whole sync stage without Send/Recv nodes (`sync::run`, materialise off) on
+//! the synthetic families under min-streams, median of 5. Model building and the policy are not
+//! timed. Run: `cargo bench --bench sync`.
 
 use std::time::Instant;
 
-use stream_alloc::compile::sync::{SyncState, insert, reduce};
+use stream_alloc::compile::sync::{self, SyncConfig, SyncState, insert, reduce};
+use stream_alloc::compile::{Allocation, mode_name, policy};
+use stream_alloc::graph::Policy;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
+use stream_alloc::graph::synth::{Family, generate};
 use stream_alloc::graph::{IdVec, Model, ModelBuilder, NodeId, StreamId, SyncKind};
 
 struct Lcg(u64);
@@ -58,5 +63,37 @@ fn main() {
                 (t2 - t0).as_secs_f64() * 1e3
             );
         }
+    }
+    println!();
+    println!("{:>9} {:>12} {:>10} {:>10} {:>10}", "nodes", "family", "inserted", "kept", "run_ms");
+    for (n, family) in [
+        (100_000usize, Family::Layered { width: 8 }),
+        (100_000, Family::Inception),
+        (100_000, Family::Transformer),
+        (1_000_000, Family::Layered { width: 8 }),
+    ] {
+        let mut model = generate(family, n, 7).expect("synthetic graph is valid");
+        model.options.policy = Policy::MinStreams;
+        let (logical, _) = policy::assign(&model, Policy::MinStreams).expect("min-streams assigns");
+        let alloc = Allocation::from_logical(
+            &model,
+            mode_name(&model),
+            logical.node_stream,
+            logical.main_stream_count,
+            logical.attached,
+            logical.attached_count,
+        );
+        let cfg = SyncConfig { materialise: false, ..SyncConfig::from_model(&model) };
+        let mut times = Vec::new();
+        let mut report = None;
+        for _ in 0..5 {
+            let mut a = alloc.clone();
+            let t = Instant::now();
+            report = Some(sync::run(&model, &mut a, cfg).expect("sync succeeds"));
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        times.sort_by(f64::total_cmp);
+        let report = report.expect("five runs");
+        println!("{n:>9} {:>12} {:>10} {:>10} {:>10.1}", family.name(), report.inserted, report.kept, times[2]);
     }
 }

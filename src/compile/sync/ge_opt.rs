@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use super::SyncState;
 use super::insert::ActivationMaps;
+use super::{NodeFacts, SyncState};
 use crate::graph::{EdgeKind, NodeId};
 
 /// GE: `OptimizeBySendEvents`. A receiving stream runs in order, so one signal from a sender
@@ -119,9 +119,12 @@ pub fn optimize_by_stream_activate(st: &mut SyncState<'_>) {
 /// GE drops every send event of a `StreamSwitch` (with its recv): the switch activates its
 /// targets, which orders them.
 pub fn remove_stream_switch_sends(st: &mut SyncState<'_>) {
+    if !st.facts.any(NodeFacts::STREAM_SWITCH) {
+        return;
+    }
     let drop: Vec<u32> = st
         .alive()
-        .filter(|(_, s)| s.from.attached.is_none() && st.model.nodes[s.from.node].op_type == "StreamSwitch")
+        .filter(|(_, s)| s.from.attached.is_none() && st.facts.has(s.from.node, NodeFacts::STREAM_SWITCH))
         .map(|(r, _)| r)
         .collect();
     for r in drop {

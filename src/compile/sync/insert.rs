@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::SyncState;
+use super::{NodeFacts, SyncState};
 use crate::compile::allocation::SyncEnd;
 use crate::error::Result;
 use crate::graph::{EdgeKind, GraphId, Model, NodeId, StreamId};
@@ -17,6 +17,9 @@ pub fn is_ffts(model: &Model, n: NodeId) -> bool {
 /// Per graph: whether it is nested (at any depth) under an FFTS node.
 fn ffts_graphs(model: &Model) -> Vec<bool> {
     let mut out = vec![false; model.graphs.len()];
+    if model.graphs.len() == 1 {
+        return out;
+    }
     for g in model.all_graphs() {
         if let Some(p) = model.graphs[g].parent {
             out[g.index()] = out[model.nodes[p].graph.index()] || is_ffts(model, p);
@@ -26,9 +29,10 @@ fn ffts_graphs(model: &Model) -> Vec<bool> {
 }
 
 /// Whether a node is an FFTS node or lies under one.
-fn under_ffts(model: &Model, ffts: &[bool], n: NodeId) -> bool {
-    let node = &model.nodes[n];
-    ffts[node.graph.index()] || (!node.ge_attrs.is_empty() && is_ffts(model, n))
+fn under_ffts(st: &SyncState<'_>, ffts: &[bool], n: NodeId) -> bool {
+    let model = st.model;
+    (ffts.len() > 1 && ffts[model.nodes[n].graph.index()])
+        || (st.facts.has(n, NodeFacts::GE_ATTRS) && is_ffts(model, n))
 }
 
 /// GE's `SetActiveStreamsByLabel` maps that insertion and `OptimizeByStreamActivate` read.
@@ -43,17 +47,22 @@ pub struct ActivationMaps {
 impl ActivationMaps {
     pub fn build(st: &SyncState<'_>) -> Self {
         let model = st.model;
+        let mut maps = ActivationMaps::default();
+        if !st.facts.any(NodeFacts::ACTIVE_LABELS) {
+            return maps;
+        }
         let mut labeled: BTreeMap<&str, Vec<StreamId>> = BTreeMap::new();
-        for &n in &st.order {
-            if let (Some(l), Some(s)) = (model.nodes[n].attrs.stream_label.as_deref(), st.stream[n]) {
-                let v = labeled.entry(l).or_default();
-                if !v.contains(&s) {
-                    v.push(s);
+        if st.facts.any(NodeFacts::LABEL) {
+            for &n in st.order.iter().filter(|&&n| st.facts.has(n, NodeFacts::LABEL)) {
+                if let (Some(l), Some(s)) = (model.nodes[n].attrs.stream_label.as_deref(), st.stream[n]) {
+                    let v = labeled.entry(l).or_default();
+                    if !v.contains(&s) {
+                        v.push(s);
+                    }
                 }
             }
         }
-        let mut maps = ActivationMaps::default();
-        for &n in &st.order {
+        for &n in st.order.iter().filter(|&&n| st.facts.has(n, NodeFacts::ACTIVE_LABELS)) {
             for l in &model.nodes[n].attrs.active_label_list {
                 maps.label_activators.entry(l.clone()).or_default().push(n);
                 for &s in labeled.get(l.as_str()).map(Vec::as_slice).unwrap_or(&[]) {
@@ -67,18 +76,34 @@ impl ActivationMaps {
 
 /// GE: `InsertOneEventInTwoNodes`. Adds a pair cur → next unless one of GE's rules says the two
 /// are already ordered or never synchronised.
+#[inline]
 fn insert_one(st: &mut SyncState<'_>, act: &ActivationMaps, cur: NodeId, next: NodeId) -> Result<()> {
-    let model = st.model;
     let Some(cur_stream) = st.stream[cur] else { return Ok(()) };
     let next_stream = st.stream[next];
     if next_stream == Some(cur_stream) {
         return Ok(());
     }
-    let cur_type = model.nodes[cur].op_type.as_str();
-    if matches!(cur_type, "Enter" | "RefEnter") && model.nodes[next].op_type != "StreamActive" {
+    if st.facts.has(cur, NodeFacts::ENTER) && !st.facts.has(next, NodeFacts::STREAM_ACTIVE) {
         return Ok(());
     }
-    if next_stream.is_none() {
+    if next_stream.is_none() || st.facts.has(next, NodeFacts::LABEL) {
+        return insert_one_slow(st, act, cur, cur_stream, next);
+    }
+    st.add(SyncEnd::main(cur), SyncEnd::main(next), false);
+    Ok(())
+}
+
+/// The rare cases of [`insert_one`]: a receiver without a stream or with a stream label.
+#[cold]
+fn insert_one_slow(
+    st: &mut SyncState<'_>,
+    act: &ActivationMaps,
+    cur: NodeId,
+    cur_stream: StreamId,
+    next: NodeId,
+) -> Result<()> {
+    let model = st.model;
+    if st.stream[next].is_none() {
         if model.nodes[next].ge_attrs.contains("_thread_scope_id") {
             return Ok(());
         }
@@ -116,19 +141,40 @@ pub fn insert_sync_events(st: &mut SyncState<'_>) -> Result<()> {
     let order = std::mem::take(&mut st.order);
     let result = (|| -> Result<()> {
         for &cur in &order {
-            if st.stream[cur].is_none() || under_ffts(model, &ffts, cur) {
+            if st.stream[cur].is_none() || under_ffts(st, &ffts, cur) {
                 continue;
             }
             // GE walks out data anchors before out control anchors.
             let out = model.adjacency.out_edges(cur);
-            let has_control = out.iter().any(|&e| model.edges[e].kind == EdgeKind::Control);
-            for kind in [EdgeKind::Data, EdgeKind::Control] {
-                if kind == EdgeKind::Control && !has_control {
-                    break;
+            let mut has_control = false;
+            // `insert_one` for data edges, its common case inlined: a receiver with a stream
+            // and no stream label.
+            let cur_stream = st.stream[cur];
+            let enter = st.facts.has(cur, NodeFacts::ENTER);
+            for &e in out {
+                let edge = &model.edges[e];
+                if edge.kind != EdgeKind::Data {
+                    has_control = true;
+                    continue;
                 }
+                let next = edge.dst;
+                let next_stream = st.stream[next];
+                if next_stream == cur_stream || enter {
+                    if next_stream != cur_stream {
+                        insert_one(st, &act, cur, next)?;
+                    }
+                    continue;
+                }
+                if next_stream.is_none() || st.facts.has(next, NodeFacts::LABEL) {
+                    insert_one(st, &act, cur, next)?;
+                    continue;
+                }
+                st.add(SyncEnd::main(cur), SyncEnd::main(next), false);
+            }
+            if has_control {
                 for &e in out {
                     let edge = &model.edges[e];
-                    if edge.kind == kind {
+                    if edge.kind == EdgeKind::Control {
                         insert_one(st, &act, cur, edge.dst)?;
                     }
                 }
@@ -149,7 +195,7 @@ fn insert_events_for_subgraph(st: &mut SyncState<'_>, act: &ActivationMaps, ffts
     }
     for g in model.all_graphs() {
         let Some(parent) = model.graphs[g].parent else { continue };
-        if under_ffts(model, ffts, parent) {
+        if under_ffts(st, ffts, parent) {
             continue;
         }
         let nodes = model.graphs[g].order.clone();
@@ -160,7 +206,7 @@ fn insert_events_for_subgraph(st: &mut SyncState<'_>, act: &ActivationMaps, ffts
                     insert_one(st, act, i, n)?;
                 }
             }
-            if model.nodes[n].ge_attrs.flag("_subgraph_end_node") {
+            if st.facts.has(n, NodeFacts::GE_ATTRS) && model.nodes[n].ge_attrs.flag("_subgraph_end_node") {
                 let outs: Vec<NodeId> = model.out_edges(parent).map(|e| e.dst).collect();
                 for o in outs {
                     insert_one(st, act, n, o)?;
@@ -189,7 +235,10 @@ fn single_attached(st: &SyncState<'_>, n: NodeId) -> Result<Option<StreamId>> {
 /// value-dependent inputs waits, on its attached stream, for the producers of those inputs.
 pub fn insert_attached_value_events(st: &mut SyncState<'_>) -> Result<()> {
     let model = st.model;
-    let order = st.order.clone();
+    if !st.facts.any(NodeFacts::ATTACHED_DEPS) {
+        return Ok(());
+    }
+    let order: Vec<NodeId> = st.order.iter().copied().filter(|&n| st.facts.has(n, NodeFacts::ATTACHED_DEPS)).collect();
     for &n in &order {
         let node = &model.nodes[n];
         if node.ge_attrs.flag("_disable_attached_resource") {
@@ -230,6 +279,9 @@ pub fn insert_attached_value_events(st: &mut SyncState<'_>) -> Result<()> {
 /// NetOutput, so the model's end waits for every attached stream.
 pub fn cover_all_stream_by_netoutput(st: &mut SyncState<'_>) {
     let model = st.model;
+    if !st.has_attached {
+        return;
+    }
     let mut last: BTreeMap<StreamId, NodeId> = BTreeMap::new();
     for &n in &st.order {
         for &a in &st.attached[n] {
@@ -238,7 +290,7 @@ pub fn cover_all_stream_by_netoutput(st: &mut SyncState<'_>) {
     }
     let mut netoutput: BTreeMap<GraphId, NodeId> = BTreeMap::new();
     for &n in &st.order {
-        if model.nodes[n].op_type == "NetOutput" {
+        if st.facts.has(n, NodeFacts::NET_OUTPUT) {
             netoutput.entry(model.nodes[n].graph).or_insert(n);
         }
     }

@@ -21,6 +21,8 @@ pub mod materialise;
 pub mod reduce;
 pub mod reuse;
 
+use std::borrow::Cow;
+
 use super::allocation::{Allocation, SyncEnd, SyncPair};
 use crate::bail;
 use crate::error::Result;
@@ -82,22 +84,109 @@ pub struct SyncReport {
     pub reused: usize,
 }
 
+/// Per-node facts the sync steps test on hot paths, read once from the model so that the
+/// steps touch a byte per node instead of the node itself.
+#[derive(Clone, Debug, Default)]
+pub struct NodeFacts {
+    flags: Vec<u16>,
+    /// Union of every node's flags: a step whose flag no node has is skipped outright.
+    any: u16,
+}
+
+impl NodeFacts {
+    /// `_stream_label` set.
+    pub const LABEL: u16 = 1;
+    /// `_active_label_list` non-empty.
+    pub const ACTIVE_LABELS: u16 = 1 << 1;
+    /// `Enter` / `RefEnter`.
+    pub const ENTER: u16 = 1 << 2;
+    pub const STREAM_ACTIVE: u16 = 1 << 3;
+    pub const NET_OUTPUT: u16 = 1 << 4;
+    pub const STREAM_SWITCH: u16 = 1 << 5;
+    /// Any GE attribute at all (FFTS, `_thread_scope_id`, `_subgraph_end_node`…).
+    pub const GE_ATTRS: u16 = 1 << 6;
+    /// An attached-stream request with value-dependent inputs.
+    pub const ATTACHED_DEPS: u16 = 1 << 7;
+    /// `is_loop_active`.
+    pub const LOOP_ACTIVE: u16 = 1 << 8;
+    /// `_event_multiplexing` non-empty.
+    pub const MULTIPLEXING: u16 = 1 << 9;
+
+    pub fn build(model: &Model) -> Self {
+        let mut any = 0u16;
+        let flags = model
+            .nodes
+            .iter()
+            .map(|node| {
+                let mut f = match node.op_type.as_str() {
+                    "Enter" | "RefEnter" => Self::ENTER,
+                    "StreamActive" => Self::STREAM_ACTIVE,
+                    "NetOutput" => Self::NET_OUTPUT,
+                    "StreamSwitch" => Self::STREAM_SWITCH,
+                    _ => 0,
+                };
+                if node.attrs.stream_label.is_some() {
+                    f |= Self::LABEL;
+                }
+                if !node.attrs.active_label_list.is_empty() {
+                    f |= Self::ACTIVE_LABELS;
+                }
+                if !node.ge_attrs.is_empty() {
+                    f |= Self::GE_ATTRS;
+                    if node.ge_attrs.flag(crate::compile::activate::IS_LOOP_ACTIVE) {
+                        f |= Self::LOOP_ACTIVE;
+                    }
+                }
+                if node.attrs.attached_streams.iter().any(|a| !a.depend_value_inputs.is_empty()) {
+                    f |= Self::ATTACHED_DEPS;
+                }
+                if !node.attrs.event_multiplexing.is_empty() {
+                    f |= Self::MULTIPLEXING;
+                }
+                any |= f;
+                f
+            })
+            .collect();
+        NodeFacts { flags, any }
+    }
+
+    /// Whether node `n` has every flag in `f`.
+    #[inline]
+    pub fn has(&self, n: NodeId, f: u16) -> bool {
+        self.flags[n.index()] & f == f
+    }
+
+    /// Whether some node has flag `f`.
+    #[inline]
+    pub fn any(&self, f: u16) -> bool {
+        self.any & f != 0
+    }
+}
+
 /// The working state of the sync steps.
 #[derive(Clone, Debug)]
 pub struct SyncState<'m> {
     pub model: &'m Model,
-    /// Logical stream per node.
-    pub stream: IdVec<NodeId, Option<StreamId>>,
+    /// Logical stream per node (borrowed from the allocation by [`run`]).
+    pub stream: Cow<'m, IdVec<NodeId, Option<StreamId>>>,
     /// Attached stream ids per node.
-    pub attached: IdVec<NodeId, Vec<StreamId>>,
+    pub attached: Cow<'m, IdVec<NodeId, Vec<StreamId>>>,
     /// Main plus attached streams.
     pub stream_count: u32,
+    /// Whether any node has an attached stream.
+    pub has_attached: bool,
     /// Raw syncs in insertion order; a node's send (recv) list is its syncs in this order.
     pub syncs: Vec<RawSync>,
     /// Nodes in execution order (GE's `GetAllNodes`) and each node's position in it (GE's topo id).
     pub order: Vec<NodeId>,
     pub pos: IdVec<NodeId, u32>,
     pub kind: SyncKind,
+    pub facts: NodeFacts,
+    /// Syncs added through [`SyncState::add`], and whether their senders came in execution
+    /// order: then GE's send-list walk is insertion order (see `continuous::send_order`).
+    added: usize,
+    added_out_of_order: bool,
+    last_added_pos: u32,
 }
 
 impl<'m> SyncState<'m> {
@@ -107,22 +196,60 @@ impl<'m> SyncState<'m> {
         attached: IdVec<NodeId, Vec<StreamId>>,
         kind: SyncKind,
     ) -> Self {
-        let order = model.all_nodes();
+        Self::with(model, Cow::Owned(stream), Cow::Owned(attached), kind)
+    }
+
+    /// [`SyncState::new`] over an allocation's streams without copying them.
+    pub fn borrowed(
+        model: &'m Model,
+        stream: &'m IdVec<NodeId, Option<StreamId>>,
+        attached: &'m IdVec<NodeId, Vec<StreamId>>,
+        kind: SyncKind,
+    ) -> Self {
+        Self::with(model, Cow::Borrowed(stream), Cow::Borrowed(attached), kind)
+    }
+
+    fn with(
+        model: &'m Model,
+        stream: Cow<'m, IdVec<NodeId, Option<StreamId>>>,
+        attached: Cow<'m, IdVec<NodeId, Vec<StreamId>>>,
+        kind: SyncKind,
+    ) -> Self {
+        // One graph: GE's `GetAllNodes` is the root's order.
+        let root = &model.graphs[crate::graph::GraphId::ROOT].order;
+        let order =
+            if model.graphs.len() == 1 && root.len() == model.nodes.len() { root.clone() } else { model.all_nodes() };
         let mut pos = IdVec::filled(model.nodes.len(), 0u32);
         for (i, &n) in order.iter().enumerate() {
             pos[n] = i as u32;
         }
-        let stream_count = stream.iter().flatten().chain(attached.iter().flatten()).map(|s| s.0 + 1).max().unwrap_or(0);
+        let main = stream.iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0);
+        let mut has_attached = false;
+        let mut stream_count = main;
+        for a in attached.iter().filter(|a| !a.is_empty()) {
+            has_attached = true;
+            stream_count = a.iter().map(|s| s.0 + 1).fold(stream_count, u32::max);
+        }
         SyncState {
             model,
             stream,
             attached,
             stream_count,
+            has_attached,
             syncs: Vec::with_capacity(model.edges.len()),
             order,
             pos,
             kind,
+            facts: NodeFacts::build(model),
+            added: 0,
+            added_out_of_order: false,
+            last_added_pos: 0,
         }
+    }
+
+    /// Whether every sync was added through [`SyncState::add`] in sender execution order.
+    pub(super) fn added_in_send_order(&self) -> bool {
+        self.added == self.syncs.len() && !self.added_out_of_order
     }
 
     /// The stream an end runs on.
@@ -136,6 +263,10 @@ impl<'m> SyncState<'m> {
     /// Adds one pair (GE's `AddSendEventId` + `AddRecvEventId` with `event_num_++`).
     pub fn add(&mut self, from: SyncEnd, to: SyncEnd, attached_phase: bool) -> u32 {
         let r = self.syncs.len() as u32;
+        let p = self.pos[from.node];
+        self.added_out_of_order |= p < self.last_added_pos;
+        self.last_added_pos = p;
+        self.added += 1;
         self.syncs.push(RawSync { from, to, id: r, alive: true, attached_phase });
         r
     }
@@ -176,12 +307,54 @@ impl<'m> SyncState<'m> {
 
     /// Kept pairs with their final ids, ordered by id then record position.
     pub fn pairs(&self) -> Vec<SyncPair> {
-        let mut v: Vec<(u32, u32, u32, SyncPair)> = self
-            .alive()
-            .map(|(r, s)| (s.id, self.pos[s.from.node], r, SyncPair { id: s.id, from: s.from, to: s.to }))
-            .collect();
-        v.sort_unstable_by_key(|&(id, p, r, _)| (id, p, r));
-        v.into_iter().map(|x| x.3).collect()
+        // Without id reuse the refresh numbered the pairs in this very order: one pass confirms
+        // it and builds the result; only reused ids need the sort.
+        let mut out = Vec::with_capacity(self.syncs.len());
+        let mut last = (0u32, 0u32);
+        for s in self.syncs.iter().filter(|s| s.alive) {
+            let key = (s.id, self.pos[s.from.node]);
+            if key < last {
+                return self.pairs_sorted();
+            }
+            last = key;
+            out.push(SyncPair { id: s.id, from: s.from, to: s.to });
+        }
+        out
+    }
+
+    /// Reused ids: the send-list walk (position, then insertion order) bucketed stably by id.
+    fn pairs_sorted(&self) -> Vec<SyncPair> {
+        let walk: Vec<u32> = match continuous::send_order(self) {
+            Some(order) => order,
+            None => self.alive().map(|(r, _)| r).collect(),
+        };
+        let max = walk.iter().map(|&r| self.syncs[r as usize].id as usize).max().unwrap_or(0);
+        let pair = |r: u32| {
+            let s = &self.syncs[r as usize];
+            SyncPair { id: s.id, from: s.from, to: s.to }
+        };
+        if max > 4 * walk.len() + 1024 {
+            let mut keys: Vec<(u32, u32)> =
+                walk.iter().enumerate().map(|(i, &r)| (self.syncs[r as usize].id, i as u32)).collect();
+            keys.sort_unstable();
+            return keys.into_iter().map(|(_, i)| pair(walk[i as usize])).collect();
+        }
+        let mut end = vec![0u32; max + 1];
+        for &r in &walk {
+            end[self.syncs[r as usize].id as usize] += 1;
+        }
+        let mut sum = 0u32;
+        for e in end.iter_mut() {
+            sum += *e;
+            *e = sum;
+        }
+        let mut slots = vec![0u32; walk.len()];
+        for &r in walk.iter().rev() {
+            let e = &mut end[self.syncs[r as usize].id as usize];
+            *e -= 1;
+            slots[*e as usize] = r;
+        }
+        slots.into_iter().map(pair).collect()
     }
 }
 
@@ -219,11 +392,11 @@ impl NodeLists {
 /// The `is_loop_active` nodes with the logical streams `SetActiveStreamsForLoop` gives them, in
 /// execution order. The lists come from the activation stage itself, run on a copy, so the
 /// loop's events and its activation list always name the same streams.
-fn loop_activations(model: &Model, alloc: &Allocation) -> Result<Vec<(NodeId, Vec<StreamId>)>> {
-    let is_loop = |n: NodeId| model.nodes[n].ge_attrs.flag(crate::compile::activate::IS_LOOP_ACTIVE);
-    if !model.nodes.ids().any(is_loop) {
+fn loop_activations(model: &Model, alloc: &Allocation, facts: &NodeFacts) -> Result<Vec<(NodeId, Vec<StreamId>)>> {
+    if !facts.any(NodeFacts::LOOP_ACTIVE) {
         return Ok(Vec::new());
     }
+    let is_loop = |n: NodeId| facts.has(n, NodeFacts::LOOP_ACTIVE);
     let mut copy = alloc.clone();
     crate::compile::activate::assign_logical(model, &mut copy)?;
     Ok(copy.activations.into_iter().filter(|(n, _)| is_loop(*n)).collect())
@@ -237,8 +410,14 @@ fn loop_activations(model: &Model, alloc: &Allocation) -> Result<Vec<(NodeId, Ve
 /// near-linear, and the fewest ids win. Returns (ids, ids saved).
 fn lifetime_with_multi_dims(st: &mut SyncState<'_>) -> (u32, usize) {
     let kept = continuous::refresh_continuous_events(st) as usize;
+    if reuse::dims_branches(st.model).is_none() {
+        // No branch to share: the three candidates coincide with free lifetime reuse.
+        reuse::reuse_lifetime(st);
+        let count = continuous::refresh_continuous_events(st);
+        return (count, kept - count as usize);
+    }
     let fresh: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
-    let dims_only = reuse::reuse_event_for_multi_dims(st).count;
+    let dims_only = reuse::reuse_event_for_multi_dims_counted(st, kept as u32).count;
     let dims_ids: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
     for (s, id) in st.syncs.iter_mut().zip(&fresh) {
         s.id = *id;
@@ -246,16 +425,16 @@ fn lifetime_with_multi_dims(st: &mut SyncState<'_>) -> (u32, usize) {
     // Lifetime reuse inside each branch (and among the pairs outside), then the branches share.
     let classes = reuse::dims_classes(st);
     reuse::reuse_lifetime_within(st, &classes);
-    continuous::refresh_continuous_events(st);
-    let within = reuse::reuse_event_for_multi_dims(st).count;
+    let n = continuous::refresh_continuous_events(st);
+    let within = reuse::reuse_event_for_multi_dims_counted(st, n).count;
     let within_ids: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
     // Free lifetime reuse, where joining pairs across branches pays more than the sharing.
     for (s, id) in st.syncs.iter_mut().zip(&fresh) {
         s.id = *id;
     }
     reuse::reuse_lifetime(st);
-    continuous::refresh_continuous_events(st);
-    let free = reuse::reuse_event_for_multi_dims(st).count;
+    let n = continuous::refresh_continuous_events(st);
+    let free = reuse::reuse_event_for_multi_dims_counted(st, n).count;
     if free >= within.min(dims_only) {
         let (count, ids) = if within <= dims_only { (within, within_ids) } else { (dims_only, dims_ids) };
         for (s, id) in st.syncs.iter_mut().zip(&ids) {
@@ -269,7 +448,7 @@ fn lifetime_with_multi_dims(st: &mut SyncState<'_>) -> (u32, usize) {
 /// Runs the whole sync stage on a logical allocation and writes syncs (and, for static graphs,
 /// Send/Recv nodes) into it.
 pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<SyncReport> {
-    let mut st = SyncState::new(model, alloc.logical_stream.clone(), alloc.attached.clone(), cfg.kind);
+    let mut st = SyncState::borrowed(model, &alloc.logical_stream, &alloc.attached, cfg.kind);
     insert::insert_sync_events(&mut st)?;
     let mut count;
     let mut reused = 0usize;
@@ -278,8 +457,8 @@ pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<Syn
         ge_opt::optimize_by_recv_events(&mut st);
         ge_opt::optimize_by_stream_activate(&mut st);
         ge_opt::remove_stream_switch_sends(&mut st);
-        continuous::refresh_continuous_events(&mut st);
-        let dims = reuse::reuse_event_for_multi_dims(&mut st);
+        let n = continuous::refresh_continuous_events(&mut st);
+        let dims = reuse::reuse_event_for_multi_dims_counted(&mut st, n);
         insert::insert_attached_value_events(&mut st)?;
         insert::cover_all_stream_by_netoutput(&mut st);
         continuous::refresh_continuous_events_keep_main(&mut st, dims.count);
@@ -297,15 +476,15 @@ pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<Syn
             count = n;
             reused += saved;
         } else {
-            continuous::refresh_continuous_events(&mut st);
-            let dims = reuse::reuse_event_for_multi_dims(&mut st);
+            let n = continuous::refresh_continuous_events(&mut st);
+            let dims = reuse::reuse_event_for_multi_dims_counted(&mut st, n);
             reused += dims.saved;
             count = dims.count;
         }
     }
     // The loop's events come last, each with an id of its own, out of every optimisation and
     // reuse above: they run backwards in execution order (see insert::insert_loop_events).
-    let loops = loop_activations(model, alloc)?;
+    let loops = loop_activations(model, alloc, &st.facts)?;
     for r in insert::insert_loop_events(&mut st, &loops)? {
         st.syncs[r as usize].id = count;
         count += 1;

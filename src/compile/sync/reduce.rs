@@ -12,6 +12,7 @@
 
 use super::SyncState;
 use crate::compile::allocation::SyncEnd;
+use crate::graph::NodeId;
 
 const NONE: u32 = u32::MAX;
 
@@ -25,6 +26,8 @@ pub struct Points {
     /// Index of the point among the points of its stream.
     pub seq: Vec<u32>,
     pub stream_count: usize,
+    /// Point of each node's main stream, by node id (`u32::MAX` without one).
+    pub main: Vec<u32>,
 }
 
 impl Points {
@@ -32,17 +35,27 @@ impl Points {
         let mut start = Vec::with_capacity(st.order.len() + 1);
         let mut stream = Vec::with_capacity(st.order.len());
         let mut seq = Vec::with_capacity(st.order.len());
+        let mut main = vec![NONE; st.model.nodes.len()];
         let mut next_seq = vec![0u32; st.stream_count as usize];
+        let mut push = |stream: &mut Vec<u32>, s: u32| {
+            stream.push(s);
+            seq.push(next_seq[s as usize]);
+            next_seq[s as usize] += 1;
+        };
         for &n in &st.order {
             start.push(stream.len() as u32);
-            for s in st.stream[n].iter().chain(st.attached[n].iter()) {
-                stream.push(s.0);
-                seq.push(next_seq[s.index()]);
-                next_seq[s.index()] += 1;
+            if let Some(s) = st.stream[n] {
+                main[n.index()] = stream.len() as u32;
+                push(&mut stream, s.0);
+            }
+            if st.has_attached {
+                for s in st.attached[n].iter() {
+                    push(&mut stream, s.0);
+                }
             }
         }
         start.push(stream.len() as u32);
-        Points { start, stream, seq, stream_count: st.stream_count as usize }
+        Points { start, stream, seq, stream_count: st.stream_count as usize, main }
     }
 
     pub fn len(&self) -> usize {
@@ -54,13 +67,16 @@ impl Points {
     }
 
     /// The point of a sync end, if the end runs on a stream.
+    #[inline]
     pub fn of(&self, st: &SyncState<'_>, end: SyncEnd) -> Option<u32> {
-        let p = st.pos[end.node] as usize;
-        let base = self.start[p];
-        let has_main = st.stream[end.node].is_some();
         match end.attached {
-            None => has_main.then_some(base),
+            None => {
+                let p = self.main[end.node.index()];
+                (p != NONE).then_some(p)
+            }
             Some(a) => {
+                let base = self.start[st.pos[end.node] as usize];
+                let has_main = self.main[end.node.index()] != NONE;
                 let i = st.attached[end.node].iter().position(|&x| x == a)?;
                 Some(base + u32::from(has_main) + i as u32)
             }
@@ -191,6 +207,8 @@ pub(super) struct PairIndex {
     pub in_start: Vec<u32>,
     /// Raw sync ids, grouped by receiving point.
     pub in_list: Vec<u32>,
+    /// The sender point of each `in_list` entry.
+    pub in_from: Vec<u32>,
     pub out_count: Vec<u32>,
 }
 
@@ -200,31 +218,46 @@ impl PairIndex {
         let mut to = vec![NONE; st.syncs.len()];
         let mut in_start = vec![0u32; pts.len() + 1];
         let mut out_count = vec![0u32; pts.len()];
+        let mut total = 0usize;
         for (r, s) in st.alive() {
             let (Some(f), Some(t)) = (pts.of(st, s.from), pts.of(st, s.to)) else { continue };
             from[r as usize] = f;
             to[r as usize] = t;
-            in_start[t as usize + 1] += 1;
+            in_start[t as usize] += 1;
             out_count[f as usize] += 1;
+            total += 1;
         }
-        for i in 0..pts.len() {
-            in_start[i + 1] += in_start[i];
+        // Each group's end, then filled backwards (latest insertion first) down to its start.
+        // Insertion walks senders in execution order, so a group usually comes out latest
+        // sender first already.
+        let mut sum = 0u32;
+        for c in in_start.iter_mut() {
+            sum += *c;
+            *c = sum;
         }
-        let mut fill = in_start.clone();
-        let mut in_list = vec![0u32; in_start[pts.len()] as usize];
-        for (r, &t) in to.iter().enumerate() {
+        let mut in_list = vec![0u32; total];
+        let mut in_from = vec![0u32; total];
+        for (r, &t) in to.iter().enumerate().rev() {
             if t != NONE {
-                in_list[fill[t as usize] as usize] = r as u32;
-                fill[t as usize] += 1;
+                let slot = &mut in_start[t as usize];
+                *slot -= 1;
+                in_list[*slot as usize] = r as u32;
+                in_from[*slot as usize] = from[r];
             }
         }
         for p in 0..pts.len() {
-            let seg = &mut in_list[in_start[p] as usize..in_start[p + 1] as usize];
-            if seg.len() > 1 {
+            let (b, e) = (in_start[p] as usize, in_start[p + 1] as usize);
+            // Latest sender first, ties in insertion order: `in_list` is filled in ascending
+            // insertion order within a group, so a strictly decreasing sender run is in order.
+            if e - b > 1 && !in_from[b..e].windows(2).all(|w| w[0] > w[1]) {
+                let seg = &mut in_list[b..e];
                 seg.sort_unstable_by_key(|&r| (std::cmp::Reverse(from[r as usize]), r));
+                for (i, &r) in seg.iter().enumerate() {
+                    in_from[b + i] = from[r as usize];
+                }
             }
         }
-        PairIndex { from, to, in_start, in_list, out_count }
+        PairIndex { from, to, in_start, in_list, in_from, out_count }
     }
 }
 
@@ -234,17 +267,17 @@ impl PairIndex {
 pub const CONDITIONAL_PARENTS: &[&str] =
     &["If", "StatelessIf", "_If", "Case", "StatelessCase", "_Case", "While", "StatelessWhile", "_While", "For"];
 
-/// Per point: whether its node lies under a conditional parent.
-pub(super) fn conditional_points(st: &SyncState<'_>, pts: &Points) -> Vec<bool> {
+/// Per point: whether its node lies under a conditional parent; `None` when no point does.
+pub(super) fn conditional_points(st: &SyncState<'_>, pts: &Points) -> Option<Vec<bool>> {
     let model = st.model;
-    let mut cond_graph = vec![false; model.graphs.len()];
-    if model.graphs.len() == 1 {
-        return vec![false; pts.len()];
+    let is_cond = |p: NodeId| CONDITIONAL_PARENTS.contains(&model.nodes[p].op_type.as_str());
+    if !model.graphs.iter().any(|g| g.parent.is_some_and(is_cond)) {
+        return None;
     }
+    let mut cond_graph = vec![false; model.graphs.len()];
     for g in model.all_graphs() {
         if let Some(p) = model.graphs[g].parent {
-            let pn = &model.nodes[p];
-            cond_graph[g.index()] = cond_graph[pn.graph.index()] || CONDITIONAL_PARENTS.contains(&pn.op_type.as_str());
+            cond_graph[g.index()] = cond_graph[model.nodes[p].graph.index()] || is_cond(p);
         }
     }
     let mut out = vec![false; pts.len()];
@@ -254,7 +287,13 @@ pub(super) fn conditional_points(st: &SyncState<'_>, pts: &Points) -> Vec<bool> 
             *o = c;
         }
     }
-    out
+    Some(out)
+}
+
+/// Whether either end of a pair lies under a conditional parent.
+#[inline]
+pub(super) fn either_conditional(cond: &Option<Vec<bool>>, u: usize, p: usize) -> bool {
+    cond.as_ref().is_some_and(|c| c[u] || c[p])
 }
 
 /// Drops every pair implied by stream order and the other kept pairs. Returns the number dropped.
@@ -266,8 +305,8 @@ pub fn reduce_exact(st: &mut SyncState<'_>) -> usize {
     let mut drop = Vec::new();
     for p in 0..pts.len() {
         let s = pts.stream[p] as usize;
-        for &r in &idx.in_list[idx.in_start[p] as usize..idx.in_start[p + 1] as usize] {
-            let u = idx.from[r as usize];
+        let (b, e) = (idx.in_start[p] as usize, idx.in_start[p + 1] as usize);
+        for (&r, &u) in idx.in_list[b..e].iter().zip(&idx.in_from[b..e]) {
             if u as usize >= p {
                 // Not forward in execution order: cannot be implied; the checker reports it.
                 continue;
@@ -275,7 +314,7 @@ pub fn reduce_exact(st: &mut SyncState<'_>) -> usize {
             let (t, seq) = (pts.stream[u as usize] as usize, pts.seq[u as usize]);
             if clocks.covers(s, t, seq) {
                 drop.push(r);
-            } else if !cond[u as usize] && !cond[p] {
+            } else if !either_conditional(&cond, u as usize, p) {
                 clocks.merge(s, u, t, seq);
             }
             clocks.release(u);

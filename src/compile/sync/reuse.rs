@@ -2,11 +2,11 @@
 //! and the project's lifetime reuse (`event_reuse=lifetime`).
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap};
 
-use super::SyncState;
 use super::continuous::refresh_continuous_events;
 use super::reduce::{Clocks, PairIndex, Points};
+use super::{NodeFacts, SyncState};
 use crate::err;
 use crate::error::Result;
 use crate::graph::{GraphId, Model, NodeId};
@@ -44,13 +44,34 @@ pub fn dims_branch(model: &Model, g: GraphId) -> Option<(NodeId, usize)> {
     None
 }
 
+/// [`dims_branch`] of every graph, or `None` when no graph lies in a multi-dims branch (no
+/// multi-batch `Case` owns a graph: the common case, decided from the graphs alone).
+pub fn dims_branches(model: &Model) -> Option<Vec<Option<(NodeId, usize)>>> {
+    let is_dims_case = |p: NodeId| {
+        let pn = &model.nodes[p];
+        pn.op_type == "Case" && pn.ge_attrs.contains("_batch_num")
+    };
+    if !model.graphs.iter().any(|g| g.parent.is_some_and(is_dims_case)) {
+        return None;
+    }
+    Some(model.graphs.ids().map(|g| dims_branch(model, g)).collect())
+}
+
 /// GE: `ReuseEventForMultiDims`. The branches of a multi-batch `Case` never run together, so
 /// each branch numbers the ids whose both ends lie inside it from the same base; the base then
 /// moves past the largest branch. Ids outside every branch come last. Expects continuous ids;
 /// an id shared by several pairs (lifetime reuse) joins a branch only when all its pairs do.
 pub fn reuse_event_for_multi_dims(st: &mut SyncState<'_>) -> DimsReuse {
-    let model = st.model;
     let count = super::continuous::distinct_ids(st);
+    reuse_event_for_multi_dims_counted(st, count)
+}
+
+/// [`reuse_event_for_multi_dims`] when the number of distinct ids is known (right after a
+/// continuity refresh).
+pub fn reuse_event_for_multi_dims_counted(st: &mut SyncState<'_>, count: u32) -> DimsReuse {
+    let model = st.model;
+    let Some(branches) = dims_branches(model) else { return DimsReuse { count, saved: 0 } };
+    let branch = |n: NodeId| branches[model.nodes[n].graph.index()];
     // Branch of each id: the branch all its pairs lie in, or none. After lifetime reuse an id
     // may carry several pairs; one outside the branch keeps the id out of the sharing.
     #[derive(Clone, Copy, PartialEq)]
@@ -61,8 +82,8 @@ pub fn reuse_event_for_multi_dims(st: &mut SyncState<'_>) -> DimsReuse {
     }
     let mut of = vec![Of::Unseen; count as usize];
     for (_, s) in st.alive() {
-        let a = dims_branch(model, model.nodes[s.from.node].graph);
-        let b = dims_branch(model, model.nodes[s.to.node].graph);
+        let a = branch(s.from.node);
+        let b = branch(s.to.node);
         let here = match a {
             Some((c, i)) if a == b => Of::Branch(c, i),
             _ => Of::Mixed,
@@ -113,13 +134,16 @@ pub fn reuse_event_for_multi_dims(st: &mut SyncState<'_>) -> DimsReuse {
 /// the declared id (offset past the current ids); then ids are refreshed.
 pub fn event_multiplexing(st: &mut SyncState<'_>) -> Result<()> {
     let model = st.model;
+    if !st.facts.any(NodeFacts::MULTIPLEXING) {
+        return Ok(());
+    }
     let event_num = super::continuous::distinct_ids(st);
     if event_num <= EVENT_REUSE_THRESHOLD {
         return Ok(());
     }
     let mut changes: Vec<(u32, u32)> = Vec::new();
     let sends = st.send_lists();
-    for &n in &st.order {
+    for &n in st.order.iter().filter(|&&n| st.facts.has(n, NodeFacts::MULTIPLEXING)) {
         let node = &model.nodes[n];
         for entry in &node.attrs.event_multiplexing {
             let bad = |why: &str| err!(Attribute, "node '{}': _event_multiplexing entry \"{entry}\" {why}", node.name);
@@ -175,16 +199,19 @@ pub fn reuse_lifetime_within(st: &mut SyncState<'_>, classes: &[u32]) -> usize {
     let mut clocks = Clocks::new(pts.stream_count, pts.len());
     let class_count = classes.iter().copied().max().map_or(1, |c| c as usize + 1);
     let mut heaps: Vec<Vec<FreeIds>> = vec![vec![BinaryHeap::new(); pts.stream_count]; class_count];
-    // Pairs leaving each point, in send-list order.
-    let mut out_of: HashMap<u32, Vec<u32>> = HashMap::new();
-    let sends = st.send_lists();
-    for &n in &st.order {
-        for &r in sends.of(n) {
-            let f = idx.from[r as usize];
-            if f != u32::MAX {
-                out_of.entry(f).or_default().push(r);
-            }
-        }
+    // Pairs leaving each point, in send-list order (a point has one node: insertion order).
+    let mut out_start = vec![0u32; pts.len() + 1];
+    for &f in idx.from.iter().filter(|&&f| f != u32::MAX) {
+        out_start[f as usize + 1] += 1;
+    }
+    for i in 0..pts.len() {
+        out_start[i + 1] += out_start[i];
+    }
+    let mut fill = out_start.clone();
+    let mut out_list = vec![0u32; out_start[pts.len()] as usize];
+    for (r, &f) in idx.from.iter().enumerate().filter(|&(_, &f)| f != u32::MAX) {
+        out_list[fill[f as usize] as usize] = r as u32;
+        fill[f as usize] += 1;
     }
     let mut next_id = 0u32;
     let mut assigned: Vec<(u32, u32)> = Vec::new();
@@ -193,7 +220,7 @@ pub fn reuse_lifetime_within(st: &mut SyncState<'_>, classes: &[u32]) -> usize {
         for &r in &idx.in_list[idx.in_start[p] as usize..idx.in_start[p + 1] as usize] {
             let u = idx.from[r as usize];
             if (u as usize) < p {
-                if !cond[u as usize] && !cond[p] {
+                if !super::reduce::either_conditional(&cond, u as usize, p) {
                     clocks.merge(s, u, pts.stream[u as usize] as usize, pts.seq[u as usize]);
                 }
                 clocks.release(u);
@@ -201,8 +228,7 @@ pub fn reuse_lifetime_within(st: &mut SyncState<'_>, classes: &[u32]) -> usize {
         }
         clocks.advance(s, pts.seq[p]);
         clocks.record(s, p as u32, idx.out_count[p]);
-        let Some(outs) = out_of.get(&(p as u32)) else { continue };
-        for &r in outs {
+        for &r in &out_list[out_start[p] as usize..out_start[p + 1] as usize] {
             let row = clocks.row(s);
             let heaps = &mut heaps[classes[r as usize] as usize];
             let mut best: Option<(u32, usize)> = None;
@@ -239,13 +265,15 @@ pub fn reuse_lifetime_within(st: &mut SyncState<'_>, classes: &[u32]) -> usize {
 /// else one number per (Case, branch) whose graph holds both ends.
 pub fn dims_classes(st: &SyncState<'_>) -> Vec<u32> {
     let model = st.model;
+    let Some(branches) = dims_branches(model) else { return vec![0; st.syncs.len()] };
+    let branch = |n: NodeId| branches[model.nodes[n].graph.index()];
     let mut dense: BTreeMap<(NodeId, usize), u32> = BTreeMap::new();
     st.syncs
         .iter()
         .map(|s| {
-            let a = dims_branch(model, model.nodes[s.from.node].graph);
+            let a = branch(s.from.node);
             match a {
-                Some(b) if a == dims_branch(model, model.nodes[s.to.node].graph) => {
+                Some(b) if a == branch(s.to.node) => {
                     let k = dense.len() as u32 + 1;
                     *dense.entry(b).or_insert(k)
                 }
