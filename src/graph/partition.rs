@@ -401,11 +401,15 @@ impl<'m> Clusters<'m> {
         self.min_pos[p] = self.min_pos[p].min(self.min_pos[ch]);
         self.max_pos[p] = self.max_pos[p].max(self.max_pos[ch]);
         let mut a = self.take_outs(parent);
-        let mut b = self.take_outs(child);
-        if b.len() > a.len() {
-            std::mem::swap(&mut a, &mut b);
+        match self.outs[ch].take() {
+            Some(mut b) => {
+                if b.len() > a.len() {
+                    std::mem::swap(&mut a, &mut b);
+                }
+                a.append(&mut b);
+            }
+            None => a.extend_from_slice(&self.out_list[self.out_start[ch] as usize..self.out_start[ch + 1] as usize]),
         }
-        a.append(&mut b);
         self.outs[p] = Some(a);
         let len = self.outs[p].as_ref().map_or(0, Vec::len);
         if len > 2 * self.compacted[p] as usize + 16 {
