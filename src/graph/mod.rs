@@ -272,6 +272,9 @@ impl Model {
     /// Graphs in GE's `GetAllSubgraphs` order (root first, then depth-first by owning node).
     pub fn all_graphs(&self) -> Vec<GraphId> {
         let mut out = vec![GraphId::ROOT];
+        if self.graphs.len() == 1 {
+            return out;
+        }
         for n in self.all_nodes() {
             out.extend_from_slice(&self.nodes[n].subgraphs);
         }

@@ -26,31 +26,34 @@ use crate::graph::{GraphId, IdVec, Model, NodeId, Policy, Shape, StreamId};
 
 /// Operator types whose stream placement carries control-flow meaning (activation, labels,
 /// loops): always pinned to GE's choice.
-const CONTROL_TYPES: &[&str] = &[
-    "StreamSwitch",
-    "StreamSwitchN",
-    "StreamActive",
-    "StreamMerge",
-    "Switch",
-    "RefSwitch",
-    "Merge",
-    "RefMerge",
-    "Enter",
-    "RefEnter",
-    "Exit",
-    "RefExit",
-    "NextIteration",
-    "RefNextIteration",
-    "LoopCond",
-    "LabelSet",
-    "LabelGoto",
-    "LabelGotoEx",
-    "LabelSwitchByIndex",
-    "Send",
-    "Recv",
-    "SendNotify",
-    "RecvNotify",
-];
+fn is_control_type(op_type: &str) -> bool {
+    matches!(
+        op_type,
+        "StreamSwitch"
+            | "StreamSwitchN"
+            | "StreamActive"
+            | "StreamMerge"
+            | "Switch"
+            | "RefSwitch"
+            | "Merge"
+            | "RefMerge"
+            | "Enter"
+            | "RefEnter"
+            | "Exit"
+            | "RefExit"
+            | "NextIteration"
+            | "RefNextIteration"
+            | "LoopCond"
+            | "LabelSet"
+            | "LabelGoto"
+            | "LabelGotoEx"
+            | "LabelSwitchByIndex"
+            | "Send"
+            | "Recv"
+            | "SendNotify"
+            | "RecvNotify"
+    )
+}
 
 /// How a node takes part in a policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,7 +143,7 @@ impl<'m> Ctx<'m> {
                         || (!node.ge_attrs.is_empty() && node.ge_attrs.flag("_force_attach_stream"))
                         || engine.independent
                         || !node.subgraphs.is_empty()
-                        || CONTROL_TYPES.contains(&node.op_type.as_str());
+                        || is_control_type(&node.op_type);
                     if pinned {
                         Role::Pinned
                     } else if node.tasks == 0 || engine.skip_assign_stream {
@@ -257,14 +260,15 @@ pub fn finish(ctx: &Ctx<'_>, a: &Assignment) -> LogicalResult {
         };
     }
     if followers {
-        for &n in &ctx.order {
+        let order = &ctx.order;
+        for (p, &n) in order.iter().enumerate() {
             if ctx.role[n] == Role::Follower {
-                stream[n] = model.in_edges(n).find_map(|e| stream[e.src]);
+                stream[n] = ctx.pred.of(p as u32).iter().find_map(|&q| stream[order[q as usize]]);
             }
         }
-        for &n in ctx.order.iter().rev() {
+        for (p, &n) in order.iter().enumerate().rev() {
             if ctx.role[n] == Role::Follower && stream[n].is_none() {
-                stream[n] = model.out_edges(n).find_map(|e| stream[e.dst]);
+                stream[n] = ctx.succ.of(p as u32).iter().find_map(|&q| stream[order[q as usize]]);
             }
         }
         for &n in &ctx.order {
