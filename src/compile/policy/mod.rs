@@ -110,6 +110,11 @@ impl Csr {
         Csr { start, list }
     }
 
+    /// Entries over all lists (the root graph's edges).
+    pub fn edge_count(&self) -> usize {
+        self.list.len()
+    }
+
     #[inline]
     pub fn of(&self, p: u32) -> &[u32] {
         &self.list[self.start[p as usize] as usize..self.start[p as usize + 1] as usize]
