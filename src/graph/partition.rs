@@ -166,17 +166,21 @@ fn partition_graph(model: &Model, g: GraphId) -> Vec<EngineSubgraph> {
         keyed.clear();
         for i in c.in_start[child as usize]..c.in_start[child as usize + 1] {
             let p = c.find(c.in_list[i as usize]);
-            if p != child {
+            // Input data clusters never merge: they take no part.
+            if p != child && c.engine[p as usize].is_some() {
                 keyed.push((0, p));
             }
         }
         keyed.sort_unstable_by_key(|&(_, p)| p);
         keyed.dedup_by_key(|&mut (_, p)| p);
         // GE visits parents by ascending out-degree; ties by index keep it deterministic.
-        for k in keyed.iter_mut() {
-            k.0 = c.out_degree(k.1);
+        // A single parent needs no ordering.
+        if keyed.len() > 1 {
+            for k in keyed.iter_mut() {
+                k.0 = c.out_degree(k.1);
+            }
+            keyed.sort_unstable();
         }
-        keyed.sort_unstable();
         for &(_, parent) in &keyed {
             let parent = c.find(parent);
             let cur = c.find(child);
@@ -187,7 +191,9 @@ fn partition_graph(model: &Model, g: GraphId) -> Vec<EngineSubgraph> {
             {
                 continue;
             }
-            if c.has_second_path(parent, cur) {
+            // While the child is still its node alone, a second path has to enter it through
+            // a producer in some third cluster: without one there is nothing to search.
+            if (cur != child || c.producer_outside(child, parent)) && c.has_second_path(parent, cur) {
                 continue;
             }
             c.merge(parent, cur);
@@ -247,6 +253,11 @@ struct Clusters<'m> {
     stamp: u32,
     stack: Vec<u32>,
     scratch: Vec<u32>,
+    /// The out-list being scanned by the second-path search (kept for its capacity).
+    scan: Vec<u32>,
+    /// Length of each merged out-list when it was last compacted: merges compact a list that
+    /// has doubled since, so lists stay proportional to the clusters they reach.
+    compacted: Vec<u32>,
 }
 
 impl<'m> Clusters<'m> {
@@ -287,6 +298,8 @@ impl<'m> Clusters<'m> {
             stamp: 0,
             stack: Vec::new(),
             scratch: Vec::new(),
+            scan: Vec::new(),
+            compacted: vec![0; n],
         }
     }
 
@@ -321,11 +334,26 @@ impl<'m> Clusters<'m> {
         v.sort_unstable();
         v.dedup();
         let n = v.len();
-        if self.outs[x as usize].is_some() {
-            self.outs[x as usize] = Some(v.clone());
+        if let Some(list) = &mut self.outs[x as usize] {
+            list.clear();
+            list.extend_from_slice(&v);
+            self.compacted[x as usize] = n as u32;
         }
         self.scratch = v;
         n
+    }
+
+    /// Does single-node cluster `child` have a producer outside `parent` and itself that a
+    /// path from `parent` could pass through? Input data clusters have no inputs: no path
+    /// reaches them.
+    fn producer_outside(&mut self, child: u32, parent: u32) -> bool {
+        for i in self.in_start[child as usize]..self.in_start[child as usize + 1] {
+            let p = self.find(self.in_list[i as usize]);
+            if p != parent && p != child && self.engine[p as usize].is_some() {
+                return true;
+            }
+        }
+        false
     }
 
     /// Is there a path parent -> X -> ... -> child through some other cluster X?
@@ -341,15 +369,17 @@ impl<'m> Clusters<'m> {
         self.seen[child as usize] = stamp;
         self.stack.clear();
         self.stack.push(parent);
-        let mut outs = Vec::new();
-        while let Some(x) = self.stack.pop() {
+        let mut outs = std::mem::take(&mut self.scan);
+        let mut found = false;
+        'search: while let Some(x) = self.stack.pop() {
             self.load_outs(x);
             std::mem::swap(&mut outs, &mut self.scratch);
             for &o in &outs {
                 let r = self.find(o);
                 if r == child {
                     if x != parent {
-                        return true;
+                        found = true;
+                        break 'search;
                     }
                     continue;
                 }
@@ -360,7 +390,8 @@ impl<'m> Clusters<'m> {
                 }
             }
         }
-        false
+        self.scan = outs;
+        found
     }
 
     /// Merges `child` into `parent`: the merged cluster is found under `parent`.
@@ -370,12 +401,20 @@ impl<'m> Clusters<'m> {
         self.min_pos[p] = self.min_pos[p].min(self.min_pos[ch]);
         self.max_pos[p] = self.max_pos[p].max(self.max_pos[ch]);
         let mut a = self.take_outs(parent);
-        let mut b = self.take_outs(child);
-        if b.len() > a.len() {
-            std::mem::swap(&mut a, &mut b);
+        match self.outs[ch].take() {
+            Some(mut b) => {
+                if b.len() > a.len() {
+                    std::mem::swap(&mut a, &mut b);
+                }
+                a.append(&mut b);
+            }
+            None => a.extend_from_slice(&self.out_list[self.out_start[ch] as usize..self.out_start[ch + 1] as usize]),
         }
-        a.append(&mut b);
         self.outs[p] = Some(a);
+        let len = self.outs[p].as_ref().map_or(0, Vec::len);
+        if len > 2 * self.compacted[p] as usize + 16 {
+            self.out_degree(parent);
+        }
     }
 
     fn take_outs(&mut self, x: u32) -> Vec<u32> {

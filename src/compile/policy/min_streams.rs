@@ -11,7 +11,7 @@
 //! the chain count: the optimality certificate.
 
 use super::{Assignment, Ctx, Role};
-use crate::graph::{IdVec, NodeId};
+use crate::graph::NodeId;
 
 const NONE: u32 = u32::MAX;
 /// Nearest task ancestors remembered through task-less nodes (the greedy only needs a few;
@@ -28,59 +28,69 @@ pub struct ChainCover {
     pub greedy_chains: usize,
 }
 
+/// The bipartite matching over task indices; the DAG is walked by root position.
 struct Matching<'a, 'm> {
     ctx: &'a Ctx<'m>,
-    tasks: Vec<NodeId>,
-    /// Task index of each node (`NONE` for other nodes).
-    tix: IdVec<NodeId, u32>,
+    /// Position of each task node.
+    tpos: Vec<u32>,
+    /// Task index at each position (`NONE` for other nodes).
+    tix: Vec<u32>,
     next: Vec<u32>,
     prev: Vec<u32>,
     owner: Vec<u32>,
-    vis: IdVec<NodeId, u32>,
+    /// Search marks by position.
+    vis: Vec<u32>,
     lvis: Vec<u32>,
     stamp: u32,
+    /// The search's L queue and DFS stack, kept for their capacity.
+    lq: Vec<u32>,
+    stack: Vec<u32>,
 }
 
 impl Matching<'_, '_> {
-    /// Alternating search from the L vertices in `starts`; stops at the first free R vertex
-    /// when `augment` is set. Returns the free R vertex found.
-    /// Marks are kept within a phase (`fresh` = false): whatever an earlier search of the
-    /// phase explored is not explored again.
-    fn search(&mut self, starts: &[u32], augment: bool, fresh: bool) -> Option<u32> {
-        if fresh {
-            self.stamp += 1;
-        }
+    /// Alternating search from the open tail `u`; stops at the first free R vertex and
+    /// returns it. Marks are kept within a phase: whatever an earlier search of the phase
+    /// explored is not explored again.
+    fn search(&mut self, u: u32) -> Option<u32> {
         let stamp = self.stamp;
-        let model = self.ctx.model;
-        let mut lq: std::collections::VecDeque<u32> = starts.iter().copied().collect();
-        for &u in starts {
-            self.lvis[u as usize] = stamp;
-        }
-        let mut stack: Vec<NodeId> = Vec::new();
-        while let Some(x) = lq.pop_front() {
-            stack.extend(model.out_edges(self.tasks[x as usize]).map(|e| e.dst));
+        let succ = &self.ctx.succ;
+        let mut lq = std::mem::take(&mut self.lq);
+        let mut stack = std::mem::take(&mut self.stack);
+        lq.clear();
+        lq.push(u);
+        self.lvis[u as usize] = stamp;
+        let mut found = None;
+        let mut head = 0;
+        'search: while head < lq.len() {
+            let x = lq[head];
+            head += 1;
+            // Marks are only ever set within a search, so a node already marked when pushed
+            // would be skipped when popped: leaving it out keeps the visiting order.
+            stack.clear();
+            stack.extend(succ.of(self.tpos[x as usize]).iter().filter(|&&y| self.vis[y as usize] != stamp));
             while let Some(y) = stack.pop() {
-                if self.vis[y] == stamp {
+                if self.vis[y as usize] == stamp {
                     continue;
                 }
-                self.vis[y] = stamp;
-                let ty = self.tix[y];
+                self.vis[y as usize] = stamp;
+                let ty = self.tix[y as usize];
                 if ty != NONE {
                     self.owner[ty as usize] = x;
                     let w = self.prev[ty as usize];
                     if w == NONE {
-                        if augment {
-                            return Some(ty);
-                        }
+                        found = Some(ty);
+                        break 'search;
                     } else if self.lvis[w as usize] != stamp {
                         self.lvis[w as usize] = stamp;
-                        lq.push_back(w);
+                        lq.push(w);
                     }
                 }
-                stack.extend(model.out_edges(y).map(|e| e.dst));
+                stack.extend(succ.of(y).iter().filter(|&&z| self.vis[z as usize] != stamp));
             }
         }
-        None
+        self.lq = lq;
+        self.stack = stack;
+        found
     }
 
     fn flip(&mut self, mut cur: u32, u: u32) {
@@ -99,26 +109,27 @@ impl Matching<'_, '_> {
 
 /// Greedy chains, then augmenting paths, then the König antichain.
 pub fn chain_cover(ctx: &Ctx<'_>) -> ChainCover {
-    let model = ctx.model;
+    let n = ctx.order.len();
     let tasks = ctx.task_nodes();
     let t = tasks.len();
-    let mut tix = IdVec::filled(model.nodes.len(), NONE);
-    for (i, &n) in tasks.iter().enumerate() {
-        tix[n] = i as u32;
+    let tpos: Vec<u32> = tasks.iter().map(|&v| ctx.pos[v]).collect();
+    let mut tix = vec![NONE; n];
+    for (i, &p) in tpos.iter().enumerate() {
+        tix[p as usize] = i as u32;
     }
     let mut next = vec![NONE; t];
     let mut prev = vec![NONE; t];
-    // Nearest task ancestors seen through task-less nodes.
-    let mut near: IdVec<NodeId, [u32; NEAR]> = IdVec::filled(model.nodes.len(), [NONE; NEAR]);
+    // Nearest task ancestors seen through task-less nodes, by position.
+    let mut near: Vec<[u32; NEAR]> = vec![[NONE; NEAR]; n];
     let mut cand: Vec<u32> = Vec::new();
-    for &v in &ctx.order {
+    for v in 0..n {
         cand.clear();
-        for e in model.in_edges(v) {
-            let p = tix[e.src];
+        for &src in ctx.pred.of(v as u32) {
+            let p = tix[src as usize];
             if p != NONE {
                 cand.push(p);
             } else {
-                cand.extend(near[e.src].iter().copied().filter(|&x| x != NONE));
+                cand.extend(near[src as usize].iter().copied().filter(|&x| x != NONE));
             }
         }
         let tv = tix[v];
@@ -136,17 +147,20 @@ pub fn chain_cover(ctx: &Ctx<'_>) -> ChainCover {
             prev[tv as usize] = p;
         }
     }
+    drop(near);
     let greedy_chains = prev.iter().filter(|&&p| p == NONE).count();
     let mut m = Matching {
         ctx,
+        tpos,
         tix,
         next,
         prev,
         owner: vec![NONE; t],
-        vis: IdVec::filled(model.nodes.len(), 0),
+        vis: vec![0; n],
         lvis: vec![0; t],
         stamp: 0,
-        tasks,
+        lq: Vec::new(),
+        stack: Vec::new(),
     };
     // Phases of Kuhn searches sharing their marks (each phase O(V + E)); a phase without an
     // augmentation explored everything alternating-reachable from every open tail, so the
@@ -157,7 +171,7 @@ pub fn chain_cover(ctx: &Ctx<'_>) -> ChainCover {
         for u in (0..t as u32).rev() {
             if m.next[u as usize] == NONE
                 && m.lvis[u as usize] != m.stamp
-                && let Some(free) = m.search(&[u], true, false)
+                && let Some(free) = m.search(u)
             {
                 m.flip(free, u);
                 augmented += 1;
@@ -167,19 +181,19 @@ pub fn chain_cover(ctx: &Ctx<'_>) -> ChainCover {
             break;
         }
     }
-    // König: Z = vertices alternating-reachable from the open tails.
-    let tails: Vec<u32> = (0..t as u32).filter(|&u| m.next[u as usize] == NONE).collect();
-    m.search(&tails, false, true);
+    // König: Z = vertices alternating-reachable from the open tails. The last phase found
+    // no augmenting path, so its marks are exactly Z: every open tail was searched or reached,
+    // and no search stopped early.
     let stamp = m.stamp;
     let antichain: Vec<NodeId> =
-        (0..t).filter(|&i| m.lvis[i] == stamp && m.vis[m.tasks[i]] != stamp).map(|i| m.tasks[i]).collect();
+        (0..t).filter(|&i| m.lvis[i] == stamp && m.vis[m.tpos[i] as usize] != stamp).map(|i| tasks[i]).collect();
     let mut chains = Vec::new();
     for h in 0..t {
         if m.prev[h] == NONE {
             let mut c = Vec::new();
             let mut x = h as u32;
             while x != NONE {
-                c.push(m.tasks[x as usize]);
+                c.push(tasks[x as usize]);
                 x = m.next[x as usize];
             }
             chains.push(c);

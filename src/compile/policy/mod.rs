@@ -26,31 +26,34 @@ use crate::graph::{GraphId, IdVec, Model, NodeId, Policy, Shape, StreamId};
 
 /// Operator types whose stream placement carries control-flow meaning (activation, labels,
 /// loops): always pinned to GE's choice.
-const CONTROL_TYPES: &[&str] = &[
-    "StreamSwitch",
-    "StreamSwitchN",
-    "StreamActive",
-    "StreamMerge",
-    "Switch",
-    "RefSwitch",
-    "Merge",
-    "RefMerge",
-    "Enter",
-    "RefEnter",
-    "Exit",
-    "RefExit",
-    "NextIteration",
-    "RefNextIteration",
-    "LoopCond",
-    "LabelSet",
-    "LabelGoto",
-    "LabelGotoEx",
-    "LabelSwitchByIndex",
-    "Send",
-    "Recv",
-    "SendNotify",
-    "RecvNotify",
-];
+fn is_control_type(op_type: &str) -> bool {
+    matches!(
+        op_type,
+        "StreamSwitch"
+            | "StreamSwitchN"
+            | "StreamActive"
+            | "StreamMerge"
+            | "Switch"
+            | "RefSwitch"
+            | "Merge"
+            | "RefMerge"
+            | "Enter"
+            | "RefEnter"
+            | "Exit"
+            | "RefExit"
+            | "NextIteration"
+            | "RefNextIteration"
+            | "LoopCond"
+            | "LabelSet"
+            | "LabelGoto"
+            | "LabelGotoEx"
+            | "LabelSwitchByIndex"
+            | "Send"
+            | "Recv"
+            | "SendNotify"
+            | "RecvNotify"
+    )
+}
 
 /// How a node takes part in a policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +77,48 @@ pub struct Ctx<'m> {
     pub order: Vec<NodeId>,
     /// Position of each root node in `order` (`u32::MAX` for nodes of nested graphs).
     pub pos: IdVec<NodeId, u32>,
+    /// The root graph's adjacency by position (edges never leave their graph): each
+    /// position's consumer and producer positions, in edge-id order as the model's CSR has
+    /// them. Policy loops read these flat lists instead of edge structs.
+    pub succ: Csr,
+    pub pred: Csr,
+}
+
+/// Lists of positions, one per root position.
+pub struct Csr {
+    start: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl Csr {
+    /// Groups `(from, to)` pairs by `from`, keeping their order within a group.
+    fn build(n: usize, pairs: impl Iterator<Item = (u32, u32)> + Clone) -> Csr {
+        let mut start = vec![0u32; n + 1];
+        for (f, _) in pairs.clone() {
+            start[f as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![0u32; start[n] as usize];
+        for (f, t) in pairs {
+            let slot = &mut fill[f as usize];
+            list[*slot as usize] = t;
+            *slot += 1;
+        }
+        Csr { start, list }
+    }
+
+    /// Entries over all lists (the root graph's edges).
+    pub fn edge_count(&self) -> usize {
+        self.list.len()
+    }
+
+    #[inline]
+    pub fn of(&self, p: u32) -> &[u32] {
+        &self.list[self.start[p as usize] as usize..self.start[p as usize + 1] as usize]
+    }
 }
 
 impl<'m> Ctx<'m> {
@@ -103,7 +148,7 @@ impl<'m> Ctx<'m> {
                         || (!node.ge_attrs.is_empty() && node.ge_attrs.flag("_force_attach_stream"))
                         || engine.independent
                         || !node.subgraphs.is_empty()
-                        || CONTROL_TYPES.contains(&node.op_type.as_str());
+                        || is_control_type(&node.op_type);
                     if pinned {
                         Role::Pinned
                     } else if node.tasks == 0 || engine.skip_assign_stream {
@@ -119,7 +164,15 @@ impl<'m> Ctx<'m> {
         for (i, &n) in order.iter().enumerate() {
             pos[n] = i as u32;
         }
-        Ok(Ctx { model, base, role, order, pos })
+        // Edge ids ascending: each list comes out in the CSR's edge-id order.
+        let edges = model.root().edges.iter().map(|&e| {
+            let e = &model.edges[e];
+            (pos[e.src], pos[e.dst])
+        });
+        debug_assert!(model.root().edges.is_sorted());
+        let succ = Csr::build(order.len(), edges.clone());
+        let pred = Csr::build(order.len(), edges.map(|(s, d)| (d, s)));
+        Ok(Ctx { model, base, role, order, pos, succ, pred })
     }
 
     /// Free nodes with tasks, in topological order.
@@ -127,12 +180,12 @@ impl<'m> Ctx<'m> {
         self.order.iter().copied().filter(|&n| self.role[n] == Role::Task).collect()
     }
 
-    /// Distinct consumers of `n`, in topological order.
-    pub fn consumers(&self, n: NodeId) -> Vec<NodeId> {
-        let mut v: Vec<NodeId> = self.model.out_edges(n).map(|e| e.dst).collect();
-        v.sort_unstable_by_key(|&d| (self.pos[d], d));
-        v.dedup();
-        v
+    /// Distinct consumers of root position `p`, as positions in topological order.
+    pub fn consumers_into(&self, p: u32, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend_from_slice(self.succ.of(p));
+        out.sort_unstable();
+        out.dedup();
     }
 }
 
@@ -212,14 +265,15 @@ pub fn finish(ctx: &Ctx<'_>, a: &Assignment) -> LogicalResult {
         };
     }
     if followers {
-        for &n in &ctx.order {
+        let order = &ctx.order;
+        for (p, &n) in order.iter().enumerate() {
             if ctx.role[n] == Role::Follower {
-                stream[n] = model.in_edges(n).find_map(|e| stream[e.src]);
+                stream[n] = ctx.pred.of(p as u32).iter().find_map(|&q| stream[order[q as usize]]);
             }
         }
-        for &n in ctx.order.iter().rev() {
+        for (p, &n) in order.iter().enumerate().rev() {
             if ctx.role[n] == Role::Follower && stream[n].is_none() {
-                stream[n] = model.out_edges(n).find_map(|e| stream[e.dst]);
+                stream[n] = ctx.succ.of(p as u32).iter().find_map(|&q| stream[order[q as usize]]);
             }
         }
         for &n in &ctx.order {

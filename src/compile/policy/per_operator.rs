@@ -10,56 +10,98 @@
 //! the ids left are compacted in order.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::BinaryHeap;
 
 use super::{Assignment, Ctx, Role};
 use crate::graph::IdVec;
 
-/// Lowest free id, taking fresh ones past everything handed out so far.
+const NONE: u32 = u32::MAX;
+
+/// Lowest free id, taking fresh ones past everything handed out so far. A flag per id says
+/// whether it is free; the heap may hold ids taken since they were given back, which are
+/// dropped when they surface.
 struct Pool {
-    free: BTreeSet<u32>,
+    is_free: Vec<bool>,
+    heap: BinaryHeap<Reverse<u32>>,
     next: u32,
 }
 
 impl Pool {
     fn take_lowest(&mut self) -> u32 {
-        match self.free.pop_first() {
-            Some(s) => s,
-            None => {
-                self.next += 1;
-                self.next - 1
+        while let Some(Reverse(s)) = self.heap.pop() {
+            if self.is_free[s as usize] {
+                self.is_free[s as usize] = false;
+                return s;
             }
         }
+        self.next += 1;
+        self.is_free.push(false);
+        self.next - 1
     }
     fn give_back(&mut self, s: u32) {
-        self.free.insert(s);
+        if !self.is_free[s as usize] {
+            self.is_free[s as usize] = true;
+            self.heap.push(Reverse(s));
+        }
     }
     fn take(&mut self, s: u32) -> bool {
-        self.free.remove(&s)
+        std::mem::replace(&mut self.is_free[s as usize], false)
+    }
+}
+
+/// Tentative ids waiting at each position: singly linked lists in flat arrays.
+struct Buckets {
+    head: Vec<u32>,
+    link: Vec<u32>,
+    val: Vec<u32>,
+}
+
+impl Buckets {
+    fn push(&mut self, p: u32, s: u32) {
+        self.link.push(self.head[p as usize]);
+        self.val.push(s);
+        self.head[p as usize] = self.val.len() as u32 - 1;
     }
 }
 
 /// DALI's stream id per root-graph node (before clearing), in the order of `ctx.order`.
+///
+/// Every entry is pushed for a later position than the one being popped, so the queue is a
+/// bucket per position (a linked list of tentative ids), drained in position order with each
+/// bucket sorted: the pops come out exactly in (position, id) order.
 pub fn raw_ids(ctx: &Ctx<'_>) -> Vec<u32> {
-    let model = ctx.model;
     let n = ctx.order.len();
-    let mut pool = Pool { free: BTreeSet::new(), next: 0 };
-    let mut heap: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::new();
-    for (i, &v) in ctx.order.iter().enumerate() {
-        if model.in_edges(v).next().is_none() {
-            heap.push(Reverse((i as u32, pool.take_lowest())));
+    let mut pool = Pool { is_free: Vec::new(), heap: BinaryHeap::new(), next: 0 };
+    // At most one entry per root and one per edge.
+    let cap = n + ctx.succ.edge_count();
+    let mut q = Buckets { head: vec![NONE; n], link: Vec::with_capacity(cap), val: Vec::with_capacity(cap) };
+    for i in 0..n as u32 {
+        if ctx.pred.of(i).is_empty() {
+            q.push(i, pool.take_lowest());
         }
     }
-    let mut id = vec![u32::MAX; n];
-    while let Some(Reverse((i, s))) = heap.pop() {
-        pool.give_back(s);
-        if id[i as usize] != u32::MAX {
-            continue;
+    let mut id = vec![NONE; n];
+    let mut bucket: Vec<u32> = Vec::new();
+    let mut consumers: Vec<u32> = Vec::new();
+    for i in 0..n as u32 {
+        bucket.clear();
+        let mut k = q.head[i as usize];
+        while k != NONE {
+            bucket.push(q.val[k as usize]);
+            k = q.link[k as usize];
         }
-        id[i as usize] = s;
-        for (k, c) in ctx.consumers(ctx.order[i as usize]).into_iter().enumerate() {
-            let t = if k == 0 && pool.take(s) { s } else { pool.take_lowest() };
-            heap.push(Reverse((ctx.pos[c], t)));
+        bucket.sort_unstable();
+        for (j, &s) in bucket.iter().enumerate() {
+            pool.give_back(s);
+            if j > 0 {
+                continue;
+            }
+            id[i as usize] = s;
+            ctx.consumers_into(i, &mut consumers);
+            for (k, &c) in consumers.iter().enumerate() {
+                let t = if k == 0 && pool.take(s) { s } else { pool.take_lowest() };
+                q.push(c, t);
+            }
         }
     }
     id
