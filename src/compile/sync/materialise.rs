@@ -37,7 +37,10 @@ pub fn generate_sync_event_nodes(st: &SyncState<'_>) -> Vec<InsertedNode> {
         }
     };
     let (sends, recvs) = (st.send_lists(), st.recv_lists());
-    let mut out = Vec::with_capacity(2 * st.alive_count());
+    // Room for the Send/Recv pairs the split adds later (one per new piece, and a piece holds
+    // hundreds of tasks): appending them then does not copy a list of millions.
+    let kept = st.alive_count();
+    let mut out = Vec::with_capacity(2 * kept + kept / 32 + 64);
     for &n in &st.order {
         for &r in sends.of(n) {
             let s = &st.syncs[r as usize];

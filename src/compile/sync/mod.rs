@@ -501,7 +501,13 @@ pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<Syn
     alloc.sync_count = count;
     alloc.sync_kind = cfg.kind;
     if cfg.materialise {
-        alloc.inserted.extend(materialise::generate_sync_event_nodes(&st));
+        let nodes = materialise::generate_sync_event_nodes(&st);
+        // Usually nothing was inserted before: take the list whole instead of copying it.
+        if alloc.inserted.is_empty() {
+            alloc.inserted = nodes;
+        } else {
+            alloc.inserted.extend(nodes);
+        }
     }
     Ok(report)
 }
