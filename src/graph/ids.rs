@@ -102,6 +102,19 @@ macro_rules! impl_idx {
 }
 impl_idx!(NodeId, EdgeId, GraphId, EngineId, SubgraphId, StreamId, EventId);
 
+/// Positions in an order (a graph's topological order, a stream's entries): dense tables
+/// indexed by position, where no typed id applies.
+impl Idx for u32 {
+    #[inline]
+    fn from_index(i: usize) -> Self {
+        u32::try_from(i).expect("position overflow")
+    }
+    #[inline]
+    fn to_index(self) -> usize {
+        self as usize
+    }
+}
+
 impl<I: Idx, T> IdVec<I, T> {
     pub fn new() -> Self {
         IdVec { items: Vec::new(), _marker: std::marker::PhantomData }
@@ -138,7 +151,7 @@ impl<I: Idx, T> IdVec<I, T> {
     pub fn ids(&self) -> impl DoubleEndedIterator<Item = I> + ExactSizeIterator + use<I, T> {
         (0..self.items.len()).map(I::from_index)
     }
-    pub fn enumerate(&self) -> impl DoubleEndedIterator<Item = (I, &T)> {
+    pub fn enumerate(&self) -> impl DoubleEndedIterator<Item = (I, &T)> + Clone {
         self.items.iter().enumerate().map(|(i, t)| (I::from_index(i), t))
     }
     pub fn as_slice(&self) -> &[T] {

@@ -7,6 +7,7 @@
 
 pub mod attrs;
 pub mod builder;
+pub mod csr;
 pub mod engines;
 pub mod ids;
 pub mod json;
@@ -18,6 +19,8 @@ pub mod topo;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+
+use csr::Csr;
 
 pub use attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs, NodeAttrs};
 pub use builder::ModelBuilder;
@@ -144,44 +147,26 @@ pub struct PartitionEntry {
 /// Compressed adjacency: for each node, its in- and out-edges in edge-id order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Adjacency {
-    out_start: Vec<u32>,
-    out_edges: Vec<EdgeId>,
-    in_start: Vec<u32>,
-    in_edges: Vec<EdgeId>,
+    outs: Csr<NodeId, EdgeId>,
+    ins: Csr<NodeId, EdgeId>,
 }
 
 impl Adjacency {
     pub fn build(node_count: usize, edges: &IdVec<EdgeId, Edge>) -> Self {
-        let csr = |key: &dyn Fn(&Edge) -> NodeId| {
-            let mut start = vec![0u32; node_count + 1];
-            for e in edges.iter() {
-                start[key(e).index() + 1] += 1;
-            }
-            for i in 0..node_count {
-                start[i + 1] += start[i];
-            }
-            let mut fill = start.clone();
-            let mut list = vec![EdgeId(0); edges.len()];
-            for (id, e) in edges.enumerate() {
-                let slot = &mut fill[key(e).index()];
-                list[*slot as usize] = id;
-                *slot += 1;
-            }
-            (start, list)
-        };
-        let (out_start, out_edges) = csr(&|e| e.src);
-        let (in_start, in_edges) = csr(&|e| e.dst);
-        Adjacency { out_start, out_edges, in_start, in_edges }
+        Adjacency {
+            outs: Csr::group(node_count, edges.enumerate().map(|(id, e)| (e.src, id))),
+            ins: Csr::group(node_count, edges.enumerate().map(|(id, e)| (e.dst, id))),
+        }
     }
 
     #[inline]
     pub fn out_edges(&self, n: NodeId) -> &[EdgeId] {
-        &self.out_edges[self.out_start[n.index()] as usize..self.out_start[n.index() + 1] as usize]
+        self.outs.of(n)
     }
 
     #[inline]
     pub fn in_edges(&self, n: NodeId) -> &[EdgeId] {
-        &self.in_edges[self.in_start[n.index()] as usize..self.in_start[n.index() + 1] as usize]
+        self.ins.of(n)
     }
 }
 

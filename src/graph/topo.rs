@@ -3,6 +3,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::csr::Csr;
+
 /// Orders `0..n` topologically under `edges` (src, dst), keeping the given order wherever it is
 /// already topological: among ready nodes the smallest index goes first. On a cycle, returns
 /// the indices of the nodes on one cycle, in edge order.
@@ -12,25 +14,15 @@ pub fn stable_order(n: usize, edges: &[(u32, u32)]) -> Result<Vec<u32>, Vec<u32>
         return Ok((0..n as u32).collect());
     }
     let mut indeg = vec![0u32; n];
-    let mut start = vec![0u32; n + 1];
-    for &(s, d) in edges {
+    for &(_, d) in edges {
         indeg[d as usize] += 1;
-        start[s as usize + 1] += 1;
     }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut succ = vec![0u32; edges.len()];
-    for &(s, d) in edges {
-        succ[fill[s as usize] as usize] = d;
-        fill[s as usize] += 1;
-    }
+    let succ: Csr<u32, u32> = Csr::group(n, edges.iter().copied());
     let mut heap: BinaryHeap<Reverse<u32>> = (0..n as u32).filter(|&i| indeg[i as usize] == 0).map(Reverse).collect();
     let mut order = Vec::with_capacity(n);
     while let Some(Reverse(v)) = heap.pop() {
         order.push(v);
-        for &w in &succ[start[v as usize] as usize..start[v as usize + 1] as usize] {
+        for &w in succ.of(v) {
             indeg[w as usize] -= 1;
             if indeg[w as usize] == 0 {
                 heap.push(Reverse(w));

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use crate::bail;
 use crate::compile::Allocation;
 use crate::error::Result;
+use crate::graph::csr::Csr;
 use crate::graph::{IdVec, Model, NodeId, StreamId};
 
 /// Device parameters.
@@ -152,19 +153,9 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
         .filter(|&(f, t)| alloc.stream[f].is_some() && alloc.stream[t].is_some() && f != t)
         .collect();
     // Waiters of each record node (CSR).
-    let mut start_ix = vec![0u32; nn + 1];
-    for &(f, _) in &waits {
-        start_ix[f.index() + 1] += 1;
-    }
-    for i in 0..nn {
-        start_ix[i + 1] += start_ix[i];
-    }
-    let mut fill = start_ix.clone();
-    let mut waiters = vec![NodeId(0); waits.len()];
+    let waiters: Csr<NodeId, NodeId> = Csr::group(nn, waits.iter().copied());
     let mut waits_left = IdVec::filled(nn, 0u32);
-    for &(f, t) in &waits {
-        waiters[fill[f.index()] as usize] = t;
-        fill[f.index()] += 1;
+    for &(_, t) in &waits {
         waits_left[t] += 1;
     }
     let mut wait_ready = IdVec::filled(nn, 0.0f64);
@@ -227,7 +218,7 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
             free_units += units_of(model, n, cfg);
             candidates.insert(s.0);
             candidates.extend(blocked.iter().copied());
-            for &w in &waiters[start_ix[n.index()] as usize..start_ix[n.index() + 1] as usize] {
+            for &w in waiters.of(n) {
                 waits_left[w] -= 1;
                 wait_ready[w] = wait_ready[w].max(t + cfg.wait_latency_us);
                 if let Some(ws) = alloc.stream[w] {

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use crate::compile::logical::{self, LogicalResult};
 use crate::compile::{Allocation, Stage};
 use crate::error::Result;
+use crate::graph::csr::Csr;
 use crate::graph::{GraphId, IdVec, Model, NodeId, Policy, Shape, StreamId};
 
 /// Operator types whose stream placement carries control-flow meaning (activation, labels,
@@ -80,45 +81,8 @@ pub struct Ctx<'m> {
     /// The root graph's adjacency by position (edges never leave their graph): each
     /// position's consumer and producer positions, in edge-id order as the model's CSR has
     /// them. Policy loops read these flat lists instead of edge structs.
-    pub succ: Csr,
-    pub pred: Csr,
-}
-
-/// Lists of positions, one per root position.
-pub struct Csr {
-    start: Vec<u32>,
-    list: Vec<u32>,
-}
-
-impl Csr {
-    /// Groups `(from, to)` pairs by `from`, keeping their order within a group.
-    fn build(n: usize, pairs: impl Iterator<Item = (u32, u32)> + Clone) -> Csr {
-        let mut start = vec![0u32; n + 1];
-        for (f, _) in pairs.clone() {
-            start[f as usize + 1] += 1;
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        let mut fill = start.clone();
-        let mut list = vec![0u32; start[n] as usize];
-        for (f, t) in pairs {
-            let slot = &mut fill[f as usize];
-            list[*slot as usize] = t;
-            *slot += 1;
-        }
-        Csr { start, list }
-    }
-
-    /// Entries over all lists (the root graph's edges).
-    pub fn edge_count(&self) -> usize {
-        self.list.len()
-    }
-
-    #[inline]
-    pub fn of(&self, p: u32) -> &[u32] {
-        &self.list[self.start[p as usize] as usize..self.start[p as usize + 1] as usize]
-    }
+    pub succ: Csr<u32, u32>,
+    pub pred: Csr<u32, u32>,
 }
 
 impl<'m> Ctx<'m> {
@@ -170,8 +134,8 @@ impl<'m> Ctx<'m> {
             (pos[e.src], pos[e.dst])
         });
         debug_assert!(model.root().edges.is_sorted());
-        let succ = Csr::build(order.len(), edges.clone());
-        let pred = Csr::build(order.len(), edges.map(|(s, d)| (d, s)));
+        let succ = Csr::group(order.len(), edges.clone());
+        let pred = Csr::group(order.len(), edges.map(|(s, d)| (d, s)));
         Ok(Ctx { model, base, role, order, pos, succ, pred })
     }
 

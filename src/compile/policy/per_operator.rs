@@ -73,7 +73,7 @@ pub fn raw_ids(ctx: &Ctx<'_>) -> Vec<u32> {
     let n = ctx.order.len();
     let mut pool = Pool { is_free: Vec::new(), heap: BinaryHeap::new(), next: 0 };
     // At most one entry per root and one per edge.
-    let cap = n + ctx.succ.edge_count();
+    let cap = n + ctx.succ.entries();
     let mut q = Buckets { head: vec![NONE; n], link: Vec::with_capacity(cap), val: Vec::with_capacity(cap) };
     for i in 0..n as u32 {
         if ctx.pred.of(i).is_empty() {

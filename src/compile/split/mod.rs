@@ -16,6 +16,7 @@ use super::activate::{self, SUBGRAPH_FIRST_ACTIVE, SplitPieces};
 use super::allocation::{Allocation, InsertedNode, Naming, SyncEnd, SyncPair};
 use crate::bail;
 use crate::error::Result;
+use crate::graph::csr::Csr;
 use crate::graph::engines::names;
 use crate::graph::{IdVec, Model, NodeId, Options, StreamId, SyncKind};
 use plan::Cut;
@@ -556,39 +557,10 @@ struct SyncOrders {
     pos_attached: BTreeMap<(NodeId, StreamId), (u32, u32)>,
     /// Receivers of the syncs each main-stream end sends, and senders of those it receives
     /// (CSR by node); ends on attached streams are rare and kept in maps.
-    main_outs: Csr,
-    main_ins: Csr,
+    main_outs: Csr<NodeId, SyncEnd>,
+    main_ins: Csr<NodeId, SyncEnd>,
     attached_outs: BTreeMap<SyncEnd, Vec<SyncEnd>>,
     attached_ins: BTreeMap<SyncEnd, Vec<SyncEnd>>,
-}
-
-/// Lists of sync ends per node.
-struct Csr {
-    start: Vec<u32>,
-    list: Vec<SyncEnd>,
-}
-
-impl Csr {
-    fn build(nodes: usize, pairs: impl Iterator<Item = (NodeId, SyncEnd)> + Clone) -> Self {
-        let mut start = vec![0u32; nodes + 1];
-        for (n, _) in pairs.clone() {
-            start[n.index() + 1] += 1;
-        }
-        for i in 0..nodes {
-            start[i + 1] += start[i];
-        }
-        let mut fill = start.clone();
-        let mut list = vec![SyncEnd { node: NodeId(0), attached: None }; start[nodes] as usize];
-        for (n, end) in pairs {
-            list[fill[n.index()] as usize] = end;
-            fill[n.index()] += 1;
-        }
-        Csr { start, list }
-    }
-
-    fn of(&self, n: NodeId) -> &[SyncEnd] {
-        &self.list[self.start[n.index()] as usize..self.start[n.index() + 1] as usize]
-    }
 }
 
 impl SyncOrders {
@@ -609,8 +581,8 @@ impl SyncOrders {
         let nodes = model.nodes.len();
         let syncs = &alloc.syncs;
         let main_outs =
-            Csr::build(nodes, syncs.iter().filter(|p| p.from.attached.is_none()).map(|p| (p.from.node, p.to)));
-        let main_ins = Csr::build(nodes, syncs.iter().filter(|p| p.to.attached.is_none()).map(|p| (p.to.node, p.from)));
+            Csr::group(nodes, syncs.iter().filter(|p| p.from.attached.is_none()).map(|p| (p.from.node, p.to)));
+        let main_ins = Csr::group(nodes, syncs.iter().filter(|p| p.to.attached.is_none()).map(|p| (p.to.node, p.from)));
         let mut attached_outs: BTreeMap<SyncEnd, Vec<SyncEnd>> = BTreeMap::new();
         let mut attached_ins: BTreeMap<SyncEnd, Vec<SyncEnd>> = BTreeMap::new();
         for p in syncs {

@@ -26,6 +26,7 @@ use std::borrow::Cow;
 use super::allocation::{Allocation, SyncEnd, SyncPair};
 use crate::bail;
 use crate::error::Result;
+use crate::graph::csr::Csr;
 use crate::graph::{IdVec, Model, NodeId, StreamId, SyncKind};
 
 /// GE's `kMaxNotifyNum`.
@@ -278,12 +279,17 @@ impl<'m> SyncState<'m> {
 
     /// Each node's send list (GE's `node_to_send_events_`): its kept syncs in insertion order.
     pub fn send_lists(&self) -> NodeLists {
-        NodeLists::build(self, |s| s.from.node)
+        self.node_lists(|s| s.from.node)
     }
 
     /// Each node's recv list (GE's `node_to_recv_events_`).
     pub fn recv_lists(&self) -> NodeLists {
-        NodeLists::build(self, |s| s.to.node)
+        self.node_lists(|s| s.to.node)
+    }
+
+    fn node_lists(&self, key: impl Fn(&RawSync) -> NodeId + Copy) -> NodeLists {
+        let kept = self.syncs.iter().enumerate().filter(|(_, s)| s.alive);
+        Csr::group(self.model.nodes.len(), kept.map(move |(r, s)| (key(s), r as u32)))
     }
 
     pub fn alive(&self) -> impl Iterator<Item = (u32, &RawSync)> {
@@ -358,36 +364,8 @@ impl<'m> SyncState<'m> {
     }
 }
 
-/// Raw sync ids per node (CSR), a snapshot of the kept syncs when built.
-#[derive(Clone, Debug)]
-pub struct NodeLists {
-    start: Vec<u32>,
-    list: Vec<u32>,
-}
-
-impl NodeLists {
-    fn build(st: &SyncState<'_>, key: impl Fn(&RawSync) -> NodeId) -> Self {
-        let mut start = vec![0u32; st.model.nodes.len() + 1];
-        for s in st.syncs.iter().filter(|s| s.alive) {
-            start[key(s).index() + 1] += 1;
-        }
-        for i in 0..st.model.nodes.len() {
-            start[i + 1] += start[i];
-        }
-        let mut fill = start.clone();
-        let mut list = vec![0u32; start[st.model.nodes.len()] as usize];
-        for (r, s) in st.syncs.iter().enumerate().filter(|(_, s)| s.alive) {
-            let slot = &mut fill[key(s).index()];
-            list[*slot as usize] = r as u32;
-            *slot += 1;
-        }
-        NodeLists { start, list }
-    }
-
-    pub fn of(&self, n: NodeId) -> &[u32] {
-        &self.list[self.start[n.index()] as usize..self.start[n.index() + 1] as usize]
-    }
-}
+/// Raw sync ids per node, a snapshot of the kept syncs when built.
+pub type NodeLists = Csr<NodeId, u32>;
 
 /// The `is_loop_active` nodes with the logical streams `SetActiveStreamsForLoop` gives them, in
 /// execution order. The lists come from the activation stage itself, run on a copy, so the

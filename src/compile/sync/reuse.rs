@@ -9,6 +9,7 @@ use super::reduce::{Clocks, PairIndex, Points};
 use super::{NodeFacts, SyncState};
 use crate::err;
 use crate::error::Result;
+use crate::graph::csr::Csr;
 use crate::graph::{GraphId, Model, NodeId};
 
 /// GE's `kEventReuseThreshold`: multiplexing applies only above this many events.
@@ -200,19 +201,8 @@ pub fn reuse_lifetime_within(st: &mut SyncState<'_>, classes: &[u32]) -> usize {
     let class_count = classes.iter().copied().max().map_or(1, |c| c as usize + 1);
     let mut heaps: Vec<Vec<FreeIds>> = vec![vec![BinaryHeap::new(); pts.stream_count]; class_count];
     // Pairs leaving each point, in send-list order (a point has one node: insertion order).
-    let mut out_start = vec![0u32; pts.len() + 1];
-    for &f in idx.from.iter().filter(|&&f| f != u32::MAX) {
-        out_start[f as usize + 1] += 1;
-    }
-    for i in 0..pts.len() {
-        out_start[i + 1] += out_start[i];
-    }
-    let mut fill = out_start.clone();
-    let mut out_list = vec![0u32; out_start[pts.len()] as usize];
-    for (r, &f) in idx.from.iter().enumerate().filter(|&(_, &f)| f != u32::MAX) {
-        out_list[fill[f as usize] as usize] = r as u32;
-        fill[f as usize] += 1;
-    }
+    let kept = idx.from.iter().enumerate().filter(|&(_, &f)| f != u32::MAX);
+    let outs: Csr<u32, u32> = Csr::group(pts.len(), kept.map(|(r, &f)| (f, r as u32)));
     let mut next_id = 0u32;
     let mut assigned: Vec<(u32, u32)> = Vec::new();
     for p in 0..pts.len() {
@@ -228,7 +218,7 @@ pub fn reuse_lifetime_within(st: &mut SyncState<'_>, classes: &[u32]) -> usize {
         }
         clocks.advance(s, pts.seq[p]);
         clocks.record(s, p as u32, idx.out_count[p]);
-        for &r in &out_list[out_start[p] as usize..out_start[p + 1] as usize] {
+        for &r in outs.of(p as u32) {
             let row = clocks.row(s);
             let heaps = &mut heaps[classes[r as usize] as usize];
             let mut best: Option<(u32, usize)> = None;
