@@ -172,6 +172,32 @@ unsafe fn write_array<T>(ptr: *mut *const T, count: *mut usize, v: &[T]) {
     }
 }
 
+/// An output array and its count.
+type IdsOut = (*mut *const u32, *mut usize);
+
+/// Writes two id lists of the node at `index`, which `lists` picks from its view: its syncs
+/// (`sa_session_node_syncs`) or its split events (`sa_session_node_split_events`).
+///
+/// # Safety
+/// The outputs are NULL or writable.
+unsafe fn write_send_recv(
+    s: &mut sa_session,
+    index: usize,
+    send: IdsOut,
+    recv: IdsOut,
+    lists: fn(&NodeView) -> (&Vec<u32>, &Vec<u32>),
+) -> ApiResult {
+    let (a, b) = (out_ptr(send.0, "send")?, out_ptr(send.1, "send_count")?);
+    let (c, d) = (out_ptr(recv.0, "recv")?, out_ptr(recv.1, "recv_count")?);
+    s.index(index)?;
+    let (sends, recvs) = lists(&s.view()?.nodes[index]);
+    unsafe {
+        write_array(a, b, sends);
+        write_array(c, d, recvs);
+    }
+    Ok(())
+}
+
 /// Builds `graph` if needed and starts a compile session on it in `*out`. The session shares
 /// the built model: the graph can be freed first. Build errors come back as their status
 /// (`SA_CYCLE`, `SA_PARTITION`, ...) with the message on the graph handle.
@@ -456,13 +482,7 @@ pub unsafe extern "C" fn sa_session_node_syncs(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
-            let (a, b) = (out_ptr(send, "send")?, out_ptr(send_count, "send_count")?);
-            let (c, d) = (out_ptr(recv, "recv")?, out_ptr(recv_count, "recv_count")?);
-            s.index(index)?;
-            let v = &s.view()?.nodes[index];
-            write_array(a, b, &v.send);
-            write_array(c, d, &v.recv);
-            Ok(())
+            write_send_recv(s, index, (send, send_count), (recv, recv_count), |v| (&v.send, &v.recv))
         })
     })
 }
@@ -483,13 +503,7 @@ pub unsafe extern "C" fn sa_session_node_split_events(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
-            let (a, b) = (out_ptr(send, "send")?, out_ptr(send_count, "send_count")?);
-            let (c, d) = (out_ptr(recv, "recv")?, out_ptr(recv_count, "recv_count")?);
-            s.index(index)?;
-            let v = &s.view()?.nodes[index];
-            write_array(a, b, &v.send_events);
-            write_array(c, d, &v.recv_events);
-            Ok(())
+            write_send_recv(s, index, (send, send_count), (recv, recv_count), |v| (&v.send_events, &v.recv_events))
         })
     })
 }
