@@ -13,7 +13,7 @@ pub mod plan;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::activate::{self, SUBGRAPH_FIRST_ACTIVE, SplitPieces};
-use super::allocation::{Allocation, InsertedNode, Naming, SyncEnd, SyncPair};
+use super::allocation::{Allocation, InsertedNode, Naming, SyncEnd, SyncPair, sync_node_name, sync_tag};
 use crate::bail;
 use crate::error::Result;
 use crate::graph::csr::Csr;
@@ -387,7 +387,7 @@ pub fn split_streams_with(
         }
         for (end, before, kind) in [(from, false, "Send"), (to, true, "Recv")] {
             let node = &model.nodes[end.node];
-            let reuse = names.take(&format!("{}_{kind}_{id}", model.graphs[node.graph].name));
+            let reuse = names.take(&model.graphs[node.graph].name, kind, id);
             let physical = match end.attached {
                 None => alloc.stream[end.node].unwrap_or(StreamId(s as u32)),
                 Some(a) => a,
@@ -442,7 +442,7 @@ impl SplitNames {
         for (k, &(_, from, to)) in planned.iter().enumerate() {
             let id = first + k as u32;
             for (end, kind) in [(from, "Send"), (to, "Recv")] {
-                bases.insert(format!("{}_{kind}_{id}", model.graphs[model.nodes[end.node].graph].name));
+                bases.insert(sync_node_name(&model.graphs[model.nodes[end.node].graph].name, sync_tag(kind), id, None));
             }
         }
         let mut taken = BTreeSet::new();
@@ -469,14 +469,14 @@ impl SplitNames {
         SplitNames { taken }
     }
 
-    /// Takes the first free name of `base`; returns its `_Reuse_` number, if any.
-    fn take(&mut self, base: &str) -> Option<u32> {
-        let mut name = base.to_string();
+    /// Takes the first free name of a `kind` node of sync `id` in `graph`; returns its
+    /// `_Reuse_` number, if any.
+    fn take(&mut self, graph: &str, kind: &str, id: u32) -> Option<u32> {
         let mut reuse = None;
+        let mut name = sync_node_name(graph, sync_tag(kind), id, reuse);
         while self.taken.contains(&name) {
-            let k = reuse.map_or(0, |k| k + 1);
-            name = format!("{base}_Reuse_{k}");
-            reuse = Some(k);
+            reuse = Some(reuse.map_or(0, |k| k + 1));
+            name = sync_node_name(graph, sync_tag(kind), id, reuse);
         }
         self.taken.insert(name);
         reuse
