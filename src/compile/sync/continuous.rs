@@ -12,9 +12,6 @@ const NONE: u32 = u32::MAX;
 /// Insertion walks senders in execution order, so this is usually insertion order itself, which
 /// one pass confirms (`None`); otherwise a stable counting sort by position.
 pub(super) fn send_order(st: &SyncState<'_>) -> Option<Vec<u32>> {
-    if st.added_in_send_order() {
-        return None;
-    }
     let mut last = 0u32;
     for s in st.syncs.iter().filter(|s| s.alive) {
         let p = st.pos[s.from.node];

@@ -183,11 +183,6 @@ pub struct SyncState<'m> {
     pub pos: IdVec<NodeId, u32>,
     pub kind: SyncKind,
     pub facts: NodeFacts,
-    /// Syncs added through [`SyncState::add`], and whether their senders came in execution
-    /// order: then GE's send-list walk is insertion order (see `continuous::send_order`).
-    added: usize,
-    added_out_of_order: bool,
-    last_added_pos: u32,
 }
 
 impl<'m> SyncState<'m> {
@@ -242,15 +237,7 @@ impl<'m> SyncState<'m> {
             pos,
             kind,
             facts: NodeFacts::build(model),
-            added: 0,
-            added_out_of_order: false,
-            last_added_pos: 0,
         }
-    }
-
-    /// Whether every sync was added through [`SyncState::add`] in sender execution order.
-    pub(super) fn added_in_send_order(&self) -> bool {
-        self.added == self.syncs.len() && !self.added_out_of_order
     }
 
     /// The stream an end runs on.
@@ -264,10 +251,6 @@ impl<'m> SyncState<'m> {
     /// Adds one pair (GE's `AddSendEventId` + `AddRecvEventId` with `event_num_++`).
     pub fn add(&mut self, from: SyncEnd, to: SyncEnd, attached_phase: bool) -> u32 {
         let r = self.syncs.len() as u32;
-        let p = self.pos[from.node];
-        self.added_out_of_order |= p < self.last_added_pos;
-        self.last_added_pos = p;
-        self.added += 1;
         self.syncs.push(RawSync { from, to, id: r, alive: true, attached_phase });
         r
     }
