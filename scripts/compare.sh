@@ -3,8 +3,7 @@
 # (24 units, 1 us per wait), and a DOT picture of one corpus model under auto.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CORPUS="${CORPUS:-../shared/corpus}"
-[ -d "$CORPUS" ] || CORPUS=/work/shared/corpus
+CORPUS="${CORPUS:-corpus}"
 cargo build --release --quiet
 BIN=target/release/stream-alloc
 POLICIES=ge,single,per-backend,per-operator,min-streams,budget:8,auto

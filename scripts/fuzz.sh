@@ -11,7 +11,7 @@ secs="${SECS:-900}"
 engine="${FUZZ_ENGINE:-driver}"
 mkdir -p logs corpus/json_loader
 # Seeds for the loader: the bad-input fixtures and the example graphs.
-cp -n ../tests/fixtures/bad_input/*.json ../examples/*.json corpus/json_loader/ 2>/dev/null || true
+cp -n ../tests/fixtures/bad_input/*.json ../corpus/*.json corpus/json_loader/ 2>/dev/null || true
 targets=(json_loader pipeline runtime_pool)
 if [ "$engine" = libfuzzer ]; then
   cargo +nightly fuzz build --features libfuzzer

@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The repository carries its own corpus; beside the workspace's shared one it must be identical.
+if [ -d ../shared/corpus ]; then
+  echo "== corpus/ matches ../shared/corpus"
+  diff -r corpus ../shared/corpus
+fi
 echo "== cargo fmt --check"
 cargo fmt --check
 echo "== cargo clippy"

@@ -1,5 +1,7 @@
 //! The command-line tool: outputs, error documents and exit codes.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -8,7 +10,7 @@ fn bin() -> Command {
 }
 
 fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples").join(name)
+    common::corpus_graph(name)
 }
 
 fn tmp(name: &str) -> PathBuf {

@@ -6,6 +6,8 @@
 #[path = "../fuzz/src/fake_rt.rs"]
 mod fake_rt;
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
@@ -24,14 +26,14 @@ use stream_alloc::runtime::{PoolOptions, ReusableStreamPool};
 
 const THREADS: usize = 16;
 
-/// Corpus graphs bundled in examples/, each with options that exercise several streams, sync and split.
+/// Corpus graphs, each with options that exercise several streams, sync and split.
 fn inputs() -> Vec<(PathBuf, Vec<(&'static str, &'static str)>)> {
-    let ex = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let g = common::corpus_graph;
     vec![
-        (ex.join("resnet50.json"), vec![("max_parallel_num", "AIcoreEngine:4"), ("max_task_count", "64")]),
-        (ex.join("googlenet.json"), vec![("max_parallel_num", "AIcoreEngine:3,VectorEngine:2"), ("event", "notify")]),
-        (ex.join("resnet50.json"), vec![("compat", "ge"), ("max_task_count", "40")]),
-        (ex.join("googlenet.json"), vec![("enable_single_stream", "true")]),
+        (g("resnet50.json"), vec![("max_parallel_num", "AIcoreEngine:4"), ("max_task_count", "64")]),
+        (g("googlenet.json"), vec![("max_parallel_num", "AIcoreEngine:3,VectorEngine:2"), ("event", "notify")]),
+        (g("resnet50.json"), vec![("compat", "ge"), ("max_task_count", "40")]),
+        (g("googlenet.json"), vec![("enable_single_stream", "true")]),
     ]
 }
 

@@ -1,10 +1,10 @@
 //! The dynamic-shape strategy on a real model: BERT-base exported with `"shape": "dynamic"`
-//! (a copy of shared/corpus/bert_base_dynamic.json), as is and with AICPU GetNext, HCCL and
+//! (corpus/bert_base_dynamic.json), as is and with AICPU GetNext, HCCL and
 //! stream-label nodes added. Logical streams at the logical stage, then the whole pipeline
 //! (`Stage::All`): checker-verified, deterministic, events reported per node and no Send/Recv
 //! nodes inserted.
 
-use std::path::Path;
+mod common;
 
 use serde_json::{Value, json};
 use stream_alloc::compile::dynamic::refresh::on_main_stream;
@@ -12,8 +12,8 @@ use stream_alloc::compile::{Allocation, Stage, allocate};
 use stream_alloc::graph::{Model, StreamId, json as graph_json};
 
 fn bert() -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dynamic/bert_base_dynamic.json");
-    serde_json::from_slice(&std::fs::read(path).expect("bert fixture")).expect("bert JSON")
+    let path = common::corpus_graph("bert_base_dynamic.json");
+    serde_json::from_slice(&std::fs::read(path).expect("bert_base_dynamic")).expect("bert JSON")
 }
 
 fn load(doc: &Value, options: &[&str]) -> Model {

@@ -243,3 +243,58 @@ fn every_corpus_graph_loads() {
         assert_eq!(m.root().order.len(), m.nodes.len());
     }
 }
+
+#[test]
+fn memory_fields_load_and_are_checked_against_the_edges() {
+    let g = |nodes: &str| {
+        format!(
+            r#"{{"format":"stream-graph","version":1,"name":"m","nodes":[{nodes}],
+            "edges":[{{"src":"a","dst":"v"}},{{"src":"v","dst":"b"}}]}}"#
+        )
+    };
+    let ok = g(r#"{"name":"a","type":"Relu","engine":"AIcoreEngine","out_bytes":[64,0]},
+        {"name":"v","type":"Reshape","engine":"AIcoreEngine","tasks":0,"out_bytes":[64],"alias_input":0},
+        {"name":"b","type":"Relu","engine":"AIcoreEngine"}"#);
+    let m = json::load_str(&ok).unwrap();
+    let node = |name: &str| m.nodes.iter().find(|n| n.name == name).unwrap();
+    assert_eq!(node("a").out_bytes.as_deref(), Some(&[64u64, 0][..]));
+    assert_eq!(node("v").alias_input, Some(0));
+    assert_eq!(node("b").out_bytes, None);
+    assert_eq!(node("b").alias_input, None);
+
+    for (nodes, needle) in [
+        (
+            r#"{"name":"a","type":"Relu","engine":"AIcoreEngine"},
+            {"name":"v","type":"Reshape","engine":"AIcoreEngine","alias_input":1},
+            {"name":"b","type":"Relu","engine":"AIcoreEngine"}"#,
+            "node 'v' of root graph 'm': alias_input 1 names an input port that no data edge feeds",
+        ),
+        (
+            r#"{"name":"a","type":"Relu","engine":"AIcoreEngine","out_bytes":[]},
+            {"name":"v","type":"Reshape","engine":"AIcoreEngine"},
+            {"name":"b","type":"Relu","engine":"AIcoreEngine"}"#,
+            "node 'a' of root graph 'm': a data edge to 'v' leaves output port 0 but out_bytes sizes 0 output(s)",
+        ),
+        (
+            r#"{"name":"a","type":"Relu","engine":"AIcoreEngine","out_bytes":[-4]},
+            {"name":"v","type":"Reshape","engine":"AIcoreEngine"},
+            {"name":"b","type":"Relu","engine":"AIcoreEngine"}"#,
+            "node 'a' of root graph 'm': field 'out_bytes' must be an array of integers >= 0, got -4",
+        ),
+        (
+            r#"{"name":"a","type":"Relu","engine":"AIcoreEngine","out_bytes":64},
+            {"name":"v","type":"Reshape","engine":"AIcoreEngine"},
+            {"name":"b","type":"Relu","engine":"AIcoreEngine"}"#,
+            "node 'a' of root graph 'm': field 'out_bytes' must be an array, got 64",
+        ),
+        (
+            r#"{"name":"a","type":"Relu","engine":"AIcoreEngine"},
+            {"name":"v","type":"Reshape","engine":"AIcoreEngine","alias_input":"x"},
+            {"name":"b","type":"Relu","engine":"AIcoreEngine"}"#,
+            "node 'v' of root graph 'm': field 'alias_input' must be an integer in [0, 4294967295], got \"x\"",
+        ),
+    ] {
+        let e = json::load_str(&g(nodes)).unwrap_err();
+        assert!(e.message.contains(needle), "{e}");
+    }
+}

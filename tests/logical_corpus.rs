@@ -1,21 +1,15 @@
 //! Every static corpus graph allocates in static-multi mode (logical stage) in each auto
 //! multi-stream mode: stream ids are continuous from 0, and two runs are byte-identical.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 
 use stream_alloc::compile::{Stage, allocate};
 use stream_alloc::graph::{Shape, json};
 
 fn corpus() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    let dir = if dir.exists() { dir } else { PathBuf::from("/work/shared/corpus") };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
+    common::corpus_paths()
 }
 
 #[test]

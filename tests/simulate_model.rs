@@ -68,7 +68,7 @@ fn a_wait_cycle_is_reported_as_a_deadlock() {
 
 #[test]
 fn trace_and_dot_are_deterministic_and_complete() {
-    let path = common::corpus_paths().into_iter().find(|p| p.ends_with("googlenet.json")).unwrap();
+    let path = common::corpus_graph("googlenet.json");
     let mut b = stream_alloc::graph::json::builder_from_slice(&std::fs::read(&path).unwrap()).unwrap();
     b.options.policy = Policy::MinStreams;
     let m = b.build().unwrap();
@@ -98,7 +98,7 @@ fn cli(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn simulate_dot_and_compare_commands() {
-    let path = common::corpus_paths().into_iter().find(|p| p.ends_with("squeezenet1_1.json")).unwrap();
+    let path = common::corpus_graph("squeezenet1_1.json");
     let g = path.to_str().unwrap();
     let dir = std::env::temp_dir().join(format!("sa-sim-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

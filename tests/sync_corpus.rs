@@ -3,6 +3,8 @@
 //! The default mode must reach the checker's minimum, GE mode must keep at least as many, and
 //! every result must pass the checker.
 
+mod common;
+
 use stream_alloc::compile::{Stage, allocate_from_preassigned};
 use stream_alloc::graph::partition::Partition;
 use stream_alloc::graph::{Model, json};
@@ -35,15 +37,7 @@ fn with_test_assignment(path: &std::path::Path, ge: bool, lifetime: bool) -> Mod
 
 #[test]
 fn corpus_default_mode_is_minimal_and_ge_mode_is_not_below() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    let dir = if dir.exists() { dir } else { std::path::PathBuf::from("/work/shared/corpus") };
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty());
+    let files = common::corpus_paths();
     println!(
         "{:<22} {:>6} {:>8} {:>8} {:>9} {:>8} {:>6}",
         "graph", "nodes", "default", "minimum", "ge", "lifetime", "width"

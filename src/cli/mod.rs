@@ -24,7 +24,7 @@ pub const EXIT_USAGE: i32 = 2;
     about = "Stream, event and notify allocation for Ascend Graph Engine graphs",
     long_about = "Assigns the operators of a graph (graph JSON v1) to device streams the way the Ascend \
 Graph Engine does, synchronises the streams and splits streams that exceed the device's task limit. \
-Writes allocation JSON v1.\n\nFormats: shared/spec/graph-json.md (input) and allocation-json.md (output).\n\n\
+Writes allocation JSON v1.\n\nFormats: docs/graph-json.md (input) and docs/allocation-json.md (output) in the repository.\n\n\
 Exit codes: 0 success; 1 allocation error (the JSON error document is written); 2 bad usage."
 )]
 struct Cli {

@@ -1,4 +1,4 @@
-//! The result of the pipeline and its allocation JSON v1 form (shared/spec/allocation-json.md).
+//! The result of the pipeline and its allocation JSON v1 form (docs/allocation-json.md).
 
 use std::borrow::Cow;
 

@@ -30,6 +30,10 @@ pub struct NodeSpec {
     pub stream: Option<i64>,
     pub attached_stream_ids: Vec<u32>,
     pub attached_tasks: Vec<u32>,
+    /// Bytes of each output tensor, per output port; `None` when the graph does not say.
+    pub out_bytes: Option<Vec<u64>>,
+    /// The input port whose memory this node's output reuses (a view).
+    pub alias_input: Option<u32>,
 }
 
 impl NodeSpec {
@@ -48,6 +52,8 @@ impl NodeSpec {
             stream: None,
             attached_stream_ids: Vec::new(),
             attached_tasks: Vec::new(),
+            out_bytes: None,
+            alias_input: None,
         }
     }
 }
@@ -237,6 +243,8 @@ impl ModelBuilder {
                     stream,
                     attached_stream_ids: spec.attached_stream_ids.iter().map(|&s| StreamId(s)).collect(),
                     attached_tasks: spec.attached_tasks.clone(),
+                    out_bytes: spec.out_bytes.clone(),
+                    alias_input: spec.alias_input,
                 });
                 if map.insert(spec.name.as_str(), id).is_some() {
                     bail!(DuplicateName, "duplicate node name '{}' in {where_}", spec.name);
@@ -359,6 +367,7 @@ impl ModelBuilder {
                 graphs[gid].edges.push(id);
             }
         }
+        check_aliases(&nodes, &edges, &graphs)?;
         let mut topo_index = IdVec::filled(nodes.len(), 0u32);
         for gid in graphs.ids() {
             let ids = &graphs[gid].nodes;
@@ -403,6 +412,49 @@ impl ModelBuilder {
             engine_overrides,
         })
     }
+}
+
+/// Memory facts must agree with the edges: a view's `alias_input` names an input port that a
+/// data edge feeds (the planner follows it to the tensor whose life the view extends), and a
+/// data edge leaves from a port that `out_bytes` sizes when the node gives sizes at all.
+fn check_aliases(
+    nodes: &IdVec<NodeId, Node>,
+    edges: &IdVec<EdgeId, Edge>,
+    graphs: &IdVec<GraphId, Graph>,
+) -> Result<()> {
+    let where_ = |n: &Node| graph_where(&graphs[n.graph].name, n.graph.index());
+    for e in edges.iter().filter(|e| e.kind == EdgeKind::Data) {
+        let src = &nodes[e.src];
+        if let Some(sizes) = &src.out_bytes {
+            if e.src_port as usize >= sizes.len() {
+                bail!(
+                    Field,
+                    "node '{}' of {}: a data edge to '{}' leaves output port {} but out_bytes sizes {} output(s)",
+                    src.name,
+                    where_(src),
+                    nodes[e.dst].name,
+                    e.src_port,
+                    sizes.len()
+                );
+            }
+        }
+    }
+    let mut fed: Vec<(NodeId, u32)> =
+        edges.iter().filter(|e| e.kind == EdgeKind::Data).map(|e| (e.dst, e.dst_port)).collect();
+    fed.sort_unstable();
+    for (id, n) in nodes.enumerate() {
+        if let Some(port) = n.alias_input {
+            if fed.binary_search(&(id, port)).is_err() {
+                bail!(
+                    Field,
+                    "node '{}' of {}: alias_input {port} names an input port that no data edge feeds",
+                    n.name,
+                    where_(n)
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn graph_where(name: &str, index: usize) -> String {

@@ -1,4 +1,4 @@
-//! Graph JSON v1 (shared/spec/graph-json.md): reading into a [`ModelBuilder`]. The document is
+//! Graph JSON v1 (docs/graph-json.md): reading into a [`ModelBuilder`]. The document is
 //! walked as a `serde_json::Value` so that every type error can name the node and field at fault.
 
 use std::collections::BTreeMap;
@@ -140,6 +140,13 @@ impl<'a> Obj<'a> {
             .collect()
     }
 
+    fn u64s_opt(&self, key: &str) -> Result<Vec<u64>> {
+        self.array_opt(key)?
+            .iter()
+            .map(|v| v.as_u64().ok_or_else(|| self.wrong(key, "an array of integers >= 0", v)))
+            .collect()
+    }
+
     fn u32s_opt(&self, key: &str) -> Result<Vec<u32>> {
         self.array_opt(key)?
             .iter()
@@ -203,6 +210,8 @@ const NODE_KEYS: &[&str] = &[
     "attached_stream_ids",
     "attached_tasks",
     "ge_attrs",
+    "out_bytes",
+    "alias_input",
 ];
 const ATTR_KEYS: &[&str] = &[
     "stream_label",
@@ -374,6 +383,10 @@ fn read_node(v: &Value, index: usize, graph: &str) -> Result<NodeSpec> {
     n.stream = o.i64_opt("stream")?;
     n.attached_stream_ids = o.u32s_opt("attached_stream_ids")?;
     n.attached_tasks = o.u32s_opt("attached_tasks")?;
+    if o.get("out_bytes").is_some() {
+        n.out_bytes = Some(o.u64s_opt("out_bytes")?);
+    }
+    n.alias_input = o.u32_opt("alias_input")?;
     if let Some(av) = o.get("attrs") {
         n.attrs = read_attrs(&Obj::new(av, format!("{}: attrs", o.what))?)?;
     }

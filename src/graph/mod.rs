@@ -90,6 +90,10 @@ pub struct Node {
     pub attached_stream_ids: Vec<StreamId>,
     /// Tasks put on each attached stream.
     pub attached_tasks: Vec<u32>,
+    /// Bytes of each output tensor, per output port; `None` when the graph does not say.
+    pub out_bytes: Option<Vec<u64>>,
+    /// The input port whose memory this node's output reuses (a view allocates nothing).
+    pub alias_input: Option<u32>,
 }
 
 impl Node {

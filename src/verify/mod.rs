@@ -1,4 +1,4 @@
-//! The independent checker: proves the rules of allocation JSON (shared/spec/allocation-json.md)
+//! The independent checker: proves the rules of allocation JSON (docs/allocation-json.md)
 //! for a graph and an allocation document. It reads the document itself and shares no code
 //! with the passes beyond the graph model, so a bug in a pass is not mirrored here.
 //!

@@ -3,18 +3,40 @@
 
 use std::path::PathBuf;
 
-/// The corpus graphs: `../shared/corpus` when the repository sits beside it (CI, development),
-/// else the copies bundled in `examples/`.
+/// The repository's own copy of the corpus. Every test reads corpus graphs through this module,
+/// so a clone with nothing beside it tests exactly what a development checkout tests.
+pub fn corpus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus")
+}
+
+/// The graph files `corpus/INDEX.md` lists, sorted. A listed file that is missing, or a graph
+/// file the index does not list, fails the test rather than quietly shrinking the corpus.
 pub fn corpus_paths() -> Vec<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let shared = root.join("../shared/corpus");
-    let dir = if shared.is_dir() { shared } else { root.join("examples") };
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+    let dir = corpus_dir();
+    let index = std::fs::read_to_string(dir.join("INDEX.md"))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.join("INDEX.md").display()));
+    let mut listed: Vec<String> = index
+        .lines()
+        .filter_map(|l| l.strip_prefix("| "))
+        .filter_map(|l| l.split(' ').next())
+        .filter(|f| f.ends_with(".json"))
+        .map(str::to_string)
         .collect();
-    paths.sort();
-    assert!(!paths.is_empty(), "no corpus graphs in {}", dir.display());
-    paths
+    listed.sort();
+    let mut present: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".json"))
+        .collect();
+    present.sort();
+    assert!(!listed.is_empty(), "corpus/INDEX.md lists no graph");
+    assert_eq!(listed, present, "corpus/ and corpus/INDEX.md disagree on the graph files");
+    listed.into_iter().map(|f| dir.join(f)).collect()
+}
+
+/// One corpus graph by file name; a missing one fails the test.
+pub fn corpus_graph(file: &str) -> PathBuf {
+    let p = corpus_dir().join(file);
+    assert!(p.is_file(), "corpus graph {} is missing", p.display());
+    p
 }
