@@ -4,7 +4,7 @@
 # coverage-guided under libFuzzer; otherwise (the default) the plain driver of fuzz/src/driver.rs
 # runs seeded random and mutated inputs on the stable toolchain. Logs go to fuzz/logs/; a failing
 # input is saved under fuzz/artifacts/<target>/ — copy it to fuzz/regressions/<target>/ so
-# `cargo test --test fuzz_props` replays it forever.
+# `cargo test --test it fuzz_props` replays it forever.
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 secs="${SECS:-900}"

@@ -3,8 +3,7 @@
 //! The default mode must reach the checker's minimum, GE mode must keep at least as many, and
 //! every result must pass the checker.
 
-mod common;
-
+use crate::common;
 use stream_alloc::compile::{Stage, allocate_from_preassigned};
 use stream_alloc::graph::partition::Partition;
 use stream_alloc::graph::{Model, json};

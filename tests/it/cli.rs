@@ -1,7 +1,6 @@
 //! The command-line tool: outputs, error documents and exit codes.
 
-mod common;
-
+use crate::common;
 use std::path::PathBuf;
 use std::process::Command;
 

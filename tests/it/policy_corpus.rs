@@ -2,8 +2,7 @@
 //! min-streams at the width with an independent antichain, auto never slower than GE's default
 //! or per-operator, and auto's geometric-mean makespan / lower bound at most 1.10.
 
-mod common;
-
+use crate::common;
 use stream_alloc::compile::policy;
 use stream_alloc::compile::{Stage, allocate};
 use stream_alloc::graph::{Model, Policy, json};

@@ -2,8 +2,7 @@
 //! deterministic multi-stream test assignment (one stream per engine, one sync per cross-stream
 //! edge), under `compat=ge` and the default plan. The checks recount everything independently.
 
-mod common;
-
+use crate::common;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use stream_alloc::compile::logical::assign_single_stream;

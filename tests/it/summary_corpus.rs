@@ -1,8 +1,7 @@
 //! The stream allocation summary agrees with the allocation JSON on every corpus graph: the
 //! entries, their nodes and physical stream counts are recounted from the JSON document alone.
 
-mod common;
-
+use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 

@@ -1,8 +1,7 @@
 //! The checker's two minimum-sync algorithms agree, and the sparse one serves graphs too large
 //! for a bitset per node.
 
-mod common;
-
+use crate::common;
 use stream_alloc::compile::{Stage, allocate, allocate_from_preassigned};
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{ModelBuilder, json};

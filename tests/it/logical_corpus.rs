@@ -1,8 +1,7 @@
 //! Every static corpus graph allocates in static-multi mode (logical stage) in each auto
 //! multi-stream mode: stream ids are continuous from 0, and two runs are byte-identical.
 
-mod common;
-
+use crate::common;
 use std::path::PathBuf;
 
 use stream_alloc::compile::{Stage, allocate};

@@ -1,8 +1,7 @@
 //! The staged compile session: stage order, task counts set between the stages, and equality
 //! with the one-shot pipeline.
 
-mod common;
-
+use crate::common;
 use std::sync::Arc;
 
 use stream_alloc::ErrorKind;

@@ -4,8 +4,7 @@
 //! (`Stage::All`): checker-verified, deterministic, events reported per node and no Send/Recv
 //! nodes inserted.
 
-mod common;
-
+use crate::common;
 use serde_json::{Value, json};
 use stream_alloc::compile::dynamic::refresh::on_main_stream;
 use stream_alloc::compile::{Allocation, Stage, allocate};

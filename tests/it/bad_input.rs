@@ -3,9 +3,7 @@
 //! names what is at fault; then huge numbers, CLI misuse and runtime faults through a fake
 //! device runtime. The C ABI half of the table is tests_c/test_bad_input.c.
 
-#[path = "../fuzz/src/fake_rt.rs"]
-mod fake_rt;
-
+use crate::fake_rt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::Ordering;

@@ -3,11 +3,7 @@
 //! to a single-threaded run; one `ReusableStreamPool` serves 16 threads with balanced counts and
 //! no stream held twice by one owner (nor, without reuse, by two owners at once).
 
-#[path = "../fuzz/src/fake_rt.rs"]
-mod fake_rt;
-
-mod common;
-
+use crate::{common, fake_rt};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};

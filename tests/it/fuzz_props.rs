@@ -1,12 +1,7 @@
 //! The fuzz targets' checks (fuzz/src/checks.rs) under proptest with a short budget, plus every
 //! input kept in fuzz/regressions/<target>/ (crashes found by fuzzing, replayed forever).
 
-#[path = "../fuzz/src/fake_rt.rs"]
-mod fake_rt;
-
-#[path = "../fuzz/src/checks.rs"]
-mod checks;
-
+use crate::checks;
 use std::path::PathBuf;
 
 use proptest::prelude::*;

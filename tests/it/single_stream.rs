@@ -1,8 +1,7 @@
 //! Single-stream mode (`enable_single_stream`): SingleStreamPass, NodeStreamUpdatePass and
 //! UpdateForSkippedEnginePass (ge-compiler.md §4.14, §4.6, §4.9).
 
-mod common;
-
+use crate::common;
 use stream_alloc::graph::{Model, json};
 use stream_alloc::{Stage, allocate};
 

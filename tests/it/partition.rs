@@ -1,7 +1,6 @@
 //! GE's engine partitioner (ge-compiler.md §2.2).
 
-mod common;
-
+use crate::common;
 use stream_alloc::graph::partition::Partition;
 use stream_alloc::graph::{GraphId, Model, json};
 

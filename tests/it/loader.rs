@@ -1,7 +1,6 @@
 //! The graph JSON loader: every validation error names what is at fault.
 
-mod common;
-
+use crate::common;
 use stream_alloc::ErrorKind;
 use stream_alloc::graph::{EdgeKind, GraphId, Shape, json};
 

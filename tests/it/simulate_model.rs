@@ -1,7 +1,6 @@
 //! The device model on hand-checked graphs, the trace and DOT writers, and the CLI commands.
 
-mod common;
-
+use crate::common;
 use stream_alloc::compile::{Allocation, Stage, SyncEnd, SyncPair, allocate};
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{IdVec, Model, ModelBuilder, NodeId, Policy, StreamId};

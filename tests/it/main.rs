@@ -1,0 +1,41 @@
+//! The integration tests, one binary: each module is an area (loader, policies, split, C-facing
+//! runtime, ...). One target links the library once instead of once per file.
+
+#[path = "../../fuzz/src/checks.rs"]
+mod checks;
+mod common;
+#[path = "../../fuzz/src/fake_rt.rs"]
+mod fake_rt;
+
+mod activate_lists;
+mod bad_input;
+mod cli;
+mod concurrency;
+mod dynamic_corpus;
+mod dynamic_fixtures;
+mod fuzz_props;
+mod header;
+mod loader;
+mod logical_cli;
+mod logical_corpus;
+mod logical_fixtures;
+mod partition;
+mod policy_corpus;
+mod policy_dali;
+mod policy_min_streams;
+mod runtime_core;
+mod runtime_task_limits;
+mod session_stages;
+mod simulate_model;
+mod single_stream;
+mod split_corpus;
+mod split_ge;
+mod summary_corpus;
+mod summary_format;
+mod sync_activation;
+mod sync_corpus;
+mod sync_fixtures;
+mod sync_limits;
+mod sync_props;
+mod verify_minimum;
+mod verify_rules;
