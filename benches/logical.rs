@@ -127,7 +127,7 @@ fn main() {
         let part_cpu = cpu_s() - c;
         let subgraphs = p.len();
         // Per-pass times, GE's chain through the pass registry on the same partition.
-        let mut ctx = passes::PassContext { logical: LogicalState::new(&model, p) };
+        let mut ctx = passes::PassContext { logical: LogicalState::new(&model, &model.options, p) };
         let mut per_pass = Vec::new();
         for name in CHAIN {
             let entry = passes::lookup(name).expect("registered");
@@ -138,7 +138,7 @@ fn main() {
         drop(ctx);
         let t = Instant::now();
         let c = cpu_s();
-        let r = assign_multi_stream(&model).expect("allocation succeeds");
+        let r = assign_multi_stream(&model, &model.options).expect("allocation succeeds");
         let alloc_s = t.elapsed().as_secs_f64();
         let alloc_cpu = cpu_s() - c;
         println!(

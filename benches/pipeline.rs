@@ -9,8 +9,9 @@
 
 use std::time::Instant;
 
+use stream_alloc::allocate;
+use stream_alloc::compile::Stage;
 use stream_alloc::compile::policy::{Ctx, budget, min_streams, per_operator};
-use stream_alloc::compile::{Stage, allocate};
 use stream_alloc::graph::synth::{Family, generate};
 use stream_alloc::graph::{Policy, partition::Partition};
 
@@ -60,7 +61,7 @@ fn main() {
                 let partition_ms = t.elapsed().as_secs_f64() * 1e3;
                 drop(part);
                 let t = Instant::now();
-                let ctx = Ctx::new(&model).expect("GE's logical pass");
+                let ctx = Ctx::new(&model, &model.options).expect("GE's logical pass");
                 let ge_ms = t.elapsed().as_secs_f64() * 1e3;
                 let t = Instant::now();
                 match p {

@@ -6,8 +6,8 @@
 
 use std::time::Instant;
 
+use stream_alloc::compile;
 use stream_alloc::compile::sync::{self, SyncConfig, SyncState, insert, reduce};
-use stream_alloc::compile::{Allocation, mode_name, policy};
 use stream_alloc::graph::Policy;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::synth::{Family, generate};
@@ -74,16 +74,8 @@ fn main() {
     ] {
         let mut model = generate(family, n, 7).expect("synthetic graph is valid");
         model.options.policy = Policy::MinStreams;
-        let (logical, _) = policy::assign(&model, Policy::MinStreams).expect("min-streams assigns");
-        let alloc = Allocation::from_logical(
-            &model,
-            mode_name(&model),
-            logical.node_stream,
-            logical.main_stream_count,
-            logical.attached,
-            logical.attached_count,
-        );
-        let cfg = SyncConfig { materialise: false, ..SyncConfig::from_model(&model) };
+        let (alloc, _) = compile::logical_stage(&model, &model.options).expect("min-streams assigns");
+        let cfg = SyncConfig { materialise: false, ..SyncConfig::new(&model, &model.options) };
         let mut times = Vec::new();
         let mut report = None;
         for _ in 0..5 {

@@ -13,12 +13,34 @@
 
 pub mod capi;
 pub mod compile;
+pub mod driver;
 pub mod error;
 pub mod graph;
 pub mod runtime;
+pub mod search;
 pub mod simulate;
 pub mod verify;
 
-pub use compile::{Allocation, Stage, allocate};
+pub use compile::{Allocation, Stage};
 pub use error::{Error, ErrorKind, Result};
 pub use graph::Model;
+
+/// Runs the pipeline up to `stage` with the options the graph declares (`Model::options`) and
+/// the task limits those options give ([`compile::TaskLimits::from_options`]): a compile that
+/// depends on its inputs alone. The command line and the C ABI resolve limits against the
+/// device instead ([`driver::resolve_task_limits`]) and pass their own options.
+pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
+    let options = model.options.clone();
+    let limits = compile::TaskLimits::from_options(&options);
+    search::run(model, options, limits, stage, simulate::SimConfig::default()).map(|(a, _)| a)
+}
+
+/// [`allocate`] from the logical streams given with the graph (node `stream` and
+/// `attached_stream_ids`) instead of computing them.
+pub fn allocate_from_preassigned(model: &Model, stage: Stage) -> Result<Allocation> {
+    let options = model.options.clone();
+    let limits = compile::TaskLimits::from_options(&options);
+    let mut s = driver::Session::new(model, options, limits).from_preassigned();
+    s.run_to(stage)?;
+    s.into_result().map(|(a, _)| a)
+}

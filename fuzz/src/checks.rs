@@ -13,7 +13,8 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
-use stream_alloc::compile::{Stage, allocate};
+use stream_alloc::allocate;
+use stream_alloc::compile::Stage;
 use stream_alloc::graph::json as graph_json;
 
 /// An `arbitrary`-style reader: never fails, yields zeros once the bytes run out.

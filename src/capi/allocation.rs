@@ -9,13 +9,42 @@ use std::collections::HashMap;
 use std::ffi::{CString, c_char};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::graph::{sa_stage, stage_value};
 use super::{
-    ApiError, ApiResult, LastError, SA_BUFFER_TOO_SMALL, SA_NOT_FOUND, SA_NULL_POINTER, arg_str, ffi_boundary,
-    lossy_cstring, opt_str, out_ptr, sa_status, write_out,
+    ApiError, ApiResult, LastError, SA_BUFFER_TOO_SMALL, SA_INVALID_ARGUMENT, SA_NOT_FOUND, SA_NULL_POINTER, arg_str,
+    ffi_boundary, lossy_cstring, opt_str, out_ptr, sa_status, write_out,
 };
-use crate::compile::Allocation;
+use crate::compile::{Allocation, Stage};
 use crate::graph::{GraphId, Model, NodeId, StreamId};
+
+/// Which stages of the pipeline `sa_graph_allocate` runs (an `int32_t`; one of `SA_STAGE_*`).
+pub type sa_stage = i32;
+/// Logical stream assignment only.
+pub const SA_STAGE_LOGICAL: sa_stage = 0;
+/// Logical streams plus synchronisation (events or notifies).
+pub const SA_STAGE_SYNC: sa_stage = 1;
+/// Up to the physical split and stream activation.
+pub const SA_STAGE_SPLIT: sa_stage = 2;
+/// The whole pipeline.
+pub const SA_STAGE_ALL: sa_stage = 3;
+
+pub(crate) fn stage_of(stage: sa_stage) -> ApiResult<Stage> {
+    Ok(match stage {
+        SA_STAGE_LOGICAL => Stage::Logical,
+        SA_STAGE_SYNC => Stage::Sync,
+        SA_STAGE_SPLIT => Stage::Split,
+        SA_STAGE_ALL => Stage::All,
+        other => return Err(ApiError::new(SA_INVALID_ARGUMENT, format!("stage {other} is not one of SA_STAGE_*"))),
+    })
+}
+
+pub(crate) fn stage_value(stage: Stage) -> sa_stage {
+    match stage {
+        Stage::Logical => SA_STAGE_LOGICAL,
+        Stage::Sync => SA_STAGE_SYNC,
+        Stage::Split => SA_STAGE_SPLIT,
+        Stage::All => SA_STAGE_ALL,
+    }
+}
 
 /// An allocation result plus what C reads of it: NUL-terminated names and the JSON text.
 /// Opaque to C. Immutable after creation, so queries from several threads are safe; the

@@ -10,26 +10,15 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::allocation::sa_allocation;
+use super::allocation::{sa_allocation, sa_stage, stage_of};
 use super::{
     ApiError, ApiResult, LastError, SA_DUPLICATE_NAME, SA_INVALID_ARGUMENT, SA_INVALID_STATE, SA_NOT_FOUND,
     SA_NULL_POINTER, SA_UNKNOWN_NODE, arg_str, ffi_boundary, opt_str, out_ptr, sa_status, write_out,
 };
-use crate::compile::{Stage, allocate};
+use crate::compile::TaskLimits;
 use crate::graph::builder::{EdgeSpec, GraphSpec, NodeSpec, PartitionSpec};
 use crate::graph::json::{builder_from_slice, node_attrs_from_value};
 use crate::graph::{EdgeKind, Model, ModelBuilder, Shape};
-
-/// Which stages of the pipeline `sa_graph_allocate` runs (an `int32_t`; one of `SA_STAGE_*`).
-pub type sa_stage = i32;
-/// Logical stream assignment only.
-pub const SA_STAGE_LOGICAL: sa_stage = 0;
-/// Logical streams plus synchronisation (events or notifies).
-pub const SA_STAGE_SYNC: sa_stage = 1;
-/// Up to the physical split and stream activation.
-pub const SA_STAGE_SPLIT: sa_stage = 2;
-/// The whole pipeline.
-pub const SA_STAGE_ALL: sa_stage = 3;
 
 /// Which allocation pipeline applies to a graph (an `int32_t`; one of `SA_SHAPE_*`).
 pub type sa_shape = i32;
@@ -44,25 +33,6 @@ pub type sa_edge_kind = i32;
 pub const SA_EDGE_DATA: sa_edge_kind = 0;
 /// A control edge (ordering only).
 pub const SA_EDGE_CONTROL: sa_edge_kind = 1;
-
-pub(crate) fn stage_of(stage: sa_stage) -> ApiResult<Stage> {
-    Ok(match stage {
-        SA_STAGE_LOGICAL => Stage::Logical,
-        SA_STAGE_SYNC => Stage::Sync,
-        SA_STAGE_SPLIT => Stage::Split,
-        SA_STAGE_ALL => Stage::All,
-        other => return Err(ApiError::new(SA_INVALID_ARGUMENT, format!("stage {other} is not one of SA_STAGE_*"))),
-    })
-}
-
-pub(crate) fn stage_value(stage: Stage) -> sa_stage {
-    match stage {
-        Stage::Logical => SA_STAGE_LOGICAL,
-        Stage::Sync => SA_STAGE_SYNC,
-        Stage::Split => SA_STAGE_SPLIT,
-        Stage::All => SA_STAGE_ALL,
-    }
-}
 
 fn shape_of(shape: sa_shape) -> ApiResult<Shape> {
     match shape {
@@ -774,7 +744,8 @@ pub unsafe extern "C" fn sa_graph_allocate(
             let out = out_ptr(out, "out")?;
             let stage = stage_of(stage)?;
             let model = g.model()?;
-            let alloc = allocate(&model, stage)?;
+            let (options, limits) = compile_inputs(&model)?;
+            let alloc = crate::search::run(&*model, options, limits, stage, Default::default())?.0;
             write_out(out, Box::into_raw(Box::new(sa_allocation::new(model, alloc))));
             Ok(())
         })
@@ -806,4 +777,13 @@ pub unsafe extern "C" fn sa_graph_last_error_code(graph: *const sa_graph) -> *co
         // SAFETY: live handle by the caller's contract.
         unsafe { graph.as_ref() }.map_or(std::ptr::null(), |g| g.last_error.code_ptr())
     })
+}
+
+/// The inputs a compile from C runs with, resolved here at the edge: the options the graph
+/// was given (`sa_graph_set_option` over the document's), and the task limits those options
+/// leave to the device runtime, asked once per compile.
+pub(crate) fn compile_inputs(model: &Model) -> ApiResult<(crate::graph::Options, TaskLimits)> {
+    let options = model.options.clone();
+    let limits = crate::driver::resolve_task_limits(&options)?;
+    Ok((options, limits))
 }

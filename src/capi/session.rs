@@ -20,8 +20,12 @@ use super::{
     ApiError, ApiResult, LastError, SA_NOT_FOUND, SA_NULL_POINTER, arg_str, ffi_boundary, lossy_cstring, opt_str,
     out_ptr, sa_status, write_out,
 };
-use crate::compile::session::{CompileSession, SessionStage};
-use crate::graph::{NodeId, StreamId};
+use crate::compile::SessionStage;
+use crate::driver::Session;
+
+/// The session a C host drives: it owns the built model.
+type CompileSession = Session<Arc<Model>>;
+use crate::graph::{Model, NodeId, StreamId};
 
 /// How far a session has run (an `int32_t`; one of `SA_SESSION_*`).
 pub type sa_session_stage = i32;
@@ -215,7 +219,10 @@ pub unsafe extern "C" fn sa_session_new(graph: *mut sa_graph, out: *mut *mut sa_
         let names = model.nodes.iter().map(|n| lossy_cstring(&n.name)).collect();
         let graph_labels = model.graphs.ids().map(|g| lossy_cstring(model.graph_label(g))).collect();
         let s = sa_session {
-            session: CompileSession::new(Arc::clone(&model)),
+            session: {
+                let (options, limits) = super::graph::compile_inputs(&model)?;
+                crate::search::session(Arc::clone(&model), options, limits, Default::default())
+            },
             names,
             graph_labels,
             view: None,

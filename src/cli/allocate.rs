@@ -8,10 +8,11 @@ use clap::{Args, ValueEnum};
 
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE};
 use stream_alloc::compile::allocation::error_json_string;
-use stream_alloc::compile::{Allocation, Stage, allocate, policy};
-use stream_alloc::graph::Policy;
-use stream_alloc::graph::{Model, json};
-use stream_alloc::{Error, ErrorKind};
+use stream_alloc::compile::policy::PolicyReport;
+use stream_alloc::compile::{Allocation, Stage, TaskLimits};
+use stream_alloc::graph::{Model, Options, json};
+use stream_alloc::simulate::SimConfig;
+use stream_alloc::{Error, ErrorKind, driver, search};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -99,6 +100,37 @@ pub fn load_with_options(path: &PathBuf, options: &[String]) -> Result<Model, Er
     b.build()
 }
 
+/// What every command compiles with, resolved here at the edge: the graph, its options (the
+/// file's, then the command line's) and the task limits (the options', then the device's).
+pub struct Inputs {
+    pub model: Model,
+    pub options: Options,
+    pub limits: TaskLimits,
+}
+
+impl Inputs {
+    pub fn load(path: &PathBuf, options: &[String]) -> Result<Inputs, Error> {
+        let model = load_with_options(path, options)?;
+        let options = model.options.clone();
+        let limits = driver::resolve_task_limits(&options)?;
+        Ok(Inputs { model, options, limits })
+    }
+
+    /// The pipeline up to `stage` through the one driver, `auto` decided under `sim`.
+    pub fn compile(&self, stage: Stage, sim: SimConfig) -> Result<(Allocation, Option<PolicyReport>), Error> {
+        search::run(&self.model, self.options.clone(), self.limits, stage, sim)
+    }
+}
+
+/// Allocation JSON with the policy's report as an extra `policy` object.
+pub fn to_json_with_report(model: &Model, alloc: &Allocation, report: &PolicyReport) -> serde_json::Value {
+    let mut doc = alloc.to_json(model);
+    if let serde_json::Value::Object(m) = &mut doc {
+        m.insert("policy".into(), report.to_json());
+    }
+    doc
+}
+
 fn summary(model: &Model, alloc: &Allocation, elapsed: std::time::Duration) -> String {
     let mut s = format!(
         "{}: {} nodes, mode {}, stage {}\n  streams: {} logical, {} physical, {} attached\n  {}s: {}\n",
@@ -129,18 +161,15 @@ pub fn run(args: AllocateArgs) -> i32 {
     let start = Instant::now();
     // A policy other than GE's also reports why it chose what it chose (allocation JSON's
     // `policy` object).
-    let result = load_with_options(&args.graph, &args.options).and_then(|model| {
-        if model.options.policy == Policy::Ge {
-            allocate(&model, args.stage.into()).map(|a| (model, a, None))
-        } else {
-            policy::allocate_explained(&model, args.stage.into()).map(|(a, r)| (model, a, Some(r)))
-        }
+    let result = Inputs::load(&args.graph, &args.options).and_then(|inputs| {
+        let (a, r) = inputs.compile(args.stage.into(), SimConfig::default())?;
+        Ok((inputs.model, a, r))
     });
     let elapsed = start.elapsed();
     let (text, code) = match &result {
         Ok((model, alloc, None)) => (alloc.to_json_string(model), EXIT_OK),
         Ok((model, alloc, Some(report))) => {
-            let doc = policy::to_json_with_report(model, alloc, report);
+            let doc = to_json_with_report(model, alloc, report);
             let mut text = serde_json::to_string_pretty(&doc).expect("JSON values always serialise");
             text.push('\n');
             (text, EXIT_OK)

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-use super::allocate::load_with_options;
-use super::simulate::allocate_for;
+use super::allocate::Inputs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE};
 use stream_alloc::Error;
+use stream_alloc::compile::Stage;
 use stream_alloc::graph::Policy;
 use stream_alloc::simulate::{SimConfig, round3, simulate};
 use stream_alloc::verify;
@@ -70,10 +70,11 @@ fn graphs(path: &Path) -> Result<Vec<PathBuf>, String> {
 fn row(path: &PathBuf, options: &[String], policy: &str, cfg: &SimConfig) -> Result<Row, Error> {
     let mut opts = options.to_vec();
     opts.push(format!("policy={policy}"));
-    let model = load_with_options(path, &opts)?;
-    let (alloc, report) = allocate_for(&model, cfg)?;
-    let sim = simulate(&model, &alloc, cfg)?;
-    let check = verify::check(&model, &alloc.to_json(&model));
+    let inputs = Inputs::load(path, &opts)?;
+    let (alloc, report) = inputs.compile(Stage::All, *cfg)?;
+    let model = &inputs.model;
+    let sim = simulate(model, &alloc, cfg)?;
+    let check = verify::check(model, &alloc.to_json(model));
     if let Some(v) = check.violations.first() {
         return Err(stream_alloc::err!(
             Failed,
@@ -83,7 +84,7 @@ fn row(path: &PathBuf, options: &[String], policy: &str, cfg: &SimConfig) -> Res
             v.message
         ));
     }
-    let chosen = match (&model.options.policy, &report) {
+    let chosen = match (&inputs.options.policy, &report) {
         (Policy::Auto, Some(r)) => r.details.get("chosen").and_then(|v| v.as_str()).unwrap_or("").to_string(),
         _ => String::new(),
     };

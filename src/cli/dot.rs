@@ -5,10 +5,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::allocate::load_with_options;
+use super::allocate::Inputs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK};
-use stream_alloc::compile::{Stage, allocate};
+use stream_alloc::compile::Stage;
 use stream_alloc::graph::{IdVec, Model, NodeId, StreamId};
+use stream_alloc::simulate::SimConfig;
 use stream_alloc::simulate::dot::dot;
 use stream_alloc::{Error, ErrorKind};
 
@@ -71,16 +72,17 @@ fn from_document(model: &Model, path: &PathBuf) -> Result<Picture, Error> {
 }
 
 pub fn run(args: DotArgs) -> i32 {
-    let result = load_with_options(&args.graph, &args.options).and_then(|model| {
+    let result = Inputs::load(&args.graph, &args.options).and_then(|inputs| {
+        let model = &inputs.model;
         let (stream, waits) = match &args.allocation {
-            Some(p) => from_document(&model, p)?,
+            Some(p) => from_document(model, p)?,
             None => {
-                let a = allocate(&model, Stage::All)?;
+                let (a, _) = inputs.compile(Stage::All, SimConfig::default())?;
                 let waits = a.syncs.iter().map(|p| (p.from.node, p.to.node)).collect();
                 (a.stream, waits)
             }
         };
-        Ok(dot(&model, &stream, &waits))
+        Ok(dot(model, &stream, &waits))
     });
     match result {
         Ok(text) => {

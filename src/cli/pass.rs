@@ -7,7 +7,7 @@ use clap::Args;
 use super::allocate::load_with_options;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK};
 use stream_alloc::compile::allocation::error_json_string;
-use stream_alloc::compile::{Allocation, mode_name, passes};
+use stream_alloc::compile::{Allocation, Mode, passes};
 
 /// Run named logical passes (GE names such as AssignByDependencyPass, or module names such as
 /// by_dependency) in order and write allocation JSON (stage logical). Pre-assigned node
@@ -40,11 +40,12 @@ Passes (GE name / module name), GE's multi-stream chain order:
 pub fn run(args: PassArgs) -> i32 {
     let result = passes::parse_list(&args.passes).and_then(|list| {
         let model = load_with_options(&args.graph, &args.options)?;
-        let st = passes::run_named(&model, &list)?;
+        let options = model.options.clone();
+        let st = passes::run_named(&model, &options, &list)?;
         let main = st.main_stream_num.unwrap_or(st.next_stream);
         let attached_count = st.next_stream.saturating_sub(main);
-        let alloc =
-            Allocation::from_logical(&model, mode_name(&model), st.node_stream, main, st.attached, attached_count);
+        let mode = Mode::of(&model, &options).name();
+        let alloc = Allocation::from_logical(mode, options.event, st.node_stream, main, st.attached, attached_count);
         Ok(alloc.to_json_string(&model))
     });
     let (text, code) = match result {

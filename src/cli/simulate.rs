@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use super::allocate::load_with_options;
+use super::allocate::Inputs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK};
-use stream_alloc::compile::{Allocation, Stage, allocate, policy};
-use stream_alloc::graph::{Model, Policy};
+use stream_alloc::compile::{Allocation, Stage, policy};
+use stream_alloc::graph::Model;
 use stream_alloc::simulate::{SimConfig, SimResult, simulate, trace};
 use stream_alloc::{Error, ErrorKind};
 
@@ -32,15 +32,6 @@ pub struct SimulateArgs {
     /// Print the report as JSON instead of text.
     #[arg(long)]
     pub json: bool,
-}
-
-/// Allocates with the model's policy; auto is decided under `cfg`.
-pub fn allocate_for(model: &Model, cfg: &SimConfig) -> Result<(Allocation, Option<policy::PolicyReport>), Error> {
-    match model.options.policy {
-        Policy::Ge => allocate(model, Stage::All).map(|a| (a, None)),
-        Policy::Auto => policy::auto::allocate_with(model, Stage::All, cfg).map(|(a, r)| (a, Some(r))),
-        _ => policy::allocate_explained(model, Stage::All).map(|(a, r)| (a, Some(r))),
-    }
 }
 
 fn text(model: &Model, alloc: &Allocation, sim: &SimResult, report: &Option<policy::PolicyReport>) -> String {
@@ -68,10 +59,10 @@ fn text(model: &Model, alloc: &Allocation, sim: &SimResult, report: &Option<poli
 
 pub fn run(args: SimulateArgs) -> i32 {
     let cfg = SimConfig { units: args.units, wait_latency_us: args.wait_latency };
-    let result = load_with_options(&args.graph, &args.options).and_then(|model| {
-        let (alloc, report) = allocate_for(&model, &cfg)?;
-        let sim = simulate(&model, &alloc, &cfg)?;
-        Ok((model, alloc, report, sim))
+    let result = Inputs::load(&args.graph, &args.options).and_then(|inputs| {
+        let (alloc, report) = inputs.compile(Stage::All, cfg)?;
+        let sim = simulate(&inputs.model, &alloc, &cfg)?;
+        Ok((inputs.model, alloc, report, sim))
     });
     let (model, alloc, report, sim) = match result {
         Ok(x) => x,

@@ -3,14 +3,14 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 
-use super::allocate::{OPTIONS_HELP, load_with_options};
+use super::allocate::{Inputs, OPTIONS_HELP};
 use super::{EXIT_ALLOC_ERROR, EXIT_OK};
-use stream_alloc::compile::CompileSession;
 use stream_alloc::compile::allocation::error_json_string;
+use stream_alloc::search;
+use stream_alloc::simulate::SimConfig;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SummaryFormat {
@@ -36,15 +36,15 @@ pub struct SummaryArgs {
 }
 
 pub fn run(args: SummaryArgs) -> i32 {
-    let result = load_with_options(&args.graph, &args.options).and_then(|model| {
-        let model = Arc::new(model);
-        let mut s = CompileSession::new(Arc::clone(&model));
+    let result = Inputs::load(&args.graph, &args.options).and_then(|inputs| {
+        let model = &inputs.model;
+        let mut s = search::session(model, inputs.options.clone(), inputs.limits, SimConfig::default());
         s.run_all()?;
         let summary = s.summary()?;
         Ok(match args.format {
             SummaryFormat::Text => summary.to_text(),
             SummaryFormat::Json => {
-                let mut t = serde_json::to_string_pretty(&summary.to_json(&model)).expect("JSON serialises");
+                let mut t = serde_json::to_string_pretty(&summary.to_json(model)).expect("JSON serialises");
                 t.push('\n');
                 t
             }

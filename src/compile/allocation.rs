@@ -152,6 +152,31 @@ impl Stage {
     }
 }
 
+/// How far a staged run has gone: GE's `ModelBuilder` hands control back to the host between
+/// these stages (ge-compiler.md §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SessionStage {
+    /// Built, nothing assigned.
+    New,
+    Logical,
+    Sync,
+    Split,
+    /// Send/Recv generated: the allocation is complete.
+    Generated,
+}
+
+impl SessionStage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStage::New => "new",
+            SessionStage::Logical => "logical",
+            SessionStage::Sync => "sync",
+            SessionStage::Split => "split",
+            SessionStage::Generated => "generated",
+        }
+    }
+}
+
 /// Everything the pipeline decided for one model.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Allocation {
@@ -191,8 +216,8 @@ pub struct Allocation {
 impl Allocation {
     /// A logical-only result: physical streams equal logical ones.
     pub fn from_logical(
-        model: &Model,
         mode: impl Into<String>,
+        sync_kind: SyncKind,
         logical_stream: IdVec<NodeId, Option<StreamId>>,
         logical_count: u32,
         attached: IdVec<NodeId, Vec<StreamId>>,
@@ -207,7 +232,7 @@ impl Allocation {
             physical_count: logical_count,
             attached,
             attached_count,
-            sync_kind: model.options.event,
+            sync_kind,
             syncs: Vec::new(),
             sync_count: 0,
             split_event_count: 0,

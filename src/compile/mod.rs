@@ -1,8 +1,10 @@
-//! The compile-time pipeline: logical allocation, synchronisation, physical split.
+//! The compile-time pipeline's stages: logical allocation, synchronisation, physical split.
 //!
-//! [`allocate`] picks the mode from the graph's shape and options and runs the stages up to
-//! the one asked for. Modes that are not implemented yet fail with `NotImplemented`, never
-//! with a silent fallback to another mode.
+//! Each stage is a function of explicit inputs: the immutable [`Model`], the compile
+//! [`Options`] and, for the split, the [`TaskLimits`]. Nothing here asks the device runtime or
+//! reads process state, so a compile's output depends on its inputs alone. The order in which
+//! stages run, and the searches over whole runs (`policy=auto`), belong to the driver
+//! ([`crate::driver`]).
 
 #![forbid(unsafe_code)]
 
@@ -10,80 +12,67 @@ pub mod activate;
 pub mod allocation;
 pub mod dynamic;
 pub mod logical;
+pub mod mode;
 pub mod passes;
 pub mod policy;
-pub mod session;
 pub mod split;
 pub mod summary;
 pub mod sync;
 
-pub use allocation::{Allocation, InsertedNode, Stage, SyncEnd, SyncPair};
-pub use session::CompileSession;
+pub use allocation::{Allocation, InsertedNode, SessionStage, Stage, SyncEnd, SyncPair};
+pub use mode::Mode;
+pub use split::{TaskCounts, TaskLimits};
 
 use crate::bail;
 use crate::error::Result;
-use crate::graph::{IdVec, Model, NodeId, Policy, Shape, StreamId};
+use crate::graph::{IdVec, Model, NodeId, Options, StreamId};
+use policy::PolicyReport;
 
-/// The mode a model is allocated in, as allocation JSON names it.
-pub fn mode_name(model: &Model) -> String {
-    let o = &model.options;
-    if o.policy != Policy::Ge {
-        return o.policy.name();
-    }
-    match (model.root().shape, o.enable_single_stream, o.dynamic_multi_stream) {
-        (Shape::Static, true, _) => "static-single".into(),
-        (Shape::Static, false, _) => "static-multi".into(),
-        (Shape::Dynamic, _, false) => "dynamic-single".into(),
-        (Shape::Dynamic, _, true) => "dynamic-multi".into(),
-    }
-}
-
-/// Runs the pipeline up to `stage`.
-pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
-    if model.options.policy != Policy::Ge {
-        return policy::allocate(model, stage).map(|(alloc, _)| alloc);
-    }
-    finish_from_logical(model, logical_stage(model)?, stage)
-}
-
-/// Stage 1, logical allocation in GE's mode for the model: the staged session's first call and
-/// the start of [`allocate`]. (Other policies run whole, through [`allocate`].)
-pub fn logical_stage(model: &Model) -> Result<Allocation> {
-    let mode = mode_name(model);
-    let logical = match mode.as_str() {
-        "static-single" => logical::assign_single_stream(model)?,
-        "static-multi" => logical::assign_multi_stream(model)?,
-        "dynamic-single" | "dynamic-multi" => dynamic::assign(model)?,
-        other => bail!(
-            NotImplemented,
-            "mode '{other}' is not implemented yet; this build allocates with GE's policy (policy=ge)"
-        ),
+/// Stage 1, logical allocation in the mode `options` select: GE's chains, or a policy (which
+/// also reports why it chose what it chose). `auto` is a search and is refused here.
+pub fn logical_stage(model: &Model, options: &Options) -> Result<(Allocation, Option<PolicyReport>)> {
+    let mode = Mode::of(model, options);
+    let (logical, report) = match mode {
+        Mode::StaticSingle => (logical::assign_single_stream(model, options)?, None),
+        Mode::StaticMulti => (logical::assign_multi_stream(model, options)?, None),
+        Mode::DynamicSingle | Mode::DynamicMulti => (dynamic::assign(model, options)?, None),
+        Mode::Policy(p) => {
+            let (logical, report) = policy::assign(model, options, p)?;
+            (logical, Some(report))
+        }
     };
-    Ok(Allocation::from_logical(
-        model,
-        mode,
+    let alloc = Allocation::from_logical(
+        mode.name(),
+        options.event,
         logical.node_stream,
         logical.main_stream_count,
         logical.attached,
         logical.attached_count,
-    ))
+    );
+    Ok((alloc, report))
 }
 
 /// Stage 2, GE's `InsertSyncNodesByLogicStream`: nothing to synchronise on one stream without
 /// attached streams.
-pub fn sync_stage(model: &Model, alloc: &mut Allocation) -> Result<()> {
+pub fn sync_stage(model: &Model, options: &Options, alloc: &mut Allocation) -> Result<()> {
     place_unassigned_task_nodes(model, alloc)?;
     if alloc.logical_count > 1 || alloc.attached_count > 0 {
-        sync::run(model, alloc, sync::SyncConfig::from_model(model))?;
+        sync::run(model, alloc, sync::SyncConfig::new(model, options))?;
     }
     alloc.stage = Stage::Sync;
     Ok(())
 }
 
 /// Stage 3, GE's `SplitStreamAndRefreshTaskDef`, with the host's task counts where it gave them.
-pub fn split_stage(model: &Model, alloc: &mut Allocation, tasks: &split::TaskCounts) -> Result<()> {
+pub fn split_stage(
+    model: &Model,
+    options: &Options,
+    alloc: &mut Allocation,
+    limits: &TaskLimits,
+    tasks: &TaskCounts,
+) -> Result<()> {
     alloc.stage = Stage::Split;
-    split::split_streams_with(model, alloc, &split::TaskLimits::resolve(&model.options)?, tasks)
+    split::split_streams_with(model, options, alloc, limits, tasks)
 }
 
 /// The `verify` option: the independent checker on the allocation JSON; the first violation
@@ -136,26 +125,10 @@ fn place_unassigned_task_nodes(model: &Model, alloc: &mut Allocation) -> Result<
     Ok(())
 }
 
-/// Runs the stages after logical allocation on a logical-only result.
-pub(crate) fn finish_from_logical(model: &Model, mut alloc: Allocation, stage: Stage) -> Result<Allocation> {
-    if stage == Stage::Logical {
-        return Ok(alloc);
-    }
-    sync_stage(model, &mut alloc)?;
-    if stage >= Stage::Split {
-        split_stage(model, &mut alloc, &split::TaskCounts::default())?;
-    }
-    alloc.stage = stage;
-    if model.options.verify {
-        verify_stage(model, &alloc)?;
-    }
-    Ok(alloc)
-}
-
-/// Runs the stages after logical allocation on the logical streams given with the graph
-/// (`stream` and `attached_stream_ids` of each node): the entry point for graphs whose
-/// assignment was made elsewhere, and for testing the later stages in isolation.
-pub fn allocate_from_preassigned(model: &Model, stage: Stage) -> Result<Allocation> {
+/// The logical stage taken from the graph instead of computed: the streams given with it
+/// (`stream` and `attached_stream_ids` of each node), for graphs whose assignment was made
+/// elsewhere and for running the later stages in isolation.
+pub fn preassigned_logical(model: &Model, options: &Options) -> Result<Allocation> {
     let stream: IdVec<NodeId, Option<StreamId>> = model.nodes.iter().map(|n| n.stream).collect();
     let attached: IdVec<NodeId, Vec<StreamId>> = model.nodes.iter().map(|n| n.attached_stream_ids.clone()).collect();
     let main_count = stream.iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0);
@@ -187,13 +160,12 @@ pub fn allocate_from_preassigned(model: &Model, stage: Stage) -> Result<Allocati
             n.name
         );
     }
-    let alloc = Allocation::from_logical(
-        model,
-        mode_name(model),
+    Ok(Allocation::from_logical(
+        Mode::of(model, options).name(),
+        options.event,
         stream,
         main_count,
         attached,
         attached_max.saturating_sub(main_count),
-    );
-    finish_from_logical(model, alloc, stage)
+    ))
 }

@@ -13,7 +13,7 @@
 
 use crate::compile::logical::{self, LogicalState};
 use crate::error::Result;
-use crate::graph::{GraphId, Model};
+use crate::graph::{GraphId, Model, Options};
 use crate::{bail, err};
 
 /// What the passes read and write.
@@ -56,12 +56,12 @@ fn node_stream_update(ctx: &mut PassContext<'_>, g: GraphId) -> Result<()> {
 
 fn single_stream(ctx: &mut PassContext<'_>, g: GraphId) -> Result<()> {
     let d = ctx.logical.default_stream(g);
-    let mode = ctx.logical.model.auto_multistream_mode()?;
+    let mode = ctx.logical.model.auto_multistream_mode(ctx.logical.options)?;
     logical::single_stream::run(&mut ctx.logical, g, d, mode)
 }
 
 fn path_cover(ctx: &mut PassContext<'_>) -> Result<()> {
-    let mode = ctx.logical.model.auto_multistream_mode()?;
+    let mode = ctx.logical.model.auto_multistream_mode(ctx.logical.options)?;
     logical::path_cover::run(&mut ctx.logical, mode)
 }
 
@@ -203,9 +203,9 @@ pub fn run(ctx: &mut PassContext<'_>, passes: &[&PassEntry]) -> Result<()> {
 
 /// Runs the named passes on a model as given: pre-assigned node streams are the starting
 /// streams, the file's `partition` (or GE's partitioner) gives the engine subgraphs.
-pub fn run_named<'m>(model: &'m Model, passes: &[&PassEntry]) -> Result<LogicalState<'m>> {
+pub fn run_named<'m>(model: &'m Model, options: &'m Options, passes: &[&PassEntry]) -> Result<LogicalState<'m>> {
     let partition = crate::graph::partition::Partition::of_model(model);
-    let mut ctx = PassContext { logical: LogicalState::from_preassigned(model, partition) };
+    let mut ctx = PassContext { logical: LogicalState::from_preassigned(model, options, partition) };
     run(&mut ctx, passes)?;
     Ok(ctx.logical)
 }

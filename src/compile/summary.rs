@@ -12,9 +12,62 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::session::{CompileSession, ModelCounts, SessionStage};
+use super::{Allocation, SessionStage};
+use crate::bail;
 use crate::error::Result;
-use crate::graph::{AutoMultistreamMode, GraphId, Model, NodeId, StreamId};
+use crate::graph::{AutoMultistreamMode, GraphId, Model, NodeId, Options, StreamId, SyncKind};
+
+/// Model-level counts after a stage, as GE writes them in `BuildModelDefForStream`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModelCounts {
+    pub logical_stream_num: u32,
+    /// `stream_num`: physical streams, attached and inserted ones included.
+    pub stream_num: u32,
+    pub attached_stream_num: u32,
+    pub event_num: u32,
+    pub notify_num: u32,
+}
+
+impl ModelCounts {
+    pub fn of(a: &Allocation) -> Self {
+        let (event_num, notify_num) = match a.sync_kind {
+            SyncKind::Event => (a.sync_count, 0),
+            SyncKind::Notify => (a.split_event_count, a.sync_count),
+        };
+        ModelCounts {
+            logical_stream_num: a.logical_count,
+            stream_num: a.physical_count,
+            attached_stream_num: a.attached_count,
+            event_num,
+            notify_num,
+        }
+    }
+}
+
+/// `"phys:logic,..."` in physical order.
+pub fn split_map_string(split_to_logic: &[StreamId]) -> String {
+    let parts: Vec<String> = split_to_logic.iter().enumerate().map(|(p, l)| format!("{p}:{}", l.0)).collect();
+    parts.join(",")
+}
+
+/// Parses a `_split_logic_stream_2_origin_logic_stream` string back into the map (index =
+/// physical id), as GE's summary reads it.
+pub fn parse_split_map(s: &str) -> Result<Vec<StreamId>> {
+    let mut out: Vec<Option<StreamId>> = Vec::new();
+    for part in s.split(',').filter(|p| !p.is_empty()) {
+        let Some((p, l)) = part.split_once(':') else {
+            bail!(Attribute, "_split_logic_stream_2_origin_logic_stream: entry '{part}' is not 'phys:logic'");
+        };
+        let (Ok(p), Ok(l)) = (p.trim().parse::<u32>(), l.trim().parse::<u32>()) else {
+            bail!(Attribute, "_split_logic_stream_2_origin_logic_stream: entry '{part}' is not two stream ids");
+        };
+        if out.len() <= p as usize {
+            out.resize(p as usize + 1, None);
+        }
+        out[p as usize] = Some(StreamId(l));
+    }
+    Ok(out.into_iter().enumerate().map(|(p, l)| l.unwrap_or(StreamId(p as u32))).collect())
+}
 
 /// GE's `LogicalStreamAllocationInfo`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -86,10 +139,9 @@ struct NodeAttrsView {
 }
 
 impl StreamAllocationSummary {
-    pub fn from_session(session: &CompileSession) -> Result<Self> {
-        let model = session.model();
-        let a = session.allocation()?;
-        let split_map = super::session::parse_split_map(&super::session::split_map_string(&a.split_to_logic))?;
+    /// The summary of allocation `a` of `model`, taken at `stage`.
+    pub fn new(model: &Model, options: &Options, a: &Allocation, stage: SessionStage) -> Result<Self> {
+        let split_map = parse_split_map(&split_map_string(&a.split_to_logic))?;
         let views: Vec<NodeAttrsView> = model
             .nodes
             .ids()
@@ -99,7 +151,7 @@ impl StreamAllocationSummary {
                 attached_physical: a.attached[n].clone(),
             })
             .collect();
-        let custom = custom_streams(model, &views)?;
+        let custom = custom_streams(model, options, &views)?;
         let mut graphs = Vec::new();
         for g in model.all_graphs() {
             let streams = if model.is_dynamic(g) {
@@ -107,7 +159,7 @@ impl StreamAllocationSummary {
             } else {
                 collect_known_shape(model, g, &views, &split_map, &custom)
             };
-            let stream_graph = stream_graph_dot(session, g, &streams, &split_map)?;
+            let stream_graph = stream_graph_dot(model, a, g, &streams, &split_map)?;
             graphs.push(GraphSummary {
                 graph: g,
                 name: model.graphs[g].name.clone(),
@@ -116,12 +168,7 @@ impl StreamAllocationSummary {
                 stream_graph,
             });
         }
-        Ok(StreamAllocationSummary {
-            model: model.name.clone(),
-            stage: session.stage(),
-            counts: session.counts()?,
-            graphs,
-        })
+        Ok(StreamAllocationSummary { model: model.name.clone(), stage, counts: ModelCounts::of(a), graphs })
     }
 
     /// All graphs' `ToStringInfo()` lines, each graph under a `[name]` header.
@@ -307,14 +354,14 @@ fn collect_unknown_shape(model: &Model, g: GraphId, views: &[NodeAttrsView]) -> 
 /// `_custom_logical_stream_ids`). The pass moves every root node it covers (tasks > 0, on a
 /// stream, unlabelled, not on an independent engine) to streams it numbers itself, so those
 /// nodes' streams are exactly its streams.
-fn custom_streams(model: &Model, views: &[NodeAttrsView]) -> Result<BTreeSet<i64>> {
+fn custom_streams(model: &Model, options: &Options, views: &[NodeAttrsView]) -> Result<BTreeSet<i64>> {
     let dag = matches!(
-        model.auto_multistream_mode()?,
+        model.auto_multistream_mode(options)?,
         AutoMultistreamMode::LoadBalance(_)
             | AutoMultistreamMode::MainStream(_)
             | AutoMultistreamMode::WeightedLoadBalance(_)
     );
-    if !dag || model.options.enable_single_stream || model.is_dynamic(GraphId::ROOT) {
+    if !dag || options.enable_single_stream || model.is_dynamic(GraphId::ROOT) {
         return Ok(BTreeSet::new());
     }
     Ok(model.graphs[GraphId::ROOT]
@@ -339,13 +386,12 @@ pub(crate) fn dot_quote(s: &str) -> String {
 /// one solid edge per pair of streams a sync orders (labelled with the number of syncs; a loop
 /// for the split's syncs inside one logical stream), one dashed edge per stream activation.
 fn stream_graph_dot(
-    session: &CompileSession,
+    model: &Model,
+    a: &Allocation,
     g: GraphId,
     streams: &[LogicalStreamInfo],
     split_map: &[StreamId],
 ) -> Result<String> {
-    let model = session.model();
-    let a = session.allocation()?;
     let to_logic = |p: StreamId| split_map.get(p.index()).copied().unwrap_or(p).0;
     let dynamic = model.is_dynamic(g);
     let stream_of = |end: &super::SyncEnd| -> Option<u32> {

@@ -274,14 +274,14 @@ impl Model {
     }
 
     /// `ge.autoMultistreamParallelMode`: the root-graph attribute wins over the option.
-    pub fn auto_multistream_mode(&self) -> crate::Result<AutoMultistreamMode> {
+    pub fn auto_multistream_mode(&self, options: &Options) -> crate::Result<AutoMultistreamMode> {
         match self.graph_attrs.get("auto_multistream_parallel_mode") {
             Some(Value::String(s)) => AutoMultistreamMode::parse(s, true, "graph_attrs.auto_multistream_parallel_mode"),
             Some(other) => Err(crate::err!(
                 InvalidOption,
                 "graph_attrs.auto_multistream_parallel_mode must be a string, got {other}"
             )),
-            None => Ok(self.options.auto_multistream_parallel_mode),
+            None => Ok(options.auto_multistream_parallel_mode),
         }
     }
 

@@ -31,7 +31,7 @@ pub struct SimConfig {
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig { units: 24, wait_latency_us: 1.0 }
+        SimConfig { units: crate::compile::policy::budget::DEVICE_UNITS, wait_latency_us: 1.0 }
     }
 }
 

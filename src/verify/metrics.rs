@@ -342,7 +342,7 @@ mod tests {
           "edges":[{"src":"a","dst":"b"},{"src":"a","dst":"d"},{"src":"b","dst":"d"},{"src":"a","dst":"e"},
                    {"src":"c","dst":"f"},{"src":"b","dst":"f"},{"src":"d","dst":"e"},{"src":"a","dst":"f"}]}"#;
         let model = json::load_str(doc).unwrap();
-        let alloc = crate::compile::allocate_from_preassigned(&model, crate::compile::Stage::Sync).unwrap();
+        let alloc = crate::allocate_from_preassigned(&model, crate::compile::Stage::Sync).unwrap();
         let value: Value = alloc.to_json(&model);
         let d = Doc::parse(&model, &value).unwrap();
         let dense = min_sync_count(&model, &d).unwrap();

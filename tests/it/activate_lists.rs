@@ -36,7 +36,7 @@ fn logical_lists_by_label_switch_and_loop() {
 fn split_pieces_join_the_lists_that_held_their_origin() {
     let m = fixture();
     let mut a = allocation_from_assigned(&m, vec![]);
-    split_streams(&m, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
+    split_streams(&m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
     // Room 20: stream 1 (b0 b1 b2, 10 tasks each) splits at b2 into new stream 6.
     assert_eq!(a.stream[m.find_node(GraphId::ROOT, "b2").unwrap()], Some(StreamId(6)));
     assert_eq!(a.physical_count, 7);
@@ -67,7 +67,7 @@ fn activating_its_own_stream_fails() {
         "edges":[{"src":"act","dst":"x"}]}"#;
     let m = json::load_str(text).unwrap();
     let mut a = allocation_from_assigned(&m, vec![]);
-    let e = split_streams(&m, &mut a, &TaskLimits::from_options(&m.options)).unwrap_err();
+    let e = split_streams(&m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Failed);
     assert!(e.message.contains("\"act\" activates its own stream 0"), "{}", e.message);
 }

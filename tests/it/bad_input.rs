@@ -9,10 +9,11 @@ use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use stream_alloc::compile::{Stage, allocate, allocate_from_preassigned};
+use stream_alloc::compile::Stage;
 use stream_alloc::graph::json;
 use stream_alloc::runtime::consts::*;
 use stream_alloc::runtime::*;
+use stream_alloc::{allocate, allocate_from_preassigned};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bad_input")

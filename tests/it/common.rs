@@ -40,3 +40,17 @@ pub fn corpus_graph(file: &str) -> PathBuf {
     assert!(p.is_file(), "corpus graph {} is missing", p.display());
     p
 }
+
+/// A session over `model` with the options it declares and the task limits those give, able
+/// to run every mode (searches included): what the command line builds, minus the device.
+pub fn session(
+    model: std::sync::Arc<stream_alloc::Model>,
+) -> stream_alloc::driver::Session<std::sync::Arc<stream_alloc::Model>> {
+    let options = model.options.clone();
+    let limits = stream_alloc::compile::TaskLimits::from_options(&options);
+    stream_alloc::search::session(model, options, limits, Default::default())
+}
+
+/// Held by every test that registers a process-wide device runtime: such tests share one
+/// process with the rest of the suite, and must not overlap each other.
+pub static RUNTIME_LOCK: parking_lot::Mutex<()> = parking_lot::Mutex::new(());

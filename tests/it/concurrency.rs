@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 
 use parking_lot::Mutex;
+use stream_alloc::allocate;
+use stream_alloc::capi::allocation::SA_STAGE_ALL;
 use stream_alloc::capi::allocation::{sa_allocation_free, sa_allocation_to_json};
-use stream_alloc::capi::graph::{
-    SA_STAGE_ALL, sa_graph_allocate, sa_graph_free, sa_graph_from_json_file, sa_graph_set_option,
-};
+use stream_alloc::capi::graph::{sa_graph_allocate, sa_graph_free, sa_graph_from_json_file, sa_graph_set_option};
 use stream_alloc::capi::{SA_OK, sa_string_free};
-use stream_alloc::compile::{Stage, allocate};
+use stream_alloc::compile::Stage;
 use stream_alloc::graph::json;
 use stream_alloc::runtime::consts::*;
 use stream_alloc::runtime::{PoolOptions, ReusableStreamPool};

@@ -6,8 +6,9 @@
 
 use crate::common;
 use serde_json::{Value, json};
+use stream_alloc::allocate;
 use stream_alloc::compile::dynamic::refresh::on_main_stream;
-use stream_alloc::compile::{Allocation, Stage, allocate};
+use stream_alloc::compile::{Allocation, Stage};
 use stream_alloc::graph::{Model, StreamId, json as graph_json};
 
 fn bert() -> Value {

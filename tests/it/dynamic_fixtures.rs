@@ -19,7 +19,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use stream_alloc::compile::{Stage, allocate};
+use stream_alloc::allocate;
+use stream_alloc::compile::Stage;
 use stream_alloc::graph::{GraphId, json};
 
 fn fixtures() -> PathBuf {

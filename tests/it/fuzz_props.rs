@@ -86,7 +86,7 @@ proptest! {
 fn finding_unordered_edge_into_dsa() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/findings/unordered_edge_into_dsa.json");
     let model = stream_alloc::graph::json::load_file(&path).unwrap();
-    let alloc = stream_alloc::compile::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
+    let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
     let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
     assert!(report.violations.is_empty(), "{:?}", report.violations);
 }
@@ -98,7 +98,7 @@ fn finding_unordered_edge_into_dsa() {
 fn finding_notify_split_events_unchecked() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/findings/notify_split_events_unchecked.json");
     let model = stream_alloc::graph::json::load_file(&path).unwrap();
-    let alloc = stream_alloc::compile::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
+    let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
     assert!(alloc.split_event_count > 0, "the finding needs a split in notify mode");
     let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
     assert!(report.violations.is_empty(), "{:?}", report.violations);
@@ -117,7 +117,7 @@ fn finding_taskless_node_behind_a_moved_node() {
       "edges":[{"src":"x","dst":"a"},{"src":"a","dst":"b"},{"src":"b","dst":"c"},{"src":"x","dst":"h"},
                {"src":"h","dst":"c"}]}"#;
     let model = stream_alloc::graph::json::load_str(doc).unwrap();
-    let alloc = stream_alloc::compile::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
+    let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
     let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
     assert!(report.violations.is_empty(), "{:?}", report.violations);
     let b = model.find_node(stream_alloc::graph::GraphId::ROOT, "b").unwrap();
@@ -130,7 +130,7 @@ fn finding_taskless_node_behind_a_moved_node() {
 fn finding_no_node_on_a_stream() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/findings/no_node_on_a_stream.json");
     let model = stream_alloc::graph::json::load_file(&path).unwrap();
-    let alloc = stream_alloc::compile::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
+    let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
     assert_eq!(alloc.physical_count, 1);
     assert!(alloc.stream.iter().all(Option::is_none));
     let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));

@@ -65,7 +65,10 @@ fn loads_every_field() {
     let t = m.find_node(then, "t").unwrap();
     assert_eq!(m.engine(t).name, "DNN_VM_AICPU");
     assert_eq!(m.partition.as_ref().unwrap().len(), 2);
-    assert_eq!(m.auto_multistream_mode().unwrap(), stream_alloc::graph::AutoMultistreamMode::LoadBalance(Some(4)));
+    assert_eq!(
+        m.auto_multistream_mode(&m.options).unwrap(),
+        stream_alloc::graph::AutoMultistreamMode::LoadBalance(Some(4))
+    );
 }
 
 #[test]

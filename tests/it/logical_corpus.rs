@@ -4,7 +4,8 @@
 use crate::common;
 use std::path::PathBuf;
 
-use stream_alloc::compile::{Stage, allocate};
+use stream_alloc::allocate;
+use stream_alloc::compile::Stage;
 use stream_alloc::graph::{Shape, json};
 
 fn corpus() -> Vec<PathBuf> {

@@ -18,7 +18,8 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use stream_alloc::compile::{Stage, allocate, passes};
+use stream_alloc::allocate;
+use stream_alloc::compile::{Stage, passes};
 use stream_alloc::graph::{IdVec, Model, NodeId, StreamId, json};
 
 fn fixture_dir() -> PathBuf {
@@ -99,7 +100,7 @@ fn actual(case: &Case) -> String {
             Ok(render(&model, &a.logical_stream, &a.attached, a.logical_count, a.attached_count))
         } else if let Some(list) = case.run.strip_prefix("pass ") {
             let list = passes::parse_list(list)?;
-            let st = passes::run_named(&model, &list)?;
+            let st = passes::run_named(&model, &model.options, &list)?;
             let main = st.main_stream_num.unwrap_or(st.next_stream);
             Ok(render(&model, &st.node_stream, &st.attached, main, st.next_stream - main))
         } else {

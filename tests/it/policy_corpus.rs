@@ -3,9 +3,9 @@
 //! or per-operator, and auto's geometric-mean makespan / lower bound at most 1.10.
 
 use crate::common;
-use stream_alloc::compile::policy;
-use stream_alloc::compile::{Stage, allocate};
+use stream_alloc::compile::{Stage, TaskLimits};
 use stream_alloc::graph::{Model, Policy, json};
+use stream_alloc::search;
 use stream_alloc::simulate::{SimConfig, simulate};
 use stream_alloc::verify;
 
@@ -24,13 +24,8 @@ fn corpus_policies() {
         let mut makespan = std::collections::BTreeMap::new();
         for p in [Policy::Ge, Policy::PerOperator, Policy::MinStreams, Policy::Budget(8), Policy::Auto] {
             let m = load(&path, p);
-            let (alloc, report) = match p {
-                Policy::Ge => (allocate(&m, Stage::All).unwrap(), None),
-                _ => {
-                    let (a, r) = policy::allocate(&m, Stage::All).unwrap();
-                    (a, Some(r))
-                }
-            };
+            let limits = TaskLimits::from_options(&m.options);
+            let (alloc, report) = search::run(&m, m.options.clone(), limits, Stage::All, cfg).unwrap();
             let r = verify::check(&m, &alloc.to_json(&m));
             assert!(r.ok(), "{} {p:?}: {:?}", m.name, r.violations.first());
             if p != Policy::Ge {

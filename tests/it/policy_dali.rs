@@ -1,6 +1,7 @@
 //! DALI's policies on GE graphs: the seed's worked example, data-node clearing, user contracts.
 
-use stream_alloc::compile::{Stage, allocate};
+use stream_alloc::allocate;
+use stream_alloc::compile::Stage;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{Model, ModelBuilder, Policy};
 use stream_alloc::verify;

@@ -1,8 +1,9 @@
 //! min-streams against brute force on random small DAGs: the stream count is the width, the
 //! antichain certificate is independent and as large, every stream is a chain.
 
+use stream_alloc::allocate;
+use stream_alloc::compile::Stage;
 use stream_alloc::compile::policy::{Ctx, min_streams};
-use stream_alloc::compile::{Stage, allocate};
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{Model, ModelBuilder, Policy};
 use stream_alloc::verify;
@@ -64,7 +65,7 @@ fn width_certificate_and_chains_on_random_dags() {
                 width = set.len();
             }
         }
-        let ctx = Ctx::new(&m).unwrap();
+        let ctx = Ctx::new(&m, &m.options).unwrap();
         let cover = min_streams::chain_cover(&ctx);
         assert_eq!(cover.chains.len(), width, "seed {seed}: chains = width");
         assert_eq!(cover.antichain.len(), width, "seed {seed}: certificate size");

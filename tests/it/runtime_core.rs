@@ -353,6 +353,7 @@ fn pool_stress_sixteen_threads() {
 
 #[test]
 fn registered_table_validation() {
+    let _guard = crate::common::RUNTIME_LOCK.lock();
     let mut ops = RuntimeOps::empty();
     assert!(Runtime::from_ops(&ops, RuntimeSource::Registered).unwrap_err().message.contains("stream_create"));
     ops.struct_size = 8;

@@ -4,17 +4,16 @@
 //! These tests register a process-wide runtime table, so they live in their own test binary
 //! and take one lock: no other test sees the registration.
 
+use crate::common::RUNTIME_LOCK;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use stream_alloc::driver::resolve_task_limits;
 
-use parking_lot::Mutex;
 use stream_alloc::compile::split::TaskLimits;
 use stream_alloc::graph::{Model, json};
 use stream_alloc::runtime::consts::*;
 use stream_alloc::runtime::{Runtime, RuntimeOps};
 use stream_alloc::{ErrorKind, Stage, allocate};
-
-static LOCK: Mutex<()> = Mutex::new(());
 
 /// The device's answers; the query count shows whether the seam was asked at all.
 static NORMAL_TASKS: AtomicU32 = AtomicU32::new(0);
@@ -70,7 +69,7 @@ unsafe extern "C" fn capability(_u: *mut c_void, feature: i32, _info: i32, value
 struct Device<'a>(#[allow(dead_code)] parking_lot::MutexGuard<'a, ()>);
 
 fn device(normal: u32, huge: u32, unlimited: bool) -> Device<'static> {
-    let guard = LOCK.lock();
+    let guard = RUNTIME_LOCK.lock();
     NORMAL_TASKS.store(normal, Ordering::SeqCst);
     HUGE_TASKS.store(huge, Ordering::SeqCst);
     NORMAL_FAILS.store(0, Ordering::SeqCst);
@@ -110,8 +109,15 @@ fn chain(options: &str, n: usize, tasks: u32) -> Model {
     json::load_str(&text).unwrap()
 }
 
+/// What the command line and the C ABI do: limits resolved against the device, then the
+/// pipeline with them.
+fn allocate_at_the_edge(m: &Model) -> stream_alloc::Result<stream_alloc::Allocation> {
+    let limits = resolve_task_limits(&m.options)?;
+    stream_alloc::search::run(m, m.options.clone(), limits, Stage::All, Default::default()).map(|(a, _)| a)
+}
+
 fn limits_of(options: &str) -> TaskLimits {
-    TaskLimits::resolve(&chain(options, 1, 1).options).unwrap()
+    resolve_task_limits(&chain(options, 1, 1).options).unwrap()
 }
 
 #[test]
@@ -153,19 +159,19 @@ fn a_failing_normal_query_fails_the_compile_unless_the_options_say_it_all() {
     let _d = device(1024, 8192, false);
     NORMAL_FAILS.store(ACL_ERROR_RT_PARAM_INVALID, Ordering::SeqCst);
     let m = chain("", 3, 1);
-    let e = TaskLimits::resolve(&m.options).unwrap_err();
+    let e = resolve_task_limits(&m.options).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Failed);
     assert!(e.message.contains("rtGetMaxStreamAndTask") && e.message.contains("107000"), "{}", e.message);
     assert!(e.message.contains("max_task_count"), "the message says how to avoid the query: {}", e.message);
-    let e = allocate(&m, Stage::All).unwrap_err();
+    let e = allocate_at_the_edge(&m).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Failed);
     let m = chain(r#""max_task_count":1024,"max_huge_task_count":8192,"unlimited_depth":false"#, 3, 1);
-    assert_eq!(allocate(&m, Stage::All).unwrap().physical_count, 1);
+    assert_eq!(allocate_at_the_edge(&m).unwrap().physical_count, 1);
 }
 
 #[test]
 fn without_a_runtime_the_stub_defaults_stay() {
-    let _guard = LOCK.lock();
+    let _guard = RUNTIME_LOCK.lock();
     // Nothing registered, and this test process has no Ascend runtime in scope.
     assert!(stream_alloc::runtime::device_limits().unwrap().is_none());
     assert_eq!(limits_of(""), TaskLimits { normal: 1024, huge: Some(8192), unlimited_depth: false });
@@ -179,14 +185,16 @@ fn allocate_splits_at_the_device_limit() {
     let m = chain("", 60, 5);
     {
         let _d = device(200, 0, false);
-        let a = allocate(&m, Stage::All).unwrap();
+        let a = allocate_at_the_edge(&m).unwrap();
         assert_eq!(a.physical_count, 2, "split at the device's 200 tasks");
+        // The compile itself never asks the device: its output depends on its inputs alone.
+        assert_eq!(allocate(&m, Stage::All).unwrap().physical_count, 1, "the library call splits at the options'");
         UNLIMITED.store(RT_CAPABILITY_SUPPORT, Ordering::SeqCst);
-        assert_eq!(allocate(&m, Stage::All).unwrap().physical_count, 1, "unlimited depth: no split");
+        assert_eq!(allocate_at_the_edge(&m).unwrap().physical_count, 1, "unlimited depth: no split");
         let opts = chain(r#""max_task_count":1024"#, 60, 5);
         UNLIMITED.store(0, Ordering::SeqCst);
-        assert_eq!(allocate(&opts, Stage::All).unwrap().physical_count, 1, "the option wins over the device");
+        assert_eq!(allocate_at_the_edge(&opts).unwrap().physical_count, 1, "the option wins over the device");
     }
-    let _guard = LOCK.lock();
-    assert_eq!(allocate(&m, Stage::All).unwrap().physical_count, 1, "no runtime: the 1024-task stub");
+    let _guard = RUNTIME_LOCK.lock();
+    assert_eq!(allocate_at_the_edge(&m).unwrap().physical_count, 1, "no runtime: the 1024-task stub");
 }

@@ -5,8 +5,10 @@ use crate::common;
 use std::sync::Arc;
 
 use stream_alloc::ErrorKind;
-use stream_alloc::compile::session::SessionStage;
-use stream_alloc::compile::{CompileSession, Stage, allocate};
+use stream_alloc::allocate;
+use stream_alloc::compile::SessionStage;
+use stream_alloc::compile::Stage;
+use stream_alloc::driver::Session;
 use stream_alloc::graph::{Model, NodeId, json};
 
 /// Two AI-core chains joined by an HCCL node, and a task limit of 47 (20 tasks of room after
@@ -32,8 +34,8 @@ fn graph(tasks: u32) -> String {
     )
 }
 
-fn session(tasks: u32) -> CompileSession {
-    CompileSession::new(Arc::new(json::load_str(&graph(tasks)).unwrap()))
+fn session(tasks: u32) -> Session<Arc<Model>> {
+    common::session(Arc::new(json::load_str(&graph(tasks)).unwrap()))
 }
 
 fn node(m: &Model, name: &str) -> NodeId {
@@ -176,7 +178,7 @@ fn ge_attrs_follow_the_allocation() {
 fn every_corpus_graph_staged_equals_one_shot() {
     for path in common::corpus_paths() {
         let model = Arc::new(json::load_file(&path).unwrap());
-        let mut s = CompileSession::new(Arc::clone(&model));
+        let mut s = common::session(Arc::clone(&model));
         s.run_all().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let one_shot = allocate(&model, Stage::All).unwrap();
         assert_eq!(s.allocation_json().unwrap(), one_shot.to_json(&model), "{}", path.display());

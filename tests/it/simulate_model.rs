@@ -1,7 +1,8 @@
 //! The device model on hand-checked graphs, the trace and DOT writers, and the CLI commands.
 
 use crate::common;
-use stream_alloc::compile::{Allocation, Stage, SyncEnd, SyncPair, allocate};
+use stream_alloc::allocate;
+use stream_alloc::compile::{Allocation, Stage, SyncEnd, SyncPair};
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{IdVec, Model, ModelBuilder, NodeId, Policy, StreamId};
 use stream_alloc::simulate::{SimConfig, dot::dot, simulate, trace::trace_json};
@@ -23,7 +24,8 @@ fn model(nodes: &[(&str, f64, u32)], edges: &[(&str, &str)]) -> Model {
 fn assigned(m: &Model, streams: &[u32], syncs: &[(u32, u32)]) -> Allocation {
     let s: IdVec<NodeId, Option<StreamId>> = streams.iter().map(|&s| Some(StreamId(s))).collect();
     let count = streams.iter().max().unwrap() + 1;
-    let mut a = Allocation::from_logical(m, "test", s, count, IdVec::filled(m.nodes.len(), Vec::new()), 0);
+    let mut a =
+        Allocation::from_logical("test", m.options.event, s, count, IdVec::filled(m.nodes.len(), Vec::new()), 0);
     a.syncs = syncs
         .iter()
         .enumerate()

@@ -22,8 +22,15 @@ fn load(path: &std::path::Path, compat: bool) -> Model {
 
 fn single_input(m: &mut Model) -> Allocation {
     m.options.enable_single_stream = true;
-    let l = assign_single_stream(m).unwrap();
-    Allocation::from_logical(m, "static-single", l.node_stream, l.main_stream_count, l.attached, l.attached_count)
+    let l = assign_single_stream(m, &m.options).unwrap();
+    Allocation::from_logical(
+        "static-single",
+        m.options.event,
+        l.node_stream,
+        l.main_stream_count,
+        l.attached,
+        l.attached_count,
+    )
 }
 
 /// One stream per engine (first appearance), syncs on every cross-stream edge.
@@ -50,7 +57,14 @@ fn engine_input(m: &Model) -> Allocation {
         .map(|(i, (_, a, b))| SyncPair { id: i as u32, from: SyncEnd::main(a), to: SyncEnd::main(b) })
         .collect();
     let count = engines.len() as u32;
-    let mut a = Allocation::from_logical(m, "test-engine", streams, count, IdVec::filled(m.nodes.len(), vec![]), 0);
+    let mut a = Allocation::from_logical(
+        "test-engine",
+        m.options.event,
+        streams,
+        count,
+        IdVec::filled(m.nodes.len(), vec![]),
+        0,
+    );
     a.sync_count = syncs.len() as u32;
     a.syncs = syncs;
     a
@@ -60,7 +74,7 @@ fn engine_input(m: &Model) -> Allocation {
 fn split_and_check(m: &Model, mut a: Allocation, what: &str) -> u32 {
     let input_syncs = a.syncs.clone();
     let logical = a.logical_stream.clone();
-    split_streams(m, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
+    split_streams(m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
     let order = m.all_nodes();
 
     // No physical stream over the limit (node tasks + one per wait).

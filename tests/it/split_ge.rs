@@ -37,7 +37,7 @@ fn id(m: &Model, name: &str) -> NodeId {
 
 fn run(m: &Model, syncs: Vec<SyncPair>) -> Allocation {
     let mut a = allocation_from_assigned(m, syncs);
-    split_streams(m, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
+    split_streams(m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
     a
 }
 
@@ -134,7 +134,7 @@ fn single_stream_uses_the_huge_stream_and_still_splits_once() {
 fn single_stream_with_two_streams_fails() {
     let m = model(r#""enable_single_stream":true"#, &[node("a", 1, 0, ""), node("b", 1, 1, "")], &[]);
     let mut a = allocation_from_assigned(&m, vec![]);
-    let e = split_streams(&m, &mut a, &TaskLimits::from_options(&m.options)).unwrap_err();
+    let e = split_streams(&m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Failed);
     assert!(e.message.contains("The number of ts streams is 2, only one is supported"), "{}", e.message);
 }
@@ -277,7 +277,7 @@ fn notify_mode_keeps_split_events_apart() {
     let m = model(r#""event":"notify","max_task_count":37"#, &nodes, &edges);
     let mut a = allocation_from_assigned(&m, vec![]);
     a.sync_kind = stream_alloc::graph::SyncKind::Notify;
-    split_streams(&m, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
+    split_streams(&m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
     assert_eq!((a.sync_count, a.split_event_count, a.split_events.len(), a.syncs.len()), (0, 1, 1, 0));
     assert_eq!(a.split_events[0].id, 0);
     let j = a.to_json(&m);
@@ -306,6 +306,6 @@ fn task_limits_from_options() {
 fn negative_task_attribute_is_an_error() {
     let m = model("", &[node("a", 1, 0, r#""ge_attrs":{"_node_sqe_num":-3}"#)], &[]);
     let mut a = allocation_from_assigned(&m, vec![]);
-    let e = split_streams(&m, &mut a, &TaskLimits::from_options(&m.options)).unwrap_err();
+    let e = split_streams(&m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap_err();
     assert!(e.message.contains("\"a\"") && e.message.contains("_node_sqe_num"), "{}", e.message);
 }

@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::Value;
-use stream_alloc::compile::CompileSession;
 use stream_alloc::graph::json;
 
 /// Per graph label: logical id -> (node names, physical ids), from allocation JSON.
@@ -50,7 +49,7 @@ fn expected(doc: &Value, dynamic: &BTreeSet<String>) -> Expected {
 fn summary_numbers_agree_with_allocation_json_on_every_corpus_graph() {
     for path in common::corpus_paths() {
         let model = Arc::new(json::load_file(&path).unwrap());
-        let mut s = CompileSession::new(Arc::clone(&model));
+        let mut s = common::session(Arc::clone(&model));
         s.run_all().unwrap();
         let doc = s.allocation_json().unwrap();
         let summary = s.summary().unwrap();

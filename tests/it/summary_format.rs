@@ -1,9 +1,9 @@
 //! GE's `ToStringInfo()` text and the summary's fields on a graph with a user stream label, an
 //! attached stream, an HCCL node with follow streams and a split stream.
 
+use crate::common;
 use std::sync::Arc;
 
-use stream_alloc::compile::CompileSession;
 use stream_alloc::compile::summary::{LogicalStreamInfo, StreamAllocationSummary};
 use stream_alloc::graph::{GraphId, NodeId, json};
 
@@ -51,7 +51,7 @@ fn entry_of(s: &StreamAllocationSummary, n: NodeId) -> &LogicalStreamInfo {
 fn summary_fields_and_text_on_a_staged_compile() {
     let model = Arc::new(json::load_str(GRAPH).unwrap());
     let id = |name: &str| model.find_node(GraphId::ROOT, name).unwrap();
-    let mut s = CompileSession::new(Arc::clone(&model));
+    let mut s = common::session(Arc::clone(&model));
     s.assign_logical_streams().unwrap();
     // After the logical stage the summary already answers, one physical stream each.
     let early = s.summary().unwrap();
@@ -119,7 +119,7 @@ fn streams_of_the_minidag_pass_are_marked_assigned_by_a_stream_pass() {
     );
     let model = Arc::new(json::load_str(&text).unwrap());
     let id = |name: &str| model.find_node(GraphId::ROOT, name).unwrap();
-    let mut s = CompileSession::new(Arc::clone(&model));
+    let mut s = common::session(Arc::clone(&model));
     s.run_all().unwrap();
     let sum = s.summary().unwrap();
     assert!(entry_of(&sum, id("n1")).assigned_by_stream_pass, "{}", sum.to_text());
@@ -144,7 +144,7 @@ fn cli_summary_prints_text_json_and_dot() {
         String::from_utf8(out.stdout).unwrap()
     };
     let model = Arc::new(json::load_str(GRAPH).unwrap());
-    let mut s = CompileSession::new(Arc::clone(&model));
+    let mut s = common::session(Arc::clone(&model));
     s.run_all().unwrap();
     let sum = s.summary().unwrap();
     assert_eq!(run(&[]), sum.to_text());

@@ -3,7 +3,8 @@
 //! proven by the checker once the split stage has written the activation lists.
 
 use serde_json::Value;
-use stream_alloc::compile::{Stage, allocate_from_preassigned};
+use stream_alloc::allocate_from_preassigned;
+use stream_alloc::compile::Stage;
 use stream_alloc::graph::{Model, json};
 use stream_alloc::verify;
 

@@ -4,7 +4,8 @@
 //! every result must pass the checker.
 
 use crate::common;
-use stream_alloc::compile::{Stage, allocate_from_preassigned};
+use stream_alloc::allocate_from_preassigned;
+use stream_alloc::compile::Stage;
 use stream_alloc::graph::partition::Partition;
 use stream_alloc::graph::{Model, json};
 use stream_alloc::verify;

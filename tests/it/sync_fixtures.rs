@@ -2,7 +2,8 @@
 //! with pre-assigned streams and the sync pairs and id counts each mode must produce.
 
 use serde_json::Value;
-use stream_alloc::compile::{Allocation, Stage, allocate_from_preassigned};
+use stream_alloc::allocate_from_preassigned;
+use stream_alloc::compile::{Allocation, Stage};
 use stream_alloc::graph::{Model, json};
 use stream_alloc::verify;
 

@@ -2,7 +2,8 @@
 //! events, the `verify` option, notify naming, dynamic graphs without Send/Recv nodes, and the
 //! `check` command line.
 
-use stream_alloc::compile::{Stage, allocate_from_preassigned};
+use stream_alloc::allocate_from_preassigned;
+use stream_alloc::compile::Stage;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{Model, ModelBuilder, Shape, SyncKind};
 use stream_alloc::{ErrorKind, verify};

@@ -2,7 +2,8 @@
 //! and the default mode keeps exactly the checker's minimum number of syncs.
 
 use proptest::prelude::*;
-use stream_alloc::compile::{Stage, allocate_from_preassigned};
+use stream_alloc::allocate_from_preassigned;
+use stream_alloc::compile::Stage;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{Model, ModelBuilder, SyncKind};
 use stream_alloc::verify;

@@ -2,10 +2,11 @@
 //! for a bitset per node.
 
 use crate::common;
-use stream_alloc::compile::{Stage, allocate, allocate_from_preassigned};
+use stream_alloc::compile::Stage;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{ModelBuilder, json};
 use stream_alloc::verify::{self, metrics};
+use stream_alloc::{allocate, allocate_from_preassigned};
 
 #[test]
 fn both_minimum_algorithms_agree_on_the_corpus() {

@@ -37,7 +37,7 @@ use super::logical::{LogicalResult, LogicalState, path_cover};
 use crate::error::Result;
 use crate::graph::engines::names;
 use crate::graph::partition::Partition;
-use crate::graph::{AutoMultistreamMode, EngineId, GraphId, IdVec, Model, NodeId, StreamId, SubgraphId};
+use crate::graph::{AutoMultistreamMode, EngineId, GraphId, IdVec, Model, NodeId, Options, StreamId, SubgraphId};
 
 /// Engines that own one stream each (`AssignEnginesOwningStream`).
 pub const STREAM_OWNING_ENGINES: &[&str] = &[names::AICORE, names::VECTOR, names::HCCL, names::DSA];
@@ -126,11 +126,11 @@ pub fn dynamic_graphs(model: &Model) -> Vec<GraphId> {
 /// streams ([`run_custom_stream_pass`]); `cv` and the graph attribute `default` change
 /// nothing here, since the vector-engine re-partition belongs to GE's static allocator. In
 /// single-stream mode GE never runs the dynamic allocator's custom passes: one stream.
-pub fn assign(model: &Model) -> Result<LogicalResult> {
-    let auto_mode = model.auto_multistream_mode()?;
+pub fn assign(model: &Model, options: &Options) -> Result<LogicalResult> {
+    let auto_mode = model.auto_multistream_mode(options)?;
     let mut st = DynamicState::new(model);
-    let main_stream_count = if model.options.dynamic_multi_stream {
-        let ac_parallel = model.options.ac_parallel_enable == "1";
+    let main_stream_count = if options.dynamic_multi_stream {
+        let ac_parallel = options.ac_parallel_enable == "1";
         for g in dynamic_graphs(model) {
             engines_owning::run(&mut st, g);
             if ac_parallel {
@@ -150,7 +150,7 @@ pub fn assign(model: &Model) -> Result<LogicalResult> {
                 | AutoMultistreamMode::MainStream(_)
                 | AutoMultistreamMode::WeightedLoadBalance(_)
         ) {
-            run_custom_stream_pass(&mut st, count, auto_mode)?
+            run_custom_stream_pass(&mut st, options, count, auto_mode)?
         } else {
             count
         }
@@ -168,9 +168,14 @@ pub fn assign(model: &Model) -> Result<LogicalResult> {
 /// `RefreshContinuousStreamsByNodeIds` ([`refresh::run_by_node_ids`]). The MiniDAG path
 /// cover is the static allocator's ([`path_cover::run`]), run on the root graph with fresh ids
 /// starting after the `main_stream_count` refreshed dynamic streams. Returns the new count.
-fn run_custom_stream_pass(st: &mut DynamicState<'_>, main_stream_count: u32, mode: AutoMultistreamMode) -> Result<u32> {
+fn run_custom_stream_pass(
+    st: &mut DynamicState<'_>,
+    options: &Options,
+    main_stream_count: u32,
+    mode: AutoMultistreamMode,
+) -> Result<u32> {
     let model = st.model;
-    let mut ls = LogicalState::new(model, st.partition.clone());
+    let mut ls = LogicalState::new(model, options, st.partition.clone());
     ls.node_stream = std::mem::take(&mut st.node_stream);
     ls.next_stream = main_stream_count;
     let ran = path_cover::run(&mut ls, mode);

@@ -25,7 +25,7 @@ pub fn is_hcom_type(t: &str) -> bool {
 /// has (same set, linear time).
 pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
     let model = st.model;
-    if !model.options.hcom_parallel {
+    if !st.options.hcom_parallel {
         return Ok(());
     }
     let mut in_set = vec![false; model.graphs[g].nodes.len()];

@@ -171,7 +171,7 @@ impl<'a, 'm> Pass<'a, 'm> {
         }
         let same_engine = se.name == pe.name;
         let others = self.same_engine_succs[pred].saturating_sub(u32::from(same_engine));
-        if !self.st.model.options.memory_priority && others > 0 {
+        if !self.st.options.memory_priority && others > 0 {
             return false;
         }
         if same_engine || se.attach {
@@ -184,7 +184,7 @@ impl<'a, 'm> Pass<'a, 'm> {
     fn assign_new_stream(&mut self, s: usize) {
         let engine = self.st.partition.subgraphs[self.subs[s]].engine;
         let name = self.engine(s).name.clone();
-        let max_parallel = self.st.model.options.max_parallel(&name);
+        let max_parallel = self.st.options.max_parallel(&name);
         let mut id = self.engine_next.get(&engine).copied().unwrap_or(0);
         if id >= max_parallel {
             id = 0;

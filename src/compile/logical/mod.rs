@@ -22,13 +22,15 @@ pub mod skipped_engine;
 
 use crate::error::Result;
 use crate::graph::partition::Partition;
-use crate::graph::{AutoMultistreamMode, GraphId, IdVec, Model, NodeId, StreamId, SubgraphId};
+use crate::graph::{AutoMultistreamMode, GraphId, IdVec, Model, NodeId, Options, StreamId, SubgraphId};
 
 /// The state the logical passes share (GE's `LogicalStreamAllocator::Context` plus the
 /// subgraph and node stream ids it writes).
 #[derive(Clone, Debug)]
 pub struct LogicalState<'m> {
     pub model: &'m Model,
+    /// The compile options; passes read these, never the graph document's own.
+    pub options: &'m Options,
     pub partition: Partition,
     /// Stream of each engine subgraph (GE's `Subgraph::stream_id`, -1 = `None`).
     pub subgraph_stream: IdVec<SubgraphId, Option<StreamId>>,
@@ -120,11 +122,12 @@ impl<'m> LogicalState<'m> {
     /// The state `allocate` starts from. Every node starts on its pre-assigned stream, or on
     /// stream 0 (GE's `OpDesc` default): UpdateForMdeGroupPass buckets nodes by that value
     /// before NodeStreamUpdatePass overwrites it.
-    pub fn new(model: &'m Model, partition: Partition) -> Self {
+    pub fn new(model: &'m Model, options: &'m Options, partition: Partition) -> Self {
         let (facts, graph_facts) = node_facts(model);
         let subgraphs = partition.subgraphs.len();
         LogicalState {
             model,
+            options,
             subgraph_pos: positions_in_graph(&partition),
             partition,
             subgraph_stream: IdVec::filled(subgraphs, None),
@@ -141,7 +144,7 @@ impl<'m> LogicalState<'m> {
     /// The state `stream-alloc pass` starts from: the file's pre-assigned node streams (absent
     /// = no stream) and attached ids, `next_stream` past every id in use. Subgraphs start
     /// without a stream, as GE's `ConvertSubgraphs` creates them.
-    pub fn from_preassigned(model: &'m Model, partition: Partition) -> Self {
+    pub fn from_preassigned(model: &'m Model, options: &'m Options, partition: Partition) -> Self {
         let (facts, graph_facts) = node_facts(model);
         let node_stream: IdVec<NodeId, Option<StreamId>> =
             IdVec::from_vec(model.nodes.iter().map(|n| n.stream).collect());
@@ -150,6 +153,7 @@ impl<'m> LogicalState<'m> {
         let next_stream = node_stream.iter().flatten().chain(attached.iter().flatten()).map(|s| s.0 + 1).max();
         LogicalState {
             model,
+            options,
             subgraph_pos: positions_in_graph(&partition),
             subgraph_stream: IdVec::filled(partition.subgraphs.len(), None),
             partition,
@@ -226,9 +230,9 @@ pub struct LogicalResult {
 /// Runs the single-stream chain (`SingleStreamPass` → `NodeStreamUpdatePass` →
 /// `UpdateForSkippedEnginePass`) on every graph, then `RefreshContinuousStreams` and
 /// `AssignAttachedStreamPass`, as GE's `Assign` does for both chains.
-pub fn assign_single_stream(model: &Model) -> Result<LogicalResult> {
-    let mut st = LogicalState::new(model, Partition::of_model(model));
-    let auto_mode = model.auto_multistream_mode()?;
+pub fn assign_single_stream(model: &Model, options: &Options) -> Result<LogicalResult> {
+    let mut st = LogicalState::new(model, options, Partition::of_model(model));
+    let auto_mode = model.auto_multistream_mode(options)?;
     for g in st.graphs.clone() {
         let default_stream = st.default_stream(g);
         single_stream::run(&mut st, g, default_stream, auto_mode)?;
@@ -262,18 +266,18 @@ pub fn assign_graph_multi(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
 ///
 /// The `cv` mode (and any node already carrying `_enable_cv_parallel`) re-partitions with the
 /// marked vector nodes on `VectorEngine`, as GE's second partitioning does.
-pub fn assign_multi_stream(model: &Model) -> Result<LogicalResult> {
-    let mode = model.auto_multistream_mode()?;
+pub fn assign_multi_stream(model: &Model, options: &Options) -> Result<LogicalResult> {
+    let mode = model.auto_multistream_mode(options)?;
     let marked = cv_parallel::marked_nodes(model, mode == AutoMultistreamMode::Cv);
     if marked.is_empty() {
-        return assign_multi_stream_on(model, mode);
+        return assign_multi_stream_on(model, options, mode);
     }
     let vector_model = cv_parallel::with_vector_engine(model, &marked)?;
-    assign_multi_stream_on(&vector_model, mode)
+    assign_multi_stream_on(&vector_model, options, mode)
 }
 
-fn assign_multi_stream_on(model: &Model, mode: AutoMultistreamMode) -> Result<LogicalResult> {
-    let mut st = LogicalState::new(model, Partition::of_model(model));
+fn assign_multi_stream_on(model: &Model, options: &Options, mode: AutoMultistreamMode) -> Result<LogicalResult> {
+    let mut st = LogicalState::new(model, options, Partition::of_model(model));
     for g in st.graphs.clone() {
         assign_graph_multi(&mut st, g)?;
     }

@@ -5,14 +5,12 @@
 
 use std::collections::{BTreeSet, BinaryHeap};
 
-use serde_json::json;
-
 use super::min_streams::ChainCover;
-use super::{Assignment, Ctx, PolicyReport, Role};
-use crate::compile::{Allocation, Stage};
-use crate::error::Result;
-use crate::graph::{IdVec, Model, NodeId, Policy};
-use crate::simulate::{SimConfig, round3, simulate};
+use super::{Assignment, Ctx, Role};
+use crate::graph::{IdVec, NodeId};
+
+/// Compute units of the device the list schedule packs onto (the simulator's default device).
+pub const DEVICE_UNITS: u32 = 24;
 
 #[derive(Clone, Copy, PartialEq)]
 struct Timed(f64, u32);
@@ -30,7 +28,7 @@ impl PartialOrd for Timed {
 
 pub fn merge(ctx: &Ctx<'_>, cover: &ChainCover, budget: u32) -> Assignment {
     let model = ctx.model;
-    let units = SimConfig::default().units;
+    let units = DEVICE_UNITS;
     let width = cover.chains.len() as u32;
     if width <= budget {
         return cover.assignment(ctx);
@@ -151,21 +149,4 @@ pub fn merge(ctx: &Ctx<'_>, cover: &ChainCover, budget: u32) -> Assignment {
     }
     a.count = used.len() as u32;
     a
-}
-
-/// Simulated makespan of the budget result against the unbounded (min-streams) one.
-pub fn report_makespans(model: &Model, alloc: &Allocation, stage: Stage, report: &mut PolicyReport) -> Result<()> {
-    let cfg = SimConfig::default();
-    let bounded = simulate(model, alloc, &cfg)?;
-    let mut unbounded_model = model.clone();
-    unbounded_model.options.policy = Policy::MinStreams;
-    unbounded_model.options.verify = false;
-    let (unbounded_alloc, _) = super::allocate(&unbounded_model, stage)?;
-    let unbounded = simulate(&unbounded_model, &unbounded_alloc, &cfg)?;
-    report.details.insert("makespan_us".into(), json!(round3(bounded.makespan_us)));
-    report.details.insert("unbounded_makespan_us".into(), json!(round3(unbounded.makespan_us)));
-    report.details.insert("unbounded_streams".into(), json!(unbounded.streams));
-    let ratio = if unbounded.makespan_us > 0.0 { bounded.makespan_us / unbounded.makespan_us } else { 1.0 };
-    report.details.insert("makespan_vs_unbounded".into(), json!(round3(ratio)));
-    Ok(())
 }

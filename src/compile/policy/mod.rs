@@ -10,9 +10,9 @@
 //! cost nothing and a stream of their own would only add syncs.
 //!
 //! The result is a [`LogicalResult`], so every policy runs the same sync insertion, exact
-//! reduction and split as GE's mode ([`allocate`]).
+//! reduction and split as GE's mode. `auto`, which picks among the others by simulation, is
+//! a search above this module (`crate::search`).
 
-pub mod auto;
 pub mod budget;
 pub mod min_streams;
 pub mod per_operator;
@@ -20,10 +20,9 @@ pub mod per_operator;
 use serde_json::{Value, json};
 
 use crate::compile::logical::{self, LogicalResult};
-use crate::compile::{Allocation, Stage};
 use crate::error::Result;
 use crate::graph::csr::Csr;
-use crate::graph::{GraphId, IdVec, Model, NodeId, Policy, Shape, StreamId};
+use crate::graph::{GraphId, IdVec, Model, NodeId, Options, Policy, Shape, StreamId};
 
 /// Operator types whose stream placement carries control-flow meaning (activation, labels,
 /// loops): always pinned to GE's choice.
@@ -87,8 +86,8 @@ pub struct Ctx<'m> {
 
 impl<'m> Ctx<'m> {
     /// GE's logical result for the model's GE mode, and the node roles.
-    pub fn new(model: &'m Model) -> Result<Self> {
-        let base = ge_logical(model)?;
+    pub fn new(model: &'m Model, options: &Options) -> Result<Self> {
+        let base = ge_logical(model, options)?;
         let dynamic_root = model.root().shape == Shape::Dynamic;
         let role = IdVec::from_vec(
             model
@@ -154,11 +153,11 @@ impl<'m> Ctx<'m> {
 }
 
 /// GE's logical allocation for the mode `policy=ge` would pick.
-fn ge_logical(model: &Model) -> Result<LogicalResult> {
-    match (model.root().shape, model.options.enable_single_stream) {
-        (Shape::Static, true) => logical::assign_single_stream(model),
-        (Shape::Static, false) => logical::assign_multi_stream(model),
-        (Shape::Dynamic, _) => crate::compile::dynamic::assign(model),
+fn ge_logical(model: &Model, options: &Options) -> Result<LogicalResult> {
+    match (model.root().shape, options.enable_single_stream) {
+        (Shape::Static, true) => logical::assign_single_stream(model, options),
+        (Shape::Static, false) => logical::assign_multi_stream(model, options),
+        (Shape::Dynamic, _) => crate::compile::dynamic::assign(model, options),
     }
 }
 
@@ -283,8 +282,8 @@ pub fn per_backend(ctx: &Ctx<'_>) -> Assignment {
 }
 
 /// The logical result and report of a non-auto policy.
-pub fn assign(model: &Model, policy: Policy) -> Result<(LogicalResult, PolicyReport)> {
-    let ctx = Ctx::new(model)?;
+pub fn assign(model: &Model, options: &Options, policy: Policy) -> Result<(LogicalResult, PolicyReport)> {
+    let ctx = Ctx::new(model, options)?;
     let mut report = PolicyReport { name: policy.name(), details: Default::default() };
     let a = match policy {
         Policy::Ge => return Ok((ctx.base, report)),
@@ -307,47 +306,9 @@ pub fn assign(model: &Model, policy: Policy) -> Result<(LogicalResult, PolicyRep
             report.details.insert("width".into(), json!(cover.chains.len()));
             b
         }
-        Policy::Auto => crate::bail!(Internal, "policy auto is chosen by simulation; use policy::allocate"),
+        Policy::Auto => {
+            crate::bail!(Internal, "policy auto is a search over whole pipeline runs; run it through the driver")
+        }
     };
     Ok((finish(&ctx, &a), report))
-}
-
-/// Runs the whole pipeline for a non-GE policy, with the policy's report; `budget:N` also
-/// simulates itself against the unbounded min-streams result (a second pipeline run).
-pub fn allocate_explained(model: &Model, stage: Stage) -> Result<(Allocation, PolicyReport)> {
-    let (alloc, mut report) = allocate(model, stage)?;
-    if let Policy::Budget(_) = model.options.policy
-        && stage >= Stage::Sync
-    {
-        budget::report_makespans(model, &alloc, stage, &mut report)?;
-    }
-    Ok((alloc, report))
-}
-
-/// Runs the whole pipeline for a non-GE policy, with the policy's report.
-pub fn allocate(model: &Model, stage: Stage) -> Result<(Allocation, PolicyReport)> {
-    let policy = model.options.policy;
-    if policy == Policy::Auto {
-        return auto::allocate(model, stage);
-    }
-    let (logical, report) = assign(model, policy)?;
-    let alloc = Allocation::from_logical(
-        model,
-        crate::compile::mode_name(model),
-        logical.node_stream,
-        logical.main_stream_count,
-        logical.attached,
-        logical.attached_count,
-    );
-    let alloc = crate::compile::finish_from_logical(model, alloc, stage)?;
-    Ok((alloc, report))
-}
-
-/// Allocation JSON with the policy's report as an extra `policy` object.
-pub fn to_json_with_report(model: &Model, alloc: &Allocation, report: &PolicyReport) -> Value {
-    let mut doc = alloc.to_json(model);
-    if let Value::Object(m) = &mut doc {
-        m.insert("policy".into(), report.to_json());
-    }
-    doc
 }

@@ -53,37 +53,6 @@ impl TaskLimits {
             (normal, huge) => TaskLimits { normal: normal.unwrap_or(GE_STUB_NORMAL_TASKS), huge, unlimited_depth },
         }
     }
-
-    /// The limits the pipeline splits with: each of `max_task_count`, `max_huge_task_count`
-    /// and `unlimited_depth` that is given wins; the rest is asked of the device-runtime seam
-    /// (GE's `GetMaxStreamAndTask` and capability query) when the process has a runtime, and
-    /// follows [`TaskLimits::from_options`] when it has none. With all three given the seam is
-    /// not asked, so such a compile never depends on the machine. A runtime whose normal-stream
-    /// query fails fails the compile, as in GE.
-    pub fn resolve(o: &Options) -> Result<Self> {
-        if o.max_task_count.is_some() && o.max_huge_task_count.is_some() && o.unlimited_depth.is_some() {
-            return Ok(Self::from_options(o));
-        }
-        match crate::runtime::device_limits() {
-            Ok(None) => Ok(Self::from_options(o)),
-            Ok(Some(device)) => Ok(Self::with_device(o, &device)),
-            Err(e) => bail!(
-                Failed,
-                "asking the device runtime for the task limits failed: {}; give the options max_task_count, \
-                 max_huge_task_count and unlimited_depth to compile without asking it",
-                e.message
-            ),
-        }
-    }
-
-    /// The options that are given, the device's answers for the rest.
-    pub fn with_device(o: &Options, device: &crate::runtime::DeviceLimits) -> Self {
-        TaskLimits {
-            normal: o.max_task_count.unwrap_or(device.max_tasks),
-            huge: o.max_huge_task_count.or(device.max_huge_tasks),
-            unlimited_depth: o.unlimited_depth.unwrap_or(device.unlimited_depth),
-        }
-    }
 }
 
 /// Operator types that may never start a split stream (label-based control flow).
@@ -162,7 +131,8 @@ pub fn allocation_from_assigned(model: &Model, syncs: Vec<SyncPair>) -> Allocati
     let logical_count = logical.iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0);
     let attached_count =
         attached.iter().flatten().map(|s| s.0 + 1).max().map_or(0, |m: u32| m.saturating_sub(logical_count));
-    let mut alloc = Allocation::from_logical(model, "static-multi", logical, logical_count, attached, attached_count);
+    let mut alloc =
+        Allocation::from_logical("static-multi", model.options.event, logical, logical_count, attached, attached_count);
     alloc.sync_count = syncs.iter().map(|p| p.id + 1).max().unwrap_or(0);
     alloc.syncs = syncs;
     alloc
@@ -189,13 +159,14 @@ impl Entry {
 /// over its task limit, the activation update, Send/Recv nodes of the split syncs, and
 /// `PostProcessOfSplitStreams`. With `unlimited_depth` only the activation lists and the
 /// post-processing run (the runtime splits internally).
-pub fn split_streams(model: &Model, alloc: &mut Allocation, limits: &TaskLimits) -> Result<()> {
-    split_streams_with(model, alloc, limits, &TaskCounts::default())
+pub fn split_streams(model: &Model, options: &Options, alloc: &mut Allocation, limits: &TaskLimits) -> Result<()> {
+    split_streams_with(model, options, alloc, limits, &TaskCounts::default())
 }
 
 /// [`split_streams`] with the host's task counts (the staged session's split).
 pub fn split_streams_with(
     model: &Model,
+    options: &Options,
     alloc: &mut Allocation,
     limits: &TaskLimits,
     counts: &TaskCounts,
@@ -237,7 +208,7 @@ pub fn split_streams_with(
 
     // AssignSingleStream.
     let mut huge: BTreeSet<u32> = BTreeSet::new();
-    if model.options.enable_single_stream {
+    if options.enable_single_stream {
         if alloc.logical_count > 1 {
             bail!(Failed, "The number of ts streams is {}, only one is supported", alloc.logical_count);
         }
@@ -284,7 +255,7 @@ pub fn split_streams_with(
         }
     }
 
-    let cuts = plan_all(model, alloc, &streams, &limit)?;
+    let cuts = plan_all(model, options.compat_ge, alloc, &streams, &limit)?;
 
     // New stream ids in trigger order (GE: `++last_stream_id` as the node loop meets them).
     let mut rank: IdVec<NodeId, u32> = IdVec::filled(nodes, 0);
@@ -487,11 +458,11 @@ impl SplitNames {
 /// back to GE's loop where no plan keeps every piece within the limit).
 fn plan_all(
     model: &Model,
+    compat: bool,
     alloc: &Allocation,
     streams: &[Vec<Entry>],
     limit: &dyn Fn(u32) -> u64,
 ) -> Result<Vec<Vec<Cut>>> {
-    let compat = model.options.compat_ge;
     let reserve = u64::from(RESERVED_TASKS);
     // Built on the first stream that needs cutting (most streams of most graphs fit).
     let mut orders: Option<SyncOrders> = None;

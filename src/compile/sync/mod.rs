@@ -27,12 +27,12 @@ use super::allocation::{Allocation, SyncEnd, SyncPair};
 use crate::bail;
 use crate::error::Result;
 use crate::graph::csr::Csr;
-use crate::graph::{IdVec, Model, NodeId, StreamId, SyncKind};
+use crate::graph::{IdVec, Model, NodeId, Options, StreamId, SyncKind};
 
 /// GE's `kMaxNotifyNum`.
 pub const MAX_NOTIFY_NUM: u32 = 1024;
 
-/// How the sync stage runs; [`SyncConfig::from_model`] reads it from the options.
+/// How the sync stage runs; [`SyncConfig::new`] reads it from the options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SyncConfig {
     pub kind: SyncKind,
@@ -48,8 +48,7 @@ pub struct SyncConfig {
 impl SyncConfig {
     /// A dynamic root synchronises with events whatever `ge.event` says: GE's dynamic
     /// allocator only has `InsertEvents` (ge-compiler.md §5, no notify in that path).
-    pub fn from_model(model: &Model) -> Self {
-        let o = &model.options;
+    pub fn new(model: &Model, o: &Options) -> Self {
         let dynamic = model.is_dynamic(crate::graph::GraphId::ROOT);
         SyncConfig {
             kind: if dynamic { SyncKind::Event } else { o.event },

@@ -1,66 +1,50 @@
-//! The staged compile session: the pipeline of [`super::allocate`] cut at the points where GE's
-//! `ModelBuilder` hands control back to the host (ge-compiler.md §1, seed
-//! stream-allocation-constraints.txt):
+//! The staged session: the pipeline cut at the points where GE's `ModelBuilder` hands control
+//! back to the host (ge-compiler.md §1, seed stream-allocation-constraints.txt):
 //!
-//! 1. [`CompileSession::assign_logical_streams`] — `StreamAllocator::AssignLogicalStreams`;
-//! 2. (host) memory assignment, task generation: [`CompileSession::set_task_count`];
-//! 3. [`CompileSession::insert_syncs`] — `InsertSyncNodesByLogicStream`;
-//! 4. [`CompileSession::split_streams`] — `SplitStreamAndRefreshTaskDef` with the host's counts;
-//! 5. [`CompileSession::generate_send_recv`] — `GenerateSyncEventNodes`: the inserted nodes
-//!    become visible to the host, which builds them into its own graph.
+//! 1. [`Session::assign_logical_streams`] — `StreamAllocator::AssignLogicalStreams` (or a
+//!    policy; `auto` through the session's search);
+//! 2. (host) memory assignment, task generation: [`Session::set_task_count`];
+//! 3. [`Session::insert_syncs`] — `InsertSyncNodesByLogicStream`;
+//! 4. [`Session::split_streams`] — `SplitStreamAndRefreshTaskDef` with the host's counts;
+//! 5. [`Session::generate_send_recv`] — `GenerateSyncEventNodes`: the inserted nodes become
+//!    visible to the host, which builds them into its own graph.
 //!
-//! The model never changes (graph-structure stability: node ids and topological ids are the
-//! same at every stage); the host's task counts live in the session. Each stage runs once, in
-//! order; a call out of order is `ErrorKind::Stage` naming the call that must come first.
+//! The session is the only place that knows this order: the command line, the C ABI, the
+//! searches and [`crate::allocate`] all run a session to the stage they need. Its inputs are
+//! explicit: the immutable model (owned, `Arc<Model>`, or borrowed), the compile options and
+//! the task limits, all resolved by the caller. Each stage runs once, in order; a call out of
+//! order is `ErrorKind::Stage` naming the call that must come first.
 //!
-//! Send/Recv nodes are computed where the one-shot pipeline computes them (the sync stage, then
-//! the split's own), so names and ids equal `allocate`'s; the session only hands them out at
-//! stage 5, once the split has fixed their physical streams.
+//! Send/Recv nodes are computed where the pipeline computes them (the sync stage, then the
+//! split's own); the session only hands them out at stage 5, once the split has fixed their
+//! physical streams.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::ops::Deref;
 
 use serde_json::{Map, Value, json};
 
-use super::allocation::{Allocation, InsertedNode, Stage};
-use super::split::TaskCounts;
-use super::summary::StreamAllocationSummary;
 use crate::bail;
+use crate::compile::policy::PolicyReport;
+use crate::compile::summary::{ModelCounts, StreamAllocationSummary, split_map_string};
+use crate::compile::{self, Allocation, InsertedNode, Mode, SessionStage, Stage, TaskCounts, TaskLimits};
 use crate::error::Result;
-use crate::graph::{GraphId, IdVec, Model, NodeId, StreamId, SyncKind};
+use crate::graph::{GraphId, IdVec, Model, NodeId, Options, Policy, StreamId, SyncKind};
+use crate::simulate::SimConfig;
 
-/// How far a session has run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum SessionStage {
-    /// Built, nothing assigned.
-    New,
-    Logical,
-    Sync,
-    Split,
-    /// Send/Recv generated: the allocation is complete.
-    Generated,
-}
+/// Chooses the fixed policy a search mode (`policy=auto`) runs, by running whole pipelines of
+/// the candidates under the simulator. The searches sit above the session
+/// ([`crate::search`]), so the session is handed one instead of importing it.
+pub type Search = fn(&Model, &Options, &TaskLimits, &SimConfig) -> Result<(Policy, PolicyReport)>;
 
-impl SessionStage {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionStage::New => "new",
-            SessionStage::Logical => "logical",
-            SessionStage::Sync => "sync",
-            SessionStage::Split => "split",
-            SessionStage::Generated => "generated",
-        }
-    }
-
-    /// The call that moves a session into this stage.
-    fn call(self) -> &'static str {
-        match self {
-            SessionStage::New => "the session's creation",
-            SessionStage::Logical => "assign_logical_streams",
-            SessionStage::Sync => "insert_syncs",
-            SessionStage::Split => "split_streams",
-            SessionStage::Generated => "generate_send_recv",
-        }
+/// The call that moves a session into `stage`.
+fn call(stage: SessionStage) -> &'static str {
+    match stage {
+        SessionStage::New => "the session's creation",
+        SessionStage::Logical => "assign_logical_streams",
+        SessionStage::Sync => "insert_syncs",
+        SessionStage::Split => "split_streams",
+        SessionStage::Generated => "generate_send_recv",
     }
 }
 
@@ -85,10 +69,19 @@ pub struct NodeInfo {
     pub active_streams: Vec<StreamId>,
 }
 
-/// One built model, its allocation so far, and the host's task counts.
+/// One built model, the inputs it is compiled with, its allocation so far, and the host's task
+/// counts. `M` owns or borrows the model (`Arc<Model>` for the C ABI, `&Model` in Rust).
 #[derive(Clone, Debug)]
-pub struct CompileSession {
-    model: Arc<Model>,
+pub struct Session<M: Deref<Target = Model>> {
+    model: M,
+    options: Options,
+    limits: TaskLimits,
+    sim: SimConfig,
+    search: Option<Search>,
+    /// The policy's own report (width certificate, auto's candidates, ...).
+    report: Option<PolicyReport>,
+    /// Start from the logical streams given with the graph instead of computing them.
+    preassigned: bool,
     stage: SessionStage,
     alloc: Option<Allocation>,
     /// Attached streams as logical allocation left them (the split rewrites `alloc.attached`).
@@ -98,16 +91,23 @@ pub struct CompileSession {
     index_of: IdVec<NodeId, usize>,
 }
 
-impl CompileSession {
-    pub fn new(model: Arc<Model>) -> Self {
+impl<M: Deref<Target = Model>> Session<M> {
+    /// A session compiling `model` with `options`, splitting at `limits`.
+    pub fn new(model: M, options: Options, limits: TaskLimits) -> Self {
         let order = model.all_nodes();
         let mut index_of = IdVec::filled(model.nodes.len(), 0usize);
         for (i, &n) in order.iter().enumerate() {
             index_of[n] = i;
         }
-        CompileSession {
+        Session {
             logical_attached: IdVec::filled(model.nodes.len(), Vec::new()),
             model,
+            options,
+            limits,
+            sim: SimConfig::default(),
+            search: None,
+            report: None,
+            preassigned: false,
             stage: SessionStage::New,
             alloc: None,
             tasks: TaskCounts::default(),
@@ -116,12 +116,40 @@ impl CompileSession {
         }
     }
 
+    /// The search that picks a fixed policy for `policy=auto`, under the simulator `sim`.
+    pub fn with_search(mut self, search: Search, sim: SimConfig) -> Self {
+        self.search = Some(search);
+        self.sim = sim;
+        self
+    }
+
+    /// Stage 1 takes the logical streams given with the graph (`stream`, `attached_stream_ids`)
+    /// instead of computing them: the entry for assignments made elsewhere.
+    pub fn from_preassigned(mut self) -> Self {
+        self.preassigned = true;
+        self
+    }
+
     pub fn model(&self) -> &Model {
         &self.model
     }
 
-    pub fn model_arc(&self) -> &Arc<Model> {
+    /// The handle the session was built with.
+    pub fn model_handle(&self) -> &M {
         &self.model
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    pub fn limits(&self) -> &TaskLimits {
+        &self.limits
+    }
+
+    /// The policy's report, after logical assignment under a policy other than GE's.
+    pub fn report(&self) -> Option<&PolicyReport> {
+        self.report.as_ref()
     }
 
     pub fn stage(&self) -> SessionStage {
@@ -161,8 +189,8 @@ impl CompileSession {
         }
     }
 
-    /// Refuses `call` unless the session is exactly at `need`.
-    fn expect(&self, call: &str, need: SessionStage) -> Result<()> {
+    /// Refuses the call `what` unless the session is exactly at `need`.
+    fn expect(&self, what: &str, need: SessionStage) -> Result<()> {
         if self.stage == need {
             return Ok(());
         }
@@ -173,15 +201,15 @@ impl CompileSession {
                 .unwrap_or(need);
             bail!(
                 Stage,
-                "{call} on model '{}': {} must run first (the session is at stage '{}')",
+                "{what} on model '{}': {} must run first (the session is at stage '{}')",
                 self.model.name,
-                missing.call(),
+                call(missing),
                 self.stage.as_str()
             );
         }
         bail!(
             Stage,
-            "{call} on model '{}': the session is already at stage '{}'; each stage runs once, in order \
+            "{what} on model '{}': the session is already at stage '{}'; each stage runs once, in order \
              (logical, sync, split, generate)",
             self.model.name,
             self.stage.as_str()
@@ -197,10 +225,32 @@ impl CompileSession {
         }
     }
 
-    /// Stage 1: logical streams (GE's `AssignLogicalStreams`).
+    /// Stage 1: logical streams (GE's `AssignLogicalStreams`, or the policy's). A search mode
+    /// first runs its search for the fixed policy to use, then assigns with that policy; the
+    /// result keeps the search mode's name.
     pub fn assign_logical_streams(&mut self) -> Result<()> {
         self.expect("assign_logical_streams", SessionStage::New)?;
-        let alloc = super::logical_stage(&self.model)?;
+        let mode = Mode::of(&self.model, &self.options);
+        let (alloc, report) = if self.preassigned {
+            (compile::preassigned_logical(&self.model, &self.options)?, None)
+        } else if mode.is_search() {
+            let Some(search) = self.search else {
+                bail!(
+                    InvalidOption,
+                    "policy '{}' chooses by simulating whole pipelines; this session was built without a search \
+                     (use stream_alloc::allocate or search::session)",
+                    mode.name()
+                );
+            };
+            let (chosen, report) = search(&self.model, &self.options, &self.limits, &self.sim)?;
+            let fixed = Options { policy: chosen, ..self.options.clone() };
+            let (mut alloc, _) = compile::logical_stage(&self.model, &fixed)?;
+            alloc.mode = mode.name();
+            (alloc, Some(report))
+        } else {
+            compile::logical_stage(&self.model, &self.options)?
+        };
+        self.report = report;
         self.logical_attached = alloc.attached.clone();
         self.alloc = Some(alloc);
         self.stage = SessionStage::Logical;
@@ -210,8 +260,8 @@ impl CompileSession {
     /// Stage 3: event / notify insertion and optimisation (GE's `InsertSyncNodesByLogicStream`).
     pub fn insert_syncs(&mut self) -> Result<()> {
         self.expect("insert_syncs", SessionStage::Logical)?;
-        let model = Arc::clone(&self.model);
-        super::sync_stage(&model, self.alloc_mut()?)?;
+        let alloc = self.alloc.as_mut().expect("logical stage ran");
+        compile::sync_stage(&self.model, &self.options, alloc)?;
         self.stage = SessionStage::Sync;
         Ok(())
     }
@@ -277,13 +327,10 @@ impl CompileSession {
     /// then the `verify` option's check.
     pub fn split_streams(&mut self) -> Result<()> {
         self.expect("split_streams", SessionStage::Sync)?;
-        let model = Arc::clone(&self.model);
-        let tasks = std::mem::take(&mut self.tasks);
-        let r = super::split_stage(&model, self.alloc_mut()?, &tasks);
-        self.tasks = tasks;
-        r?;
-        if model.options.verify {
-            super::verify_stage(&model, self.alloc.as_ref().expect("checked by alloc_mut"))?;
+        let alloc = self.alloc.as_mut().expect("sync stage ran");
+        compile::split_stage(&self.model, &self.options, alloc, &self.limits, &self.tasks)?;
+        if self.options.verify {
+            compile::verify_stage(&self.model, alloc)?;
         }
         self.stage = SessionStage::Split;
         Ok(())
@@ -299,19 +346,42 @@ impl CompileSession {
 
     /// Runs every remaining stage in order.
     pub fn run_all(&mut self) -> Result<()> {
-        if self.stage == SessionStage::New {
+        self.run_to(Stage::All)
+    }
+
+    /// Runs the remaining stages up to `stage`: what `allocate --stage` asks for. A run that
+    /// stops before the split still checks the `verify` option on what it has.
+    pub fn run_to(&mut self, stage: Stage) -> Result<()> {
+        let target = match stage {
+            Stage::Logical => SessionStage::Logical,
+            Stage::Sync => SessionStage::Sync,
+            Stage::Split => SessionStage::Split,
+            Stage::All => SessionStage::Generated,
+        };
+        if self.stage == SessionStage::New && target >= SessionStage::Logical {
             self.assign_logical_streams()?;
         }
-        if self.stage == SessionStage::Logical {
+        if self.stage == SessionStage::Logical && target >= SessionStage::Sync {
             self.insert_syncs()?;
+            if target == SessionStage::Sync && self.options.verify {
+                compile::verify_stage(&self.model, self.allocation()?)?;
+            }
         }
-        if self.stage == SessionStage::Sync {
+        if self.stage == SessionStage::Sync && target >= SessionStage::Split {
             self.split_streams()?;
         }
-        if self.stage == SessionStage::Split {
+        if self.stage == SessionStage::Split && target >= SessionStage::Generated {
             self.generate_send_recv()?;
         }
         Ok(())
+    }
+
+    /// The finished allocation and the policy's report.
+    pub fn into_result(self) -> Result<(Allocation, Option<PolicyReport>)> {
+        match self.alloc {
+            Some(a) => Ok((a, self.report)),
+            None => bail!(Stage, "model '{}': nothing is allocated yet", self.model.name),
+        }
     }
 
     /// The allocation so far; `Stage` error before logical assignment.
@@ -455,18 +525,7 @@ impl CompileSession {
 
     /// Model counts GE writes in `BuildModelDefForStream`.
     pub fn counts(&self) -> Result<ModelCounts> {
-        let a = self.allocation()?;
-        let (event_num, notify_num) = match a.sync_kind {
-            SyncKind::Event => (a.sync_count, 0),
-            SyncKind::Notify => (a.split_event_count, a.sync_count),
-        };
-        Ok(ModelCounts {
-            logical_stream_num: a.logical_count,
-            stream_num: a.physical_count,
-            attached_stream_num: a.attached_count,
-            event_num,
-            notify_num,
-        })
+        Ok(ModelCounts::of(self.allocation()?))
     }
 
     /// `_split_logic_stream_2_origin_logic_stream`: `"phys:logic,phys:logic,..."`.
@@ -492,7 +551,7 @@ impl CompileSession {
 
     /// GE's `GetStreamAllocationSummary` for the current stage.
     pub fn summary(&self) -> Result<StreamAllocationSummary> {
-        StreamAllocationSummary::from_session(self)
+        StreamAllocationSummary::new(&self.model, &self.options, self.allocation()?, self.stage)
     }
 
     /// The independent checker on the current allocation JSON.
@@ -507,42 +566,6 @@ impl CompileSession {
     }
 }
 
-/// Model-level counts after the current stage.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ModelCounts {
-    pub logical_stream_num: u32,
-    /// `stream_num`: physical streams, attached and inserted ones included.
-    pub stream_num: u32,
-    pub attached_stream_num: u32,
-    pub event_num: u32,
-    pub notify_num: u32,
-}
-
 fn is_sync_node(i: &InsertedNode) -> bool {
     matches!(i.op_type, "Send" | "Recv" | "SendNotify" | "RecvNotify")
-}
-
-/// `"phys:logic,..."` in physical order.
-pub fn split_map_string(split_to_logic: &[StreamId]) -> String {
-    let parts: Vec<String> = split_to_logic.iter().enumerate().map(|(p, l)| format!("{p}:{}", l.0)).collect();
-    parts.join(",")
-}
-
-/// Parses a `_split_logic_stream_2_origin_logic_stream` string back into the map (index =
-/// physical id), as GE's summary reads it.
-pub fn parse_split_map(s: &str) -> Result<Vec<StreamId>> {
-    let mut out: Vec<Option<StreamId>> = Vec::new();
-    for part in s.split(',').filter(|p| !p.is_empty()) {
-        let Some((p, l)) = part.split_once(':') else {
-            bail!(Attribute, "_split_logic_stream_2_origin_logic_stream: entry '{part}' is not 'phys:logic'");
-        };
-        let (Ok(p), Ok(l)) = (p.trim().parse::<u32>(), l.trim().parse::<u32>()) else {
-            bail!(Attribute, "_split_logic_stream_2_origin_logic_stream: entry '{part}' is not two stream ids");
-        };
-        if out.len() <= p as usize {
-            out.resize(p as usize + 1, None);
-        }
-        out[p as usize] = Some(StreamId(l));
-    }
-    Ok(out.into_iter().enumerate().map(|(p, l)| l.unwrap_or(StreamId(p as u32))).collect())
 }

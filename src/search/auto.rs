@@ -5,10 +5,11 @@
 
 use serde_json::json;
 
-use super::PolicyReport;
-use crate::compile::{Allocation, Stage};
+use crate::compile::policy::{Ctx, PolicyReport, min_streams};
+use crate::compile::{Stage, TaskLimits};
+use crate::driver::Session;
 use crate::error::Result;
-use crate::graph::{Model, Policy};
+use crate::graph::{Model, Options, Policy};
 use crate::simulate::{SimConfig, round3, simulate};
 
 /// The candidates for a graph: the fixed policies, then budgets below the width.
@@ -22,23 +23,23 @@ pub fn candidates(width: usize) -> Vec<Policy> {
     v
 }
 
-pub fn allocate(model: &Model, stage: Stage) -> Result<(Allocation, PolicyReport)> {
-    allocate_with(model, stage, &SimConfig::default())
-}
-
-/// Runs every candidate to `stage` (at least sync) and keeps the best under `cfg`.
-pub fn allocate_with(model: &Model, stage: Stage, cfg: &SimConfig) -> Result<(Allocation, PolicyReport)> {
-    let run_stage = stage.max(Stage::Sync);
-    let ctx = super::Ctx::new(model)?;
-    let width = super::min_streams::chain_cover(&ctx).chains.len();
-    let mut best: Option<(f64, u32, usize, usize, Allocation, String)> = None;
+/// Runs every candidate through the whole pipeline and keeps the best under `cfg`: the
+/// session's [`crate::driver::Search`] for `policy=auto`.
+pub fn choose(
+    model: &Model,
+    options: &Options,
+    limits: &TaskLimits,
+    cfg: &SimConfig,
+) -> Result<(Policy, PolicyReport)> {
+    let ctx = Ctx::new(model, options)?;
+    let width = min_streams::chain_cover(&ctx).chains.len();
+    drop(ctx);
+    let mut best: Option<(f64, u32, usize, usize, Policy)> = None;
     let mut rows = Vec::new();
     for (i, p) in candidates(width).into_iter().enumerate() {
-        let mut m = model.clone();
-        m.options.policy = p;
-        let alloc =
-            if p == Policy::Ge { crate::compile::allocate(&m, run_stage)? } else { super::allocate(&m, run_stage)?.0 };
-        let sim = simulate(&m, &alloc, cfg)?;
+        let mut s = Session::new(model, Options { policy: p, ..options.clone() }, *limits);
+        s.run_to(Stage::All)?;
+        let sim = simulate(model, s.allocation()?, cfg)?;
         rows.push(json!({
             "policy": p.name(),
             "makespan_us": round3(sim.makespan_us),
@@ -48,18 +49,17 @@ pub fn allocate_with(model: &Model, stage: Stage, cfg: &SimConfig) -> Result<(Al
         let key = (sim.makespan_us, sim.streams, sim.syncs, i);
         let better = match &best {
             None => true,
-            Some((ms, st, sy, j, _, _)) => {
+            Some((ms, st, sy, j, _)) => {
                 key.0.total_cmp(ms).then(key.1.cmp(st)).then(key.2.cmp(sy)).then(key.3.cmp(j)).is_lt()
             }
         };
         if better {
-            best = Some((key.0, key.1, key.2, key.3, alloc, p.name()));
+            best = Some((key.0, key.1, key.2, key.3, p));
         }
     }
-    let (makespan, _, _, _, mut alloc, chosen) = best.expect("at least one candidate");
-    alloc.mode = crate::compile::mode_name(model);
+    let (makespan, _, _, _, chosen) = best.expect("at least one candidate");
     let mut report = PolicyReport { name: "auto".into(), details: Default::default() };
-    report.details.insert("chosen".into(), json!(chosen));
+    report.details.insert("chosen".into(), json!(chosen.name()));
     report.details.insert("makespan_us".into(), json!(round3(makespan)));
     report.details.insert(
         "why".into(),
@@ -69,5 +69,5 @@ pub fn allocate_with(model: &Model, stage: Stage, cfg: &SimConfig) -> Result<(Al
         )),
     );
     report.details.insert("candidates".into(), json!(rows));
-    Ok((alloc, report))
+    Ok((chosen, report))
 }

@@ -1,0 +1,42 @@
+//! The driver: the one place that runs the compile stages in order ([`Session`]), and the
+//! edge where the inputs a compile needs from the process are resolved ([`resolve_task_limits`]).
+//!
+//! Layering, bottom up: `graph` ← `compile` (stages, passes, policies) ← `simulate` ←
+//! `driver` (the session) ← `search` (`policy=auto`: whole sessions under the simulator) ←
+//! `cli`, `capi`. Nothing below the driver asks the device runtime.
+
+#![forbid(unsafe_code)]
+
+pub mod session;
+
+pub use session::{NodeInfo, Search, Session};
+
+use crate::compile::TaskLimits;
+use crate::error::Result;
+use crate::graph::Options;
+
+/// The task limits a compile splits with, resolved at the edge (command line, C ABI): each of
+/// `max_task_count`, `max_huge_task_count` and `unlimited_depth` that is given wins; the rest
+/// is asked of the device-runtime seam (GE's `GetMaxStreamAndTask` and capability query) when
+/// the process has a runtime, and follows [`TaskLimits::from_options`] when it has none. With
+/// all three given the seam is not asked, so such a compile never depends on the machine. A
+/// runtime whose normal-stream query fails fails the compile, as in GE.
+pub fn resolve_task_limits(o: &Options) -> Result<TaskLimits> {
+    if o.max_task_count.is_some() && o.max_huge_task_count.is_some() && o.unlimited_depth.is_some() {
+        return Ok(TaskLimits::from_options(o));
+    }
+    match crate::runtime::device_limits() {
+        Ok(None) => Ok(TaskLimits::from_options(o)),
+        Ok(Some(device)) => Ok(TaskLimits {
+            normal: o.max_task_count.unwrap_or(device.max_tasks),
+            huge: o.max_huge_task_count.or(device.max_huge_tasks),
+            unlimited_depth: o.unlimited_depth.unwrap_or(device.unlimited_depth),
+        }),
+        Err(e) => crate::bail!(
+            Failed,
+            "asking the device runtime for the task limits failed: {}; give the options max_task_count, \
+             max_huge_task_count and unlimited_depth to compile without asking it",
+            e.message
+        ),
+    }
+}
