@@ -116,3 +116,32 @@ fn a_policy_explains_its_choice_in_the_output() {
     assert!(candidates.iter().any(|c| c["policy"] == chosen));
     assert!(doc["policy"]["why"].is_string());
 }
+
+/// Every command runs every mode through the one driver: the same graph and policy give the
+/// same streams whichever command asks, and none refuses a policy another accepts.
+#[test]
+fn every_command_works_with_every_policy() {
+    let graph = example("squeezenet1_1.json");
+    let g = graph.to_str().unwrap();
+    for policy in ["ge", "single", "per-backend", "per-operator", "min-streams", "budget:2", "auto"] {
+        let opt = format!("policy={policy}");
+        let run = |args: &[&str]| {
+            let r = bin().args(args).args(["--option", &opt]).output().unwrap();
+            assert_eq!(r.status.code(), Some(0), "{args:?} under {policy}: {}", String::from_utf8_lossy(&r.stderr));
+            String::from_utf8(r.stdout).unwrap()
+        };
+        let alloc: serde_json::Value = serde_json::from_str(&run(&["allocate", g, "--format", "json"])).unwrap();
+        let physical = alloc["streams"]["physical"].as_u64().unwrap();
+        let summary: serde_json::Value = serde_json::from_str(&run(&["summary", g, "--format", "json"])).unwrap();
+        assert_eq!(summary["stream_num"].as_u64(), Some(physical), "summary under {policy}: {summary}");
+        let sim: serde_json::Value = serde_json::from_str(&run(&["simulate", g, "--json"])).unwrap();
+        assert_eq!(sim["streams"].as_u64(), Some(physical), "simulate under {policy}: {sim}");
+        assert!(run(&["dot", g]).starts_with("digraph"), "dot under {policy}");
+        assert!(run(&["summary", g]).contains("stream"), "summary text under {policy}");
+    }
+    let r = bin()
+        .args(["compare", g, "--policies", "ge,single,per-backend,per-operator,min-streams,budget:2,auto"])
+        .output();
+    let r = r.unwrap();
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+}
