@@ -3,7 +3,8 @@
 # each (default 900). With cargo-fuzz and a nightly toolchain (FUZZ_ENGINE=libfuzzer) they run
 # coverage-guided under libFuzzer; otherwise (the default) the plain driver of fuzz/src/driver.rs
 # runs seeded random and mutated inputs on the stable toolchain. Logs go to fuzz/logs/; a failing
-# input is saved under fuzz/artifacts/<target>/ — copy it to fuzz/regressions/<target>/ so
+# input is saved under fuzz/artifacts/<target>/ — copy it to fuzz/regressions/<target>/ (a graph document
+# the pipeline rejects goes in json_loader/) so
 # `cargo test --test it fuzz_props` replays it forever.
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"

@@ -3,8 +3,6 @@
 
 #![forbid(unsafe_code)]
 
-use std::fmt;
-
 /// What went wrong, coarse enough for the C status enum and stable across releases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
@@ -80,15 +78,10 @@ impl ErrorKind {
 
 /// An allocation error: a kind (and so a code) plus a message naming what is at fault.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {message}", kind.code())]
 pub struct Error {
     pub kind: ErrorKind,
     pub message: String,
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind.code(), self.message)
-    }
 }
 
 impl Error {

@@ -64,7 +64,9 @@ pub fn json_loader(data: &[u8]) {
             }
             Ok(alloc) => {
                 let text = alloc.to_json_string(&model);
-                let _: Value = serde_json::from_str(&text).expect("allocation JSON reparses");
+                let doc: Value = serde_json::from_str(&text).expect("allocation JSON reparses");
+                let report = stream_alloc::verify::check(&model, &doc);
+                assert!(report.violations.is_empty(), "the checker rejects the allocation: {:?}", report.violations);
             }
         },
     }

@@ -6,13 +6,20 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 
+const TARGETS: [(&str, fn(&[u8])); 3] =
+    [("json_loader", checks::json_loader), ("pipeline", checks::pipeline), ("runtime_pool", checks::runtime_pool)];
+
+fn regressions_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions")
+}
+
 fn regressions(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions").join(target);
-    let mut v: Vec<_> = std::fs::read_dir(&dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
+    let dir = regressions_dir().join(target);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<_> = entries
+        .map(|e| e.unwrap().path())
         .filter(|p| p.is_file())
         .map(|p| {
             let d = std::fs::read(&p).unwrap();
@@ -23,18 +30,28 @@ fn regressions(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     v
 }
 
+/// Every input the fuzzers found is replayed. The folder must hold them: a missing or empty
+/// folder, or one named after no target, fails rather than replaying nothing.
 #[test]
 fn fuzz_regressions_replay() {
-    for (target, check) in [
-        ("json_loader", checks::json_loader as fn(&[u8])),
-        ("pipeline", checks::pipeline),
-        ("runtime_pool", checks::runtime_pool),
-    ] {
+    let dir = regressions_dir();
+    let folders: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for f in &folders {
+        assert!(TARGETS.iter().any(|(t, _)| t == f), "fuzz/regressions/{f} names no fuzz target");
+        assert!(!regressions(f).is_empty(), "fuzz/regressions/{f} is empty");
+    }
+    let mut replayed = 0;
+    for (target, check) in TARGETS {
         for (path, data) in regressions(target) {
+            replayed += 1;
             let r = std::panic::catch_unwind(|| check(&data));
             assert!(r.is_ok(), "{} fails again", path.display());
         }
     }
+    assert!(replayed > 0, "fuzz/regressions holds no input");
 }
 
 /// A JSON-shaped corpus for the loader: valid graph documents with one field mangled.
@@ -84,7 +101,8 @@ proptest! {
 /// insertion, so its control edge to n2 (DSAEngine, stream 3) went unsynchronised.
 #[test]
 fn finding_unordered_edge_into_dsa() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/findings/unordered_edge_into_dsa.json");
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/json_loader/unordered_edge_into_dsa.json");
     let model = stream_alloc::graph::json::load_file(&path).unwrap();
     let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
     let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
@@ -96,7 +114,8 @@ fn finding_unordered_edge_into_dsa() {
 /// (rule 1) and notify ids looked reused by split events (rule 4).
 #[test]
 fn finding_notify_split_events_unchecked() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/findings/notify_split_events_unchecked.json");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/json_loader/notify_split_events_unchecked.json");
     let model = stream_alloc::graph::json::load_file(&path).unwrap();
     let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
     assert!(alloc.split_event_count > 0, "the finding needs a split in notify mode");
@@ -128,7 +147,7 @@ fn finding_taskless_node_behind_a_moved_node() {
 /// one stream; the checker took the empty stream 0 for a hole in the stream ids.
 #[test]
 fn finding_no_node_on_a_stream() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/findings/no_node_on_a_stream.json");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/json_loader/no_node_on_a_stream.json");
     let model = stream_alloc::graph::json::load_file(&path).unwrap();
     let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
     assert_eq!(alloc.physical_count, 1);

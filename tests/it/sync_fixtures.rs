@@ -50,6 +50,13 @@ fn fixtures_produce_expected_pairs_and_counts() {
             assert!(e.message.contains(err), "{name}: error '{}' should mention {err}", e.message);
             continue;
         }
+        let known = ["ge", "default", "lifetime", "skip_checker", "skip_checker_ge", "checker_stage", "inserted"];
+        let keys: Vec<&String> = expect.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+        assert!(keys.iter().all(|k| known.contains(&k.as_str())), "{name}: unknown key in expect: {keys:?}");
+        assert!(
+            ["ge", "default", "lifetime"].iter().any(|m| expect.get(m).is_some()),
+            "{name}: expect names no mode (ge, default, lifetime) and no error, so it would test nothing"
+        );
         for mode in ["ge", "default", "lifetime"] {
             let Some(exp) = expect.get(mode) else { continue };
             let m = model(&graph, mode);
