@@ -6,7 +6,10 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 
-const TARGETS: [(&str, fn(&[u8])); 3] =
+/// A fuzz target's check: panics on a failing input.
+type Check = fn(&[u8]);
+
+const TARGETS: [(&str, Check); 3] =
     [("json_loader", checks::json_loader), ("pipeline", checks::pipeline), ("runtime_pool", checks::runtime_pool)];
 
 fn regressions_dir() -> PathBuf {
