@@ -142,6 +142,8 @@ impl MemPool {
         }
         let first = match self.ctx.runtime().mem_malloc(need) {
             Ok(p) => return Ok(self.add_block(&mut g, p, need, owner)),
+            // Only a device answer is worth a retry; a missing entry will not change.
+            Err(e) if e.kind != RtErrorKind::Device => return Err(e),
             Err(e) => e,
         };
         // Out of device memory (or a failed call): synchronise, release, retry once.

@@ -224,6 +224,11 @@ impl Runtime {
         self.source
     }
 
+    /// A copy of the table in use (a version-1 table reads with its version-2 entries NULL).
+    pub fn ops(&self) -> RuntimeOps {
+        self.ops
+    }
+
     pub fn stream_create(&self, priority: i32, rt_flags: u32) -> RtResult<Ptr> {
         let f = self.ops.stream_create.ok_or_else(|| missing("stream_create"))?;
         let mut s: Ptr = std::ptr::null_mut();
