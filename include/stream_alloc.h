@@ -134,7 +134,7 @@ typedef int32_t sa_edge_kind;
 /**
  * Counters and byte totals of an `sa_mem_pool` (a consistent snapshot).
  */
-typedef struct sa_mem_pool_stats {
+typedef struct sa_mem_stats {
   /**
    * Bytes held by callers: allocated and not yet freed.
    */
@@ -200,7 +200,7 @@ typedef struct sa_mem_pool_stats {
    * Allocations that failed once and went through synchronise-release-retry.
    */
   uint64_t retries;
-} sa_mem_pool_stats;
+} sa_mem_stats;
 
 /**
  * The device-runtime seam: a host's function table, copied at registration. Every entry
@@ -1242,7 +1242,7 @@ sa_status sa_mem_pool_empty_cache(const struct sa_mem_pool *pool);
  * # Safety
  * `pool` is NULL or live; `stats` is NULL or writable.
  */
-sa_status sa_mem_pool_stats(const struct sa_mem_pool *pool, struct sa_mem_pool_stats *stats);
+sa_status sa_mem_pool_stats(const struct sa_mem_pool *pool, struct sa_mem_stats *stats);
 
 /**
  * Registers `ops` as the device runtime for every allocator and pool that resolves its

@@ -25,7 +25,7 @@ pub struct sa_mem_pool(MemPool);
 /// Counters and byte totals of an `sa_mem_pool` (a consistent snapshot).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct sa_mem_pool_stats {
+pub struct sa_mem_stats {
     /// Bytes held by callers: allocated and not yet freed.
     pub in_use_bytes: u64,
     /// Bytes freed and waiting for other streams' events.
@@ -61,9 +61,9 @@ pub struct sa_mem_pool_stats {
     pub retries: u64,
 }
 
-impl From<MemPoolStats> for sa_mem_pool_stats {
+impl From<MemPoolStats> for sa_mem_stats {
     fn from(s: MemPoolStats) -> Self {
-        sa_mem_pool_stats {
+        sa_mem_stats {
             in_use_bytes: s.in_use_bytes,
             pending_bytes: s.pending_bytes,
             cached_bytes: s.cached_bytes,
@@ -232,7 +232,7 @@ pub unsafe extern "C" fn sa_mem_pool_empty_cache(pool: *const sa_mem_pool) -> su
 /// # Safety
 /// `pool` is NULL or live; `stats` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_mem_pool_stats(pool: *const sa_mem_pool, stats: *mut sa_mem_pool_stats) -> super::sa_status {
+pub unsafe extern "C" fn sa_mem_pool_stats(pool: *const sa_mem_pool, stats: *mut sa_mem_stats) -> super::sa_status {
     ffi_boundary(|| -> ApiResult {
         // SAFETY: NULL or live, by the contract.
         let p = unsafe { handle(pool, "pool") }?;

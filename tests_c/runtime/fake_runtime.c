@@ -331,6 +331,13 @@ EXPORT uint64_t fake_rt_forced(void) {
   pthread_mutex_unlock(&g_mu);
   return v;
 }
+/* Counted calls so far (see the top of the file). */
+EXPORT uint64_t fake_rt_calls(void) {
+  pthread_mutex_lock(&g_mu);
+  uint64_t v = g_calls;
+  pthread_mutex_unlock(&g_mu);
+  return v;
+}
 /* Every recorded event completes (the device has caught up). */
 EXPORT void fake_rt_complete_all(void) {
   pthread_mutex_lock(&g_mu);

@@ -127,8 +127,8 @@ class MemPool {
     return sa_mem_pool_free_after(pool_, ptr, readers.begin(), readers.size());
   }
   sa_status EmptyCache() const { return sa_mem_pool_empty_cache(pool_); }
-  sa_mem_pool_stats Stats() const {
-    sa_mem_pool_stats s{};
+  sa_mem_stats Stats() const {
+    sa_mem_stats s{};
     (void)sa_mem_pool_stats(pool_, &s);
     return s;
   }
