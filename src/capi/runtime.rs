@@ -286,7 +286,9 @@ pub unsafe extern "C" fn sa_runtime_register(ops: *const sa_runtime_ops) -> supe
         if size < SA_RUNTIME_OPS_V1_SIZE {
             return Err(ApiError::new(
                 super::SA_INVALID_ARGUMENT,
-                format!("sa_runtime_ops.struct_size {size} is below the {SA_RUNTIME_OPS_V1_SIZE} bytes of ABI version 1"),
+                format!(
+                    "sa_runtime_ops.struct_size {size} is below the {SA_RUNTIME_OPS_V1_SIZE} bytes of ABI version 1"
+                ),
             ));
         }
         // Copy what the host declared (at most this version's size) over an all-NULL table.

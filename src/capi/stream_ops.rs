@@ -84,7 +84,10 @@ pub unsafe extern "C" fn sa_stream_ctx_stream(
 /// # Safety
 /// `ctx` is NULL or live.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_stream_ctx_adopt_stream(ctx: *const sa_stream_ctx, stream: *mut c_void) -> super::sa_status {
+pub unsafe extern "C" fn sa_stream_ctx_adopt_stream(
+    ctx: *const sa_stream_ctx,
+    stream: *mut c_void,
+) -> super::sa_status {
     ffi_boundary(|| -> ApiResult {
         // SAFETY: NULL or live, by the contract.
         Ok(unsafe { handle(ctx, "ctx") }?.0.adopt(stream)?)
@@ -154,7 +157,10 @@ pub unsafe extern "C" fn sa_stream_ctx_event_new(
 /// # Safety
 /// `ctx` is NULL or live.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_stream_ctx_event_destroy(ctx: *const sa_stream_ctx, event: *mut c_void) -> super::sa_status {
+pub unsafe extern "C" fn sa_stream_ctx_event_destroy(
+    ctx: *const sa_stream_ctx,
+    event: *mut c_void,
+) -> super::sa_status {
     ffi_boundary(|| -> ApiResult {
         // SAFETY: NULL or live, by the contract.
         Ok(unsafe { handle(ctx, "ctx") }?.0.event_destroy(event)?)

@@ -156,7 +156,8 @@ impl MemPool {
                 first.message
             )
         };
-        self.sync_pending(&mut g).map_err(|e| RtError { message: what("synchronising the pending events failed", &e), ..e })?;
+        self.sync_pending(&mut g)
+            .map_err(|e| RtError { message: what("synchronising the pending events failed", &e), ..e })?;
         if let Some(p) = self.take_free(&mut g, owner, need) {
             return Ok(p);
         }
@@ -462,7 +463,8 @@ impl Drop for MemPool {
                 }
             }
         }
-        let streams: BTreeSet<usize> = g.blocks.values().flat_map(|b| b.readers.iter().chain([&b.owner])).copied().collect();
+        let streams: BTreeSet<usize> =
+            g.blocks.values().flat_map(|b| b.readers.iter().chain([&b.owner])).copied().collect();
         let failed: BTreeSet<usize> =
             streams.into_iter().filter(|&s| self.ctx.synchronize_stream(self.ctx.handle_of(s)).is_err()).collect();
         let mut addrs: Vec<usize> = g.blocks.keys().copied().collect();

@@ -500,9 +500,44 @@ fn fault_injection_on_every_device_call() {
         assert_eq!(f.mem_bytes(), 0, "call {k} ({failed}): device memory leaked");
         f.check_balanced().unwrap_or_else(|e| panic!("call {k} ({failed}): {e}"));
     }
-    for call in
-        ["event_record", "stream_wait_event", "event_query", "event_synchronize", "event_elapsed_time", "mem_malloc", "mem_free"]
-    {
+    for call in [
+        "event_record",
+        "stream_wait_event",
+        "event_query",
+        "event_synchronize",
+        "event_elapsed_time",
+        "mem_malloc",
+        "mem_free",
+    ] {
         assert!(seen.contains(call), "{call} was never failed: {seen:?}");
     }
+}
+
+/// Timings printed, not asserted: one thread, a reused block on one stream, and a block read on
+/// a second stream and released by the back-stream rule.
+#[test]
+fn single_thread_timings() {
+    const N: u32 = 20_000;
+    let (ctx, pool, f, s) = setup(2);
+    let start = Instant::now();
+    for _ in 0..N {
+        let p = pool.alloc(4096, s[0]).unwrap();
+        pool.free(p, s[0]).unwrap();
+    }
+    let same = start.elapsed().as_nanos() as f64 / f64::from(N);
+    let start = Instant::now();
+    for _ in 0..N {
+        let p = pool.alloc(4096, s[0]).unwrap();
+        pool.free_after(p, &[s[1]]).unwrap();
+        ctx.wait_stream(s[0], s[1]).unwrap();
+    }
+    let cross = start.elapsed().as_nanos() as f64 / f64::from(N);
+    let st = pool.stats();
+    println!(
+        "mem_pool single thread: alloc+free {same:.0} ns; alloc+free_after(1 reader)+wait_stream {cross:.0} ns; \
+         device mallocs {}",
+        st.device_mallocs
+    );
+    assert_eq!(st.device_mallocs, 1, "one block serves every iteration");
+    finish(ctx, pool, f);
 }
