@@ -329,7 +329,7 @@ impl MemPool {
         Ok((blocks, bytes))
     }
 
-    fn in_use<'a>(g: &'a mut Inner, ptr: Ptr) -> RtResult<&'a mut Block> {
+    fn in_use(g: &mut Inner, ptr: Ptr) -> RtResult<&mut Block> {
         if ptr.is_null() {
             return Err(RtError::new(RtErrorKind::Null, "ptr is NULL"));
         }
