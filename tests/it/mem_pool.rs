@@ -286,7 +286,7 @@ fn sixteen_threads_never_reuse_a_guarded_block_and_return_every_byte() {
     const OPS: u64 = 1500;
     let (ctx, pool, f, s) = setup(4);
     // Tight memory so the synchronise-and-retry path runs too; queries complete now and then.
-    f.mem_capacity.store(4 << 20, Ordering::SeqCst);
+    f.mem_capacity.store(2 << 20, Ordering::SeqCst);
     f.query_completes_every.store(3, Ordering::SeqCst);
     let pool = Arc::new(pool);
     let s: Arc<Vec<usize>> = Arc::new(s.iter().map(|&p| p as usize).collect());
