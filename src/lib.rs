@@ -15,6 +15,7 @@ pub mod capi;
 pub mod compile;
 pub mod error;
 pub mod graph;
+pub mod memory;
 pub mod runtime;
 pub mod simulate;
 pub mod verify;
