@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod budget;
 pub mod lifetime;
 pub mod plan;
 

@@ -1,7 +1,8 @@
 //! `auto`: every other policy (GE's default among them) run through the whole pipeline and
 //! the simulator; the shortest makespan wins, ties going to fewer streams, then fewer syncs,
 //! then the earlier candidate. GE and per-operator are always candidates, so auto is never
-//! slower than either under the simulator.
+//! slower than either under the simulator. With `max_memory`, a candidate whose memory plan
+//! needs more is rejected (docs/memory.md).
 
 use serde_json::json;
 
@@ -33,18 +34,25 @@ pub fn allocate_with(model: &Model, stage: Stage, cfg: &SimConfig) -> Result<(Al
     let width = super::min_streams::chain_cover(&ctx).chains.len();
     let mut best: Option<(f64, u32, usize, usize, Allocation, String)> = None;
     let mut rows = Vec::new();
+    crate::memory::budget::require_sizes(model)?;
+    let mut smallest = None;
     for (i, p) in candidates(width).into_iter().enumerate() {
         let mut m = model.clone();
         m.options.policy = p;
         let alloc =
             if p == Policy::Ge { crate::compile::allocate(&m, run_stage)? } else { super::allocate(&m, run_stage)?.0 };
         let sim = simulate(&m, &alloc, cfg)?;
-        rows.push(json!({
+        let mut row = json!({
             "policy": p.name(),
             "makespan_us": round3(sim.makespan_us),
             "streams": sim.streams,
             "syncs": sim.syncs,
-        }));
+        });
+        let fits = crate::memory::budget::judge(&m, &alloc, &mut row, &mut smallest, p.name());
+        rows.push(row);
+        if !fits {
+            continue;
+        }
         let key = (sim.makespan_us, sim.streams, sim.syncs, i);
         let better = match &best {
             None => true,
@@ -56,7 +64,9 @@ pub fn allocate_with(model: &Model, stage: Stage, cfg: &SimConfig) -> Result<(Al
             best = Some((key.0, key.1, key.2, key.3, alloc, p.name()));
         }
     }
-    let (makespan, _, _, _, mut alloc, chosen) = best.expect("at least one candidate");
+    let Some((makespan, _, _, _, mut alloc, chosen)) = best else {
+        return Err(crate::memory::budget::none_fits(model, smallest));
+    };
     alloc.mode = crate::compile::mode_name(model);
     let mut report = PolicyReport { name: "auto".into(), details: Default::default() };
     report.details.insert("chosen".into(), json!(chosen));
