@@ -267,11 +267,14 @@ fn parse_bytes(key: &str, v: &Value) -> Result<u64> {
         Value::String(s) => {
             let s = s.trim();
             let (digits, shift) = match s.strip_suffix(['K', 'M', 'G']) {
-                Some(d) => (d, match s.as_bytes()[s.len() - 1] {
-                    b'K' => 10,
-                    b'M' => 20,
-                    _ => 30,
-                }),
+                Some(d) => (
+                    d,
+                    match s.as_bytes()[s.len() - 1] {
+                        b'K' => 10,
+                        b'M' => 20,
+                        _ => 30,
+                    },
+                ),
                 None => (s, 0),
             };
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {

@@ -28,7 +28,13 @@ pub fn require_sizes(model: &Model) -> Result<()> {
 
 /// Adds the candidate's peak to its report row (when the graph has sizes) and says whether
 /// it fits `max_memory`; `smallest` keeps the lowest peak seen and its policy.
-pub fn judge(model: &Model, alloc: &Allocation, row: &mut Value, smallest: &mut Option<(u64, String)>, policy: String) -> bool {
+pub fn judge(
+    model: &Model,
+    alloc: &Allocation,
+    row: &mut Value,
+    smallest: &mut Option<(u64, String)>,
+    policy: String,
+) -> bool {
     let Some(plan) = plan_allocation(model, alloc) else { return true };
     let peak = plan.peak_bytes;
     row["peak_bytes"] = json!(peak);
@@ -47,9 +53,13 @@ pub fn judge(model: &Model, alloc: &Allocation, row: &mut Value, smallest: &mut 
 /// The error when every candidate is over `max_memory`.
 pub fn none_fits(model: &Model, smallest: Option<(u64, String)>) -> Error {
     let max = model.options.max_memory.unwrap_or(0);
-    let detail = smallest.map_or_else(String::new, |(p, name)| format!("; the smallest peak is {p} bytes (policy {name})"));
+    let detail =
+        smallest.map_or_else(String::new, |(p, name)| format!("; the smallest peak is {p} bytes (policy {name})"));
     Error::new(
         ErrorKind::Limit,
-        format!("policy auto on graph '{}': every candidate needs more than max_memory={max} bytes{detail}", model.name),
+        format!(
+            "policy auto on graph '{}': every candidate needs more than max_memory={max} bytes{detail}",
+            model.name
+        ),
     )
 }

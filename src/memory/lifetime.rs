@@ -146,8 +146,7 @@ impl Hb {
             .filter(|p| p.from.attached.is_none() && p.to.attached.is_none())
             .map(|p| (p.to.node, p.from.node))
             .filter(|&(t, f)| {
-                pos[f] < pos[t]
-                    && matches!((alloc.stream[f], alloc.stream[t]), (Some(a), Some(b)) if a != b)
+                pos[f] < pos[t] && matches!((alloc.stream[f], alloc.stream[t]), (Some(a), Some(b)) if a != b)
             });
         let incoming: Csr<NodeId, NodeId> = Csr::group(nn, arcs);
         let mut at = IdVec::filled(nn, None);

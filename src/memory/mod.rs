@@ -130,7 +130,11 @@ pub fn live_profile(model: &Model, sim: &SimResult) -> Vec<(f64, u64)> {
     let mut out: Vec<(f64, u64)> = Vec::new();
     let mut live = 0u64;
     for (time, kind, bytes) in events {
-        if kind > 0 { live += bytes } else { live -= bytes }
+        if kind > 0 {
+            live += bytes
+        } else {
+            live -= bytes
+        }
         match out.last_mut() {
             Some(last) if last.0 == time => last.1 = live,
             _ => out.push((time, live)),

@@ -98,7 +98,9 @@ pub fn place(l: &Lifetimes) -> Placement {
     // Each pair under its later-placed tensor, by rank.
     let later: Csr<u32, u32> = Csr::group(
         n,
-        pairs.iter().map(|&(a, b)| if rank[a as usize] < rank[b as usize] { (rank[b as usize], a) } else { (rank[a as usize], b) }),
+        pairs.iter().map(|&(a, b)| {
+            if rank[a as usize] < rank[b as usize] { (rank[b as usize], a) } else { (rank[a as usize], b) }
+        }),
     );
     drop(pairs);
     let mut offsets = vec![0u64; n];
@@ -107,7 +109,12 @@ pub fn place(l: &Lifetimes) -> Placement {
     for (r, &i) in order.iter().enumerate() {
         let size = aligned(t.list[i].bytes);
         busy.clear();
-        busy.extend(later.of(r as u32).iter().map(|&a| (offsets[a as usize], offsets[a as usize] + aligned(t.list[a as usize].bytes))));
+        busy.extend(
+            later
+                .of(r as u32)
+                .iter()
+                .map(|&a| (offsets[a as usize], offsets[a as usize] + aligned(t.list[a as usize].bytes))),
+        );
         busy.sort_unstable();
         let mut best: Option<(u64, u64)> = None;
         let mut end = 0u64;

@@ -180,7 +180,9 @@ pub fn check_memory(model: &Model, doc: &Doc, raw: &Value, out: &mut Vec<Violati
             for u in users {
                 match u.as_str().and_then(|u| by_key.get(&(graph, u))) {
                     Some(&u) => listed.push(doc.node_of_model[u]),
-                    None => out.push(v8(format!("memory: tensor '{node}':{port} lists last user {u}, not a node of its graph"))),
+                    None => out.push(v8(format!(
+                        "memory: tensor '{node}':{port} lists last user {u}, not a node of its graph"
+                    ))),
                 }
             }
             for &r in &readers {

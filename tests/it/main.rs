@@ -19,6 +19,7 @@ mod loader;
 mod logical_cli;
 mod logical_corpus;
 mod logical_fixtures;
+mod memory;
 mod partition;
 mod policy_corpus;
 mod policy_dali;
