@@ -166,7 +166,7 @@ pub fn check_memory(model: &Model, doc: &Doc, raw: &Value, out: &mut Vec<Violati
             out.push(v8(format!("memory.tensors[{i}]: '{node}':{port} is placed twice")));
             continue;
         }
-        let end = offset.checked_add(bytes).unwrap_or(u64::MAX);
+        let end = offset.saturating_add(bytes);
         if end > peak {
             out.push(v8(format!(
                 "memory: tensor '{node}':{port} [{offset}, {end}) is outside the arena of {peak} bytes"
