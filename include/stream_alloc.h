@@ -122,6 +122,34 @@ typedef int32_t sa_status;
 typedef int32_t sa_stage;
 
 /**
+ * One tensor of an allocation's memory plan (allocation JSON `memory.tensors`): output
+ * `port` of node `node` of graph `graph` lives at `offset` in the arena, `bytes` long.
+ * The strings are borrowed from the allocation and valid until `sa_allocation_free`.
+ */
+typedef struct sa_tensor {
+  /**
+   * Producing node's name.
+   */
+  const char *node;
+  /**
+   * Its graph: `""` for the root, else the subgraph's name.
+   */
+  const char *graph;
+  /**
+   * Output port of the node.
+   */
+  uint32_t port;
+  /**
+   * Byte offset in the arena (a multiple of 512).
+   */
+  uint64_t offset;
+  /**
+   * Bytes of the tensor (`out_bytes` of the port).
+   */
+  uint64_t bytes;
+} sa_tensor;
+
+/**
  * Which allocation pipeline applies to a graph (an `int32_t`; one of `SA_SHAPE_*`).
  */
 typedef int32_t sa_shape;
@@ -876,6 +904,39 @@ const char *sa_allocation_last_error(const struct sa_allocation *allocation);
  * `allocation` is NULL or a live handle.
  */
 const char *sa_allocation_last_error_code(const struct sa_allocation *allocation);
+
+/**
+ * Stores in `*out` the arena bytes of the allocation's memory plan: every tensor that owns
+ * memory fits in `[0, *out)`, and tensors share bytes only when stream order and syncs
+ * order their lifetimes. `SA_NOT_FOUND` when the graph gives no `out_bytes` (no plan). The
+ * plan is made on the first memory query and kept by the allocation. Thread-safe.
+ *
+ * # Safety
+ * `allocation` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_allocation_memory_peak(const struct sa_allocation *allocation, uint64_t *out);
+
+/**
+ * Stores in `*out` the number of tensors of the memory plan (0 when the graph gives no
+ * `out_bytes`): valid indexes for `sa_allocation_tensor_at` are `0 .. *out - 1`, in the
+ * order of allocation JSON `memory.tensors`. Thread-safe.
+ *
+ * # Safety
+ * `allocation` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_allocation_tensor_count(const struct sa_allocation *allocation, size_t *out);
+
+/**
+ * Stores in `*tensor` the tensor at `index` of the memory plan. Its strings are owned by the
+ * allocation and valid until `sa_allocation_free`; the struct itself is the caller's.
+ * `SA_NOT_FOUND` if `index` is out of range. Thread-safe.
+ *
+ * # Safety
+ * `allocation` is NULL or a live handle; `tensor` is NULL or writable.
+ */
+sa_status sa_allocation_tensor_at(const struct sa_allocation *allocation,
+                                  size_t index,
+                                  struct sa_tensor *tensor);
 
 /**
  * Creates an empty graph named `name` (a static root graph with no nodes and default options)

@@ -85,6 +85,7 @@ Options (--option KEY=VALUE; GE's option names are accepted too):
   compat=ge                             reproduce GE's results exactly in every stage
   event_reuse=lifetime                  reuse sync ids whose lifetimes do not overlap
   verify=true|false                     run the checker on the result
+  max_memory=BYTES[K|M|G]               policy=auto rejects candidates whose memory plan needs more
 An invalid value is error E10001 naming the option and the value.
 
 Exit codes: 0 success; 1 allocation error (the JSON error document is written); 2 bad usage.";
