@@ -6,10 +6,11 @@
 
 use serde_json::json;
 
+use crate::bail;
 use crate::compile::policy::{Ctx, PolicyReport, min_streams};
 use crate::compile::{Stage, TaskLimits};
 use crate::driver::Session;
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 use crate::graph::{Model, Options, Policy};
 use crate::simulate::{SimConfig, round3, simulate};
 
@@ -41,7 +42,15 @@ pub fn choose(
     let mut smallest = None;
     for (i, p) in candidates(width).into_iter().enumerate() {
         let mut s = Session::new(model, Options { policy: p, ..options.clone() }, *limits);
-        s.run_to(Stage::All)?;
+        // A candidate past a device limit (streams, events, notifies) is not an answer, but
+        // another candidate may be: it is reported and dropped, never fatal to the search.
+        match s.run_to(Stage::All) {
+            Err(e) if e.kind == ErrorKind::Limit => {
+                rows.push(json!({"policy": p.name(), "rejected": e.to_string()}));
+                continue;
+            }
+            r => r?,
+        }
         let alloc = s.allocation()?;
         let sim = simulate(model, alloc, cfg)?;
         let mut row = json!({
@@ -67,7 +76,12 @@ pub fn choose(
         }
     }
     let Some((makespan, _, _, _, chosen)) = best else {
-        return Err(crate::memory::budget::none_fits(model, options, smallest));
+        if options.max_memory.is_some() && rows.iter().all(|r| r.get("peak_bytes").is_some()) {
+            return Err(crate::memory::budget::none_fits(model, options, smallest));
+        }
+        let reasons: Vec<String> =
+            rows.iter().map(|r| format!("{}: {}", r["policy"].as_str().unwrap_or(""), r["rejected"])).collect();
+        bail!(Limit, "policy auto on graph '{}': no candidate is feasible ({})", model.name, reasons.join("; "));
     };
     let mut report = PolicyReport { name: "auto".into(), details: Default::default() };
     report.details.insert("chosen".into(), json!(chosen.name()));

@@ -64,3 +64,71 @@ fn corpus_policies() {
     println!("auto geometric mean of makespan / lower bound: {geomean:.4}");
     assert!(geomean <= 1.10, "geometric mean {geomean}");
 }
+
+/// A fan of 600 independent operators in notify mode: per-operator and min-streams need more
+/// notifies than the device has, GE's default does not. `auto` drops and reports the
+/// infeasible candidates and still answers; with every candidate infeasible it names each
+/// candidate's reason.
+#[test]
+fn auto_survives_infeasible_candidates() {
+    let fan = |n: usize, extra: &str| {
+        let mut nodes = vec![r#"{"name":"src","type":"Relu","engine":"AIcoreEngine"}"#.to_string()];
+        let mut edges = Vec::new();
+        for i in 0..n {
+            nodes.push(format!(r#"{{"name":"n{i}","type":"Relu","engine":"AIcoreEngine","cost_us":5,"cores":1}}"#));
+            edges.push(format!(r#"{{"src":"src","dst":"n{i}"}}"#));
+            edges.push(format!(r#"{{"src":"n{i}","dst":"out"}}"#));
+        }
+        nodes.push(r#"{"name":"out","type":"Relu","engine":"AIcoreEngine"}"#.to_string());
+        let doc = format!(
+            r#"{{"format":"stream-graph","version":1,"name":"fan","options":{{"event":"notify","policy":"auto"{extra}}},
+            "nodes":[{}],"edges":[{}]}}"#,
+            nodes.join(","),
+            edges.join(",")
+        );
+        json::load_str(&doc).unwrap()
+    };
+    let m = fan(600, "");
+    let limits = TaskLimits::from_options(&m.options);
+    let (alloc, report) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
+    let report = report.unwrap();
+    let rows = report.details["candidates"].as_array().unwrap();
+    let rejected: Vec<&str> =
+        rows.iter().filter(|r| r.get("rejected").is_some()).map(|r| r["policy"].as_str().unwrap()).collect();
+    assert!(rejected.contains(&"per-operator"), "{rows:?}");
+    assert!(rows.iter().all(|r| r.get("rejected").is_none_or(|why| why.as_str().unwrap().contains("SA2003"))));
+    assert!(!rejected.contains(&report.details["chosen"].as_str().unwrap()));
+    assert!(verify::check(&m, &alloc.to_json(&m)).ok());
+
+    // A chain alternating between an AI core operator and an all-reduce (HCCL keeps a stream
+    // of its own under every policy but GE's, which keeps the chain together): every other
+    // candidate needs 1,119 notifies > 1,024, and GE's answer is the one left.
+    let mut nodes = Vec::new();
+    let mut edges = Vec::new();
+    for i in 0..560 {
+        nodes.push(format!(r#"{{"name":"a{i}","type":"Relu","engine":"AIcoreEngine"}}"#));
+        nodes.push(format!(r#"{{"name":"h{i}","type":"HcomAllReduce","engine":"DNN_HCCL"}}"#));
+        edges.push(format!(r#"{{"src":"a{i}","dst":"h{i}"}}"#));
+        if i > 0 {
+            edges.push(format!(r#"{{"src":"h{}","dst":"a{i}"}}"#, i - 1));
+        }
+    }
+    let doc = format!(
+        r#"{{"format":"stream-graph","version":1,"name":"hops","options":{{"event":"notify","policy":"auto"}},
+        "nodes":[{}],"edges":[{}]}}"#,
+        nodes.join(","),
+        edges.join(",")
+    );
+    let m = json::load_str(&doc).unwrap();
+    let limits = TaskLimits::from_options(&m.options);
+    let Ok((alloc, Some(report))) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()) else {
+        panic!("auto must answer with GE's feasible candidate");
+    };
+    assert_eq!(report.details["chosen"], "ge");
+    let rows = report.details["candidates"].as_array().unwrap();
+    for r in rows.iter().filter(|r| r["policy"] != "ge") {
+        let why = r["rejected"].as_str().unwrap_or_else(|| panic!("{} was not rejected", r["policy"]));
+        assert!(why.starts_with("SA2003") && why.contains("1119 notifies"), "{why}");
+    }
+    assert!(verify::check(&m, &alloc.to_json(&m)).ok());
+}
