@@ -2,8 +2,9 @@
 #
 # Include after project(). Inputs (cache variables):
 #   STREAM_ALLOC_SOURCE_DIR    the repository root (default: the directory above this file)
-#   STREAM_ALLOC_CARGO_PROFILE debug or release (default: debug for CMAKE_BUILD_TYPE=Debug,
-#                              release otherwise, including when no build type is given)
+#   STREAM_ALLOC_CARGO_PROFILE debug or release (default: release for Release/RelWithDebInfo/
+#                              MinSizeRel builds, debug otherwise; the top-level project makes
+#                              Release the build type when none is given)
 #   CARGO_TARGET_DIR (env)     honoured; otherwise the repository's target/, so builds share
 #                              cargo's cache with `cargo build` / `cargo test`
 # Defines:
@@ -19,11 +20,10 @@
 get_filename_component(_sa_default_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 set(STREAM_ALLOC_SOURCE_DIR "${_sa_default_root}" CACHE PATH "stream-alloc repository root")
 
-# An optimised library unless a debug build is asked for, as CMake-packaged libraries do.
-if(CMAKE_BUILD_TYPE STREQUAL "Debug")
-  set(_sa_default_profile debug)
-else()
+if(CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo|MinSizeRel)$")
   set(_sa_default_profile release)
+else()
+  set(_sa_default_profile debug)
 endif()
 set(STREAM_ALLOC_CARGO_PROFILE "${_sa_default_profile}" CACHE STRING "cargo profile: debug or release")
 set_property(CACHE STREAM_ALLOC_CARGO_PROFILE PROPERTY STRINGS debug release)
