@@ -74,14 +74,18 @@ else
   reuse=separate
 fi
 
+if [ "$reuse" = shared ]; then
+  # target/ must hold the release build of exactly this commit: build it here first (little
+  # to do after scripts/test.sh's cargo test --release).
+  step "release build of HEAD in target/, for the clone to reuse"
+  cargo build --release --lib --bins --quiet
+fi
 step "clone HEAD ($head) into $clone"
 git clone --quiet --no-checkout "$root" "$clone"
 git -C "$clone" checkout --quiet --detach "$head"
 [ -z "$(ls -A "$work/src" | grep -v '^stream-alloc$' || true)" ] || fail "$work/src has more than the clone"
 if [ "$reuse" = shared ]; then
-  # target/ must hold the release build of exactly this commit: build it here first (nothing
-  # to do after scripts/test.sh's cargo test --release), then date the clone's files before it.
-  cargo build --release --lib --bins --quiet
+  # Dated before target/'s build of the same commit, so cargo finds that build up to date.
   find "$clone" -path "$clone/.git" -prune -o -exec touch -h -d '2000-01-01 00:00:00' {} +
 fi
 export CARGO_TARGET_DIR="$target"
