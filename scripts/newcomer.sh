@@ -15,8 +15,9 @@
 # Prints the wall time of each step.
 #
 # Cargo's work is reused where that is safe: when the working tree is clean (so HEAD is what
-# target/ was built from), the clone shares this repository's target/ and its files are dated
-# 2000-01-01, so cargo finds the release library and tool of the same commit up to date.
+# target/ was built from), the clone shares this repository's target/ (or $CARGO_TARGET_DIR)
+# and its files are dated 2000-01-01, so cargo finds the release library and tool of the same
+# commit up to date.
 # Otherwise (uncommitted changes) the clone builds into target/newcomer/. NEWCOMER_FRESH=1
 # builds from nothing in the temporary directory instead, as a newcomer's machine would
 # (several minutes on 2 cores).
@@ -66,7 +67,8 @@ if [ "${NEWCOMER_FRESH:-0}" = "1" ]; then
   target="$work/cargo-target"
   reuse=fresh
 elif [ -z "$(git status --porcelain)" ]; then
-  target="$root/target"
+  target="${CARGO_TARGET_DIR:-$root/target}"
+  case $target in /*) ;; *) target="$root/$target" ;; esac
   reuse=shared
 else
   echo "newcomer: the working tree has uncommitted changes; the clone tests HEAD ($head) and builds it in target/newcomer"
