@@ -3,14 +3,17 @@
 # Include after project(). Inputs (cache variables):
 #   STREAM_ALLOC_SOURCE_DIR    the repository root (default: the directory above this file)
 #   STREAM_ALLOC_CARGO_PROFILE debug or release (default: release for Release/RelWithDebInfo/
-#                              MinSizeRel builds, debug otherwise)
+#                              MinSizeRel builds, debug otherwise; the top-level project makes
+#                              Release the build type when none is given)
 #   CARGO_TARGET_DIR (env)     honoured; otherwise the repository's target/, so builds share
 #                              cargo's cache with `cargo build` / `cargo test`
 # Defines:
 #   stream_alloc_cargo                       custom target: cargo build --lib + staging
 #   StreamAlloc::stream_alloc                the shared library (SONAME libstream_alloc.so.0)
 #   StreamAlloc::stream_alloc_static         the static library (+ the system libs Rust needs)
-#   STREAM_ALLOC_VERSION, STREAM_ALLOC_STAGE_DIR, STREAM_ALLOC_INCLUDE_DIR
+#   STREAM_ALLOC_VERSION, STREAM_ALLOC_STAGE_DIR, STREAM_ALLOC_INCLUDE_DIR (stream_alloc.h),
+#   STREAM_ALLOC_GE_COMPAT_INCLUDE_DIR (the C++ shims at GE's header paths); both targets
+#   carry both include directories
 # cargo decides what is stale, so the custom target always runs; staging copies only files
 # whose content changed, so dependents relink only when the library changed.
 
@@ -50,6 +53,7 @@ endif()
 
 set(STREAM_ALLOC_STAGE_DIR "${CMAKE_BINARY_DIR}/stream_alloc/lib")
 set(STREAM_ALLOC_INCLUDE_DIR "${STREAM_ALLOC_SOURCE_DIR}/include")
+set(STREAM_ALLOC_GE_COMPAT_INCLUDE_DIR "${STREAM_ALLOC_INCLUDE_DIR}/stream_alloc/ge_compat")
 set(_sa_real "libstream_alloc.so.${STREAM_ALLOC_VERSION}")
 set(_sa_soname "libstream_alloc.so.${STREAM_ALLOC_SOVERSION}")
 
@@ -72,14 +76,14 @@ if(NOT TARGET StreamAlloc::stream_alloc)
   set_target_properties(StreamAlloc::stream_alloc PROPERTIES
     IMPORTED_LOCATION "${STREAM_ALLOC_STAGE_DIR}/${_sa_real}"
     IMPORTED_SONAME "${_sa_soname}"
-    INTERFACE_INCLUDE_DIRECTORIES "${STREAM_ALLOC_INCLUDE_DIR}")
+    INTERFACE_INCLUDE_DIRECTORIES "${STREAM_ALLOC_INCLUDE_DIR};${STREAM_ALLOC_GE_COMPAT_INCLUDE_DIR}")
   add_dependencies(StreamAlloc::stream_alloc stream_alloc_cargo)
 
   add_library(StreamAlloc::stream_alloc_static STATIC IMPORTED GLOBAL)
   set_target_properties(StreamAlloc::stream_alloc_static PROPERTIES
     IMPORTED_LOCATION "${STREAM_ALLOC_STAGE_DIR}/libstream_alloc.a"
     IMPORTED_LINK_INTERFACE_LANGUAGES C
-    INTERFACE_INCLUDE_DIRECTORIES "${STREAM_ALLOC_INCLUDE_DIR}"
+    INTERFACE_INCLUDE_DIRECTORIES "${STREAM_ALLOC_INCLUDE_DIR};${STREAM_ALLOC_GE_COMPAT_INCLUDE_DIR}"
     INTERFACE_LINK_LIBRARIES "${STREAM_ALLOC_STATIC_LINK_LIBS}")
   add_dependencies(StreamAlloc::stream_alloc_static stream_alloc_cargo)
 endif()

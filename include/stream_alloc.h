@@ -9,7 +9,9 @@
  * sa_notify_allocator, gert::StreamAllocator semantics), the V1 reusable stream pool
  * (sa_reusable_pool, ge::ReusableStreamAllocator), RT2 resource counts (sa_rt2_*), and the
  * device-runtime seam (sa_runtime_register with an sa_runtime_ops table, or the Ascend runtime
- * found in the process). C++ drop-ins for GE's classes live under framework/ and graph/.
+ * found in the process). C++ drop-ins for GE's classes, at GE's header paths (framework/,
+ * graph/, ge/), live under stream_alloc/ge_compat/, which the CMake targets and
+ * stream_alloc.pc put on the include path.
  *
  * Status: every function that can fail returns sa_status (SA_OK = 0), except the _acquire
  * functions, which return the vector or NULL. The value of an error status is the number of

@@ -1,8 +1,45 @@
 #!/usr/bin/env bash
 # Runs every test: Rust (unit, integration, doc), lint, then the C/C++ suite through ctest
-# (which includes the header checks and the CMake install-and-consume test).
+# (which includes the header checks and the CMake install-and-consume test), then the
+# newcomer's path on a fresh clone (scripts/newcomer.sh).
+#
+# Needs: the Rust toolchain with the rustfmt and clippy components, a C and C++ compiler,
+# cmake (3.16 or later), pkg-config and git; graphviz (`dot`) is used when present. They are
+# checked first, before the long Rust stage. `bash scripts/test.sh --check-tools` only checks.
+# Environment: SA_SKIP_NEWCOMER=1 leaves out the newcomer stage (for quick local runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# What the stages below need, checked before any of them runs.
+check_tools() {
+  local missing=()
+  command -v cargo >/dev/null 2>&1 || missing+=("cargo (the Rust toolchain: https://rustup.rs)")
+  cargo fmt --version >/dev/null 2>&1 || missing+=("rustfmt (rustup component add rustfmt)")
+  cargo clippy --version >/dev/null 2>&1 || missing+=("clippy (rustup component add clippy)")
+  command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || missing+=("a C compiler (apt-get install -y gcc)")
+  command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || missing+=("a C++ compiler (apt-get install -y g++)")
+  if ! command -v cmake >/dev/null 2>&1; then
+    missing+=("cmake 3.16 or later (apt-get install -y cmake)")
+  elif ! cmake --version | awk 'NR == 1 { split($3, v, "."); exit !(v[1] > 3 || (v[1] == 3 && v[2] >= 16)) }'; then
+    missing+=("cmake 3.16 or later; found $(cmake --version | head -1) (apt-get install -y cmake)")
+  fi
+  command -v pkg-config >/dev/null 2>&1 || missing+=("pkg-config (apt-get install -y pkg-config)")
+  command -v git >/dev/null 2>&1 || missing+=("git (apt-get install -y git)")
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "scripts/test.sh: missing what the tests need:" >&2
+    printf '  - %s\n' "${missing[@]}" >&2
+    echo "Install them and run again (README.md, 'Two commands', lists them)." >&2
+    return 1
+  fi
+  command -v dot >/dev/null 2>&1 || echo "note: graphviz (dot) is not installed; the newcomer stage will not render DOT (apt-get install -y graphviz)"
+  return 0
+}
+
+echo "== tools"
+check_tools
+if [ "${1:-}" = "--check-tools" ]; then
+  exit 0
+fi
 
 # The repository carries its own corpus; beside the workspace's shared one it must be identical.
 if [ -d ../shared/corpus ]; then
@@ -14,8 +51,13 @@ cargo fmt --check
 echo "== cargo clippy"
 cargo clippy --all-targets -q -- -D warnings
 echo "== cargo test"
+mkdir -p target
 cargo test --release -q 2>&1 | tee target/cargo-test.log
 if [ -f scripts/test-c.sh ]; then
   echo "== C and C++ tests (ctest)"
   STREAM_ALLOC_CARGO_PROFILE=release bash scripts/test-c.sh
+fi
+if [ "${SA_SKIP_NEWCOMER:-0}" != "1" ]; then
+  echo "== newcomer's path on a fresh clone (scripts/newcomer.sh)"
+  bash scripts/newcomer.sh
 fi

@@ -4,7 +4,7 @@
 //! A snapshot: it stays valid after further stage calls on the session and after the session
 //! is freed. Immutable, so its getters may run from several threads. Graphs are indexed
 //! `0 .. graph_count - 1` (root first); entries of a graph in ascending logical stream id.
-//! `include/ge/ge_graph_compile_summary.h` builds GE's C++ classes from it.
+//! `include/stream_alloc/ge_compat/ge/ge_graph_compile_summary.h` builds GE's C++ classes from it.
 
 use std::ffi::{CString, c_char};
 

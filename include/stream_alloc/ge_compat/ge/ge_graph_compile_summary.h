@@ -15,6 +15,11 @@
  * It is not ABI-compatible with libge_compiler.so (no pimpl, inline everything); AscendString
  * and GNode here are minimal stand-ins. Building one copies everything out of the session, so
  * the summary outlives the session and later stage calls on it.
+ *
+ * Ownership: values (AscendString, std::vector) are the caller's copies; references returned by
+ * GetAllNodes, ToStreamGraph and GetAllLogicalStreamInfos are into the object they are called
+ * on and live as long as it does. Needs stream_alloc.h and stream_alloc_ge_status.h (the
+ * include directories the StreamAlloc CMake targets and stream_alloc.pc add).
  */
 #ifndef STREAM_ALLOC_GE_GRAPH_COMPILE_SUMMARY_H
 #define STREAM_ALLOC_GE_GRAPH_COMPILE_SUMMARY_H
@@ -27,12 +32,9 @@
 #include <vector>
 
 #include "stream_alloc.h"
+#include "stream_alloc_ge_status.h"
 
 namespace ge {
-
-using Status = uint32_t;
-constexpr Status SUCCESS = 0U;
-constexpr Status FAILED = 0xFFFFFFFFU;
 
 /// GE's AscendString, reduced to what the summary needs (a shared string, by value).
 class AscendString {
@@ -82,6 +84,7 @@ class LogicalStreamAllocationInfo {
   LogicalStreamAllocationInfo &operator=(const LogicalStreamAllocationInfo &stream_info) = default;
 
   /// GE's text, byte for byte: "logic_stream_id: 0, user_stream_label: , ... hccl_followed_stream_num: 0.\n".
+  /// Returned by value (a shared copy of the string the info holds).
   AscendString ToStringInfo() const { return AscendString(string_info_.c_str()); }
   int64_t GetLogicalStreamId() const { return logical_stream_id_; }
   AscendString GetUsrStreamLabel() const { return AscendString(user_stream_label_.c_str()); }
@@ -89,6 +92,7 @@ class LogicalStreamAllocationInfo {
   std::vector<int64_t> GetAttachedStreamIds() const { return attached_stream_ids_; }
   size_t GetPhysicalStreamNum() const { return physical_stream_num_; }
   size_t GetHcclFollowedStreamNum() const { return hccl_followed_stream_num_; }
+  /// The stream's nodes in execution order; a reference into this info, valid while it lives.
   const std::vector<GNode> &GetAllNodes() const { return nodes_; }
 
  private:
@@ -109,7 +113,9 @@ class StreamAllocationSummary {
  public:
   StreamAllocationSummary() = default;
   ~StreamAllocationSummary() = default;
+  /// Graph name -> DOT text; a reference into this summary, valid while it lives.
   const std::map<AscendString, AscendString> &ToStreamGraph() const { return stream_graphs_; }
+  /// Graph name -> its logical streams; a reference into this summary, valid while it lives.
   const std::map<AscendString, std::vector<LogicalStreamAllocationInfo>> &GetAllLogicalStreamInfos() const {
     return infos_;
   }
@@ -133,6 +139,8 @@ class StreamAllocationSummary {
 
 /// Builds the summary of the session's current stage (any stage after logical assignment).
 /// FAILED leaves `out` untouched; the reason is in sa_session_last_error(session).
+/// Ownership: `out` shares a new summary that copies everything it needs out of the session
+/// (the session stays the caller's, and may be freed before the summary).
 inline Status GetStreamAllocationSummary(sa_session *session, std::shared_ptr<StreamAllocationSummary> &out) {
   sa_summary *raw = nullptr;
   if (sa_session_get_summary(session, &raw) != SA_OK) {

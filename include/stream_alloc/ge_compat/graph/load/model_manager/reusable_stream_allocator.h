@@ -3,7 +3,8 @@
  * through Create() and released with delete, as GE does. Reuse is off unless the environment
  * variable SA_REUSABLE_STREAM_OPTIONS says otherwise (e.g. "reuse=on"), so behaviour matches GE
  * by default. Failures return the sa_status of the failed call (non-zero; SA4000... for runtime
- * failures), with the message in sa_last_error_message(). */
+ * failures, SA_NO_RUNTIME when no device runtime resolves), with the message in
+ * sa_last_error_message() and the code string in sa_last_error_code() on the calling thread. */
 #ifndef SA_GE_COMPAT_REUSABLE_STREAM_ALLOCATOR_H
 #define SA_GE_COMPAT_REUSABLE_STREAM_ALLOCATOR_H
 
@@ -15,21 +16,14 @@
 
 typedef void *aclrtStream;
 
-#if __has_include("framework/common/ge_inner_error_codes.h") && !defined(SA_OWN_GE_STATUS)
-#include "framework/common/ge_inner_error_codes.h"
-#else
-namespace ge {
-using Status = uint32_t;
-#ifndef SA_GE_SUCCESS_DEFINED
-#define SA_GE_SUCCESS_DEFINED
-constexpr Status SUCCESS = 0U;
-#endif
-}  // namespace ge
-#endif
+#include "stream_alloc_ge_status.h"
 
 namespace ge {
 class ReusableStreamAllocator {
  public:
+  /* Ownership: the caller owns the new allocator and releases it with delete. nullptr when the
+   * pool cannot be created (a malformed SA_REUSABLE_STREAM_OPTIONS: SA_INVALID_ARGUMENT, or out
+   * of memory); the reason is in sa_last_error_message() on the calling thread. No device call. */
   static ReusableStreamAllocator *Create() {
     sa_reusable_pool *pool = nullptr;
     if (sa_reusable_pool_new(std::getenv("SA_REUSABLE_STREAM_OPTIONS"), &pool) != SA_OK) {
@@ -41,14 +35,24 @@ class ReusableStreamAllocator {
     }
     return a;
   }
+  /* Writes a device stream for model rt_model_id to `stream` (shared with other models when
+   * reuse is on). Ownership: the stream belongs to this allocator's pool, not to the caller;
+   * give it back with DestroyStream, never with the runtime's destroy. ge::SUCCESS, or the
+   * failure's sa_status (SA_NO_RUNTIME, SA_DEVICE_ERROR, ...) with `stream` unchanged. */
   Status GetOrCreateRtStream(aclrtStream &stream, const uint32_t rt_model_id, const int32_t priority,
                              const uint32_t stream_flag, const uint32_t task_num = 0U) {
     return static_cast<Status>(
         sa_reusable_pool_get_or_create(pool_, &stream, rt_model_id, priority, stream_flag, task_num));
   }
+  /* Drops one grant of `stream`; the last grant destroys the device stream (forced if
+   * is_force_destroy). `stream` is left unchanged, as in GE; do not use it afterwards.
+   * Destroying an already destroyed stream succeeds; one this pool never created fails with
+   * SA_UNKNOWN_HANDLE. */
   Status DestroyStream(aclrtStream &stream, const bool is_force_destroy = false) {
     return static_cast<Status>(sa_reusable_pool_destroy_stream(pool_, &stream, is_force_destroy));
   }
+  /* Frees the pool; it destroys no stream (nor does GE's): streams still granted stay with the
+   * device. */
   ~ReusableStreamAllocator() { sa_reusable_pool_free(pool_); }
 
  private:
