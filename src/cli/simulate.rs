@@ -6,7 +6,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::allocate::Inputs;
-use super::{EXIT_ALLOC_ERROR, EXIT_OK};
+use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::{Allocation, Stage, policy};
 use stream_alloc::graph::Model;
 use stream_alloc::simulate::{SimConfig, SimResult, simulate, trace};
@@ -67,7 +67,7 @@ pub fn run(args: SimulateArgs) -> i32 {
     let (model, alloc, report, sim) = match result {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("error: {e}");
+            out::error(e);
             return EXIT_ALLOC_ERROR;
         }
     };
@@ -75,17 +75,22 @@ pub fn run(args: SimulateArgs) -> i32 {
         let mut t = serde_json::to_string(&trace::trace_json(&model, &sim)).expect("JSON values always serialise");
         t.push('\n');
         if let Err(e) = std::fs::write(path, t) {
-            eprintln!("error: {}", Error::new(ErrorKind::Io, format!("cannot write trace '{}': {e}", path.display())));
+            out::error(Error::new(ErrorKind::Io, format!("cannot write trace '{}': {e}", path.display())));
             return EXIT_ALLOC_ERROR;
         }
     }
-    if args.json {
+    let text = if args.json {
         let mut doc = sim.to_json();
         doc["graph"] = json!(model.name);
         doc["policy"] = report.map_or_else(|| json!({"name": "ge"}), |r| r.to_json());
-        println!("{}", serde_json::to_string_pretty(&doc).expect("JSON values always serialise"));
+        let mut t = serde_json::to_string_pretty(&doc).expect("JSON values always serialise");
+        t.push('\n');
+        t
     } else {
-        print!("{}", text(&model, &alloc, &sim, &report));
+        text(&model, &alloc, &sim, &report)
+    };
+    match out::print(&text) {
+        Ok(()) => EXIT_OK,
+        Err(c) => c,
     }
-    EXIT_OK
 }
