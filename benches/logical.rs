@@ -7,8 +7,9 @@
 
 use std::time::Instant;
 
-use stream_alloc::compile::logical::{LogicalState, assign_multi_stream};
+use stream_alloc::compile::logical::LogicalState;
 use stream_alloc::compile::passes;
+use stream_alloc::compile::passes::assign_multi_stream;
 use stream_alloc::graph::partition::Partition;
 use stream_alloc::graph::{ModelBuilder, builder::EdgeSpec, builder::NodeSpec};
 

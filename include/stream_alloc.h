@@ -44,9 +44,17 @@
 #include <stdint.h>
 
 /**
- * Version of `sa_runtime_ops` this library reads; entries are only ever appended.
+ * Version of `sa_runtime_ops` this library writes in its header; entries are only ever
+ * appended. Version 2 appended `mem_malloc` … `event_elapsed_time`; a version-1 table
+ * (`abi_version` 1, `struct_size` at least `SA_RUNTIME_OPS_V1_SIZE`) is still accepted and
+ * reads as one whose version-2 entries are NULL.
  */
-#define SA_RUNTIME_OPS_ABI_VERSION 1
+#define SA_RUNTIME_OPS_ABI_VERSION 2
+
+/**
+ * `struct_size` of a version-1 `sa_runtime_ops` (16 entries after `user`).
+ */
+#define SA_RUNTIME_OPS_V1_SIZE 144
 
 /**
  * An allocation result plus what C reads of it: NUL-terminated names and the JSON text.
@@ -65,6 +73,11 @@ typedef struct sa_event_allocator sa_event_allocator;
  * Opaque to C.
  */
 typedef struct sa_graph sa_graph;
+
+/**
+ * A stream-ordered device memory pool. Thread-safe.
+ */
+typedef struct sa_mem_pool sa_mem_pool;
 
 /**
  * An RT2 notify allocator (`gert::NotifyAllocator`). Thread-safe.
@@ -87,6 +100,11 @@ typedef struct sa_session sa_session;
 typedef struct sa_stream_allocator sa_stream_allocator;
 
 /**
+ * User-level streams and events over the device runtime. Thread-safe.
+ */
+typedef struct sa_stream_ctx sa_stream_ctx;
+
+/**
  * A summary snapshot. Opaque to C.
  */
 typedef struct sa_summary sa_summary;
@@ -104,6 +122,34 @@ typedef int32_t sa_status;
 typedef int32_t sa_stage;
 
 /**
+ * One tensor of an allocation's memory plan (allocation JSON `memory.tensors`): output
+ * `port` of node `node` of graph `graph` lives at `offset` in the arena, `bytes` long.
+ * The strings are borrowed from the allocation and valid until `sa_allocation_free`.
+ */
+typedef struct sa_tensor {
+  /**
+   * Producing node's name.
+   */
+  const char *node;
+  /**
+   * Its graph: `""` for the root, else the subgraph's name.
+   */
+  const char *graph;
+  /**
+   * Output port of the node.
+   */
+  uint32_t port;
+  /**
+   * Byte offset in the arena (a multiple of 512).
+   */
+  uint64_t offset;
+  /**
+   * Bytes of the tensor (`out_bytes` of the port).
+   */
+  uint64_t bytes;
+} sa_tensor;
+
+/**
  * Which allocation pipeline applies to a graph (an `int32_t`; one of `SA_SHAPE_*`).
  */
 typedef int32_t sa_shape;
@@ -114,10 +160,83 @@ typedef int32_t sa_shape;
 typedef int32_t sa_edge_kind;
 
 /**
+ * Counters and byte totals of an `sa_mem_pool` (a consistent snapshot).
+ */
+typedef struct sa_mem_stats {
+  /**
+   * Bytes held by callers: allocated and not yet freed.
+   */
+  uint64_t in_use_bytes;
+  /**
+   * Bytes freed and waiting for other streams' events.
+   */
+  uint64_t pending_bytes;
+  /**
+   * Bytes in the per-stream free lists.
+   */
+  uint64_t cached_bytes;
+  /**
+   * Bytes the pool holds from the device: in use + pending + cached.
+   */
+  uint64_t device_bytes;
+  /**
+   * Highest `device_bytes` so far.
+   */
+  uint64_t peak_device_bytes;
+  /**
+   * Allocations served.
+   */
+  uint64_t allocs;
+  /**
+   * Frees accepted.
+   */
+  uint64_t frees;
+  /**
+   * Allocations served from a free list.
+   */
+  uint64_t reuses;
+  /**
+   * `aclrtMalloc` calls that succeeded.
+   */
+  uint64_t device_mallocs;
+  /**
+   * `aclrtFree` calls that succeeded.
+   */
+  uint64_t device_frees;
+  /**
+   * Events recorded to guard blocks used on other streams.
+   */
+  uint64_t guards;
+  /**
+   * Guards found done without a device call (a wait ordered them, or a completed record
+   * covered them).
+   */
+  uint64_t released_without_query;
+  /**
+   * Guards found done by `aclrtQueryEventStatus`.
+   */
+  uint64_t released_by_query;
+  /**
+   * Guards synchronised (allocation failure, `sa_mem_pool_empty_cache`).
+   */
+  uint64_t released_by_sync;
+  /**
+   * Device queries made.
+   */
+  uint64_t queries;
+  /**
+   * Allocations that failed once and went through synchronise-release-retry.
+   */
+  uint64_t retries;
+} sa_mem_stats;
+
+/**
  * The device-runtime seam: a host's function table, copied at registration. Every entry
  * returns the runtime's own error code (0 = success) and receives `user` unchanged. Stream
  * flags are RT-encoded (`RT_STREAM_*`), event flags ACL-encoded. The six create/destroy
- * entries are required; the query entries may be NULL. The entries may be called from any
+ * entries are required; the others may be NULL (the calls that need them then fail with
+ * `SA_NO_RUNTIME` naming the entry: the memory pool needs `mem_malloc`, `mem_free`,
+ * `event_record`, `event_query` and `event_synchronize`). The entries may be called from any
  * thread, and until every allocator and pool created while the table was registered is freed.
  */
 typedef struct sa_runtime_ops {
@@ -200,6 +319,29 @@ typedef struct sa_runtime_ops {
    * `aclrtGetDevice(device_id)`.
    */
   int32_t (*get_device)(void *user, int32_t *device_id);
+  /**
+   * Version 2. `aclrtMalloc(dev_ptr, size, policy)`; the library asks for policy 0
+   * (`ACL_MEM_MALLOC_HUGE_FIRST`).
+   */
+  int32_t (*mem_malloc)(void *user, void **dev_ptr, size_t size, uint32_t policy);
+  /**
+   * Version 2. `aclrtFree(dev_ptr)`.
+   */
+  int32_t (*mem_free)(void *user, void *dev_ptr);
+  /**
+   * Version 2. `aclrtQueryEventStatus(event, status)`, normalised: writes 1 to `*complete`
+   * when the work before the event's last record has completed (or it was never recorded),
+   * 0 when not yet.
+   */
+  int32_t (*event_query)(void *user, void *event, int32_t *complete);
+  /**
+   * Version 2. `aclrtSynchronizeEvent(event)`: blocks until the event has completed.
+   */
+  int32_t (*event_synchronize)(void *user, void *event);
+  /**
+   * Version 2. `aclrtEventElapsedTime(ms, start, end)`.
+   */
+  int32_t (*event_elapsed_time)(void *user, float *ms, void *start, void *end);
 } sa_runtime_ops;
 
 /**
@@ -501,6 +643,13 @@ typedef int32_t sa_session_stage;
 #define SA_UNKNOWN_HANDLE 4003
 
 /**
+ * `SA4004`: device memory ran out: `sa_mem_pool_alloc` synchronised the pool's pending events,
+ * released their blocks, returned its cached blocks to the device and retried once; the
+ * message names the size, the stream and each step.
+ */
+#define SA_OUT_OF_MEMORY 4004
+
+/**
  * `E10001` (GE): an option has an invalid value.
  */
 #define SA_INVALID_OPTION 10001
@@ -755,6 +904,39 @@ const char *sa_allocation_last_error(const struct sa_allocation *allocation);
  * `allocation` is NULL or a live handle.
  */
 const char *sa_allocation_last_error_code(const struct sa_allocation *allocation);
+
+/**
+ * Stores in `*out` the arena bytes of the allocation's memory plan: every tensor that owns
+ * memory fits in `[0, *out)`, and tensors share bytes only when stream order and syncs
+ * order their lifetimes. `SA_NOT_FOUND` when the graph gives no `out_bytes` (no plan). The
+ * plan is made on the first memory query and kept by the allocation. Thread-safe.
+ *
+ * # Safety
+ * `allocation` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_allocation_memory_peak(const struct sa_allocation *allocation, uint64_t *out);
+
+/**
+ * Stores in `*out` the number of tensors of the memory plan (0 when the graph gives no
+ * `out_bytes`): valid indexes for `sa_allocation_tensor_at` are `0 .. *out - 1`, in the
+ * order of allocation JSON `memory.tensors`. Thread-safe.
+ *
+ * # Safety
+ * `allocation` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_allocation_tensor_count(const struct sa_allocation *allocation, size_t *out);
+
+/**
+ * Stores in `*tensor` the tensor at `index` of the memory plan. Its strings are owned by the
+ * allocation and valid until `sa_allocation_free`; the struct itself is the caller's.
+ * `SA_NOT_FOUND` if `index` is out of range. Thread-safe.
+ *
+ * # Safety
+ * `allocation` is NULL or a live handle; `tensor` is NULL or writable.
+ */
+sa_status sa_allocation_tensor_at(const struct sa_allocation *allocation,
+                                  size_t index,
+                                  struct sa_tensor *tensor);
 
 /**
  * Creates an empty graph named `name` (a static root graph with no nodes and default options)
@@ -1032,13 +1214,108 @@ const char *sa_graph_last_error(const struct sa_graph *graph);
 const char *sa_graph_last_error_code(const struct sa_graph *graph);
 
 /**
+ * Creates an empty pool over `ctx`'s runtime and streams in `*out`. No device call. The pool
+ * keeps the context's streams and events alive, so `ctx` may be freed first. Ownership: the
+ * caller frees `*out` with `sa_mem_pool_free`.
+ *
+ * # Safety
+ * `ctx` is NULL or live; `out` is NULL or writable.
+ */
+sa_status sa_mem_pool_new(const struct sa_stream_ctx *ctx, struct sa_mem_pool **out);
+
+/**
+ * Frees a pool and gives all its device memory back: pending events and the streams that own
+ * or read blocks are synchronised, then every block is returned with `aclrtFree`, blocks still
+ * allocated included (their pointers are invalid afterwards). NULL is a no-op. Must not race
+ * with other calls on `pool`.
+ *
+ * # Safety
+ * `pool` is NULL or came from `sa_mem_pool_new` and is not used afterwards.
+ */
+void sa_mem_pool_free(struct sa_mem_pool *pool);
+
+/**
+ * Writes `size` bytes (rounded up to 512) of device memory for use on `stream` to `*ptr`.
+ * `stream` must be a stream of the pool's context (`SA_UNKNOWN_HANDLE` otherwise); `size` 0 is
+ * `SA_INVALID_ARGUMENT`. When the device has no memory left the pool synchronises its pending
+ * events, releases those blocks, returns its cached blocks and retries once;
+ * `SA_OUT_OF_MEMORY` then names the size, the stream and what was tried. The memory belongs
+ * to the pool: give it back with `sa_mem_pool_free_ptr` or `sa_mem_pool_free_after`.
+ * Thread-safe.
+ *
+ * # Safety
+ * `pool` is NULL or live; `ptr` is NULL or writable.
+ */
+sa_status sa_mem_pool_alloc(const struct sa_mem_pool *pool, size_t size, void *stream, void **ptr);
+
+/**
+ * Frees `ptr` once the work queued on `stream` so far is done (normally the stream it was
+ * allocated on). Every other stream that used it (`sa_mem_pool_record_use`, or `stream` when
+ * it is not the owner) gets an event now, and the block is reused on its owner stream only
+ * after those events. An unknown pointer is `SA_UNKNOWN_HANDLE`, a second free
+ * `SA_INVALID_STATE`; on a device error the block stays allocated and the free may be retried.
+ * Thread-safe.
+ *
+ * # Safety
+ * `pool` is NULL or live.
+ */
+sa_status sa_mem_pool_free_ptr(const struct sa_mem_pool *pool, void *ptr, void *stream);
+
+/**
+ * Notes that `stream` uses the allocated block `ptr` (the seed's `record_stream`): its free
+ * will wait for the work queued on `stream` until then. Using it on its own stream is a no-op.
+ * Thread-safe.
+ *
+ * # Safety
+ * `pool` is NULL or live.
+ */
+sa_status sa_mem_pool_record_use(const struct sa_mem_pool *pool, void *ptr, void *stream);
+
+/**
+ * Frees `ptr` after its owner stream's queued work and after the work queued so far on each of
+ * the `n` streams in `readers`: the automatic lifetime extension, fed from the compile plan's
+ * reader streams of the tensor (map each logical stream id to its device stream). Equivalent to
+ * `sa_mem_pool_record_use` on each reader then `sa_mem_pool_free_ptr` on the owner, in one step:
+ * every stream is checked first, and a failure changes nothing. `readers` may be NULL when `n`
+ * is 0; it is only read during the call. Thread-safe.
+ *
+ * # Safety
+ * `pool` is NULL or live; `readers` is NULL or points to `n` readable stream handles.
+ */
+sa_status sa_mem_pool_free_after(const struct sa_mem_pool *pool,
+                                 void *ptr,
+                                 void *const *readers,
+                                 size_t n);
+
+/**
+ * Waits for every pending block's events, then returns every cached block to the device
+ * (each owner stream synchronised first). Allocated blocks are kept. On a device error what
+ * is left stays in the pool. Thread-safe.
+ *
+ * # Safety
+ * `pool` is NULL or live.
+ */
+sa_status sa_mem_pool_empty_cache(const struct sa_mem_pool *pool);
+
+/**
+ * Writes the pool's counters to `*stats`. Thread-safe (a consistent snapshot).
+ *
+ * # Safety
+ * `pool` is NULL or live; `stats` is NULL or writable.
+ */
+sa_status sa_mem_pool_stats(const struct sa_mem_pool *pool, struct sa_mem_stats *stats);
+
+/**
  * Registers `ops` as the device runtime for every allocator and pool that resolves its
  * runtime from now on; NULL returns to automatic resolution (`sa_runtime_resolve`). The table
  * is copied: `ops` may be freed on return, the functions and `user` it names may not (see
  * `sa_runtime_ops`). Allocators that already created handles keep the table they created
- * them with. Fails with `SA_INVALID_ARGUMENT` when `struct_size` is below this version's
- * size, `abi_version` is not `SA_RUNTIME_OPS_ABI_VERSION`, or a required entry is NULL; the
- * previous registration then stays. Thread-safe.
+ * them with. Only the first `struct_size` bytes are read, so a version-1 table compiled
+ * against an older header (`abi_version` 1, `struct_size` = `SA_RUNTIME_OPS_V1_SIZE`) works,
+ * without the version-2 entries. Fails with `SA_INVALID_ARGUMENT` when `struct_size` is below
+ * the size of the table's `abi_version`, `abi_version` is neither 1 nor
+ * `SA_RUNTIME_OPS_ABI_VERSION`, or a required entry is NULL; the previous registration then
+ * stays. Thread-safe.
  *
  * # Safety
  * `ops` is NULL or points to a readable `sa_runtime_ops` of at least `ops->struct_size` bytes.
@@ -1593,6 +1870,141 @@ const char *sa_status_str(sa_status status);
  * `""` for `SA_OK` and for unknown values. Never NULL; must not be freed. Thread-safe.
  */
 const char *sa_status_code(sa_status status);
+
+/**
+ * Creates a context in `*out` over the device runtime in use now (registered with
+ * `sa_runtime_register`, else found in the process): `SA_NO_RUNTIME` without one. No device
+ * call. Ownership: the caller frees `*out` with `sa_stream_ctx_free`.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+sa_status sa_stream_ctx_new(struct sa_stream_ctx **out);
+
+/**
+ * Frees the caller's reference to a context. Its streams and events are destroyed once no
+ * memory pool made from it is left either (a pool keeps them alive). Adopted streams are never
+ * destroyed. NULL is a no-op. Must not race with other calls on `ctx`.
+ *
+ * # Safety
+ * `ctx` is NULL or came from `sa_stream_ctx_new` and is not used afterwards.
+ */
+void sa_stream_ctx_free(struct sa_stream_ctx *ctx);
+
+/**
+ * Writes the context's stream for `key` to `*stream`: created with `priority` and `rt_flags`
+ * (RT encoding) on the first call, the same stream on every later call, so a function or layer
+ * asks for its stream each time without creating one per call. Asking again with another
+ * priority or flags is `SA_INVALID_STATE`. The stream belongs to the context (do not destroy
+ * it). Thread-safe.
+ *
+ * # Safety
+ * `ctx` is NULL or live; `stream` is NULL or writable.
+ */
+sa_status sa_stream_ctx_stream(const struct sa_stream_ctx *ctx,
+                               uint32_t key,
+                               int32_t priority,
+                               uint32_t rt_flags,
+                               void **stream);
+
+/**
+ * Makes `stream`, created elsewhere (a GE allocator's, the caller's main stream), usable with
+ * this context and its memory pools. The caller keeps ownership: the context never destroys
+ * it, and the stream must outlive the context and its pools. Adopting twice is a no-op.
+ * Thread-safe.
+ *
+ * # Safety
+ * `ctx` is NULL or live.
+ */
+sa_status sa_stream_ctx_adopt_stream(const struct sa_stream_ctx *ctx, void *stream);
+
+/**
+ * `waiter.wait_stream(other)`: work queued on `waiter` from now on runs after everything
+ * already queued on `other` (an event of the context recorded on `other` and waited on by
+ * `waiter`). Both streams must be the context's (`SA_UNKNOWN_HANDLE` otherwise). Thread-safe.
+ *
+ * # Safety
+ * `ctx` is NULL or live.
+ */
+sa_status sa_stream_ctx_wait_stream(const struct sa_stream_ctx *ctx, void *waiter, void *other);
+
+/**
+ * Blocks until everything queued on `stream` so far has run. Thread-safe.
+ *
+ * # Safety
+ * `ctx` is NULL or live.
+ */
+sa_status sa_stream_ctx_synchronize_stream(const struct sa_stream_ctx *ctx, void *stream);
+
+/**
+ * Creates an event in `*event` with ACL flags `acl_flags` (0: `ACL_EVENT_SYNC |
+ * ACL_EVENT_TIME_LINE`, so it can be synchronised on and timed). The event belongs to the
+ * context: destroy it with `sa_stream_ctx_event_destroy`, or it goes with the context.
+ * Thread-safe.
+ *
+ * # Safety
+ * `ctx` is NULL or live; `event` is NULL or writable.
+ */
+sa_status sa_stream_ctx_event_new(const struct sa_stream_ctx *ctx,
+                                  uint32_t acl_flags,
+                                  void **event);
+
+/**
+ * Destroys an event made by `sa_stream_ctx_event_new`; any other handle is
+ * `SA_UNKNOWN_HANDLE`. On a device error the event stays valid. Thread-safe.
+ *
+ * # Safety
+ * `ctx` is NULL or live.
+ */
+sa_status sa_stream_ctx_event_destroy(const struct sa_stream_ctx *ctx, void *event);
+
+/**
+ * Records `event` on `stream` (`aclrtRecordEvent`). Thread-safe.
+ *
+ * # Safety
+ * `ctx` is NULL or live.
+ */
+sa_status sa_stream_ctx_event_record(const struct sa_stream_ctx *ctx, void *event, void *stream);
+
+/**
+ * Makes `stream` wait for `event`'s last record (`aclrtStreamWaitEvent`); waiting on an event
+ * never recorded does nothing, as in the runtime. Thread-safe.
+ *
+ * # Safety
+ * `ctx` is NULL or live.
+ */
+sa_status sa_stream_ctx_event_wait(const struct sa_stream_ctx *ctx, void *stream, void *event);
+
+/**
+ * Writes 1 to `*complete` when the work before `event`'s last record has completed (or it was
+ * never recorded), 0 when not yet (`aclrtQueryEventStatus`). Thread-safe.
+ *
+ * # Safety
+ * `ctx` is NULL or live; `complete` is NULL or writable.
+ */
+sa_status sa_stream_ctx_event_query(const struct sa_stream_ctx *ctx,
+                                    void *event,
+                                    int32_t *complete);
+
+/**
+ * Blocks until `event` has completed (`aclrtSynchronizeEvent`). Thread-safe.
+ *
+ * # Safety
+ * `ctx` is NULL or live.
+ */
+sa_status sa_stream_ctx_event_synchronize(const struct sa_stream_ctx *ctx, void *event);
+
+/**
+ * Writes the milliseconds between the completion of `start`'s and `end`'s last records to
+ * `*ms` (`aclrtEventElapsedTime`; both recorded and completed). Thread-safe.
+ *
+ * # Safety
+ * `ctx` is NULL or live; `ms` is NULL or writable.
+ */
+sa_status sa_stream_ctx_event_elapsed_time(const struct sa_stream_ctx *ctx,
+                                           void *start,
+                                           void *end,
+                                           float *ms);
 
 /**
  * Takes the stream allocation summary of the session's current stage into a new snapshot in

@@ -1,11 +1,21 @@
 //! A fake device runtime for the reliability tests and fuzz targets: unique handles, a live set
 //! that catches double and stray destroys, and "the k-th device call fails" injection over
-//! every entry of the table (create, destroy, get-id, capability and limit queries).
+//! every entry of the table (create, destroy, get-id, capability and limit queries, records,
+//! waits, event queries and synchronisations, device malloc and free).
+//!
+//! It also models the device as the memory pool sees it ([`Dev`]): every stream is a queue of
+//! positions (kernel launches, records, waits) with a completed prefix; waits make a stream's
+//! progress depend on another's; a vector clock per stream says which positions of other
+//! streams its tail is ordered after. Tests launch "kernels" that use device memory
+//! ([`Fake::launch`]); the fake reports a race (in `errors`) when a launch uses memory another
+//! stream may still be using without completion or ordering, and when `aclrtFree` returns
+//! memory a queued kernel still uses. Events complete when the device is advanced
+//! ([`Fake::run_all`]), synchronised, or, if asked, on every k-th query.
 //! Shared by tests/ (through `#[path]`) and fuzz/ so both check the same model.
 
 #![allow(dead_code)]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -38,6 +48,92 @@ pub struct Fake {
     pub errors: Mutex<Vec<String>>,
     /// Streams the device has left; creates beyond it fail with "no stream resource".
     pub stream_budget: AtomicU64,
+    /// Device memory in bytes; `aclrtMalloc` beyond it fails with
+    /// `ACL_ERROR_RT_MEMORY_ALLOCATION`. `u64::MAX`: unlimited.
+    pub mem_capacity: AtomicU64,
+    /// A query completes the event when the running query count is a multiple of this; 0:
+    /// queries never advance the device.
+    pub query_completes_every: AtomicU64,
+    pub queries: AtomicU64,
+    pub syncs: AtomicU64,
+    pub dev: Mutex<Dev>,
+}
+
+/// A stream of the device model.
+#[derive(Default, Debug)]
+pub struct Lane {
+    pub tail: u64,
+    pub done: u64,
+    /// Highest position of each stream this stream's tail is ordered after (itself included).
+    pub clock: HashMap<usize, u64>,
+    /// `(position, stream, position)`: at this position the stream waits for the other's.
+    waits: Vec<(u64, usize, u64)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Rec {
+    pub stream: usize,
+    pub pos: u64,
+    clock: HashMap<usize, u64>,
+    time: u64,
+}
+
+/// The device: streams, event records, memory and its uses.
+#[derive(Default, Debug)]
+pub struct Dev {
+    pub lanes: HashMap<usize, Lane>,
+    pub events: HashMap<usize, Rec>,
+    /// Live allocations: address → size.
+    pub mem: BTreeMap<usize, usize>,
+    pub mem_bytes: u64,
+    /// Allocations whose `aclrtFree` was failed by injection (still live on the device).
+    pub free_failed: BTreeSet<usize>,
+    /// Per allocation, the last launch position of each `(stream, is_write)` that used it.
+    uses: HashMap<usize, HashMap<(usize, bool), u64>>,
+    next_addr: usize,
+    time: u64,
+    /// Races seen: a launch or free while another stream may still use the memory.
+    pub races: Vec<String>,
+}
+
+impl Dev {
+    fn lane(&mut self, s: usize) -> &mut Lane {
+        self.lanes.entry(s).or_default()
+    }
+
+    fn is_done(&self, s: usize, pos: u64) -> bool {
+        self.lanes.get(&s).is_some_and(|l| l.done >= pos)
+    }
+
+    /// Runs stream `s` up to `target`, first running what its waits depend on.
+    pub fn run(&mut self, s: usize, target: u64) {
+        let (done, deps): (u64, Vec<(usize, u64)>) = {
+            let l = self.lane(s);
+            let target = target.min(l.tail);
+            if l.done >= target {
+                return;
+            }
+            let deps = l.waits.iter().filter(|w| w.0 > l.done && w.0 <= target).map(|w| (w.1, w.2)).collect();
+            (target, deps)
+        };
+        for (t, q) in deps {
+            self.run(t, q);
+        }
+        let l = self.lane(s);
+        l.done = l.done.max(done);
+    }
+
+    pub fn run_all(&mut self) {
+        let mut ids: Vec<usize> = self.lanes.keys().copied().collect();
+        ids.sort_unstable();
+        for s in ids {
+            self.run(s, u64::MAX);
+        }
+    }
+
+    fn rec_done(&self, r: &Rec) -> bool {
+        self.is_done(r.stream, r.pos)
+    }
 }
 
 impl Fake {
@@ -105,7 +201,209 @@ impl Fake {
         if *live != *refused {
             return Err(format!("live handles {live:x?} are not exactly the refused destroys {refused:x?}"));
         }
+        let dev = self.dev.lock();
+        if !dev.races.is_empty() {
+            return Err(format!("device saw races: {:?}", dev.races));
+        }
+        let mem: BTreeSet<usize> = dev.mem.keys().copied().collect();
+        if mem != dev.free_failed {
+            return Err(format!(
+                "device memory still allocated {:x?} ({} bytes) is not exactly the refused frees {:x?}",
+                mem, dev.mem_bytes, dev.free_failed
+            ));
+        }
         Ok(())
+    }
+
+    fn is_live(&self, h: *mut c_void, kind: usize) -> bool {
+        (h as usize) % 16 == kind && self.live.lock().contains(&(h as usize))
+    }
+
+    /// A kernel on `stream` writing device memory at `ptr`: a race is recorded when another
+    /// stream's earlier read or write of it is neither completed nor ordered before this
+    /// stream's tail.
+    pub fn launch(&self, stream: *mut c_void, ptr: *mut c_void) {
+        self.access(stream, ptr, true)
+    }
+
+    /// A kernel on `stream` reading `ptr`: races only with other streams' writes.
+    pub fn launch_read(&self, stream: *mut c_void, ptr: *mut c_void) {
+        self.access(stream, ptr, false)
+    }
+
+    fn access(&self, stream: *mut c_void, ptr: *mut c_void, write: bool) {
+        let (s, p) = (stream as usize, ptr as usize);
+        let mut d = self.dev.lock();
+        if !d.mem.contains_key(&p) {
+            d.races.push(format!("launch on stream {s:#x} uses {p:#x}, which is not allocated"));
+            return;
+        }
+        let clock = d.lane(s).clock.clone();
+        let prior: Vec<((usize, bool), u64)> =
+            d.uses.get(&p).map(|u| u.iter().map(|(&k, &q)| (k, q)).collect()).unwrap_or_default();
+        for ((t, w), q) in prior {
+            if t != s && (w || write) && !d.is_done(t, q) && clock.get(&t).copied().unwrap_or(0) < q {
+                d.races.push(format!(
+                    "launch on stream {s:#x} {} {p:#x} while the {} at position {q} of stream {t:#x} may still run",
+                    if write { "writes" } else { "reads" },
+                    if w { "write" } else { "read" }
+                ));
+            }
+        }
+        let l = d.lane(s);
+        l.tail += 1;
+        let pos = l.tail;
+        l.clock.insert(s, pos);
+        d.uses.entry(p).or_default().insert((s, write), pos);
+    }
+
+    /// The device runs every queued position.
+    pub fn run_all(&self) {
+        self.dev.lock().run_all();
+    }
+
+    /// Device memory allocated now, in bytes.
+    pub fn mem_bytes(&self) -> u64 {
+        self.dev.lock().mem_bytes
+    }
+
+    fn record(&self, e: *mut c_void, s: *mut c_void) -> i32 {
+        if self.inject("event_record") {
+            return INJECTED;
+        }
+        if !self.is_live(e, EVENT) || !self.is_live(s, STREAM) {
+            self.errors.lock().push(format!("event_record of event {e:p} on stream {s:p}: unknown handle"));
+            return ACL_ERROR_RT_PARAM_INVALID;
+        }
+        let mut d = self.dev.lock();
+        d.time += 1;
+        let time = d.time;
+        let l = d.lane(s as usize);
+        l.tail += 1;
+        let pos = l.tail;
+        l.clock.insert(s as usize, pos);
+        let rec = Rec { stream: s as usize, pos, clock: l.clock.clone(), time };
+        d.events.insert(e as usize, rec);
+        0
+    }
+
+    fn wait(&self, s: *mut c_void, e: *mut c_void) -> i32 {
+        if self.inject("stream_wait_event") {
+            return INJECTED;
+        }
+        if !self.is_live(e, EVENT) || !self.is_live(s, STREAM) {
+            self.errors.lock().push(format!("stream_wait_event of stream {s:p} on event {e:p}: unknown handle"));
+            return ACL_ERROR_RT_PARAM_INVALID;
+        }
+        let mut d = self.dev.lock();
+        let Some(rec) = d.events.get(&(e as usize)).cloned() else { return 0 };
+        let l = d.lane(s as usize);
+        l.tail += 1;
+        let at = l.tail;
+        l.waits.push((at, rec.stream, rec.pos));
+        for (t, q) in rec.clock {
+            let c = l.clock.entry(t).or_insert(0);
+            *c = (*c).max(q);
+        }
+        0
+    }
+
+    fn query(&self, e: *mut c_void, done: *mut i32) -> i32 {
+        if self.inject("event_query") {
+            return INJECTED;
+        }
+        if !self.is_live(e, EVENT) {
+            self.errors.lock().push(format!("event_query of unknown event {e:p}"));
+            return ACL_ERROR_RT_PARAM_INVALID;
+        }
+        let n = self.queries.fetch_add(1, Ordering::SeqCst) + 1;
+        let every = self.query_completes_every.load(Ordering::SeqCst);
+        let mut d = self.dev.lock();
+        let complete = match d.events.get(&(e as usize)).cloned() {
+            None => true,
+            Some(r) if d.rec_done(&r) => true,
+            Some(r) if every != 0 && n % every == 0 => {
+                d.run(r.stream, r.pos);
+                true
+            }
+            Some(_) => false,
+        };
+        // SAFETY: writable by the seam's contract.
+        unsafe { done.write(i32::from(complete)) };
+        0
+    }
+
+    fn synchronize(&self, e: *mut c_void) -> i32 {
+        if self.inject("event_synchronize") {
+            return INJECTED;
+        }
+        if !self.is_live(e, EVENT) {
+            self.errors.lock().push(format!("event_synchronize of unknown event {e:p}"));
+            return ACL_ERROR_RT_PARAM_INVALID;
+        }
+        self.syncs.fetch_add(1, Ordering::SeqCst);
+        let mut d = self.dev.lock();
+        if let Some(r) = d.events.get(&(e as usize)).cloned() {
+            d.run(r.stream, r.pos);
+        }
+        0
+    }
+
+    fn elapsed(&self, ms: *mut f32, a: *mut c_void, b: *mut c_void) -> i32 {
+        if self.inject("event_elapsed_time") {
+            return INJECTED;
+        }
+        let d = self.dev.lock();
+        match (d.events.get(&(a as usize)), d.events.get(&(b as usize))) {
+            (Some(ra), Some(rb)) if d.rec_done(ra) && d.rec_done(rb) => {
+                // SAFETY: writable by the seam's contract.
+                unsafe { ms.write((rb.time as f32 - ra.time as f32) * 0.25) };
+                0
+            }
+            _ => ACL_ERROR_RT_PARAM_INVALID,
+        }
+    }
+
+    fn malloc(&self, p: *mut *mut c_void, size: usize) -> i32 {
+        if self.inject("mem_malloc") {
+            return INJECTED;
+        }
+        let mut d = self.dev.lock();
+        if d.mem_bytes.saturating_add(size as u64) > self.mem_capacity.load(Ordering::SeqCst) {
+            return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        }
+        if d.next_addr == 0 {
+            d.next_addr = 0x7e00_0000_0000;
+        }
+        let addr = d.next_addr;
+        d.next_addr += size.next_multiple_of(4096).max(4096);
+        d.mem.insert(addr, size);
+        d.mem_bytes += size as u64;
+        // SAFETY: writable by the seam's contract.
+        unsafe { p.write(addr as *mut c_void) };
+        0
+    }
+
+    fn free(&self, p: *mut c_void) -> i32 {
+        let addr = p as usize;
+        if self.inject("mem_free") {
+            self.dev.lock().free_failed.insert(addr);
+            return INJECTED;
+        }
+        let mut d = self.dev.lock();
+        let Some(size) = d.mem.remove(&addr) else {
+            drop(d);
+            self.errors.lock().push(format!("mem_free of unknown or freed pointer {p:p}"));
+            return ACL_ERROR_RT_PARAM_INVALID;
+        };
+        d.free_failed.remove(&addr);
+        d.mem_bytes -= size as u64;
+        for ((t, _), q) in d.uses.remove(&addr).unwrap_or_default() {
+            if !d.is_done(t, q) {
+                d.races.push(format!("aclrtFree of {addr:#x} while position {q} of stream {t:#x} may still use it"));
+            }
+        }
+        0
     }
 }
 
@@ -163,10 +461,33 @@ unsafe extern "C" fn limits(u: *mut c_void, _ty: u32, s: *mut u32, t: *mut u32) 
     0
 }
 
+unsafe extern "C" fn event_record(u: *mut c_void, e: *mut c_void, s: *mut c_void) -> i32 {
+    fake(u).record(e, s)
+}
+unsafe extern "C" fn stream_wait_event(u: *mut c_void, s: *mut c_void, e: *mut c_void) -> i32 {
+    fake(u).wait(s, e)
+}
+unsafe extern "C" fn event_query(u: *mut c_void, e: *mut c_void, done: *mut i32) -> i32 {
+    fake(u).query(e, done)
+}
+unsafe extern "C" fn event_synchronize(u: *mut c_void, e: *mut c_void) -> i32 {
+    fake(u).synchronize(e)
+}
+unsafe extern "C" fn event_elapsed_time(u: *mut c_void, ms: *mut f32, a: *mut c_void, b: *mut c_void) -> i32 {
+    fake(u).elapsed(ms, a, b)
+}
+unsafe extern "C" fn mem_malloc(u: *mut c_void, p: *mut *mut c_void, size: usize, _policy: u32) -> i32 {
+    fake(u).malloc(p, size)
+}
+unsafe extern "C" fn mem_free(u: *mut c_void, p: *mut c_void) -> i32 {
+    fake(u).free(p)
+}
+
 /// A fresh fake (leaked: the runtime table keeps a raw pointer to it) and its runtime.
 pub fn new_fake() -> (Arc<Runtime>, &'static Fake) {
     let f: &'static Fake = Box::leak(Box::default());
     f.stream_budget.store(u64::MAX, Ordering::SeqCst);
+    f.mem_capacity.store(u64::MAX, Ordering::SeqCst);
     let mut ops = RuntimeOps::empty();
     ops.user = f as *const Fake as *mut c_void;
     ops.stream_create = Some(stream_create);
@@ -178,5 +499,12 @@ pub fn new_fake() -> (Arc<Runtime>, &'static Fake) {
     ops.notify_destroy = Some(notify_destroy);
     ops.get_rt_capability = Some(capability);
     ops.max_stream_and_task = Some(limits);
+    ops.event_record = Some(event_record);
+    ops.stream_wait_event = Some(stream_wait_event);
+    ops.event_query = Some(event_query);
+    ops.event_synchronize = Some(event_synchronize);
+    ops.event_elapsed_time = Some(event_elapsed_time);
+    ops.mem_malloc = Some(mem_malloc);
+    ops.mem_free = Some(mem_free);
     (Runtime::from_ops(&ops, RuntimeSource::Registered).expect("a complete table"), f)
 }

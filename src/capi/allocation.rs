@@ -15,6 +15,7 @@ use super::{
 };
 use crate::compile::{Allocation, Stage};
 use crate::graph::{GraphId, Model, NodeId, StreamId};
+use crate::memory::MemoryPlan;
 
 /// Which stages of the pipeline `sa_graph_allocate` runs (an `int32_t`; one of `SA_STAGE_*`).
 pub type sa_stage = i32;
@@ -62,6 +63,8 @@ pub struct sa_allocation {
     by_name: Vec<HashMap<String, NodeId>>,
     mode: CString,
     json: OnceLock<CString>,
+    /// The memory plan, made on first use (`None`: the graph gives no `out_bytes`).
+    memory: OnceLock<Option<MemoryPlan>>,
     last_error: Mutex<LastError>,
 }
 
@@ -84,6 +87,7 @@ impl sa_allocation {
             by_name,
             mode,
             json: OnceLock::new(),
+            memory: OnceLock::new(),
             last_error: Mutex::new(LastError::default()),
         }
     }
@@ -113,6 +117,10 @@ impl sa_allocation {
             };
             ApiError::new(SA_NOT_FOUND, format!("node '{node}' is not a node of {where_}"))
         })
+    }
+
+    fn memory(&self) -> Option<&MemoryPlan> {
+        self.memory.get_or_init(|| crate::memory::plan_allocation(&self.model, &self.alloc)).as_ref()
     }
 
     fn json(&self) -> &CString {
@@ -489,5 +497,102 @@ pub unsafe extern "C" fn sa_allocation_last_error_code(allocation: *const sa_all
         // SAFETY: live handle by the caller's contract.
         unsafe { allocation.as_ref() }
             .map_or(std::ptr::null(), |a| a.last_error.lock().unwrap_or_else(|p| p.into_inner()).code_ptr())
+    })
+}
+
+/// One tensor of an allocation's memory plan (allocation JSON `memory.tensors`): output
+/// `port` of node `node` of graph `graph` lives at `offset` in the arena, `bytes` long.
+/// The strings are borrowed from the allocation and valid until `sa_allocation_free`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sa_tensor {
+    /// Producing node's name.
+    pub node: *const c_char,
+    /// Its graph: `""` for the root, else the subgraph's name.
+    pub graph: *const c_char,
+    /// Output port of the node.
+    pub port: u32,
+    /// Byte offset in the arena (a multiple of 512).
+    pub offset: u64,
+    /// Bytes of the tensor (`out_bytes` of the port).
+    pub bytes: u64,
+}
+
+/// Stores in `*out` the arena bytes of the allocation's memory plan: every tensor that owns
+/// memory fits in `[0, *out)`, and tensors share bytes only when stream order and syncs
+/// order their lifetimes. `SA_NOT_FOUND` when the graph gives no `out_bytes` (no plan). The
+/// plan is made on the first memory query and kept by the allocation. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_memory_peak(allocation: *const sa_allocation, out: *mut u64) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_alloc(allocation, |a| {
+            let out = out_ptr(out, "out")?;
+            let plan = a.memory().ok_or_else(|| {
+                ApiError::new(
+                    SA_NOT_FOUND,
+                    format!("graph '{}' gives no out_bytes: the allocation has no memory plan", a.model.name),
+                )
+            })?;
+            write_out(out, plan.peak_bytes);
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*out` the number of tensors of the memory plan (0 when the graph gives no
+/// `out_bytes`): valid indexes for `sa_allocation_tensor_at` are `0 .. *out - 1`, in the
+/// order of allocation JSON `memory.tensors`. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_tensor_count(allocation: *const sa_allocation, out: *mut usize) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_alloc(allocation, |a| {
+            let out = out_ptr(out, "out")?;
+            write_out(out, a.memory().map_or(0, |p| p.tensors.len()));
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*tensor` the tensor at `index` of the memory plan. Its strings are owned by the
+/// allocation and valid until `sa_allocation_free`; the struct itself is the caller's.
+/// `SA_NOT_FOUND` if `index` is out of range. Thread-safe.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `tensor` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_tensor_at(
+    allocation: *const sa_allocation,
+    index: usize,
+    tensor: *mut sa_tensor,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_alloc(allocation, |a| {
+            let out = out_ptr(tensor, "tensor")?;
+            let list = a.memory().map_or(&[][..], |p| &p.tensors[..]);
+            let t = list.get(index).ok_or_else(|| {
+                ApiError::new(
+                    SA_NOT_FOUND,
+                    format!("tensor index {index} is out of range (the memory plan has {} tensors)", list.len()),
+                )
+            })?;
+            let node = &a.model.nodes[t.node];
+            write_out(
+                out,
+                sa_tensor {
+                    node: a.names[t.node.index()].as_ptr(),
+                    graph: a.graph_labels[node.graph.index()].as_ptr(),
+                    port: t.port,
+                    offset: t.offset,
+                    bytes: t.bytes,
+                },
+            );
+            Ok(())
+        })
     })
 }

@@ -2,7 +2,9 @@
 //!
 //! Two opaque handles on the compile side: [`sa_graph`] (a model being described, then built)
 //! and [`sa_allocation`] (the result of the pipeline on a built model); the runtime half
-//! ([`runtime`]) adds the RT2 allocators, the V1 stream pool and the device-runtime seam.
+//! ([`runtime`]) adds the RT2 allocators, the V1 stream pool and the device-runtime seam, the
+//! user-level streams and events ([`stream_ops`]) and the stream-ordered memory pool
+//! ([`mem_pool`]).
 //! Every function returns an [`sa_status`], a value that cannot fail, or a pointer that is NULL
 //! on failure; it checks every pointer it is given, writes its outputs only on success, and runs
 //! inside one panic boundary, [`ffi_boundary`], so no Rust panic ever unwinds into C. The
@@ -15,9 +17,11 @@
 
 pub mod allocation;
 pub mod graph;
+pub mod mem_pool;
 pub mod runtime;
 pub mod session;
 pub mod status;
+pub mod stream_ops;
 pub mod summary;
 
 use std::cell::RefCell;

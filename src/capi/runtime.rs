@@ -22,8 +22,13 @@ use crate::runtime::rt2::{self, ExternalAllocators, ResourceCounts, StaticCounts
 use crate::runtime::seam::{RUNTIME_OPS_ABI_VERSION, Runtime, RuntimeOps};
 use crate::runtime::{EventAllocator, NotifyAllocator, StreamAllocator};
 
-/// Version of `sa_runtime_ops` this library reads; entries are only ever appended.
-pub const SA_RUNTIME_OPS_ABI_VERSION: u32 = 1;
+/// Version of `sa_runtime_ops` this library writes in its header; entries are only ever
+/// appended. Version 2 appended `mem_malloc` … `event_elapsed_time`; a version-1 table
+/// (`abi_version` 1, `struct_size` at least `SA_RUNTIME_OPS_V1_SIZE`) is still accepted and
+/// reads as one whose version-2 entries are NULL.
+pub const SA_RUNTIME_OPS_ABI_VERSION: u32 = 2;
+/// `struct_size` of a version-1 `sa_runtime_ops` (16 entries after `user`).
+pub const SA_RUNTIME_OPS_V1_SIZE: u32 = 144;
 
 /// Where the device runtime in use came from (`sa_runtime_resolve`).
 pub type sa_runtime_source = i32;
@@ -39,7 +44,9 @@ pub const SA_RUNTIME_EXPLICIT_PATH: sa_runtime_source = 4;
 /// The device-runtime seam: a host's function table, copied at registration. Every entry
 /// returns the runtime's own error code (0 = success) and receives `user` unchanged. Stream
 /// flags are RT-encoded (`RT_STREAM_*`), event flags ACL-encoded. The six create/destroy
-/// entries are required; the query entries may be NULL. The entries may be called from any
+/// entries are required; the others may be NULL (the calls that need them then fail with
+/// `SA_NO_RUNTIME` naming the entry: the memory pool needs `mem_malloc`, `mem_free`,
+/// `event_record`, `event_query` and `event_synchronize`). The entries may be called from any
 /// thread, and until every allocator and pool created while the table was registered is freed.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -89,12 +96,28 @@ pub struct sa_runtime_ops {
     pub available_stream_num: Option<unsafe extern "C" fn(user: *mut c_void, count: *mut u32) -> i32>,
     /// `aclrtGetDevice(device_id)`.
     pub get_device: Option<unsafe extern "C" fn(user: *mut c_void, device_id: *mut i32) -> i32>,
+    /// Version 2. `aclrtMalloc(dev_ptr, size, policy)`; the library asks for policy 0
+    /// (`ACL_MEM_MALLOC_HUGE_FIRST`).
+    pub mem_malloc:
+        Option<unsafe extern "C" fn(user: *mut c_void, dev_ptr: *mut *mut c_void, size: usize, policy: u32) -> i32>,
+    /// Version 2. `aclrtFree(dev_ptr)`.
+    pub mem_free: Option<unsafe extern "C" fn(user: *mut c_void, dev_ptr: *mut c_void) -> i32>,
+    /// Version 2. `aclrtQueryEventStatus(event, status)`, normalised: writes 1 to `*complete`
+    /// when the work before the event's last record has completed (or it was never recorded),
+    /// 0 when not yet.
+    pub event_query: Option<unsafe extern "C" fn(user: *mut c_void, event: *mut c_void, complete: *mut i32) -> i32>,
+    /// Version 2. `aclrtSynchronizeEvent(event)`: blocks until the event has completed.
+    pub event_synchronize: Option<unsafe extern "C" fn(user: *mut c_void, event: *mut c_void) -> i32>,
+    /// Version 2. `aclrtEventElapsedTime(ms, start, end)`.
+    pub event_elapsed_time:
+        Option<unsafe extern "C" fn(user: *mut c_void, ms: *mut f32, start: *mut c_void, end: *mut c_void) -> i32>,
 }
 
 // The C table and the seam's table are the same record: the conversion below is field by
 // field (so a type mismatch does not compile), these asserts pin size and version.
 const _: () = assert!(std::mem::size_of::<sa_runtime_ops>() == std::mem::size_of::<RuntimeOps>());
 const _: () = assert!(SA_RUNTIME_OPS_ABI_VERSION == RUNTIME_OPS_ABI_VERSION);
+const _: () = assert!(SA_RUNTIME_OPS_V1_SIZE == crate::runtime::seam::RUNTIME_OPS_V1_SIZE);
 
 impl From<&sa_runtime_ops> for RuntimeOps {
     fn from(o: &sa_runtime_ops) -> Self {
@@ -118,6 +141,11 @@ impl From<&sa_runtime_ops> for RuntimeOps {
             max_stream_and_task: o.max_stream_and_task,
             available_stream_num: o.available_stream_num,
             get_device: o.get_device,
+            mem_malloc: o.mem_malloc,
+            mem_free: o.mem_free,
+            event_query: o.event_query,
+            event_synchronize: o.event_synchronize,
+            event_elapsed_time: o.event_elapsed_time,
         }
     }
 }
@@ -217,7 +245,7 @@ fn null(what: &str) -> ApiError {
 ///
 /// # Safety
 /// `p` is NULL or points to a live `T` that outlives `'a`.
-unsafe fn handle<'a, T>(p: *const T, what: &str) -> ApiResult<&'a T> {
+pub(super) unsafe fn handle<'a, T>(p: *const T, what: &str) -> ApiResult<&'a T> {
     // SAFETY: NULL or live, by the caller's contract.
     unsafe { p.as_ref() }.ok_or_else(|| null(what))
 }
@@ -226,7 +254,7 @@ unsafe fn handle<'a, T>(p: *const T, what: &str) -> ApiResult<&'a T> {
 ///
 /// # Safety
 /// `p` is NULL or came from `Box::into_raw` in this module and is not used afterwards.
-unsafe fn free_box<T>(p: *mut T) {
+pub(super) unsafe fn free_box<T>(p: *mut T) {
     if !p.is_null() {
         // SAFETY: from Box::into_raw in the matching `_new`, by the caller's contract.
         drop(unsafe { Box::from_raw(p) });
@@ -237,9 +265,12 @@ unsafe fn free_box<T>(p: *mut T) {
 /// runtime from now on; NULL returns to automatic resolution (`sa_runtime_resolve`). The table
 /// is copied: `ops` may be freed on return, the functions and `user` it names may not (see
 /// `sa_runtime_ops`). Allocators that already created handles keep the table they created
-/// them with. Fails with `SA_INVALID_ARGUMENT` when `struct_size` is below this version's
-/// size, `abi_version` is not `SA_RUNTIME_OPS_ABI_VERSION`, or a required entry is NULL; the
-/// previous registration then stays. Thread-safe.
+/// them with. Only the first `struct_size` bytes are read, so a version-1 table compiled
+/// against an older header (`abi_version` 1, `struct_size` = `SA_RUNTIME_OPS_V1_SIZE`) works,
+/// without the version-2 entries. Fails with `SA_INVALID_ARGUMENT` when `struct_size` is below
+/// the size of the table's `abi_version`, `abi_version` is neither 1 nor
+/// `SA_RUNTIME_OPS_ABI_VERSION`, or a required entry is NULL; the previous registration then
+/// stays. Thread-safe.
 ///
 /// # Safety
 /// `ops` is NULL or points to a readable `sa_runtime_ops` of at least `ops->struct_size` bytes.
@@ -250,17 +281,25 @@ pub unsafe extern "C" fn sa_runtime_register(ops: *const sa_runtime_ops) -> supe
             return Ok(Runtime::register(None)?);
         }
         // SAFETY: non-NULL and readable by the contract. The size is read first so a short
-        // (older or corrupt) table is refused before the whole struct is read.
+        // (corrupt) table is refused before more of it is read.
         let size = unsafe { std::ptr::addr_of!((*ops).struct_size).read_unaligned() };
-        let need = std::mem::size_of::<sa_runtime_ops>();
-        if (size as usize) < need {
+        if size < SA_RUNTIME_OPS_V1_SIZE {
             return Err(ApiError::new(
                 super::SA_INVALID_ARGUMENT,
-                format!("sa_runtime_ops.struct_size {size} is below the {need} bytes of ABI version 1"),
+                format!(
+                    "sa_runtime_ops.struct_size {size} is below the {SA_RUNTIME_OPS_V1_SIZE} bytes of ABI version 1"
+                ),
             ));
         }
-        // SAFETY: at least size_of::<sa_runtime_ops>() readable bytes.
-        let table = RuntimeOps::from(unsafe { &*ops });
+        // Copy what the host declared (at most this version's size) over an all-NULL table.
+        let mut copy = std::mem::MaybeUninit::<sa_runtime_ops>::zeroed();
+        let n = (size as usize).min(std::mem::size_of::<sa_runtime_ops>());
+        // SAFETY: `ops` has `size >= n` readable bytes; `copy` has room for `n`; all-zero bytes
+        // are a valid `sa_runtime_ops` (NULL entries), and so is any prefix of a host's table.
+        let table = unsafe {
+            std::ptr::copy_nonoverlapping(ops.cast::<u8>(), copy.as_mut_ptr().cast::<u8>(), n);
+            RuntimeOps::from(&copy.assume_init())
+        };
         Ok(Runtime::register(Some(&table))?)
     })
 }
@@ -729,6 +768,11 @@ mod tests {
             max_stream_and_task: None,
             available_stream_num: None,
             get_device: None,
+            mem_malloc: None,
+            mem_free: None,
+            event_query: None,
+            event_synchronize: None,
+            event_elapsed_time: None,
         };
         assert_eq!(unsafe { sa_runtime_register(&short) }, SA_INVALID_ARGUMENT);
         assert!(last().1.contains("struct_size 8"), "{:?}", last());

@@ -73,6 +73,10 @@ pub const SA_RUNTIME_LIMIT: sa_status = 4001;
 pub const SA_DEVICE_ERROR: sa_status = 4002;
 /// `SA4003`: a device handle (stream) was not created by the pool or allocator it was given to.
 pub const SA_UNKNOWN_HANDLE: sa_status = 4003;
+/// `SA4004`: device memory ran out: `sa_mem_pool_alloc` synchronised the pool's pending events,
+/// released their blocks, returned its cached blocks to the device and retried once; the
+/// message names the size, the stream and each step.
+pub const SA_OUT_OF_MEMORY: sa_status = 4004;
 
 /// `E10001` (GE): an option has an invalid value.
 pub const SA_INVALID_OPTION: sa_status = 10001;
@@ -121,6 +125,8 @@ pub(crate) fn status_of_runtime(kind: RtErrorKind) -> sa_status {
         RtErrorKind::UnknownHandle => SA_UNKNOWN_HANDLE,
         RtErrorKind::Invalid => SA_INVALID_ARGUMENT,
         RtErrorKind::Null => SA_NULL_POINTER,
+        RtErrorKind::State => SA_INVALID_STATE,
+        RtErrorKind::OutOfMemory => SA_OUT_OF_MEMORY,
     }
 }
 
@@ -153,6 +159,7 @@ pub(crate) fn describe(status: sa_status) -> Option<(&'static str, &'static str)
         SA_RUNTIME_LIMIT => ("SA_RUNTIME_LIMIT: a runtime count limit was exceeded\0", "SA4001\0"),
         SA_DEVICE_ERROR => ("SA_DEVICE_ERROR: the device runtime returned an error\0", "SA4002\0"),
         SA_UNKNOWN_HANDLE => ("SA_UNKNOWN_HANDLE: a device handle was not created here\0", "SA4003\0"),
+        SA_OUT_OF_MEMORY => ("SA_OUT_OF_MEMORY: device memory ran out after synchronising and one retry\0", "SA4004\0"),
         SA_INVALID_OPTION => ("SA_INVALID_OPTION: an option has an invalid value\0", "E10001\0"),
         SA_INVALID_HCOM_PARALLEL => ("SA_INVALID_HCOM_PARALLEL: ge.hcomParallel is not 0 or 1\0", "E10006\0"),
         SA_SINGLE_STREAM_LABEL => ("SA_SINGLE_STREAM_LABEL: single-stream mode meets a stream label\0", "E10055\0"),
@@ -231,6 +238,8 @@ mod tests {
             RtErrorKind::UnknownHandle,
             RtErrorKind::Invalid,
             RtErrorKind::Null,
+            RtErrorKind::State,
+            RtErrorKind::OutOfMemory,
         ] {
             let s = status_of_runtime(k);
             assert_eq!(code_of(s), format!("SA{s}"), "{k:?}");

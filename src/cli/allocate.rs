@@ -85,6 +85,7 @@ Options (--option KEY=VALUE; GE's option names are accepted too):
   event_reuse=lifetime                  reuse sync ids whose lifetimes do not overlap
   verify=true|false                     run the checker on the result; `allocate` reports it
                                         (summary line, `verify` object in the JSON)
+  max_memory=BYTES[K|M|G]               policy=auto rejects candidates whose memory plan needs more
 An unknown option name is bad usage (exit 2, with the closest name as a tip); an invalid value
 of a known option is GE's error E10001 naming the option and the value (exit 1).
 
@@ -192,7 +193,7 @@ fn nodes_per_stream_lines(per: &[usize], unassigned: usize) -> String {
 
 /// The policy report on one line: scalars as they are, lists and objects by their size (the
 /// JSON output has them whole).
-fn policy_line(report: &PolicyReport) -> String {
+pub fn policy_line(report: &PolicyReport) -> String {
     use serde_json::Value;
     let mut parts = vec![report.name.clone()];
     for (k, v) in &report.details {
@@ -328,7 +329,10 @@ mod tests {
         assert!(s.lines().count() <= 3 && s.lines().all(|l| l.len() < 160), "{s}");
         assert!(s.contains("200 streams, min 0, median 1, max 162 (no stream: 325)"), "{s}");
         assert!(s.contains("largest: 30:162 16:110 7:12 0:1"), "{s}");
-        assert!(s.contains("streams by size: 1 of 0 nodes, 196 of 1 node, 1 of 10-99 nodes, 2 of 100-999 nodes"), "{s}");
+        assert!(
+            s.contains("streams by size: 1 of 0 nodes, 196 of 1 node, 1 of 10-99 nodes, 2 of 100-999 nodes"),
+            "{s}"
+        );
         assert_eq!(nodes_per_stream_lines(&[2, 451], 3), "  nodes per stream: 0:2 1:451 (no stream: 3)\n");
     }
 }

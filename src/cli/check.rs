@@ -78,7 +78,10 @@ pub fn run(args: CheckArgs) -> i32 {
         Some(m) => {
             let message = format!("{}: {m}", args.allocation.display());
             let violation = verify::Violation { rule: 0, message: message.clone() };
-            (verify::Report { graph: model.name.clone(), violations: vec![violation], ..Default::default() }, Some(message))
+            (
+                verify::Report { graph: model.name.clone(), violations: vec![violation], ..Default::default() },
+                Some(message),
+            )
         }
         None => (verify::check(&model, &doc), None),
     };

@@ -53,6 +53,8 @@ struct Row {
     makespan: f64,
     lower_bound: f64,
     ratio: f64,
+    /// Arena bytes of the memory plan; `None` when the graph gives no `out_bytes`.
+    peak: Option<u64>,
 }
 
 fn graphs(path: &Path) -> Result<Vec<PathBuf>, String> {
@@ -100,6 +102,7 @@ fn row(path: &PathBuf, options: &[String], policy: &str, cfg: &SimConfig) -> Res
         makespan: sim.makespan_us,
         lower_bound: sim.lower_bound_us,
         ratio: sim.ratio(),
+        peak: stream_alloc::memory::plan_allocation(model, &alloc).map(|p| p.peak_bytes),
     })
 }
 
@@ -110,16 +113,23 @@ fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
 
 fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
     let opt = |x: Option<usize>| x.map_or_else(|| "-".to_string(), |v| v.to_string());
+    // Peak memory is a column only when some graph gives sizes, so other tables stay as they were.
+    let mem = rows.iter().any(|r| r.peak.is_some());
+    let peak = |r: &Row| if mem { r.peak.map_or_else(|| "-".to_string(), |p| p.to_string()) } else { String::new() };
     match format {
         TableFormat::Json => {
             let v: Vec<Value> = rows
                 .iter()
                 .map(|r| {
-                    json!({
+                    let mut v = json!({
                         "graph": r.graph, "policy": r.policy, "chosen": r.chosen, "streams": r.streams,
                         "syncs": r.syncs, "min_syncs": r.min_syncs, "makespan_us": round3(r.makespan),
                         "lower_bound_us": round3(r.lower_bound), "ratio": round3(r.ratio),
-                    })
+                    });
+                    if let Some(p) = r.peak {
+                        v["peak_bytes"] = json!(p);
+                    }
+                    v
                 })
                 .collect();
             let mut s = serde_json::to_string_pretty(&Value::Array(v)).expect("JSON values always serialise");
@@ -127,10 +137,11 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
             s
         }
         TableFormat::Csv => {
-            let mut s = String::from("graph,policy,chosen,streams,syncs,min_syncs,makespan_us,lower_bound_us,ratio\n");
+            let mut s = String::from("graph,policy,chosen,streams,syncs,min_syncs,makespan_us,lower_bound_us,ratio");
+            s.push_str(if mem { ",peak_bytes\n" } else { "\n" });
             for r in rows {
                 s.push_str(&format!(
-                    "{},{},{},{},{},{},{:.3},{:.3},{:.3}\n",
+                    "{},{},{},{},{},{},{:.3},{:.3},{:.3}{}{}\n",
                     r.graph,
                     r.policy,
                     r.chosen,
@@ -139,20 +150,24 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                     opt(r.min_syncs),
                     r.makespan,
                     r.lower_bound,
-                    r.ratio
+                    r.ratio,
+                    if mem { "," } else { "" },
+                    peak(r)
                 ));
             }
             s
         }
         TableFormat::Markdown => {
-            let mut s = String::from(
-                "| graph | policy | streams | syncs | min syncs | makespan us | lower bound us | makespan / bound |\n|---|---|---:|---:|---:|---:|---:|---:|\n",
-            );
+            let mut s = String::from(if mem {
+                "| graph | policy | streams | syncs | min syncs | makespan us | lower bound us | makespan / bound | peak bytes |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
+            } else {
+                "| graph | policy | streams | syncs | min syncs | makespan us | lower bound us | makespan / bound |\n|---|---|---:|---:|---:|---:|---:|---:|\n"
+            });
             for r in rows {
                 let policy =
                     if r.chosen.is_empty() { r.policy.clone() } else { format!("{} → {}", r.policy, r.chosen) };
                 s.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} |\n",
+                    "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} |{}\n",
                     r.graph,
                     policy,
                     r.streams,
@@ -160,7 +175,8 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                     opt(r.min_syncs),
                     r.makespan,
                     r.lower_bound,
-                    r.ratio
+                    r.ratio,
+                    if mem { format!(" {} |", peak(r)) } else { String::new() }
                 ));
             }
             s.push_str("\n| policy | geometric mean of makespan / bound |\n|---|---:|\n");

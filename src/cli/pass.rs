@@ -13,7 +13,7 @@ use stream_alloc::compile::{Allocation, Mode, passes};
 /// by_dependency) in order and write allocation JSON (stage logical). Pre-assigned node
 /// `stream` ids are the starting streams; the file's `partition` is used when present.
 #[derive(Args, Debug)]
-#[command(after_help = PASSES_HELP)]
+#[command(after_help = passes::help_text())]
 pub struct PassArgs {
     /// Comma-separated pass names, run in this order.
     pub passes: String,
@@ -26,16 +26,6 @@ pub struct PassArgs {
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
 }
-
-const PASSES_HELP: &str = "\
-Passes (GE name / module name), GE's multi-stream chain order:
-  UpdateForMdeGroupPass / mde_group, AssignByLabelPass / by_label,
-  IndependentStreamPass / independent_stream, AssignByDependencyPass / by_dependency,
-  NodeStreamUpdatePass / node_stream_update, UpdateForParallelGroupPass / parallel_group,
-  AllReduceParallelPass / all_reduce_parallel, UpdateForSkippedEnginePass / skipped_engine,
-  OptimizeIneffectiveMultiStreamPass / ineffective_multi_stream, MiniDAGStreamPass / path_cover,
-  RefreshContinuousStreams / refresh_continuous, AssignAttachedStreamPass / attached_stream;
-  single-stream chain: SingleStreamPass / single_stream.";
 
 pub fn run(args: PassArgs) -> i32 {
     let result = passes::parse_list(&args.passes).and_then(|list| {

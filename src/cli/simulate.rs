@@ -34,6 +34,13 @@ pub struct SimulateArgs {
     pub json: bool,
 }
 
+/// The memory plan's peak and the simulated schedule's most live bytes (its lower bound), when
+/// the graph gives `out_bytes`.
+fn memory(model: &Model, alloc: &Allocation, sim: &SimResult) -> Option<serde_json::Value> {
+    let plan = stream_alloc::memory::plan_allocation(model, alloc)?;
+    Some(json!({"peak_bytes": plan.peak_bytes, "max_live_bytes": stream_alloc::memory::max_live_bytes(model, sim)}))
+}
+
 fn text(model: &Model, alloc: &Allocation, sim: &SimResult, report: &Option<policy::PolicyReport>) -> String {
     let mut s = format!(
         "{}: policy {}, {} streams, {} syncs\n  makespan {:.3} us, lower bound {:.3} us (critical path {:.3}, work/units {:.3}), ratio {:.3}\n  single stream {:.3} us, utilisation {:.1} %\n",
@@ -49,10 +56,16 @@ fn text(model: &Model, alloc: &Allocation, sim: &SimResult, report: &Option<poli
         sim.single_stream_us,
         sim.utilisation * 100.0
     );
+    if let Some(m) = memory(model, alloc, sim) {
+        s.push_str(&format!(
+            "  memory: plan peak {} bytes, at most {} bytes live at once in this schedule\n",
+            m["peak_bytes"], m["max_live_bytes"]
+        ));
+    }
     if let Some(r) = report
         && !r.details.is_empty()
     {
-        s.push_str(&format!("  policy: {}\n", serde_json::Value::Object(r.details.clone())));
+        s.push_str(&super::allocate::policy_line(r));
     }
     s
 }
@@ -83,6 +96,9 @@ pub fn run(args: SimulateArgs) -> i32 {
         let mut doc = sim.to_json();
         doc["graph"] = json!(model.name);
         doc["policy"] = report.map_or_else(|| json!({"name": "ge"}), |r| r.to_json());
+        if let Some(m) = memory(&model, &alloc, &sim) {
+            doc["memory"] = m;
+        }
         let mut t = serde_json::to_string_pretty(&doc).expect("JSON values always serialise");
         t.push('\n');
         t

@@ -357,7 +357,7 @@ impl Allocation {
             .collect();
         let split: Map<String, Value> =
             self.split_to_logic.iter().enumerate().map(|(p, l)| (p.to_string(), json!(l.0))).collect();
-        json!({
+        let mut doc = json!({
             "format": ALLOCATION_FORMAT,
             "version": ALLOCATION_VERSION,
             "graph": model.name,
@@ -380,7 +380,9 @@ impl Allocation {
             "split_events": split_events,
             "activations": activations,
             "attached": attached,
-        })
+        });
+        crate::memory::add_json_section(model, self, &mut doc);
+        doc
     }
 
     /// Pretty allocation JSON text, newline-terminated. Byte-identical for identical results.

@@ -33,8 +33,8 @@ use policy::PolicyReport;
 pub fn logical_stage(model: &Model, options: &Options) -> Result<(Allocation, Option<PolicyReport>)> {
     let mode = Mode::of(model, options);
     let (logical, report) = match mode {
-        Mode::StaticSingle => (logical::assign_single_stream(model, options)?, None),
-        Mode::StaticMulti => (logical::assign_multi_stream(model, options)?, None),
+        Mode::StaticSingle => (passes::assign_single_stream(model, options)?, None),
+        Mode::StaticMulti => (passes::assign_multi_stream(model, options)?, None),
         Mode::DynamicSingle | Mode::DynamicMulti => (dynamic::assign(model, options)?, None),
         Mode::Policy(p) => {
             let (logical, report) = policy::assign(model, options, p)?;

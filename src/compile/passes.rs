@@ -7,13 +7,19 @@
 //! which is GE's `DoAssign` order (a nested graph sees its parent node's final stream). A
 //! [`PassKind::Model`] pass runs once over the whole model.
 //!
+//! GE's two chains are slices of the registry ([`MULTI_STREAM_CHAIN`], [`SINGLE_STREAM_CHAIN`]):
+//! the pipeline runs them through [`run`], the same runner `stream-alloc pass` uses, and
+//! `pass --help` and `docs/passes.md` are written from the registry ([`help_text`],
+//! [`markdown`]).
+//!
 //! Adding a pass: write `fn(&mut PassContext<'_>, GraphId) -> Result<()>` (per graph) or
 //! `fn(&mut PassContext<'_>) -> Result<()>` (whole model), and add one [`PassEntry`] to
 //! [`PASSES`]. State a later stage needs goes into a new field of [`PassContext`].
 
-use crate::compile::logical::{self, LogicalState};
+use crate::compile::logical::{self, LogicalResult, LogicalState, cv_parallel};
 use crate::error::Result;
-use crate::graph::{GraphId, Model, Options};
+use crate::graph::partition::Partition;
+use crate::graph::{AutoMultistreamMode, GraphId, Model, Options};
 use crate::{bail, err};
 
 /// What the passes read and write.
@@ -149,6 +155,95 @@ pub static PASSES: &[PassEntry] = &[
         summary: "attached streams, numbered after the main streams",
     },
 ];
+
+/// GE's multi-stream chain (`LogicalStreamAllocator::Assign`, ge-compiler.md §4.1): the
+/// `DoAssign` passes on the root, then on every nested graph in `all_graphs()` order with one
+/// shared `next_stream`; the auto multi-stream custom pass (MiniDAG path cover) when a DAG
+/// mode is set; `RefreshContinuousStreams`; then attached streams numbered after the main ones.
+pub const MULTI_STREAM_CHAIN: &[&str] = &[
+    "UpdateForMdeGroupPass",
+    "AssignByLabelPass",
+    "IndependentStreamPass",
+    "AssignByDependencyPass",
+    "NodeStreamUpdatePass",
+    "UpdateForParallelGroupPass",
+    "AllReduceParallelPass",
+    "UpdateForSkippedEnginePass",
+    "OptimizeIneffectiveMultiStreamPass",
+    "MiniDAGStreamPass",
+    "RefreshContinuousStreams",
+    "AssignAttachedStreamPass",
+];
+
+/// GE's single-stream chain (`enable_single_stream`): `SingleStreamPass` →
+/// `NodeStreamUpdatePass` → `UpdateForSkippedEnginePass` on every graph, then
+/// `RefreshContinuousStreams` and `AssignAttachedStreamPass`, as GE's `Assign` does for both.
+pub const SINGLE_STREAM_CHAIN: &[&str] = &[
+    "SingleStreamPass",
+    "NodeStreamUpdatePass",
+    "UpdateForSkippedEnginePass",
+    "RefreshContinuousStreams",
+    "AssignAttachedStreamPass",
+];
+
+/// The registry entries of a chain.
+pub fn chain(names: &[&str]) -> Vec<&'static PassEntry> {
+    names.iter().map(|n| lookup(n).unwrap_or_else(|| panic!("chain names unregistered pass {n}"))).collect()
+}
+
+/// Runs GE's single-stream chain on a fresh state.
+pub fn assign_single_stream(model: &Model, options: &Options) -> Result<LogicalResult> {
+    let mut ctx = PassContext { logical: LogicalState::new(model, options, Partition::of_model(model)) };
+    run(&mut ctx, &chain(SINGLE_STREAM_CHAIN))?;
+    Ok(ctx.logical.finish())
+}
+
+/// Runs GE's multi-stream chain on a fresh state. The `cv` mode (and any node already
+/// carrying `_enable_cv_parallel`) re-partitions with the marked vector nodes on
+/// `VectorEngine` first, as GE's second partitioning does.
+pub fn assign_multi_stream(model: &Model, options: &Options) -> Result<LogicalResult> {
+    let mode = model.auto_multistream_mode(options)?;
+    let marked = cv_parallel::marked_nodes(model, mode == AutoMultistreamMode::Cv);
+    let run_on = |model: &Model| {
+        let mut ctx = PassContext { logical: LogicalState::new(model, options, Partition::of_model(model)) };
+        run(&mut ctx, &chain(MULTI_STREAM_CHAIN))?;
+        Ok(ctx.logical.finish())
+    };
+    if marked.is_empty() {
+        return run_on(model);
+    }
+    run_on(&cv_parallel::with_vector_engine(model, &marked)?)
+}
+
+/// The `pass --help` list: every pass by GE name and module name, and the two chains.
+pub fn help_text() -> String {
+    let mut s = String::from("Passes (GE name / module name: what it does):\n");
+    for p in PASSES {
+        s.push_str(&format!("  {} / {}: {}\n", p.ge_name, p.name, p.summary));
+    }
+    s.push_str(&format!("GE's multi-stream chain: {}\n", MULTI_STREAM_CHAIN.join(", ")));
+    s.push_str(&format!("GE's single-stream chain: {}", SINGLE_STREAM_CHAIN.join(", ")));
+    s
+}
+
+/// `docs/passes.md`, written from the registry (a test keeps the checked-in page current).
+pub fn markdown() -> String {
+    let mut s = String::from(
+        "# Logical passes\n\nGenerated from the pass registry (`src/compile/passes.rs`); `stream-alloc pass NAMES \
+         GRAPH` runs any of them, in the order named, on the streams the graph gives.\n\n\
+         | GE name | module | kind | what it does |\n|---|---|---|---|\n",
+    );
+    for p in PASSES {
+        let kind = match p.kind {
+            PassKind::Graph(_) => "per graph",
+            PassKind::Model(_) => "whole model",
+        };
+        s.push_str(&format!("| `{}` | `{}` | {kind} | {} |\n", p.ge_name, p.name, p.summary));
+    }
+    s.push_str(&format!("\nGE's multi-stream chain: {}.\n", MULTI_STREAM_CHAIN.join(" → ")));
+    s.push_str(&format!("\nGE's single-stream chain: {}.\n", SINGLE_STREAM_CHAIN.join(" → ")));
+    s
+}
 
 /// Finds a pass by GE name or module name.
 pub fn lookup(name: &str) -> Option<&'static PassEntry> {

@@ -185,6 +185,8 @@ pub struct Options {
     pub event_reuse_lifetime: bool,
     /// Run the checker on the result.
     pub verify: bool,
+    /// `max_memory`: arena bytes a `policy=auto` candidate may need at most.
+    pub max_memory: Option<u64>,
 }
 
 /// Every key [`Options::set`] accepts, for help texts and error messages.
@@ -204,6 +206,7 @@ pub const OPTION_KEYS: &[&str] = &[
     "compat",
     "event_reuse",
     "verify",
+    "max_memory",
 ];
 
 /// GE's option names, accepted as synonyms of ours.
@@ -253,6 +256,39 @@ fn parse_count(key: &str, v: &Value) -> Result<u32> {
         Some(n) if n >= 1 && n <= u64::from(u32::MAX) => Ok(n as u32),
         _ => Err(invalid(key, &value_text(v), "expected an integer >= 1")),
     }
+}
+
+/// Bytes as GE's memory-size options take them (`ge.graphMemoryMaxSize`): a decimal integer
+/// >= 1, here also with a binary suffix `K`, `M` or `G` (KiB, MiB, GiB) for convenience.
+fn parse_bytes(key: &str, v: &Value) -> Result<u64> {
+    let bad = || invalid(key, &value_text(v), "expected a byte count >= 1, optionally with K, M or G (KiB, MiB, GiB)");
+    let n = match v {
+        Value::Number(n) => n.as_u64().ok_or_else(bad)?,
+        Value::String(s) => {
+            let s = s.trim();
+            let (digits, shift) = match s.strip_suffix(['K', 'M', 'G']) {
+                Some(d) => (
+                    d,
+                    match s.as_bytes()[s.len() - 1] {
+                        b'K' => 10,
+                        b'M' => 20,
+                        _ => 30,
+                    },
+                ),
+                None => (s, 0),
+            };
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            let n: u64 = digits.parse().map_err(|_| bad())?;
+            n.checked_mul(1u64 << shift).ok_or_else(bad)?
+        }
+        _ => return Err(bad()),
+    };
+    if n == 0 {
+        return Err(bad());
+    }
+    Ok(n)
 }
 
 fn parse_string<'a>(key: &str, v: &'a Value) -> Result<&'a str> {
@@ -332,6 +368,7 @@ impl Options {
                 }
             }
             "verify" => self.verify = parse_bool(key, value)?,
+            "max_memory" => self.max_memory = Some(parse_bytes(key, value)?),
             _ => unreachable!("every canonical key is handled"),
         }
         Ok(())
@@ -421,6 +458,25 @@ mod tests {
         assert!(o.set_str("event", "signal").is_err());
         assert!(o.set_str("max_task_count", "0").is_err());
         assert!(o.set_str("policy", "budget:0").is_err());
+        for bad in ["0", "-1", "1.5", "12T", "K", "", "99999999999999999999", "1 M"] {
+            let e = o.set_str("max_memory", bad).unwrap_err();
+            assert_eq!(e.code(), "E10001", "{bad}");
+            assert!(e.message.contains("max_memory"), "{e}");
+        }
+        assert!(o.set("max_memory", &json!(-5)).is_err());
+    }
+
+    #[test]
+    fn max_memory_takes_bytes() {
+        let mut o = Options::default();
+        o.set_str("max_memory", "1048576").unwrap();
+        assert_eq!(o.max_memory, Some(1 << 20));
+        o.set_str("max_memory", "3M").unwrap();
+        assert_eq!(o.max_memory, Some(3 << 20));
+        o.set_str("max_memory", "2G").unwrap();
+        assert_eq!(o.max_memory, Some(2 << 30));
+        o.set("max_memory", &json!(512)).unwrap();
+        assert_eq!(o.max_memory, Some(512));
     }
 
     #[test]

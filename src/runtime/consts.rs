@@ -36,6 +36,9 @@ pub const ACL_STREAM_DEVICE_USE_ONLY: u32 = 0x20;
 pub const ACL_EVENT_SYNC: u32 = 0x01;
 pub const ACL_NOTIFY_DEFAULT: u64 = 0;
 
+/// `aclrtMemMallocPolicy::ACL_MEM_MALLOC_HUGE_FIRST`, the policy the memory pool asks for.
+pub const ACL_MEM_MALLOC_HUGE_FIRST: u32 = 0;
+
 /// Stream types of `rtGetMaxStreamAndTask`.
 pub const RT_NORMAL_STREAM: u32 = 0x00;
 pub const RT_HUGE_STREAM: u32 = 0x01;
@@ -58,6 +61,8 @@ pub const ACL_ERROR_RT_NO_STREAM_RESOURCE: i32 = 207008;
 pub const ACL_ERROR_RT_NO_NOTIFY_RESOURCE: i32 = 207009;
 pub const ACL_ERROR_RT_OVER_LIMIT: i32 = 207012;
 pub const ACL_ERROR_RT_STREAM_TASK_FULL: i32 = 507002;
+/// `aclrtMalloc` found no device memory (`rt_error_codes.h`; not in the reference's table).
+pub const ACL_ERROR_RT_MEMORY_ALLOCATION: i32 = 207001;
 
 /// RT flags → ACL flags for `aclrtCreateStreamWithConfig`; `Err(bits)` names the RT bits that
 /// have no ACL equivalent (FORCE_COPY, OVERFLOW, FORBIDDEN_DEFAULT, HEAD, DQS_*, ...).

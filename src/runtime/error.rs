@@ -19,6 +19,12 @@ pub enum RtErrorKind {
     UnknownHandle,
     /// A required pointer was null.
     Null,
+    /// The call does not fit the object's state (a block freed twice, a stream key reused with
+    /// other flags).
+    State,
+    /// Device memory ran out after the memory pool synchronised its pending events, released
+    /// their blocks and retried once.
+    OutOfMemory,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! Runtime half: the RT2 stream/event/notify allocators (`gert::StreamAllocator` and siblings),
-//! the V1 stream pool (`ge::ReusableStreamAllocator`), the RT2 resource counts, and the
-//! device-runtime seam they all call through.
+//! the V1 stream pool (`ge::ReusableStreamAllocator`), the RT2 resource counts, the user-level
+//! streams and events with MindSpore's stream-ordered memory pool ([`stream_ops`],
+//! [`mem_pool`]), and the device-runtime seam they all call through.
 //!
 //! Nothing here links a vendor library: the device runtime is a registered C function table or
 //! the Ascend runtime's own symbols, found at run time ([`seam`]). No device call happens from a
@@ -11,15 +12,19 @@
 pub mod allocators;
 pub mod consts;
 pub mod error;
+pub mod mem_pool;
 pub mod pool;
 pub mod rt2;
 pub mod seam;
+pub mod stream_ops;
 
 pub use allocators::{EventAllocator, NotifyAllocator, StreamAllocator, VecHeader};
 pub use error::{RtError, RtErrorKind, RtResult};
+pub use mem_pool::{MemPool, MemPoolStats};
 pub use pool::{PoolOptions, PoolStats, ReusableStreamPool};
 pub use rt2::{ExternalAllocators, Occupied, ResourceCounts, StaticCounts, occupy};
 pub use seam::{Runtime, RuntimeOps, RuntimeSource};
+pub use stream_ops::StreamContext;
 
 /// GE's split-time device queries (`SplitStreamAndRefreshTaskDef`): tasks per normal and huge
 /// stream (`rtGetMaxStreamAndTask`) and the unlimited-depth capability (`rtGetRtCapability`).

@@ -19,8 +19,13 @@ use parking_lot::{Mutex, RwLock};
 use super::consts::*;
 use super::error::{RtError, RtErrorKind, RtResult};
 
-/// Version of [`RuntimeOps`]; bumped only when entries are appended.
-pub const RUNTIME_OPS_ABI_VERSION: u32 = 1;
+/// Version of [`RuntimeOps`]; bumped only when entries are appended. Version 2 appended the
+/// memory and event-completion entries (`mem_malloc` …); version-1 tables are still accepted,
+/// with those entries absent.
+pub const RUNTIME_OPS_ABI_VERSION: u32 = 2;
+
+/// `struct_size` of a version-1 table: everything before the first version-2 entry.
+pub const RUNTIME_OPS_V1_SIZE: u32 = std::mem::offset_of!(RuntimeOps, mem_malloc) as u32;
 
 type Ptr = *mut c_void;
 
@@ -60,10 +65,22 @@ pub struct RuntimeOps {
     pub max_stream_and_task: Option<unsafe extern "C" fn(Ptr, u32, *mut u32, *mut u32) -> i32>,
     pub available_stream_num: Option<unsafe extern "C" fn(Ptr, *mut u32) -> i32>,
     pub get_device: Option<unsafe extern "C" fn(Ptr, *mut i32) -> i32>,
+    // ---- ABI version 2: device memory and event completion (all optional) ----
+    /// `aclrtMalloc(dev_ptr, size, policy)`.
+    pub mem_malloc: Option<unsafe extern "C" fn(Ptr, *mut Ptr, usize, u32) -> i32>,
+    /// `aclrtFree(dev_ptr)`.
+    pub mem_free: Option<unsafe extern "C" fn(Ptr, Ptr) -> i32>,
+    /// `aclrtQueryEventStatus(event, status)`, normalised: writes 1 when the work before the
+    /// event's last record has completed (or it was never recorded), 0 when not yet.
+    pub event_query: Option<unsafe extern "C" fn(Ptr, Ptr, *mut i32) -> i32>,
+    /// `aclrtSynchronizeEvent(event)`: blocks the host until the event has completed.
+    pub event_synchronize: Option<unsafe extern "C" fn(Ptr, Ptr) -> i32>,
+    /// `aclrtEventElapsedTime(ms, start, end)`.
+    pub event_elapsed_time: Option<unsafe extern "C" fn(Ptr, *mut f32, Ptr, Ptr) -> i32>,
 }
 
 impl RuntimeOps {
-    /// An empty version-1 table, for hosts filling entries one by one.
+    /// An empty table of the current version, for hosts filling entries one by one.
     pub fn empty() -> Self {
         RuntimeOps {
             struct_size: std::mem::size_of::<RuntimeOps>() as u32,
@@ -85,6 +102,11 @@ impl RuntimeOps {
             max_stream_and_task: None,
             available_stream_num: None,
             get_device: None,
+            mem_malloc: None,
+            mem_free: None,
+            event_query: None,
+            event_synchronize: None,
+            event_elapsed_time: None,
         }
     }
 }
@@ -130,21 +152,36 @@ fn check(call: &str, code: i32) -> RtResult<()> {
 // runtime and never dereferences them.
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 impl Runtime {
-    /// Validates a host table: size and version first, then the six lifetime entries
-    /// (create/destroy of streams, events and notifies); query entries are optional.
+    /// Validates a host table: version and size first (a version-1 table needs only the
+    /// version-1 size, and its version-2 entries are ignored), then the six lifetime entries
+    /// (create/destroy of streams, events and notifies); the other entries are optional.
     pub fn from_ops(ops: &RuntimeOps, source: RuntimeSource) -> RtResult<Arc<Runtime>> {
-        let need = std::mem::size_of::<RuntimeOps>() as u32;
+        let need = match ops.abi_version {
+            1 => RUNTIME_OPS_V1_SIZE,
+            RUNTIME_OPS_ABI_VERSION => std::mem::size_of::<RuntimeOps>() as u32,
+            v => {
+                return Err(RtError::new(
+                    RtErrorKind::Invalid,
+                    format!("runtime table abi_version {v} is not 1 or {RUNTIME_OPS_ABI_VERSION}"),
+                ));
+            }
+        };
         if ops.struct_size < need {
             return Err(RtError::new(
                 RtErrorKind::Invalid,
-                format!("runtime table struct_size {} is below the {need} bytes of ABI version 1", ops.struct_size),
+                format!(
+                    "runtime table struct_size {} is below the {need} bytes of ABI version {}",
+                    ops.struct_size, ops.abi_version
+                ),
             ));
         }
-        if ops.abi_version != RUNTIME_OPS_ABI_VERSION {
-            return Err(RtError::new(
-                RtErrorKind::Invalid,
-                format!("runtime table abi_version {} is not {RUNTIME_OPS_ABI_VERSION}", ops.abi_version),
-            ));
+        let mut ops = *ops;
+        if ops.abi_version == 1 {
+            ops.mem_malloc = None;
+            ops.mem_free = None;
+            ops.event_query = None;
+            ops.event_synchronize = None;
+            ops.event_elapsed_time = None;
         }
         let required = [
             ("stream_create", ops.stream_create.is_some()),
@@ -157,7 +194,7 @@ impl Runtime {
         if let Some((name, _)) = required.iter().find(|(_, ok)| !ok) {
             return Err(RtError::new(RtErrorKind::Invalid, format!("runtime table entry `{name}` is null")));
         }
-        Ok(Arc::new(Runtime { ops: *ops, source }))
+        Ok(Arc::new(Runtime { ops, source }))
     }
 
     /// Registers a host table for every allocator created from now on; `None` returns to
@@ -185,6 +222,11 @@ impl Runtime {
 
     pub fn source(&self) -> RuntimeSource {
         self.source
+    }
+
+    /// A copy of the table in use (a version-1 table reads with its version-2 entries NULL).
+    pub fn ops(&self) -> RuntimeOps {
+        self.ops
     }
 
     pub fn stream_create(&self, priority: i32, rt_flags: u32) -> RtResult<Ptr> {
@@ -278,6 +320,49 @@ impl Runtime {
         check("notify wait", unsafe { f(self.ops.user, notify, stream, timeout_ms) })
     }
 
+    /// `aclrtMalloc` with `ACL_MEM_MALLOC_HUGE_FIRST`: `size` bytes of device memory.
+    pub fn mem_malloc(&self, size: usize) -> RtResult<Ptr> {
+        let f = self.ops.mem_malloc.ok_or_else(|| missing("mem_malloc"))?;
+        let mut p: Ptr = std::ptr::null_mut();
+        // SAFETY: as above; `p` is a valid out pointer.
+        check("aclrtMalloc", unsafe { f(self.ops.user, &mut p, size, ACL_MEM_MALLOC_HUGE_FIRST) })?;
+        if p.is_null() {
+            return Err(RtError::new(RtErrorKind::Device, "aclrtMalloc returned success and a null pointer"));
+        }
+        Ok(p)
+    }
+
+    pub fn mem_free(&self, ptr: Ptr) -> RtResult<()> {
+        let f = self.ops.mem_free.ok_or_else(|| missing("mem_free"))?;
+        // SAFETY: as above; the pointer came from `mem_malloc` of this table.
+        check("aclrtFree", unsafe { f(self.ops.user, ptr) })
+    }
+
+    /// Whether the work before the event's last record has completed (a never-recorded event
+    /// counts as completed, as in ACL).
+    pub fn event_query(&self, event: Ptr) -> RtResult<bool> {
+        let f = self.ops.event_query.ok_or_else(|| missing("event_query"))?;
+        let mut done = 0;
+        // SAFETY: as above.
+        check("aclrtQueryEventStatus", unsafe { f(self.ops.user, event, &mut done) })?;
+        Ok(done != 0)
+    }
+
+    pub fn event_synchronize(&self, event: Ptr) -> RtResult<()> {
+        let f = self.ops.event_synchronize.ok_or_else(|| missing("event_synchronize"))?;
+        // SAFETY: as above.
+        check("aclrtSynchronizeEvent", unsafe { f(self.ops.user, event) })
+    }
+
+    /// Milliseconds from `start`'s completion to `end`'s.
+    pub fn event_elapsed_time(&self, start: Ptr, end: Ptr) -> RtResult<f32> {
+        let f = self.ops.event_elapsed_time.ok_or_else(|| missing("event_elapsed_time"))?;
+        let mut ms = 0f32;
+        // SAFETY: as above; `ms` is a valid out pointer.
+        check("aclrtEventElapsedTime", unsafe { f(self.ops.user, &mut ms, start, end) })?;
+        Ok(ms)
+    }
+
     pub fn rt_capability(&self, feature: i32, info: i32) -> RtResult<i64> {
         let f = self.ops.get_rt_capability.ok_or_else(|| missing("get_rt_capability"))?;
         let mut v = 0i64;
@@ -350,6 +435,9 @@ mod ascend {
     type MaxStreamTask = unsafe extern "C" fn(u32, *mut u32, *mut u32) -> i32;
     type OutU32 = unsafe extern "C" fn(*mut u32) -> i32;
     type OutI32 = unsafe extern "C" fn(*mut i32) -> i32;
+    type Malloc = unsafe extern "C" fn(*mut Ptr, usize, u32) -> i32;
+    type QueryStatus = unsafe extern "C" fn(Ptr, *mut i32) -> i32;
+    type Elapsed = unsafe extern "C" fn(*mut f32, Ptr, Ptr) -> i32;
 
     /// Library names tried with `RTLD_NOLOAD`, in order.
     pub(super) const LIBRARIES: [&CStr; 3] = [c"libacl_rt.so", c"libruntime.so", c"libascendcl.so"];
@@ -375,6 +463,12 @@ mod ascend {
         max_stream_task: Option<MaxStreamTask>,
         available: Option<OutU32>,
         get_device: Option<OutI32>,
+        malloc: Option<Malloc>,
+        free: Option<Fn1>,
+        query_status: Option<QueryStatus>,
+        query_legacy: Option<QueryStatus>,
+        event_sync: Option<Fn1>,
+        elapsed: Option<Elapsed>,
     }
 
     fn lookup<T: Copy>(find: &dyn Fn(&CStr) -> Ptr, name: &CStr) -> Option<T> {
@@ -409,6 +503,12 @@ mod ascend {
                 max_stream_task: lookup(find, c"rtGetMaxStreamAndTask"),
                 available: lookup(find, c"aclrtGetStreamAvailableNum"),
                 get_device: lookup(find, c"aclrtGetDevice"),
+                malloc: lookup(find, c"aclrtMalloc"),
+                free: lookup(find, c"aclrtFree"),
+                query_status: lookup(find, c"aclrtQueryEventStatus"),
+                query_legacy: lookup(find, c"aclrtQueryEvent"),
+                event_sync: lookup(find, c"aclrtSynchronizeEvent"),
+                elapsed: lookup(find, c"aclrtEventElapsedTime"),
             }
         }
 
@@ -503,6 +603,41 @@ mod ascend {
         syms(user).get_device.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(d) })
     }
 
+    unsafe extern "C" fn mem_malloc(user: Ptr, p: *mut Ptr, size: usize, policy: u32) -> i32 {
+        // SAFETY: aclrtMalloc(dev_ptr, size, policy).
+        syms(user).malloc.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(p, size, policy) })
+    }
+    unsafe extern "C" fn mem_free(user: Ptr, p: Ptr) -> i32 {
+        // SAFETY: aclrtFree(dev_ptr).
+        syms(user).free.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(p) })
+    }
+    /// `aclrtQueryEventStatus` answers `ACL_EVENT_RECORDED_STATUS_COMPLETE` (1); the older
+    /// `aclrtQueryEvent` answers `ACL_EVENT_STATUS_COMPLETE` (0). Both become 1 = completed.
+    unsafe extern "C" fn event_query(user: Ptr, e: Ptr, done: *mut i32) -> i32 {
+        let y = syms(user);
+        let mut status = -1;
+        let (rc, complete) = match (y.query_status, y.query_legacy) {
+            // SAFETY: aclrtQueryEventStatus(event, status).
+            (Some(f), _) => (unsafe { f(e, &mut status) }, 1),
+            // SAFETY: aclrtQueryEvent(event, status).
+            (None, Some(f)) => (unsafe { f(e, &mut status) }, 0),
+            (None, None) => return ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+        };
+        if rc == 0 {
+            // SAFETY: the seam passes a writable out pointer.
+            unsafe { done.write(i32::from(status == complete)) };
+        }
+        rc
+    }
+    unsafe extern "C" fn event_synchronize(user: Ptr, e: Ptr) -> i32 {
+        // SAFETY: aclrtSynchronizeEvent(event).
+        syms(user).event_sync.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(e) })
+    }
+    unsafe extern "C" fn event_elapsed_time(user: Ptr, ms: *mut f32, a: Ptr, b: Ptr) -> i32 {
+        // SAFETY: aclrtEventElapsedTime(ms, start, end).
+        syms(user).elapsed.map_or(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, |f| unsafe { f(ms, a, b) })
+    }
+
     fn table(syms: Syms, source: RuntimeSource) -> RtResult<Arc<Runtime>> {
         let mut ops = RuntimeOps::empty();
         ops.stream_create = Some(stream_create);
@@ -521,6 +656,11 @@ mod ascend {
         ops.max_stream_and_task = syms.max_stream_task.is_some().then_some(max_stream_task as _);
         ops.available_stream_num = syms.available.is_some().then_some(available as _);
         ops.get_device = syms.get_device.is_some().then_some(get_device as _);
+        ops.mem_malloc = syms.malloc.is_some().then_some(mem_malloc as _);
+        ops.mem_free = syms.free.is_some().then_some(mem_free as _);
+        ops.event_query = (syms.query_status.is_some() || syms.query_legacy.is_some()).then_some(event_query as _);
+        ops.event_synchronize = syms.event_sync.is_some().then_some(event_synchronize as _);
+        ops.event_elapsed_time = syms.elapsed.is_some().then_some(event_elapsed_time as _);
         // Leaked on purpose: the table lives as long as the process (no teardown at exit).
         ops.user = Box::into_raw(Box::new(syms)) as Ptr;
         Runtime::from_ops(&ops, source)

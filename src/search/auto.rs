@@ -1,7 +1,8 @@
 //! `auto`: every other policy (GE's default among them) run through the whole pipeline and
 //! the simulator; the shortest makespan wins, ties going to fewer streams, then fewer syncs,
 //! then the earlier candidate. GE and per-operator are always candidates, so auto is never
-//! slower than either under the simulator.
+//! slower than either under the simulator. With `max_memory`, a candidate whose memory plan
+//! needs more is rejected (docs/memory.md).
 
 use serde_json::json;
 
@@ -36,16 +37,24 @@ pub fn choose(
     drop(ctx);
     let mut best: Option<(f64, u32, usize, usize, Policy)> = None;
     let mut rows = Vec::new();
+    crate::memory::budget::require_sizes(model, options)?;
+    let mut smallest = None;
     for (i, p) in candidates(width).into_iter().enumerate() {
         let mut s = Session::new(model, Options { policy: p, ..options.clone() }, *limits);
         s.run_to(Stage::All)?;
-        let sim = simulate(model, s.allocation()?, cfg)?;
-        rows.push(json!({
+        let alloc = s.allocation()?;
+        let sim = simulate(model, alloc, cfg)?;
+        let mut row = json!({
             "policy": p.name(),
             "makespan_us": round3(sim.makespan_us),
             "streams": sim.streams,
             "syncs": sim.syncs,
-        }));
+        });
+        let fits = crate::memory::budget::judge(model, options, alloc, &mut row, &mut smallest, p.name());
+        rows.push(row);
+        if !fits {
+            continue;
+        }
         let key = (sim.makespan_us, sim.streams, sim.syncs, i);
         let better = match &best {
             None => true,
@@ -57,7 +66,9 @@ pub fn choose(
             best = Some((key.0, key.1, key.2, key.3, p));
         }
     }
-    let (makespan, _, _, _, chosen) = best.expect("at least one candidate");
+    let Some((makespan, _, _, _, chosen)) = best else {
+        return Err(crate::memory::budget::none_fits(model, options, smallest));
+    };
     let mut report = PolicyReport { name: "auto".into(), details: Default::default() };
     report.details.insert("chosen".into(), json!(chosen.name()));
     report.details.insert("makespan_us".into(), json!(round3(makespan)));

@@ -1,5 +1,6 @@
 //! Chrome trace-event JSON of a simulation (Perfetto, chrome://tracing): one track per
-//! stream, a complete event per node, each wait as a flow arrow from the record to the wait.
+//! stream, a complete event per node, each wait as a flow arrow from the record to the wait,
+//! and, when the graph gives `out_bytes`, a `memory` counter track of the live bytes.
 
 use serde_json::{Value, json};
 
@@ -32,6 +33,12 @@ pub fn trace_json(model: &Model, sim: &SimResult) -> Value {
         };
         events.push(json!({"ph": "s", "pid": 0, "tid": fs.0, "id": i, "name": "sync", "cat": "sync", "ts": round3(f)}));
         events.push(json!({"ph": "f", "bp": "e", "pid": 0, "tid": ts.0, "id": i, "name": "sync", "cat": "sync", "ts": round3(s)}));
+    }
+    if crate::memory::has_memory_facts(model) {
+        // Memory over time: a counter track of the bytes live in the simulated schedule.
+        for (t, bytes) in crate::memory::live_profile(model, sim) {
+            events.push(json!({"ph": "C", "pid": 0, "name": "memory", "ts": round3(t), "args": {"live_bytes": bytes}}));
+        }
     }
     json!({"displayTimeUnit": "ns", "traceEvents": events})
 }

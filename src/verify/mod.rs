@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod doc;
+pub mod memory;
 pub mod metrics;
 pub mod rules;
 
@@ -20,7 +21,7 @@ use crate::graph::Model;
 /// One broken rule, naming the edge, sync or field at fault.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
-    /// Rule number of allocation-json.md (1..6); 0 for a document that can not be read.
+    /// Rule number of allocation-json.md (1..8); 0 for a document that can not be read.
     pub rule: u32,
     pub message: String,
 }
@@ -43,6 +44,8 @@ pub struct Report {
     pub antichain: Vec<String>,
     /// Distinct streams that carry at least one node (main and attached).
     pub streams_used: usize,
+    /// Overlapping tensor pairs tested under rule 8; `None` without a `memory` section.
+    pub memory_overlaps_checked: Option<usize>,
 }
 
 impl Report {
@@ -51,7 +54,7 @@ impl Report {
     }
 
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut v = json!({
             "format": "stream-allocation-check",
             "version": 1,
             "graph": self.graph,
@@ -61,7 +64,11 @@ impl Report {
             "syncs": {"pairs": self.sync_pairs, "ids": self.sync_ids, "minimum": self.min_sync_count},
             "width": {"value": self.width, "antichain": self.antichain},
             "streams_used": self.streams_used,
-        })
+        });
+        if let Some(n) = self.memory_overlaps_checked {
+            v["memory"] = json!({"overlaps_checked": n});
+        }
+        v
     }
 }
 
@@ -84,6 +91,7 @@ pub fn check(model: &Model, allocation: &Value) -> Report {
     report.min_sync_count = metrics::min_sync_count(model, &doc);
     let mut vs = doc.problems.clone();
     report.edges_checked = rules::check_rules(model, &doc, &mut vs);
+    report.memory_overlaps_checked = memory::check_memory(model, &doc, allocation, &mut vs);
     report.violations = vs;
     report
 }

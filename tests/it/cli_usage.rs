@@ -124,7 +124,8 @@ fn dot_labels_break_lines_and_keep_names_intact() {
     render(&dot, Duration::from_secs(60));
 
     // The README's picture: two lines per node, no literal backslash.
-    let dot = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/squeezenet1_1-auto.dot")).unwrap();
+    let dot =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/squeezenet1_1-auto.dot")).unwrap();
     let labels = dot_labels(&dot);
     assert!(labels.len() > 100);
     assert!(labels.iter().all(|l| !l.contains('\\')), "a label shows a backslash");
@@ -136,7 +137,8 @@ fn dot_labels_break_lines_and_keep_names_intact() {
 #[test]
 fn dot_of_a_training_graph_draws_streams_and_renders_in_seconds() {
     let g = graph("resnet50_train.json");
-    let alloc: serde_json::Value = serde_json::from_slice(&run(&["allocate", &g, "--format", "json", "-q"]).stdout).unwrap();
+    let alloc: serde_json::Value =
+        serde_json::from_slice(&run(&["allocate", &g, "--format", "json", "-q"]).stdout).unwrap();
     let syncs = alloc["syncs"].as_array().unwrap().len();
     let r = run(&["dot", &g]);
     assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
@@ -192,7 +194,19 @@ fn no_command_panics_on_a_closed_stdout() {
     let cases: &[(&[&str], i32)] = &[
         (&["allocate", &g, "--format", "json"], 0),
         (&["allocate", &g, "--option", "policy=min-streams", "--option", "verify=true"], 0),
-        (&["allocate", &g, "--option", "enable_single_stream=true", "--option", "auto_multistream_parallel_mode=MainStream:2", "--format", "json"], 1),
+        (
+            &[
+                "allocate",
+                &g,
+                "--option",
+                "enable_single_stream=true",
+                "--option",
+                "auto_multistream_parallel_mode=MainStream:2",
+                "--format",
+                "json",
+            ],
+            1,
+        ),
         (&["pass", "AssignByDependencyPass", &g], 0),
         (&["check", &g, alloc], 0),
         (&["check", &g, other.to_str().unwrap()], 1),
@@ -242,7 +256,10 @@ fn usage_errors_exit_2_with_a_tip_and_write_nothing() {
         let r = bin().args(*cmd).args(["--option", "verfy=true"]).output().unwrap();
         let err = text(&r.stderr);
         assert_eq!(r.status.code(), Some(2), "{cmd:?}: {err}");
-        assert!(err.contains("unknown option name 'verfy'") && err.contains("a similar option exists: 'verify'"), "{err}");
+        assert!(
+            err.contains("unknown option name 'verfy'") && err.contains("a similar option exists: 'verify'"),
+            "{err}"
+        );
         assert!(err.contains(&format!("stream-alloc {} --help", cmd[0])), "{err}");
         assert!(r.stdout.is_empty() && !out.exists(), "{cmd:?}: a usage error writes nothing");
 
@@ -269,9 +286,28 @@ fn usage_errors_exit_2_with_a_tip_and_write_nothing() {
 fn verify_reports_the_minimum_and_the_width() {
     let g = graph("resnet50_train.json");
     let plain = run(&["allocate", &g, "--format", "json", "-q", "--option", "max_parallel_num=AIcoreEngine:4"]);
-    let off = run(&["allocate", &g, "--format", "json", "-q", "--option", "max_parallel_num=AIcoreEngine:4", "--option", "verify=false"]);
+    let off = run(&[
+        "allocate",
+        &g,
+        "--format",
+        "json",
+        "-q",
+        "--option",
+        "max_parallel_num=AIcoreEngine:4",
+        "--option",
+        "verify=false",
+    ]);
     assert_eq!(plain.stdout, off.stdout, "verify=false changes nothing");
-    let on = run(&["allocate", &g, "--format", "json", "--option", "max_parallel_num=AIcoreEngine:4", "--option", "verify=true"]);
+    let on = run(&[
+        "allocate",
+        &g,
+        "--format",
+        "json",
+        "--option",
+        "max_parallel_num=AIcoreEngine:4",
+        "--option",
+        "verify=true",
+    ]);
     assert_eq!(on.status.code(), Some(0), "{}", text(&on.stderr));
     let plain: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
     let mut doc: serde_json::Value = serde_json::from_slice(&on.stdout).unwrap();
@@ -315,7 +351,10 @@ fn the_summary_stays_short_with_hundreds_of_streams() {
 #[test]
 fn check_names_an_allocation_of_another_graph() {
     let squeeze = tmp("squeeze-for-check.json");
-    assert_eq!(run(&["allocate", &graph("squeezenet1_1.json"), "-o", squeeze.to_str().unwrap()]).status.code(), Some(0));
+    assert_eq!(
+        run(&["allocate", &graph("squeezenet1_1.json"), "-o", squeeze.to_str().unwrap()]).status.code(),
+        Some(0)
+    );
     let g = graph("resnet50.json");
     let one_error = |alloc: &Path, says: &str| {
         let r = run(&["check", &g, alloc.to_str().unwrap()]);
@@ -347,8 +386,10 @@ fn compare_reports_a_bad_file_and_goes_on() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(graph("squeezenet1_1.json"), dir.join("a_squeezenet.json")).unwrap();
     std::fs::write(dir.join("b_broken.json"), "{").unwrap();
-    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(graph("squeezenet1_1.json")).unwrap()).unwrap();
-    doc["options"] = serde_json::json!({"enable_single_stream": true, "auto_multistream_parallel_mode": "MainStream:2"});
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(graph("squeezenet1_1.json")).unwrap()).unwrap();
+    doc["options"] =
+        serde_json::json!({"enable_single_stream": true, "auto_multistream_parallel_mode": "MainStream:2"});
     std::fs::write(dir.join("c_failing.json"), doc.to_string()).unwrap();
     let r = run(&["compare", dir.to_str().unwrap(), "--policies", "ge,per-backend", "--format", "csv"]);
     let err = text(&r.stderr);

@@ -52,3 +52,21 @@ OptimizeIneffectiveMultiStreamPass,MiniDAGStreamPass,RefreshContinuousStreams,As
     assert_eq!(rc, 0, "{pass}");
     assert_eq!(alloc, pass);
 }
+
+/// `docs/passes.md` is written from the pass registry; a stale page fails here
+/// (`SA_BLESS=1` rewrites it).
+#[test]
+fn pass_docs_come_from_the_registry() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/passes.md");
+    let fresh = stream_alloc::compile::passes::markdown();
+    if std::env::var_os("SA_BLESS").is_some() {
+        std::fs::write(&path, &fresh).unwrap();
+    }
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(on_disk == fresh, "docs/passes.md is stale: run SA_BLESS=1 cargo test --test it pass_docs");
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_stream-alloc")).args(["pass", "--help"]).output();
+    let help = String::from_utf8(help.unwrap().stdout).unwrap();
+    for p in stream_alloc::compile::passes::PASSES {
+        assert!(help.contains(p.ge_name) && help.contains(p.summary), "pass --help misses {}", p.ge_name);
+    }
+}

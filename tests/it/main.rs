@@ -20,6 +20,8 @@ mod loader;
 mod logical_cli;
 mod logical_corpus;
 mod logical_fixtures;
+mod mem_pool;
+mod memory;
 mod partition;
 mod policy_corpus;
 mod policy_dali;

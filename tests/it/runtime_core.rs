@@ -359,7 +359,7 @@ fn registered_table_validation() {
     ops.struct_size = 8;
     assert!(Runtime::from_ops(&ops, RuntimeSource::Registered).unwrap_err().message.contains("struct_size"));
     ops.struct_size = std::mem::size_of::<RuntimeOps>() as u32;
-    ops.abi_version = 2;
+    ops.abi_version = 3;
     assert!(Runtime::from_ops(&ops, RuntimeSource::Registered).unwrap_err().message.contains("abi_version"));
 }
 

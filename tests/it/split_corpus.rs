@@ -5,7 +5,7 @@
 use crate::common;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use stream_alloc::compile::logical::assign_single_stream;
+use stream_alloc::compile::passes::assign_single_stream;
 use stream_alloc::compile::split::{TaskLimits, split_streams};
 use stream_alloc::compile::{Allocation, SyncEnd, SyncPair};
 use stream_alloc::graph::{IdVec, Model, NodeId, StreamId, json};

@@ -1,8 +1,13 @@
 /* A fake Ascend device runtime for the tests: exports the real rt and aclrt symbol names with the
- * real error codes, hands out a fresh heap block per handle, counts every create and destroy per
- * kind, flags destroys of unknown or already destroyed handles, and fails the k-th create on
- * request (fake_rt_fail_at, or FAKE_RT_FAIL_AT counted from process start). Other switches:
- * FAKE_RT_MAX_TASKS (default 1024), FAKE_RT_UNLIMITED (0/1), FAKE_RT_MAX_STREAMS (default 1024). */
+ * real error codes, hands out a fresh heap block per handle (device memory included), counts
+ * every create and destroy per kind (stream, event, notify, memory), flags destroys of unknown or
+ * already destroyed handles, and fails the k-th counted call on request (fake_rt_fail_at, or
+ * FAKE_RT_FAIL_AT counted from process start). Counted calls: creates, aclrtMalloc, aclrtFree,
+ * aclrtQueryEventStatus, aclrtSynchronizeEvent, aclrtEventElapsedTime.
+ * Events: a record leaves the event pending until aclrtSynchronizeEvent on it or
+ * fake_rt_complete_all() (the device catching up); queries answer from that state.
+ * Other switches: FAKE_RT_MAX_TASKS (default 1024), FAKE_RT_UNLIMITED (0/1), FAKE_RT_MAX_STREAMS
+ * (default 1024), FAKE_RT_MEM_CAPACITY (bytes, default unlimited). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,8 +15,10 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-enum { K_STREAM = 0, K_EVENT = 1, K_NOTIFY = 2, K_NUM = 3 };
+enum { K_STREAM = 0, K_EVENT = 1, K_NOTIFY = 2, K_MEM = 3, K_NUM = 4 };
+enum { EV_NEVER = 0, EV_PENDING = 1, EV_COMPLETE = 2 };
 #define ACL_ERROR_RT_PARAM_INVALID 107000
+#define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
 #define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000
 #define ACL_ERROR_RT_NO_EVENT_RESOURCE 207007
 #define ACL_ERROR_RT_NO_STREAM_RESOURCE 207008
@@ -22,6 +29,8 @@ typedef struct {
   int32_t id;
   int32_t priority;
   uint32_t flags;
+  int32_t state;  /* events: EV_* */
+  uint64_t stamp; /* events: time of the last record; memory: size */
 } handle_t;
 
 #define TABLE_BITS 16
@@ -31,6 +40,7 @@ typedef struct {
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static handle_t *g_table[TABLE_SIZE];
 static uint64_t g_creates[K_NUM], g_destroys[K_NUM], g_forced, g_bad, g_calls, g_fail_at, g_live;
+static uint64_t g_mem_capacity = UINT64_MAX, g_mem_bytes, g_queries, g_syncs, g_clock;
 static uint32_t g_max_tasks = 1024, g_max_streams = 1024;
 static int64_t g_unlimited;
 static int32_t g_next_id;
@@ -46,6 +56,14 @@ static void read_env_locked(void) {
   if ((v = getenv("FAKE_RT_MAX_TASKS")) != NULL) g_max_tasks = (uint32_t)strtoul(v, NULL, 10);
   if ((v = getenv("FAKE_RT_MAX_STREAMS")) != NULL) g_max_streams = (uint32_t)strtoul(v, NULL, 10);
   if ((v = getenv("FAKE_RT_UNLIMITED")) != NULL) g_unlimited = strtoll(v, NULL, 10);
+  if ((v = getenv("FAKE_RT_MEM_CAPACITY")) != NULL) g_mem_capacity = strtoull(v, NULL, 10);
+}
+
+/* Counts a call; 1 when this one is to fail. */
+static int inject_locked(void) {
+  read_env_locked();
+  uint64_t n = ++g_calls;
+  return g_fail_at != 0 && n == g_fail_at;
 }
 
 static uint32_t slot_of(const void *p) {
@@ -79,14 +97,22 @@ static int remove_locked(void *p) {
   return 0;
 }
 
+static handle_t *find_locked(const void *p, uint32_t kind) {
+  if (p == NULL) return NULL;
+  uint32_t i = slot_of(p);
+  for (uint32_t n = 0; n < TABLE_SIZE; ++n, i = (i + 1) & (TABLE_SIZE - 1)) {
+    if (g_table[i] == NULL) return NULL;
+    if (g_table[i] == p) return g_table[i]->kind == kind ? g_table[i] : NULL;
+  }
+  return NULL;
+}
+
 static int create(uint32_t kind, void **out, int32_t priority, uint32_t flags) {
   static const int no_resource[K_NUM] = {ACL_ERROR_RT_NO_STREAM_RESOURCE, ACL_ERROR_RT_NO_EVENT_RESOURCE,
-                                         ACL_ERROR_RT_NO_NOTIFY_RESOURCE};
+                                         ACL_ERROR_RT_NO_NOTIFY_RESOURCE, ACL_ERROR_RT_MEMORY_ALLOCATION};
   if (out == NULL) return ACL_ERROR_RT_PARAM_INVALID;
   pthread_mutex_lock(&g_mu);
-  read_env_locked();
-  uint64_t n = ++g_calls;
-  if (g_fail_at != 0 && n == g_fail_at) {
+  if (inject_locked()) {
     pthread_mutex_unlock(&g_mu);
     return no_resource[kind];
   }
@@ -100,8 +126,12 @@ static int create(uint32_t kind, void **out, int32_t priority, uint32_t flags) {
   h->id = g_next_id++;
   h->priority = priority;
   h->flags = flags;
-  g_last_flags = flags;
-  g_last_priority = priority;
+  h->state = EV_NEVER;
+  h->stamp = 0;
+  if (kind != K_MEM) {
+    g_last_flags = flags;
+    g_last_priority = priority;
+  }
   g_creates[kind]++;
   g_live++;
   pthread_mutex_unlock(&g_mu);
@@ -148,7 +178,87 @@ EXPORT int aclrtStreamGetId(void *stm, int32_t *id) {
 EXPORT int aclrtCreateEventExWithFlag(void **evt, uint32_t flag) { return create(K_EVENT, evt, 0, flag); }
 EXPORT int aclrtCreateEventWithFlag(void **evt, uint32_t flag) { return create(K_EVENT, evt, 0, flag); }
 EXPORT int aclrtDestroyEvent(void *evt) { return destroy(K_EVENT, evt, 0); }
-EXPORT int aclrtRecordEvent(void *evt, void *stm) { return (evt && stm) ? 0 : ACL_ERROR_RT_PARAM_INVALID; }
+EXPORT int aclrtRecordEvent(void *evt, void *stm) {
+  if (evt == NULL || stm == NULL) return ACL_ERROR_RT_PARAM_INVALID;
+  pthread_mutex_lock(&g_mu);
+  handle_t *h = find_locked(evt, K_EVENT);
+  if (h != NULL) {
+    h->state = EV_PENDING;
+    h->stamp = ++g_clock;
+  }
+  pthread_mutex_unlock(&g_mu);
+  return h != NULL ? 0 : ACL_ERROR_RT_PARAM_INVALID;
+}
+/* aclrtEventRecordedStatus: ACL_EVENT_RECORDED_STATUS_NOT_READY 0, _COMPLETE 1. */
+EXPORT int aclrtQueryEventStatus(void *evt, int32_t *status) {
+  if (status == NULL) return ACL_ERROR_RT_PARAM_INVALID;
+  pthread_mutex_lock(&g_mu);
+  if (inject_locked()) {
+    pthread_mutex_unlock(&g_mu);
+    return ACL_ERROR_RT_PARAM_INVALID;
+  }
+  handle_t *h = find_locked(evt, K_EVENT);
+  g_queries++;
+  if (h != NULL) *status = h->state == EV_PENDING ? 0 : 1;
+  pthread_mutex_unlock(&g_mu);
+  return h != NULL ? 0 : ACL_ERROR_RT_PARAM_INVALID;
+}
+EXPORT int aclrtSynchronizeEvent(void *evt) {
+  pthread_mutex_lock(&g_mu);
+  if (inject_locked()) {
+    pthread_mutex_unlock(&g_mu);
+    return ACL_ERROR_RT_PARAM_INVALID;
+  }
+  handle_t *h = find_locked(evt, K_EVENT);
+  g_syncs++;
+  if (h != NULL && h->state == EV_PENDING) h->state = EV_COMPLETE;
+  pthread_mutex_unlock(&g_mu);
+  return h != NULL ? 0 : ACL_ERROR_RT_PARAM_INVALID;
+}
+/* A quarter of a millisecond per record between the two. */
+EXPORT int aclrtEventElapsedTime(float *ms, void *start, void *end) {
+  if (ms == NULL) return ACL_ERROR_RT_PARAM_INVALID;
+  pthread_mutex_lock(&g_mu);
+  if (inject_locked()) {
+    pthread_mutex_unlock(&g_mu);
+    return ACL_ERROR_RT_PARAM_INVALID;
+  }
+  handle_t *a = find_locked(start, K_EVENT), *b = find_locked(end, K_EVENT);
+  int ok = a != NULL && b != NULL && a->state == EV_COMPLETE && b->state == EV_COMPLETE;
+  if (ok) *ms = ((float)b->stamp - (float)a->stamp) * 0.25f;
+  pthread_mutex_unlock(&g_mu);
+  return ok ? 0 : ACL_ERROR_RT_PARAM_INVALID;
+}
+EXPORT int aclrtMalloc(void **dev_ptr, size_t size, uint32_t policy) {
+  (void)policy;
+  if (dev_ptr == NULL || size == 0) return ACL_ERROR_RT_PARAM_INVALID;
+  pthread_mutex_lock(&g_mu);
+  read_env_locked();
+  int full = g_mem_bytes + size > g_mem_capacity;
+  if (!full) g_mem_bytes += size;
+  pthread_mutex_unlock(&g_mu);
+  if (full) return ACL_ERROR_RT_MEMORY_ALLOCATION;
+  int rc = create(K_MEM, dev_ptr, 0, 0);
+  pthread_mutex_lock(&g_mu);
+  if (rc == 0) {
+    ((handle_t *)*dev_ptr)->stamp = size;
+  } else {
+    g_mem_bytes -= size;
+  }
+  pthread_mutex_unlock(&g_mu);
+  return rc;
+}
+EXPORT int aclrtFree(void *dev_ptr) {
+  pthread_mutex_lock(&g_mu);
+  if (inject_locked()) {
+    pthread_mutex_unlock(&g_mu);
+    return ACL_ERROR_RT_PARAM_INVALID;
+  }
+  handle_t *h = find_locked(dev_ptr, K_MEM);
+  if (h != NULL) g_mem_bytes -= h->stamp;
+  pthread_mutex_unlock(&g_mu);
+  return destroy(K_MEM, dev_ptr, 0);
+}
 EXPORT int aclrtResetEvent(void *evt, void *stm) { return (evt && stm) ? 0 : ACL_ERROR_RT_PARAM_INVALID; }
 EXPORT int aclrtStreamWaitEvent(void *stm, void *evt) { return (evt && stm) ? 0 : ACL_ERROR_RT_PARAM_INVALID; }
 EXPORT int aclrtCreateNotify(void **notify, uint64_t flag) {
@@ -221,7 +331,48 @@ EXPORT uint64_t fake_rt_forced(void) {
   pthread_mutex_unlock(&g_mu);
   return v;
 }
-/* Fails the k-th create call from now (1 = the next one); 0 disables. */
+/* Counted calls so far (see the top of the file). */
+EXPORT uint64_t fake_rt_calls(void) {
+  pthread_mutex_lock(&g_mu);
+  uint64_t v = g_calls;
+  pthread_mutex_unlock(&g_mu);
+  return v;
+}
+/* Every recorded event completes (the device has caught up). */
+EXPORT void fake_rt_complete_all(void) {
+  pthread_mutex_lock(&g_mu);
+  for (uint32_t i = 0; i < TABLE_SIZE; ++i) {
+    handle_t *h = g_table[i];
+    if (h != NULL && h != TOMB && h->kind == K_EVENT && h->state == EV_PENDING) h->state = EV_COMPLETE;
+  }
+  pthread_mutex_unlock(&g_mu);
+}
+EXPORT uint64_t fake_rt_event_queries(void) {
+  pthread_mutex_lock(&g_mu);
+  uint64_t v = g_queries;
+  pthread_mutex_unlock(&g_mu);
+  return v;
+}
+EXPORT uint64_t fake_rt_event_syncs(void) {
+  pthread_mutex_lock(&g_mu);
+  uint64_t v = g_syncs;
+  pthread_mutex_unlock(&g_mu);
+  return v;
+}
+/* Device memory allocated now, and the capacity (UINT64_MAX: unlimited). */
+EXPORT uint64_t fake_rt_mem_bytes(void) {
+  pthread_mutex_lock(&g_mu);
+  uint64_t v = g_mem_bytes;
+  pthread_mutex_unlock(&g_mu);
+  return v;
+}
+EXPORT void fake_rt_set_mem_capacity(uint64_t bytes) {
+  pthread_mutex_lock(&g_mu);
+  read_env_locked();
+  g_mem_capacity = bytes;
+  pthread_mutex_unlock(&g_mu);
+}
+/* Fails the k-th counted call from now (1 = the next one); 0 disables. */
 EXPORT void fake_rt_fail_at(uint64_t k) {
   pthread_mutex_lock(&g_mu);
   read_env_locked();

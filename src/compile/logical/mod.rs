@@ -20,9 +20,8 @@ pub mod refresh_continuous;
 pub mod single_stream;
 pub mod skipped_engine;
 
-use crate::error::Result;
 use crate::graph::partition::Partition;
-use crate::graph::{AutoMultistreamMode, GraphId, IdVec, Model, NodeId, Options, StreamId, SubgraphId};
+use crate::graph::{GraphId, IdVec, Model, NodeId, Options, StreamId, SubgraphId};
 
 /// The state the logical passes share (GE's `LogicalStreamAllocator::Context` plus the
 /// subgraph and node stream ids it writes).
@@ -225,66 +224,6 @@ pub struct LogicalResult {
     pub attached: IdVec<NodeId, Vec<StreamId>>,
     /// Attached streams (ids `main_stream_count..main_stream_count + attached_count`).
     pub attached_count: u32,
-}
-
-/// Runs the single-stream chain (`SingleStreamPass` → `NodeStreamUpdatePass` →
-/// `UpdateForSkippedEnginePass`) on every graph, then `RefreshContinuousStreams` and
-/// `AssignAttachedStreamPass`, as GE's `Assign` does for both chains.
-pub fn assign_single_stream(model: &Model, options: &Options) -> Result<LogicalResult> {
-    let mut st = LogicalState::new(model, options, Partition::of_model(model));
-    let auto_mode = model.auto_multistream_mode(options)?;
-    for g in st.graphs.clone() {
-        let default_stream = st.default_stream(g);
-        single_stream::run(&mut st, g, default_stream, auto_mode)?;
-        node_stream_update::run(&mut st, g, default_stream)?;
-        skipped_engine::run(&mut st, g)?;
-    }
-    refresh_continuous::run(&mut st);
-    attached_stream::run_all(&mut st)?;
-    Ok(st.finish())
-}
-
-/// GE's multi-stream `DoAssign` for one graph: the subgraph passes, then the topology pass.
-pub fn assign_graph_multi(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
-    let default_stream = st.default_stream(g);
-    mde_group::run(st, g)?;
-    by_label::run(st, g)?;
-    independent_stream::run(st, g)?;
-    by_dependency::run(st, g, default_stream)?;
-    node_stream_update::run(st, g, default_stream)?;
-    parallel_group::run(st, g)?;
-    all_reduce_parallel::run(st, g)?;
-    skipped_engine::run(st, g)?;
-    ineffective_multi_stream::run(st, g)?;
-    Ok(())
-}
-
-/// GE's `LogicalStreamAllocator::Assign` for the multi-stream chain (ge-compiler.md §4.1):
-/// `DoAssign` on the root, then on every nested graph in `all_graphs()` order with one shared
-/// `next_stream`; the auto multi-stream custom pass (MiniDAG path cover) when a DAG mode is
-/// set; `RefreshContinuousStreams`; then attached streams numbered after the main ones.
-///
-/// The `cv` mode (and any node already carrying `_enable_cv_parallel`) re-partitions with the
-/// marked vector nodes on `VectorEngine`, as GE's second partitioning does.
-pub fn assign_multi_stream(model: &Model, options: &Options) -> Result<LogicalResult> {
-    let mode = model.auto_multistream_mode(options)?;
-    let marked = cv_parallel::marked_nodes(model, mode == AutoMultistreamMode::Cv);
-    if marked.is_empty() {
-        return assign_multi_stream_on(model, options, mode);
-    }
-    let vector_model = cv_parallel::with_vector_engine(model, &marked)?;
-    assign_multi_stream_on(&vector_model, options, mode)
-}
-
-fn assign_multi_stream_on(model: &Model, options: &Options, mode: AutoMultistreamMode) -> Result<LogicalResult> {
-    let mut st = LogicalState::new(model, options, Partition::of_model(model));
-    for g in st.graphs.clone() {
-        assign_graph_multi(&mut st, g)?;
-    }
-    path_cover::run(&mut st, mode)?;
-    refresh_continuous::run(&mut st);
-    attached_stream::run_all(&mut st)?;
-    Ok(st.finish())
 }
 
 impl LogicalState<'_> {

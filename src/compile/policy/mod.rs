@@ -19,7 +19,7 @@ pub mod per_operator;
 
 use serde_json::{Value, json};
 
-use crate::compile::logical::{self, LogicalResult};
+use crate::compile::logical::LogicalResult;
 use crate::error::Result;
 use crate::graph::csr::Csr;
 use crate::graph::{GraphId, IdVec, Model, NodeId, Options, Policy, Shape, StreamId};
@@ -155,8 +155,8 @@ impl<'m> Ctx<'m> {
 /// GE's logical allocation for the mode `policy=ge` would pick.
 fn ge_logical(model: &Model, options: &Options) -> Result<LogicalResult> {
     match (model.root().shape, options.enable_single_stream) {
-        (Shape::Static, true) => logical::assign_single_stream(model, options),
-        (Shape::Static, false) => logical::assign_multi_stream(model, options),
+        (Shape::Static, true) => crate::compile::passes::assign_single_stream(model, options),
+        (Shape::Static, false) => crate::compile::passes::assign_multi_stream(model, options),
         (Shape::Dynamic, _) => crate::compile::dynamic::assign(model, options),
     }
 }

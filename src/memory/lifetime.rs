@@ -1,0 +1,268 @@
+//! Tensor lifetimes of an allocation (allocation-json.md rule 8).
+//!
+//! A tensor is one output port of a node with `out_bytes` > 0 that is not a view. It lives
+//! from its producer until every reader is done; a view (`alias_input`) owns nothing and
+//! hands its own readers to the tensor it aliases, transitively. Readers are the nodes that
+//! run a device task on a stream ("bearing" nodes): nodes with `tasks: 0` or no stream are
+//! transparent, and a tensor whose producer is transparent (Data, Const) exists from the
+//! start. A tensor read by `NetOutput` is a graph output and lives until the end.
+//!
+//! Two tensors may share bytes only when one is *ordered before* the other: its producer and
+//! every reader happen strictly before the other's producer, under stream order plus syncs
+//! ([`Hb`], the checker's happens-before, taken conservatively: only syncs whose two ends are
+//! main streams, only forward in execution order).
+
+use crate::compile::Allocation;
+use crate::graph::csr::Csr;
+use crate::graph::{EdgeKind, IdVec, Model, NodeId};
+
+/// One output tensor that owns memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tensor {
+    pub node: NodeId,
+    pub port: u32,
+    pub bytes: u64,
+}
+
+/// Whether any node of the model sizes its outputs: only then is there a memory plan.
+pub fn has_memory_facts(model: &Model) -> bool {
+    model.nodes.iter().any(|n| n.out_bytes.is_some())
+}
+
+/// The graph-level half of lifetimes: which tensors own memory and who reads them. Needs only
+/// which nodes run on a stream, so the simulator's trace can use it too.
+#[derive(Clone, Debug)]
+pub struct Tensors {
+    /// Tensors in execution order of their producer, then by port.
+    pub list: Vec<Tensor>,
+    /// Bearing readers of each tensor through views, in execution order, without repeats.
+    pub readers: Vec<Vec<NodeId>>,
+    /// A `NetOutput` reads the tensor (through views): it lives until the end.
+    pub until_end: Vec<bool>,
+    /// The producer is bearing; otherwise the tensor exists from the start.
+    pub produced: Vec<bool>,
+    /// Position of every node in execution order (`Model::all_nodes`).
+    pub pos: IdVec<NodeId, u32>,
+}
+
+impl Tensors {
+    /// Tensors of `model`, with `on_stream` telling which nodes run on a stream.
+    pub fn of(model: &Model, on_stream: impl Fn(NodeId) -> bool) -> Tensors {
+        let order = model.all_nodes();
+        let mut pos = IdVec::filled(model.nodes.len(), 0u32);
+        for (i, &n) in order.iter().enumerate() {
+            pos[n] = i as u32;
+        }
+        let bearing = |n: NodeId| model.nodes[n].tasks > 0 && on_stream(n);
+        let mut t = Tensors { list: Vec::new(), readers: Vec::new(), until_end: Vec::new(), produced: Vec::new(), pos };
+        let mut stack: Vec<(NodeId, u32)> = Vec::new();
+        let mut seen: Vec<(NodeId, u32)> = Vec::new();
+        for &n in &order {
+            let node = &model.nodes[n];
+            if node.alias_input.is_some() {
+                continue;
+            }
+            let Some(sizes) = &node.out_bytes else { continue };
+            for (port, &bytes) in sizes.iter().enumerate() {
+                if bytes == 0 {
+                    continue;
+                }
+                let port = port as u32;
+                let mut readers = Vec::new();
+                let mut until_end = false;
+                stack.clear();
+                seen.clear();
+                stack.push((n, port));
+                while let Some((src, p)) = stack.pop() {
+                    if seen.contains(&(src, p)) {
+                        continue;
+                    }
+                    seen.push((src, p));
+                    for e in model.out_edges(src) {
+                        if e.kind != EdgeKind::Data || e.src_port != p {
+                            continue;
+                        }
+                        let v = &model.nodes[e.dst];
+                        if v.op_type == "NetOutput" {
+                            until_end = true;
+                        }
+                        if v.alias_input == Some(e.dst_port) {
+                            let ports = v.out_bytes.as_ref().map_or(1, |b| b.len().max(1));
+                            stack.extend((0..ports as u32).map(|q| (e.dst, q)));
+                        }
+                        if bearing(e.dst) {
+                            readers.push(e.dst);
+                        }
+                    }
+                }
+                readers.sort_by_key(|&r| (t.pos[r], r));
+                readers.dedup();
+                t.list.push(Tensor { node: n, port, bytes });
+                t.readers.push(readers);
+                t.until_end.push(until_end);
+                t.produced.push(bearing(n));
+            }
+        }
+        t
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}
+
+/// Happens-before of an allocation's nodes: stream order (execution order on each physical
+/// stream) plus syncs, as vector clocks. Memory: one row of `streams` counters per node on a
+/// stream.
+#[derive(Clone, Debug)]
+pub struct Hb {
+    pub streams: usize,
+    /// `(stream, seq)` of each node on a stream; `seq` counts from 1 in stream order.
+    pub at: IdVec<NodeId, Option<(u32, u32)>>,
+    /// Clock row of each node on a stream.
+    row: IdVec<NodeId, u32>,
+    /// `clocks[row * streams + s]`: how many nodes of stream `s` happen before or at the node.
+    clocks: Vec<u32>,
+}
+
+impl Hb {
+    pub fn of(model: &Model, alloc: &Allocation) -> Hb {
+        let nn = model.nodes.len();
+        let streams = alloc.stream.iter().flatten().map(|s| s.index() + 1).max().unwrap_or(0);
+        let order = model.all_nodes();
+        let mut pos = IdVec::filled(nn, u32::MAX);
+        for (i, &n) in order.iter().enumerate() {
+            pos[n] = i as u32;
+        }
+        // Syncs between main streams that go forward in execution order; a sync with an
+        // attached end, or a loop-carried one, orders nothing here (fewer facts: safe).
+        let arcs = alloc
+            .syncs
+            .iter()
+            .filter(|p| p.from.attached.is_none() && p.to.attached.is_none())
+            .map(|p| (p.to.node, p.from.node))
+            .filter(|&(t, f)| {
+                pos[f] < pos[t] && matches!((alloc.stream[f], alloc.stream[t]), (Some(a), Some(b)) if a != b)
+            });
+        let incoming: Csr<NodeId, NodeId> = Csr::group(nn, arcs);
+        let mut at = IdVec::filled(nn, None);
+        let mut row = IdVec::filled(nn, u32::MAX);
+        let mut clocks: Vec<u32> = Vec::new();
+        let mut last: Vec<Option<u32>> = vec![None; streams];
+        let mut seq = vec![0u32; streams];
+        let mut rows = 0u32;
+        for &n in &order {
+            let Some(s) = alloc.stream[n] else { continue };
+            let s = s.index();
+            let base = clocks.len();
+            match last[s] {
+                Some(r) => clocks.extend_from_within(r as usize * streams..(r as usize + 1) * streams),
+                None => clocks.resize(base + streams, 0),
+            }
+            for &f in incoming.of(n) {
+                let fr = row[f] as usize * streams;
+                for k in 0..streams {
+                    let v = clocks[fr + k];
+                    if v > clocks[base + k] {
+                        clocks[base + k] = v;
+                    }
+                }
+            }
+            seq[s] += 1;
+            clocks[base + s] = seq[s];
+            at[n] = Some((s as u32, seq[s]));
+            row[n] = rows;
+            last[s] = Some(rows);
+            rows += 1;
+        }
+        Hb { streams, at, row, clocks }
+    }
+
+    /// The clock of a node on a stream.
+    pub fn clock(&self, n: NodeId) -> Option<&[u32]> {
+        self.at[n]?;
+        let r = self.row[n] as usize * self.streams;
+        Some(&self.clocks[r..r + self.streams])
+    }
+
+    /// `x` happens strictly before `y` (both on streams, `x != y`).
+    pub fn before(&self, x: NodeId, y: NodeId) -> bool {
+        if x == y {
+            return false;
+        }
+        match (self.at[x], self.clock(y)) {
+            (Some((s, q)), Some(c)) => c[s as usize] >= q,
+            _ => false,
+        }
+    }
+}
+
+/// Lifetimes of an allocation's tensors under its happens-before.
+#[derive(Clone, Debug)]
+pub struct Lifetimes {
+    pub tensors: Tensors,
+    pub hb: Hb,
+    /// Per tensor, `(stream, seq)` of its last use on every stream its producer or a reader
+    /// runs on, by stream: the tensor is dead for a node whose clock covers all of them.
+    pub footprint: Vec<Vec<(u32, u32)>>,
+    /// Readers that no other reader follows in happens-before (the "last users").
+    pub last_users: Vec<Vec<NodeId>>,
+}
+
+impl Lifetimes {
+    pub fn of(model: &Model, alloc: &Allocation) -> Lifetimes {
+        let tensors = Tensors::of(model, |n| alloc.stream[n].is_some());
+        let hb = Hb::of(model, alloc);
+        let mut footprint = Vec::with_capacity(tensors.len());
+        let mut last_users = Vec::with_capacity(tensors.len());
+        for (i, t) in tensors.list.iter().enumerate() {
+            let mut f: Vec<(u32, u32)> = Vec::new();
+            let users = tensors.readers[i].iter().copied();
+            for n in users.chain(tensors.produced[i].then_some(t.node)) {
+                if let Some((s, q)) = hb.at[n] {
+                    match f.iter_mut().find(|(x, _)| *x == s) {
+                        Some(e) => e.1 = e.1.max(q),
+                        None => f.push((s, q)),
+                    }
+                }
+            }
+            f.sort_unstable();
+            footprint.push(f);
+            let rs = &tensors.readers[i];
+            last_users.push(rs.iter().copied().filter(|&r| !rs.iter().any(|&r2| hb.before(r, r2))).collect());
+        }
+        Lifetimes { tensors, hb, footprint, last_users }
+    }
+
+    /// The clock just before tensor `b`'s producer runs (its own stream one step back), or
+    /// `None` when `b` exists from the start.
+    pub fn start_clock(&self, b: usize) -> Option<Vec<u32>> {
+        if !self.tensors.produced[b] {
+            return None;
+        }
+        let p = self.tensors.list[b].node;
+        let (s, _) = self.hb.at[p]?;
+        let mut c = self.hb.clock(p)?.to_vec();
+        c[s as usize] -= 1;
+        Some(c)
+    }
+
+    /// Tensor `a` is dead before tensor `b` is produced: `a`'s producer and readers all
+    /// happen strictly before `b`'s producer.
+    pub fn ordered(&self, a: usize, b: usize) -> bool {
+        if self.tensors.until_end[a] {
+            return false;
+        }
+        let Some(c) = self.start_clock(b) else { return false };
+        self.footprint[a].iter().all(|&(s, q)| q <= c[s as usize])
+    }
+
+    /// The two tensors may share bytes.
+    pub fn disjoint(&self, a: usize, b: usize) -> bool {
+        self.ordered(a, b) || self.ordered(b, a)
+    }
+}

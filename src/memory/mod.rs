@@ -1,0 +1,150 @@
+//! Device memory across streams (issue 16, compile time): tensor lifetimes under an
+//! allocation's stream order and syncs ([`lifetime`]), a plan that places every tensor in one
+//! arena so that only tensors with ordered lifetimes share bytes ([`plan`]), and what the
+//! simulated schedule needs at least ([`max_live_bytes`]). docs/memory.md explains the design.
+
+#![forbid(unsafe_code)]
+
+pub mod budget;
+pub mod lifetime;
+pub mod plan;
+
+use serde_json::{Value, json};
+
+use crate::compile::Allocation;
+use crate::graph::{Model, NodeId};
+use crate::simulate::SimResult;
+
+pub use lifetime::{Hb, Lifetimes, Tensor, Tensors, has_memory_facts};
+pub use plan::{ALIGN, Placement};
+
+/// One placed tensor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacedTensor {
+    pub node: NodeId,
+    pub port: u32,
+    pub bytes: u64,
+    pub offset: u64,
+    /// Readers no other reader follows (through views).
+    pub last_users: Vec<NodeId>,
+    /// A graph output: lives until the end.
+    pub until_end: bool,
+}
+
+/// The memory plan of an allocation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryPlan {
+    /// Arena bytes.
+    pub peak_bytes: u64,
+    /// Tensors in execution order of their producer, then by port.
+    pub tensors: Vec<PlacedTensor>,
+    /// Conflicting pairs (tensors whose lifetimes are not ordered).
+    pub conflicts: usize,
+}
+
+/// Plans memory for an allocation; `None` when the graph gives no `out_bytes`.
+pub fn plan_allocation(model: &Model, alloc: &Allocation) -> Option<MemoryPlan> {
+    if !has_memory_facts(model) {
+        return None;
+    }
+    let l = Lifetimes::of(model, alloc);
+    let p = plan::place(&l);
+    let tensors = l
+        .tensors
+        .list
+        .iter()
+        .enumerate()
+        .map(|(i, t)| PlacedTensor {
+            node: t.node,
+            port: t.port,
+            bytes: t.bytes,
+            offset: p.offsets[i],
+            last_users: l.last_users[i].clone(),
+            until_end: l.tensors.until_end[i],
+        })
+        .collect();
+    Some(MemoryPlan { peak_bytes: p.peak_bytes, tensors, conflicts: p.conflicts })
+}
+
+impl MemoryPlan {
+    /// The allocation JSON `memory` section (allocation-json.md).
+    pub fn to_json(&self, model: &Model) -> Value {
+        let tensors: Vec<Value> = self
+            .tensors
+            .iter()
+            .map(|t| {
+                let node = &model.nodes[t.node];
+                let mut v = json!({
+                    "node": node.name,
+                    "graph": model.graph_label(node.graph),
+                    "port": t.port,
+                    "offset": t.offset,
+                    "bytes": t.bytes,
+                    "last_users": t.last_users.iter().map(|&u| model.nodes[u].name.as_str()).collect::<Vec<_>>(),
+                });
+                if t.until_end {
+                    v["until_end"] = json!(true);
+                }
+                v
+            })
+            .collect();
+        json!({"peak_bytes": self.peak_bytes, "alignment": ALIGN, "tensors": tensors})
+    }
+}
+
+/// Adds the `memory` section to an allocation document when the graph gives `out_bytes`.
+pub fn add_json_section(model: &Model, alloc: &Allocation, doc: &mut Value) {
+    if let (Some(p), Value::Object(m)) = (plan_allocation(model, alloc), doc) {
+        m.insert("memory".into(), p.to_json(model));
+    }
+}
+
+/// Live bytes over the simulated schedule, as `(time µs, bytes)` at every change. A tensor
+/// is live from its producer's start (0 when it exists from the start) until its last
+/// producer or reader finishes (the makespan for graph outputs); half-open, so a tensor
+/// freed at `t` and one allocated at `t` do not overlap.
+pub fn live_profile(model: &Model, sim: &SimResult) -> Vec<(f64, u64)> {
+    let t = Tensors::of(model, |n| sim.stream[n].is_some());
+    let makespan = sim.makespan_us;
+    // (time, +1 start / -1 end, bytes): ends sort before starts at equal times.
+    let mut events: Vec<(f64, i8, u64)> = Vec::with_capacity(2 * t.len());
+    for (i, x) in t.list.iter().enumerate() {
+        let start = if t.produced[i] { sim.span[x.node].map_or(0.0, |s| s.0) } else { 0.0 };
+        let mut end = if t.produced[i] { sim.span[x.node].map_or(start, |s| s.1) } else { start };
+        for &r in &t.readers[i] {
+            if let Some((_, f)) = sim.span[r] {
+                end = end.max(f);
+            }
+        }
+        if t.until_end[i] {
+            end = end.max(makespan);
+            events.push((start, 1, x.bytes));
+            continue;
+        }
+        if end > start {
+            events.push((start, 1, x.bytes));
+            events.push((end, -1, x.bytes));
+        }
+    }
+    events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut out: Vec<(f64, u64)> = Vec::new();
+    let mut live = 0u64;
+    for (time, kind, bytes) in events {
+        if kind > 0 {
+            live += bytes
+        } else {
+            live -= bytes
+        }
+        match out.last_mut() {
+            Some(last) if last.0 == time => last.1 = live,
+            _ => out.push((time, live)),
+        }
+    }
+    out
+}
+
+/// The most bytes live at any instant of the simulated schedule: a lower bound for the arena
+/// of any plan of this allocation (tensors live together conflict).
+pub fn max_live_bytes(model: &Model, sim: &SimResult) -> u64 {
+    live_profile(model, sim).iter().map(|p| p.1).max().unwrap_or(0)
+}

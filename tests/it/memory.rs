@@ -1,0 +1,369 @@
+//! Memory plans across streams (allocation-json.md rule 8): lifetimes under stream order and
+//! syncs, views that keep their base alive, the checker's verdicts, corpus plans against the
+//! simulated lower bound, and random graphs under every policy.
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use stream_alloc::compile::allocation::{SyncEnd, SyncPair};
+use stream_alloc::compile::policy::PolicyReport;
+use stream_alloc::compile::{Allocation, Stage, TaskLimits};
+use stream_alloc::{allocate, allocate_from_preassigned};
+
+/// The pipeline under the model's own options, with the policy's report.
+fn run_policy(m: &Model, stage: Stage) -> stream_alloc::Result<(Allocation, PolicyReport)> {
+    let limits = TaskLimits::from_options(&m.options);
+    stream_alloc::search::run(m, m.options.clone(), limits, stage, Default::default())
+        .map(|(a, r)| (a, r.unwrap_or_default()))
+}
+use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
+use stream_alloc::graph::{IdVec, Model, ModelBuilder, NodeId, Policy, StreamId, json as graph_json};
+use stream_alloc::memory::{self, plan_allocation};
+use stream_alloc::simulate::{SimConfig, simulate};
+use stream_alloc::verify;
+
+use crate::common;
+
+fn node(name: &str, op: &str, tasks: u32, out: Option<Vec<u64>>) -> NodeSpec {
+    let mut n = NodeSpec::new(name, op, if tasks == 0 { "DNN_VM_GE_LOCAL" } else { "AIcoreEngine" });
+    n.tasks = tasks;
+    n.cost_us = if tasks == 0 { 0.0 } else { 1.0 };
+    n.out_bytes = out;
+    n
+}
+
+/// Rule-8 violations of a document.
+fn rule8(model: &Model, doc: &Value) -> Vec<String> {
+    verify::check(model, doc).violations.into_iter().filter(|v| v.rule == 8).map(|v| v.message).collect()
+}
+
+fn tensor<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["memory"]["tensors"].as_array().unwrap().iter().find(|t| t["node"] == name).unwrap()
+}
+
+/// `a` (stream 0) makes 4096 bytes that `b` reads on stream 1; `c` (stream 0, after `a`) makes
+/// 4096 more. With `sync_back`, `b` signals `c`'s stream before `c`.
+fn two_streams(sync_back: bool) -> (Model, Allocation) {
+    let mut b = ModelBuilder::new("cross");
+    b.add_node(node("x", "Data", 0, None));
+    b.add_node(node("a", "Relu", 1, Some(vec![4096])));
+    b.add_node(node("b", "Relu", 1, Some(vec![512])));
+    b.add_node(node("c", "Relu", 1, Some(vec![4096])));
+    b.add_node(node("out", "NetOutput", 0, None));
+    for (s, d) in [("x", "a"), ("a", "b"), ("x", "c"), ("b", "out"), ("c", "out")] {
+        b.add_edge(EdgeSpec::data(s, d));
+    }
+    let model = b.build().unwrap();
+    let id = |n: &str| model.find_node(stream_alloc::graph::GraphId::ROOT, n).unwrap();
+    let mut streams: IdVec<NodeId, Option<StreamId>> = IdVec::filled(model.nodes.len(), None);
+    streams[id("a")] = Some(StreamId(0));
+    streams[id("b")] = Some(StreamId(1));
+    streams[id("c")] = Some(StreamId(0));
+    let attached = IdVec::filled(model.nodes.len(), Vec::new());
+    let mut alloc = Allocation::from_logical("test", model.options.event, streams, 2, attached, 0);
+    alloc.stage = Stage::Sync;
+    alloc.syncs.push(SyncPair { id: 0, from: SyncEnd::main(id("a")), to: SyncEnd::main(id("b")) });
+    if sync_back {
+        alloc.syncs.push(SyncPair { id: 1, from: SyncEnd::main(id("b")), to: SyncEnd::main(id("c")) });
+    }
+    alloc.sync_count = alloc.syncs.len() as u32;
+    (model, alloc)
+}
+
+#[test]
+fn a_tensor_read_on_another_stream_is_reused_only_after_a_sync_orders_the_read() {
+    let (model, alloc) = two_streams(false);
+    let doc = alloc.to_json(&model);
+    assert!(verify::check(&model, &doc).ok(), "{:?}", verify::check(&model, &doc).violations);
+    let (a, c) = (tensor(&doc, "a"), tensor(&doc, "c"));
+    let (ao, co) = (a["offset"].as_u64().unwrap(), c["offset"].as_u64().unwrap());
+    assert!(ao + 4096 <= co || co + 4096 <= ao, "no sync orders b before c: a and c must not share bytes");
+    assert_eq!(a["last_users"], json!(["b"]));
+
+    // c on a's bytes: the checker names the pair.
+    let mut bad = doc.clone();
+    for t in bad["memory"]["tensors"].as_array_mut().unwrap() {
+        if t["node"] == "c" {
+            t["offset"] = json!(ao);
+        }
+    }
+    let v = rule8(&model, &bad);
+    assert!(v.iter().any(|m| m.contains("'a'") && m.contains("'c'") && m.contains("not ordered")), "{v:?}");
+
+    // With the sync back, c takes a's bytes and the arena shrinks.
+    let (model2, alloc2) = two_streams(true);
+    let doc2 = alloc2.to_json(&model2);
+    assert!(verify::check(&model2, &doc2).ok(), "{:?}", verify::check(&model2, &doc2).violations);
+    assert_eq!(tensor(&doc2, "a")["offset"], tensor(&doc2, "c")["offset"]);
+    assert!(doc2["memory"]["peak_bytes"].as_u64() < doc["memory"]["peak_bytes"].as_u64());
+    // The same placement without the sync is what the checker refuses above.
+    assert!(
+        rule8(&model, &{
+            let mut d = doc.clone();
+            d["memory"] = doc2["memory"].clone();
+            d
+        })
+        .iter()
+        .any(|m| m.contains("not ordered"))
+    );
+}
+
+fn chain() -> Model {
+    let mut b = ModelBuilder::new("chain");
+    b.add_node(node("x", "Data", 0, Some(vec![1000])));
+    b.add_node(node("a", "Relu", 1, Some(vec![4096])));
+    let mut v = node("v", "Reshape", 0, Some(vec![4096]));
+    v.alias_input = Some(0);
+    b.add_node(v);
+    b.add_node(node("c", "Relu", 1, Some(vec![4096])));
+    b.add_node(node("d", "Relu", 1, Some(vec![4096])));
+    b.add_node(node("out", "NetOutput", 0, None));
+    for (s, d) in [("x", "a"), ("a", "v"), ("v", "c"), ("c", "d"), ("d", "out")] {
+        b.add_edge(EdgeSpec::data(s, d));
+    }
+    b.build().unwrap()
+}
+
+#[test]
+fn a_view_keeps_its_base_alive() {
+    let model = chain();
+    let alloc = allocate(&model, Stage::All).unwrap();
+    let doc = alloc.to_json(&model);
+    assert!(verify::check(&model, &doc).ok());
+    let mem = &doc["memory"];
+    // The view owns nothing; its reader c is a's last user, so c can not take a's bytes but d can.
+    let names: Vec<&str> = mem["tensors"].as_array().unwrap().iter().map(|t| t["node"].as_str().unwrap()).collect();
+    assert_eq!(names, ["x", "a", "c", "d"]);
+    assert_eq!(tensor(&doc, "a")["last_users"], json!(["c"]));
+    assert_ne!(tensor(&doc, "a")["offset"], tensor(&doc, "c")["offset"]);
+    assert_eq!(tensor(&doc, "a")["offset"], tensor(&doc, "d")["offset"]);
+    assert_eq!(tensor(&doc, "d")["until_end"], json!(true));
+    assert_eq!(mem["peak_bytes"], json!(8192));
+
+    // A plan that ends a's life at the view is caught: the view's reader outlives it.
+    let mut short = doc.clone();
+    for t in short["memory"]["tensors"].as_array_mut().unwrap() {
+        if t["node"] == "a" {
+            t["last_users"] = json!([]);
+        }
+    }
+    let v = rule8(&model, &short);
+    assert!(v.iter().any(|m| m.contains("read by 'c'") && m.contains("outlives")), "{v:?}");
+    // c on a's bytes: a is still live through the view.
+    let mut overlap = doc.clone();
+    let a_off = tensor(&doc, "a")["offset"].clone();
+    for t in overlap["memory"]["tensors"].as_array_mut().unwrap() {
+        if t["node"] == "c" {
+            t["offset"] = a_off.clone();
+        }
+    }
+    assert!(rule8(&model, &overlap).iter().any(|m| m.contains("not ordered")));
+    // The view listed as owning memory, a tensor missing, a wrong size, outside the arena.
+    let mut view = doc.clone();
+    view["memory"]["tensors"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"node": "v", "graph": "", "port": 0, "offset": 0, "bytes": 4096}));
+    assert!(rule8(&model, &view).iter().any(|m| m.contains("is a view")));
+    let mut missing = doc.clone();
+    missing["memory"]["tensors"].as_array_mut().unwrap().retain(|t| t["node"] != "d");
+    assert!(rule8(&model, &missing).iter().any(|m| m.contains("'d':0") && m.contains("missing")));
+    let mut size = doc.clone();
+    size["memory"]["tensors"][1]["bytes"] = json!(4095);
+    assert!(rule8(&model, &size).iter().any(|m| m.contains("out_bytes says 4096")));
+    let mut small = doc.clone();
+    small["memory"]["peak_bytes"] = json!(4096);
+    assert!(rule8(&model, &small).iter().any(|m| m.contains("outside the arena")));
+}
+
+#[test]
+fn graphs_without_sizes_have_no_memory_section() {
+    let mut b = ModelBuilder::new("plain");
+    b.add_node(node("a", "Relu", 1, None));
+    b.add_node(node("b", "Relu", 1, None));
+    b.add_edge(EdgeSpec::data("a", "b"));
+    let model = b.build().unwrap();
+    let alloc = allocate(&model, Stage::All).unwrap();
+    assert!(alloc.to_json(&model).get("memory").is_none());
+    assert!(plan_allocation(&model, &alloc).is_none());
+    let mut m = model.clone();
+    m.options.set_str("max_memory", "1M").unwrap();
+    m.options.policy = Policy::Auto;
+    let e = run_policy(&m, Stage::All).unwrap_err();
+    assert!(e.message.contains("max_memory") && e.message.contains("out_bytes"), "{e}");
+}
+
+#[test]
+fn max_memory_rejects_candidates_over_it() {
+    let path = common::corpus_graph("resnet50.json");
+    let mut model = graph_json::load_file(&path).unwrap();
+    model.options.policy = Policy::Auto;
+    let (_, free) = run_policy(&model, Stage::All).unwrap();
+    let rows = free.details["candidates"].as_array().unwrap().clone();
+    let peaks: Vec<u64> = rows.iter().map(|r| r["peak_bytes"].as_u64().unwrap()).collect();
+    let min = *peaks.iter().min().unwrap();
+    let max = *peaks.iter().max().unwrap();
+    assert!(min < max, "parallel candidates need more memory on resnet50: {peaks:?}");
+    // Bounded at the smallest peak: only candidates that fit remain, and the choice is one of them.
+    model.options.max_memory = Some(min);
+    let (alloc, report) = run_policy(&model, Stage::All).unwrap();
+    assert!(plan_allocation(&model, &alloc).unwrap().peak_bytes <= min);
+    let chosen = report.details["chosen"].as_str().unwrap();
+    for r in report.details["candidates"].as_array().unwrap() {
+        let over = r["peak_bytes"].as_u64().unwrap() > min;
+        assert_eq!(r.get("rejected").is_some(), over, "{r}");
+        if over {
+            assert_ne!(r["policy"], chosen);
+        }
+    }
+    model.options.max_memory = Some(min - 1);
+    let e = run_policy(&model, Stage::All).unwrap_err();
+    assert!(e.message.contains("every candidate") && e.message.contains(&min.to_string()), "{e}");
+}
+
+/// The checker accepts the plan and the arena holds what the simulated schedule keeps live.
+fn check_plan(model: &Model, alloc: &Allocation) -> (u64, u64) {
+    let doc = alloc.to_json(model);
+    let v = rule8(model, &doc);
+    assert!(v.is_empty(), "{}: {v:?}", model.name);
+    let peak = doc["memory"]["peak_bytes"].as_u64().unwrap();
+    let sim = simulate(model, alloc, &SimConfig::default()).unwrap();
+    let live = memory::max_live_bytes(model, &sim);
+    assert!(peak >= live, "{}: peak {peak} < {live} bytes live at once", model.name);
+    (peak, live)
+}
+
+#[test]
+fn corpus_plans_pass_the_checker_and_cover_the_simulated_live_bytes() {
+    for path in common::corpus_paths() {
+        let model = graph_json::load_file(&path).unwrap();
+        let single = {
+            let mut m = model.clone();
+            m.options.policy = Policy::Single;
+            check_plan(&m, &run_policy(&m, Stage::All).unwrap().0).0
+        };
+        let ge = check_plan(&model, &allocate(&model, Stage::All).unwrap()).0;
+        let mut m = model.clone();
+        m.options.policy = Policy::PerOperator;
+        let per_op = check_plan(&m, &run_policy(&m, Stage::All).unwrap().0).0;
+        // The logical stage alone has no syncs: plans still pass, with less reuse across streams.
+        let logical = allocate(&model, Stage::Logical).unwrap();
+        assert!(rule8(&model, &logical.to_json(&model)).is_empty());
+        assert!(single > 0 && ge > 0 && per_op > 0);
+    }
+}
+
+#[test]
+fn trace_has_a_memory_counter_only_with_sizes() {
+    let model = chain();
+    let alloc = allocate(&model, Stage::All).unwrap();
+    let sim = simulate(&model, &alloc, &SimConfig::default()).unwrap();
+    let t = stream_alloc::simulate::trace::trace_json(&model, &sim);
+    let counters: Vec<&Value> = t["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "C").collect();
+    assert!(!counters.is_empty());
+    let top = counters.iter().map(|e| e["args"]["live_bytes"].as_u64().unwrap()).max().unwrap();
+    assert_eq!(top, memory::max_live_bytes(&model, &sim));
+    let (plain, palloc) = two_streams(false);
+    let mut plain = plain;
+    for n in plain.nodes.iter_mut() {
+        n.out_bytes = None;
+    }
+    let sim = simulate(&plain, &palloc, &SimConfig::default()).unwrap();
+    let t = stream_alloc::simulate::trace::trace_json(&plain, &sim);
+    assert!(!t["traceEvents"].as_array().unwrap().iter().any(|e| e["ph"] == "C"));
+}
+
+/// A random DAG with sizes: data sources, compute nodes with one to three outputs, views of
+/// their first input, a NetOutput; every node on a random stream.
+fn random_model(n: usize, edges: &[(usize, usize, u8)], kinds: &[u8], sizes: &[u64], streams: &[u32]) -> Model {
+    let mut b = ModelBuilder::new("prop");
+    let ports = |i: usize| if kinds[i] % 4 == 1 { 1 + (sizes[i] % 3) as usize } else { 1 };
+    let mut ins = vec![0u32; n + 1];
+    let mut specs = Vec::new();
+    let mut first_in = vec![false; n];
+    let mut es = Vec::new();
+    for &(s, d, p) in edges {
+        let mut e = EdgeSpec::data(format!("n{s}"), format!("n{d}"));
+        e.src_port = u32::from(p) % ports(s) as u32;
+        e.dst_port = ins[d];
+        ins[d] += 1;
+        first_in[d] |= e.dst_port == 0;
+        es.push(e);
+    }
+    for i in 0..n {
+        let kind = kinds[i] % 4;
+        let (op, tasks) = match kind {
+            0 if ins[i] == 0 => ("Data", 0),
+            3 if first_in[i] => ("Reshape", 0),
+            _ => ("Relu", 1),
+        };
+        let bytes: Vec<u64> = (0..ports(i) as u64).map(|p| (sizes[i] >> (8 * p)) % 5000).collect();
+        let mut spec = node(&format!("n{i}"), op, tasks, Some(bytes));
+        if op == "Reshape" {
+            spec.alias_input = Some(0);
+        }
+        spec.stream = if tasks == 0 && op == "Data" { None } else { Some(i64::from(streams[i])) };
+        specs.push(spec);
+    }
+    for s in specs {
+        b.add_node(s);
+    }
+    let mut out = node("out", "NetOutput", 0, None);
+    out.stream = Some(0);
+    b.add_node(out);
+    for e in es {
+        b.add_edge(e);
+    }
+    for i in (0..n).filter(|i| sizes[*i] % 7 == 0) {
+        let mut e = EdgeSpec::data(format!("n{i}"), "out");
+        e.dst_port = ins[n];
+        ins[n] += 1;
+        b.add_edge(e);
+    }
+    b.build().unwrap()
+}
+
+fn random_graph() -> impl Strategy<Value = Model> {
+    (2usize..30, 1u32..5).prop_flat_map(|(n, k)| {
+        let edges = proptest::collection::vec((0..n, 0..n, 0u8..3), 0..n * 2).prop_map(|v| {
+            let mut v: Vec<(usize, usize, u8)> =
+                v.into_iter().filter(|(a, b, _)| a != b).map(|(a, b, p)| (a.min(b), a.max(b), p)).collect();
+            v.sort();
+            v.dedup_by_key(|e| (e.0, e.1));
+            v
+        });
+        (
+            Just(n),
+            edges,
+            proptest::collection::vec(0u8..8, n),
+            proptest::collection::vec(1u64..u64::MAX, n),
+            proptest::collection::vec(0..k, n),
+        )
+            .prop_map(|(n, e, kinds, sizes, streams)| random_model(n, &e, &kinds, &sizes, &streams))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
+
+    /// Every plan of every policy and stage passes the checker, and no instant of the simulated
+    /// schedule has more bytes live than the arena.
+    #[test]
+    fn every_plan_is_safe_and_covers_the_live_bytes(model in random_graph()) {
+        let mut allocs = Vec::new();
+        for stage in [Stage::Logical, Stage::Sync, Stage::All] {
+            allocs.push(allocate_from_preassigned(&model, stage).unwrap());
+        }
+        for p in [Policy::Ge, Policy::Single, Policy::PerOperator, Policy::MinStreams, Policy::Budget(2)] {
+            let mut m = model.clone();
+            for n in m.nodes.iter_mut() {
+                n.stream = None;
+            }
+            m.options.policy = p;
+            let a = if p == Policy::Ge { allocate(&m, Stage::All).unwrap() } else { run_policy(&m, Stage::All).unwrap().0 };
+            check_plan(&m, &a);
+        }
+        for a in &allocs {
+            check_plan(&model, a);
+        }
+    }
+}
