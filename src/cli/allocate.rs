@@ -1,18 +1,17 @@
 //! `stream-alloc allocate`.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 
-use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE};
+use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::compile::allocation::error_json_string;
 use stream_alloc::compile::policy::PolicyReport;
 use stream_alloc::compile::{Allocation, Stage, TaskLimits};
 use stream_alloc::graph::{Model, Options, json};
 use stream_alloc::simulate::SimConfig;
-use stream_alloc::{Error, ErrorKind, driver, search};
+use stream_alloc::{Error, ErrorKind, driver, search, verify};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -84,11 +83,14 @@ Options (--option KEY=VALUE; GE's option names are accepted too):
   policy=ge|single|per-backend|per-operator|min-streams|budget:N|auto
   compat=ge                             reproduce GE's results exactly in every stage
   event_reuse=lifetime                  reuse sync ids whose lifetimes do not overlap
-  verify=true|false                     run the checker on the result
+  verify=true|false                     run the checker on the result; `allocate` reports it
+                                        (summary line, `verify` object in the JSON)
   max_memory=BYTES[K|M|G]               policy=auto rejects candidates whose memory plan needs more
-An invalid value is error E10001 naming the option and the value.
+An unknown option name is bad usage (exit 2, with the closest name as a tip); an invalid value
+of a known option is GE's error E10001 naming the option and the value (exit 1).
 
-Exit codes: 0 success; 1 allocation error (the JSON error document is written); 2 bad usage.";
+Exit codes: 0 success; 1 allocation error (the JSON error document is written); 2 bad usage
+(nothing is written, not even with -o).";
 
 /// Loads the graph and applies command-line options over the file's own.
 pub fn load_with_options(path: &PathBuf, options: &[String]) -> Result<Model, Error> {
@@ -132,6 +134,97 @@ pub fn to_json_with_report(model: &Model, alloc: &Allocation, report: &PolicyRep
     doc
 }
 
+/// The checker's report as allocation JSON's `verify` object (`verify=true`): the verdict,
+/// the edges proven ordered, the syncs against the minimum for this assignment, and the
+/// graph's width with an antichain as witness.
+pub fn verify_json(report: &verify::Report) -> serde_json::Value {
+    let mut v = report.to_json();
+    if let serde_json::Value::Object(m) = &mut v {
+        for k in ["format", "version", "graph"] {
+            m.remove(k);
+        }
+    }
+    v
+}
+
+/// Streams listed one by one up to this many; above it, the largest few and a histogram.
+const LIST_STREAMS: usize = 16;
+
+/// `nodes per stream`, short whatever the stream count: every stream up to [`LIST_STREAMS`],
+/// else min / median / max, the largest streams and a histogram of stream sizes.
+fn nodes_per_stream_lines(per: &[usize], unassigned: usize) -> String {
+    if per.len() <= LIST_STREAMS {
+        let list: Vec<String> = per.iter().enumerate().map(|(i, n)| format!("{i}:{n}")).collect();
+        return format!("  nodes per stream: {} (no stream: {unassigned})\n", list.join(" "));
+    }
+    let mut sorted = per.to_vec();
+    sorted.sort_unstable();
+    let median = sorted[sorted.len() / 2];
+    let mut by_size: Vec<(usize, usize)> = per.iter().copied().enumerate().collect();
+    by_size.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let largest: Vec<String> = by_size.iter().take(8).map(|(i, n)| format!("{i}:{n}")).collect();
+    let mut s = format!(
+        "  nodes per stream: {} streams, min {}, median {median}, max {} (no stream: {unassigned})\n",
+        per.len(),
+        sorted[0],
+        sorted[sorted.len() - 1]
+    );
+    s.push_str(&format!("    largest: {} …\n", largest.join(" ")));
+    // Decades: 0, 1, 2-9, 10-99, ...
+    let mut buckets: Vec<(String, usize)> = Vec::new();
+    for &n in &sorted {
+        let label = match n {
+            0 | 1 => n.to_string(),
+            _ => {
+                let lo = 10usize.pow(n.ilog10());
+                format!("{}-{}", lo.max(2), lo * 10 - 1)
+            }
+        };
+        match buckets.last_mut() {
+            Some((l, c)) if *l == label => *c += 1,
+            _ => buckets.push((label, 1)),
+        }
+    }
+    let hist: Vec<String> =
+        buckets.iter().map(|(l, c)| format!("{c} of {l} node{}", if l == "1" { "" } else { "s" })).collect();
+    s.push_str(&format!("    streams by size: {}\n", hist.join(", ")));
+    s
+}
+
+/// The policy report on one line: scalars as they are, lists and objects by their size (the
+/// JSON output has them whole).
+pub fn policy_line(report: &PolicyReport) -> String {
+    use serde_json::Value;
+    let mut parts = vec![report.name.clone()];
+    for (k, v) in &report.details {
+        let v = match v {
+            Value::String(s) => s.clone(),
+            Value::Array(a) => format!("{} entries", a.len()),
+            Value::Object(o) => format!("{} fields", o.len()),
+            other => other.to_string(),
+        };
+        parts.push(format!("{k} {v}"));
+    }
+    format!("  policy: {}\n", parts.join("; "))
+}
+
+/// The checker's findings on one line.
+fn verify_line(report: &verify::Report, syncs: u32) -> String {
+    let opt = |x: Option<usize>| x.map_or_else(|| "-".to_string(), |v| v.to_string());
+    let mut witness: Vec<&str> = report.antichain.iter().take(3).map(String::as_str).collect();
+    if report.antichain.len() > witness.len() {
+        witness.push("…");
+    }
+    format!(
+        "  verify: {}; {} edges ordered; syncs {syncs}, minimum {}; width {}, antichain {}\n",
+        if report.ok() { "ok" } else { "FAILED" },
+        report.edges_checked,
+        opt(report.min_sync_count),
+        opt(report.width),
+        witness.join(", ")
+    )
+}
+
 fn summary(model: &Model, alloc: &Allocation, elapsed: std::time::Duration) -> String {
     let mut s = format!(
         "{}: {} nodes, mode {}, stage {}\n  streams: {} logical, {} physical, {} attached\n  {}s: {}\n",
@@ -145,17 +238,15 @@ fn summary(model: &Model, alloc: &Allocation, elapsed: std::time::Duration) -> S
         alloc.sync_kind.as_str(),
         alloc.sync_count
     );
-    let per = alloc.nodes_per_stream();
     let unassigned = alloc.stream.iter().filter(|s| s.is_none()).count();
-    let per: Vec<String> = per.iter().enumerate().map(|(i, n)| format!("{i}:{n}")).collect();
-    s.push_str(&format!("  nodes per stream: {} (no stream: {unassigned})\n", per.join(" ")));
+    s.push_str(&nodes_per_stream_lines(&alloc.nodes_per_stream(), unassigned));
     s.push_str(&format!("  time: {:.3} ms\n", elapsed.as_secs_f64() * 1e3));
     s
 }
 
 pub fn run(args: AllocateArgs) -> i32 {
     if args.output.is_some() && args.format == Some(OutputFormat::Json) {
-        eprintln!("error: --format json writes to standard output; it cannot be combined with -o");
+        out::error("--format json writes to standard output; it cannot be combined with -o");
         return EXIT_USAGE;
     }
     let json_to_stdout = args.output.is_none() && args.format == Some(OutputFormat::Json);
@@ -164,13 +255,27 @@ pub fn run(args: AllocateArgs) -> i32 {
     // `policy` object).
     let result = Inputs::load(&args.graph, &args.options).and_then(|inputs| {
         let (a, r) = inputs.compile(args.stage.into(), SimConfig::default())?;
-        Ok((inputs.model, a, r))
+        Ok((inputs, a, r))
     });
     let elapsed = start.elapsed();
+    // `verify=true`: the checker's report, in the summary and as a `verify` object. A logical
+    // stage has no syncs yet, so there is nothing to prove.
+    let checked = match &result {
+        Ok((inputs, alloc, _)) if inputs.options.verify && alloc.stage != Stage::Logical => {
+            Some(verify::check(&inputs.model, &alloc.to_json(&inputs.model)))
+        }
+        _ => None,
+    };
     let (text, code) = match &result {
-        Ok((model, alloc, None)) => (alloc.to_json_string(model), EXIT_OK),
-        Ok((model, alloc, Some(report))) => {
-            let doc = to_json_with_report(model, alloc, report);
+        Ok((inputs, alloc, None)) if checked.is_none() => (alloc.to_json_string(&inputs.model), EXIT_OK),
+        Ok((inputs, alloc, report)) => {
+            let mut doc = match report {
+                Some(r) => to_json_with_report(&inputs.model, alloc, r),
+                None => alloc.to_json(&inputs.model),
+            };
+            if let (Some(c), serde_json::Value::Object(m)) = (&checked, &mut doc) {
+                m.insert("verify".into(), verify_json(c));
+            }
             let mut text = serde_json::to_string_pretty(&doc).expect("JSON values always serialise");
             text.push('\n');
             (text, EXIT_OK)
@@ -179,26 +284,55 @@ pub fn run(args: AllocateArgs) -> i32 {
     };
     if let Some(path) = &args.output {
         if let Err(e) = std::fs::write(path, &text) {
-            eprintln!("error: cannot write '{}': {e}", path.display());
+            out::error(format_args!("cannot write '{}': {e}", path.display()));
             return EXIT_ALLOC_ERROR;
         }
-    } else if json_to_stdout {
-        let mut out = std::io::stdout().lock();
-        if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_err() {
-            return EXIT_ALLOC_ERROR;
-        }
+    } else if json_to_stdout && let Err(c) = out::print(&text) {
+        return c;
     }
     match &result {
-        Ok((model, alloc, report)) => {
+        Ok((inputs, alloc, report)) => {
             if !args.quiet {
-                let mut s = summary(model, alloc, elapsed);
+                let mut s = summary(&inputs.model, alloc, elapsed);
                 if let Some(r) = report {
-                    s.push_str(&format!("  policy: {}\n", r.to_json()));
+                    s.push_str(&policy_line(r));
                 }
-                if json_to_stdout { eprint!("{s}") } else { print!("{s}") }
+                if let Some(c) = &checked {
+                    s.push_str(&verify_line(c, alloc.sync_count));
+                } else if inputs.options.verify {
+                    s.push_str("  verify: nothing to check at stage logical\n");
+                }
+                if json_to_stdout {
+                    out::eprint(&s);
+                } else if let Err(c) = out::print(&s) {
+                    return c;
+                }
             }
         }
-        Err(e) => eprintln!("error: {e}"),
+        Err(e) => out::error(e),
     }
     code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_streams_summarise_in_a_few_short_lines() {
+        let mut per = vec![1usize; 200];
+        per[30] = 162;
+        per[16] = 110;
+        per[7] = 12;
+        per[8] = 0;
+        let s = nodes_per_stream_lines(&per, 325);
+        assert!(s.lines().count() <= 3 && s.lines().all(|l| l.len() < 160), "{s}");
+        assert!(s.contains("200 streams, min 0, median 1, max 162 (no stream: 325)"), "{s}");
+        assert!(s.contains("largest: 30:162 16:110 7:12 0:1"), "{s}");
+        assert!(
+            s.contains("streams by size: 1 of 0 nodes, 196 of 1 node, 1 of 10-99 nodes, 2 of 100-999 nodes"),
+            "{s}"
+        );
+        assert_eq!(nodes_per_stream_lines(&[2, 451], 3), "  nodes per stream: 0:2 1:451 (no stream: 3)\n");
+    }
 }

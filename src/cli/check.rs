@@ -1,17 +1,19 @@
 //! `stream-alloc check GRAPH ALLOC`: the independent checker on an allocation JSON file.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{EXIT_ALLOC_ERROR, EXIT_OK};
-use stream_alloc::graph::json;
+use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
+use stream_alloc::graph::{Model, json};
 use stream_alloc::verify;
 
 /// Prove that an allocation JSON file obeys the rules of allocation-json.md for its graph.
 #[derive(Args, Debug)]
 #[command(after_help = "Writes a JSON report to standard output. Exit codes: 0 every rule holds; \
-1 a rule is broken (the report names the edge or sync at fault) or a file can not be read; 2 bad usage.")]
+1 a rule is broken (the report names the edge or sync at fault; standard error shows the first 20), \
+the allocation belongs to another graph (one error, naming the graph), or a file can not be read; 2 bad usage.")]
 pub struct CheckArgs {
     /// Graph JSON v1 file the allocation was made for.
     pub graph: PathBuf,
@@ -19,11 +21,46 @@ pub struct CheckArgs {
     pub allocation: PathBuf,
 }
 
+/// Why `doc` can not be an allocation of `model` at all: another graph's name, most node names
+/// unknown, or an error document. One plain message instead of a violation per node.
+fn foreign(model: &Model, doc: &serde_json::Value) -> Option<String> {
+    if let Some(err) = doc.get("error") {
+        let code = err.get("code").and_then(|v| v.as_str()).unwrap_or("?");
+        let message = err.get("message").and_then(|v| v.as_str()).unwrap_or("");
+        return Some(format!("the allocation file is an error document ({code}: {message}), not an allocation"));
+    }
+    if let Some(g) = doc.get("graph").and_then(|v| v.as_str())
+        && g != model.name
+    {
+        return Some(format!("the allocation was made for graph '{g}', not for '{}'", model.name));
+    }
+    let known: HashSet<&str> = model.nodes.iter().map(|n| n.name.as_str()).collect();
+    let listed: Vec<&str> = doc
+        .get("nodes")
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+        .filter(|n| n.get("inserted").and_then(|v| v.as_bool()) != Some(true))
+        .filter_map(|n| n.get("name").and_then(|v| v.as_str()))
+        .collect();
+    let unknown = listed.iter().filter(|n| !known.contains(*n)).count();
+    (unknown * 2 > listed.len()).then(|| {
+        format!(
+            "{unknown} of the allocation's {} node names are not in graph '{}': the allocation belongs to another graph",
+            listed.len(),
+            model.name
+        )
+    })
+}
+
+/// Violations printed one per line on standard error; the JSON report has them all.
+const SHOW_VIOLATIONS: usize = 20;
+
 pub fn run(args: CheckArgs) -> i32 {
     let model = match json::load_file(&args.graph) {
         Ok(m) => m,
         Err(e) => {
-            eprintln!("error: {e}");
+            out::error(e);
             return EXIT_ALLOC_ERROR;
         }
     };
@@ -33,21 +70,40 @@ pub fn run(args: CheckArgs) -> i32 {
     {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("error: {e}");
+            out::error(e);
             return EXIT_ALLOC_ERROR;
         }
     };
-    let report = verify::check(&model, &doc);
-    let text = serde_json::to_string_pretty(&report.to_json()).expect("JSON values always serialise");
-    {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        if writeln!(out, "{text}").and_then(|_| out.flush()).is_err() {
-            return EXIT_ALLOC_ERROR;
+    let (report, mismatch) = match foreign(&model, &doc) {
+        Some(m) => {
+            let message = format!("{}: {m}", args.allocation.display());
+            let violation = verify::Violation { rule: 0, message: message.clone() };
+            (
+                verify::Report { graph: model.name.clone(), violations: vec![violation], ..Default::default() },
+                Some(message),
+            )
         }
+        None => (verify::check(&model, &doc), None),
+    };
+    let mut text = serde_json::to_string_pretty(&report.to_json()).expect("JSON values always serialise");
+    text.push('\n');
+    if let Err(c) = out::print(&text) {
+        return c;
     }
-    for v in &report.violations {
-        eprintln!("rule {}: {}", v.rule, v.message);
+    if let Some(m) = mismatch {
+        out::error(m);
+        return EXIT_ALLOC_ERROR;
     }
+    let mut lines = String::new();
+    for v in report.violations.iter().take(SHOW_VIOLATIONS) {
+        lines.push_str(&format!("rule {}: {}\n", v.rule, v.message));
+    }
+    if report.violations.len() > SHOW_VIOLATIONS {
+        lines.push_str(&format!(
+            "… and {} more violation(s); the JSON report lists them all\n",
+            report.violations.len() - SHOW_VIOLATIONS
+        ));
+    }
+    out::eprint(&lines);
     if report.ok() { EXIT_OK } else { EXIT_ALLOC_ERROR }
 }

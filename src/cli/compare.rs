@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use super::allocate::Inputs;
-use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE};
+use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::Error;
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::Policy;
@@ -22,6 +22,8 @@ pub enum TableFormat {
 
 /// Compare policies on a graph or every graph of a directory: streams, syncs, makespan.
 #[derive(Args, Debug)]
+#[command(after_help = "A graph file that does not load, or a policy that fails on a graph, is reported on standard \
+error and left out of the table; the others are compared, and the exit code is 1 when anything failed.")]
 pub struct CompareArgs {
     /// Graph JSON v1 file, or a directory of them.
     pub path: PathBuf,
@@ -190,35 +192,54 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
 pub fn run(args: CompareArgs) -> i32 {
     let policies: Vec<&str> = args.policies.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
     if policies.is_empty() {
-        eprintln!("error: --policies lists no policy");
+        out::error("--policies lists no policy");
         return EXIT_USAGE;
     }
     for p in &policies {
         if let Err(e) = Policy::parse(p) {
-            eprintln!("error: --policies: {e}");
+            out::error(format_args!("--policies: {e}"));
             return EXIT_USAGE;
         }
     }
     let files = match graphs(&args.path) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("error: {e}");
+            out::error(e);
             return EXIT_ALLOC_ERROR;
         }
     };
     let cfg = SimConfig { units: args.units, wait_latency_us: args.wait_latency };
+    // A file that does not load, or a policy that fails on it, is reported and skipped; the
+    // table has the rest, and the exit code says that something failed.
     let mut rows = Vec::new();
+    let mut failed = 0usize;
     for f in &files {
+        if let Err(e) = Inputs::load(f, &args.options) {
+            out::error(format_args!("{}: {e}; skipped", f.display()));
+            failed += policies.len();
+            continue;
+        }
         for p in &policies {
             match row(f, &args.options, p, &cfg) {
                 Ok(r) => rows.push(r),
                 Err(e) => {
-                    eprintln!("error: {}: {e}", f.display());
-                    return EXIT_ALLOC_ERROR;
+                    out::error(format_args!("{}: policy {p}: {e}", f.display()));
+                    failed += 1;
                 }
             }
         }
     }
-    print!("{}", render(&rows, &policies, args.format));
+    if let Err(c) = out::print(&render(&rows, &policies, args.format)) {
+        return c;
+    }
+    if failed > 0 {
+        out::error(format_args!(
+            "{failed} of {} runs ({} graph(s) × {} policies) failed; the table has the others",
+            files.len() * policies.len(),
+            files.len(),
+            policies.len()
+        ));
+        return EXIT_ALLOC_ERROR;
+    }
     EXIT_OK
 }

@@ -3,18 +3,40 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use super::allocate::Inputs;
-use super::{EXIT_ALLOC_ERROR, EXIT_OK};
+use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::{IdVec, Model, NodeId, StreamId};
 use stream_alloc::simulate::SimConfig;
-use stream_alloc::simulate::dot::dot;
+use stream_alloc::simulate::dot::{dot, stream_dot};
 use stream_alloc::{Error, ErrorKind};
 
-/// Write Graphviz DOT: nodes coloured by stream, syncs dashed, engine subgraphs as clusters.
+/// The picture's granularity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum View {
+    /// Every node up to AUTO_NODES nodes, one box per stream above.
+    Auto,
+    /// Every node, coloured by stream; engine subgraphs as clusters, syncs dashed.
+    Nodes,
+    /// One box per stream, one edge per pair of streams with the number of syncs.
+    Streams,
+}
+
+/// Above this many nodes `--view auto` draws streams: the corpus's inference graphs (up to 603
+/// nodes) render in under a second node by node, its training graphs (over 1,000 nodes, long
+/// edges from the forward to the backward pass) take Graphviz many minutes.
+pub const AUTO_NODES: usize = 700;
+
+/// Write Graphviz DOT of an assignment: every node coloured by stream (syncs dashed, engine
+/// subgraphs as clusters), or, for large graphs, one box per stream with the syncs between
+/// streams counted.
 #[derive(Args, Debug)]
+#[command(after_help = "Render with Graphviz: stream-alloc dot GRAPH | dot -Tsvg -o graph.svg\n\
+--view auto draws every node up to 700 nodes and one box per stream above (a node-level picture of a \
+training graph takes Graphviz many minutes); `stream-alloc summary GRAPH --format dot` draws GE's \
+logical streams with their physical ids.")]
 pub struct DotArgs {
     /// Graph JSON v1 file.
     pub graph: PathBuf,
@@ -26,6 +48,9 @@ pub struct DotArgs {
     /// Output file (default: standard output).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Every node, one box per stream, or the one that suits the graph's size.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub view: View,
 }
 
 type Picture = (IdVec<NodeId, Option<StreamId>>, Vec<(NodeId, NodeId)>);
@@ -82,22 +107,34 @@ pub fn run(args: DotArgs) -> i32 {
                 (a.stream, waits)
             }
         };
-        Ok(dot(model, &stream, &waits))
+        let streams = match args.view {
+            View::Nodes => false,
+            View::Streams => true,
+            View::Auto => model.nodes.len() > AUTO_NODES,
+        };
+        if streams && args.view == View::Auto {
+            out::eprint(&format!(
+                "note: {} has {} nodes (more than {AUTO_NODES}): one box per stream; --view nodes draws every node\n",
+                model.name,
+                model.nodes.len()
+            ));
+        }
+        Ok(if streams { stream_dot(model, &stream, &waits) } else { dot(model, &stream, &waits) })
     });
     match result {
         Ok(text) => {
             if let Some(path) = &args.output {
                 if let Err(e) = std::fs::write(path, text) {
-                    eprintln!("error: cannot write '{}': {e}", path.display());
+                    out::error(format_args!("cannot write '{}': {e}", path.display()));
                     return EXIT_ALLOC_ERROR;
                 }
-            } else {
-                print!("{text}");
+            } else if let Err(c) = out::print(&text) {
+                return c;
             }
             EXIT_OK
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            out::error(e);
             EXIT_ALLOC_ERROR
         }
     }

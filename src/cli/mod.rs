@@ -1,5 +1,7 @@
 //! Command-line front end. Exit codes: 0 success, 1 allocation error (the JSON error document
-//! is written where the result would have gone), 2 bad usage.
+//! is written where the result would have gone), 2 bad usage (nothing is written, not even with
+//! `-o`: the command did not run). Every write goes through [`out`], so a closed standard output
+//! never panics.
 
 #![forbid(unsafe_code)]
 
@@ -7,9 +9,11 @@ mod allocate;
 mod check;
 mod compare;
 mod dot;
+mod out;
 mod pass;
 mod simulate;
 mod summary;
+mod usage;
 
 use clap::{Parser, Subcommand};
 
@@ -25,7 +29,8 @@ pub const EXIT_USAGE: i32 = 2;
     long_about = "Assigns the operators of a graph (graph JSON v1) to device streams the way the Ascend \
 Graph Engine does, synchronises the streams and splits streams that exceed the device's task limit. \
 Writes allocation JSON v1.\n\nFormats: docs/graph-json.md (input) and docs/allocation-json.md (output) in the repository.\n\n\
-Exit codes: 0 success; 1 allocation error (the JSON error document is written); 2 bad usage."
+Exit codes: 0 success; 1 allocation error (the JSON error document is written); 2 bad usage \
+(an unknown subcommand, argument or --option name; nothing is written)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -43,6 +48,21 @@ enum Command {
     Compare(compare::CompareArgs),
 }
 
+impl Command {
+    /// The subcommand's name and its `--option` list.
+    fn options(&self) -> (&'static str, &[String]) {
+        match self {
+            Command::Allocate(a) => ("allocate", &a.options),
+            Command::Check(_) => ("check", &[]),
+            Command::Pass(a) => ("pass", &a.options),
+            Command::Summary(a) => ("summary", &a.options),
+            Command::Simulate(a) => ("simulate", &a.options),
+            Command::Dot(a) => ("dot", &a.options),
+            Command::Compare(a) => ("compare", &a.options),
+        }
+    }
+}
+
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -52,6 +72,11 @@ pub fn main() -> i32 {
             return code;
         }
     };
+    let (name, options) = cli.command.options();
+    if let Err(message) = usage::check_options(name, options) {
+        out::error(message);
+        return EXIT_USAGE;
+    }
     match cli.command {
         Command::Allocate(args) => allocate::run(args),
         Command::Check(args) => check::run(args),

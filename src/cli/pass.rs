@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::allocate::load_with_options;
-use super::{EXIT_ALLOC_ERROR, EXIT_OK};
+use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::allocation::error_json_string;
 use stream_alloc::compile::{Allocation, Mode, passes};
 
@@ -41,18 +41,22 @@ pub fn run(args: PassArgs) -> i32 {
     let (text, code) = match result {
         Ok(text) => (text, EXIT_OK),
         Err(e) => {
-            eprintln!("error: {e}");
+            out::error(&e);
             (error_json_string(&e), EXIT_ALLOC_ERROR)
         }
     };
     match &args.output {
         Some(path) => {
             if let Err(e) = std::fs::write(path, &text) {
-                eprintln!("error: cannot write '{}': {e}", path.display());
+                out::error(format_args!("cannot write '{}': {e}", path.display()));
                 return EXIT_ALLOC_ERROR;
             }
         }
-        None => print!("{text}"),
+        None => {
+            if let Err(c) = out::print(&text) {
+                return c;
+            }
+        }
     }
     code
 }

@@ -6,7 +6,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::allocate::Inputs;
-use super::{EXIT_ALLOC_ERROR, EXIT_OK};
+use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::{Allocation, Stage, policy};
 use stream_alloc::graph::Model;
 use stream_alloc::simulate::{SimConfig, SimResult, simulate, trace};
@@ -65,7 +65,7 @@ fn text(model: &Model, alloc: &Allocation, sim: &SimResult, report: &Option<poli
     if let Some(r) = report
         && !r.details.is_empty()
     {
-        s.push_str(&format!("  policy: {}\n", serde_json::Value::Object(r.details.clone())));
+        s.push_str(&super::allocate::policy_line(r));
     }
     s
 }
@@ -80,7 +80,7 @@ pub fn run(args: SimulateArgs) -> i32 {
     let (model, alloc, report, sim) = match result {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("error: {e}");
+            out::error(e);
             return EXIT_ALLOC_ERROR;
         }
     };
@@ -88,20 +88,25 @@ pub fn run(args: SimulateArgs) -> i32 {
         let mut t = serde_json::to_string(&trace::trace_json(&model, &sim)).expect("JSON values always serialise");
         t.push('\n');
         if let Err(e) = std::fs::write(path, t) {
-            eprintln!("error: {}", Error::new(ErrorKind::Io, format!("cannot write trace '{}': {e}", path.display())));
+            out::error(Error::new(ErrorKind::Io, format!("cannot write trace '{}': {e}", path.display())));
             return EXIT_ALLOC_ERROR;
         }
     }
-    if args.json {
+    let text = if args.json {
         let mut doc = sim.to_json();
         doc["graph"] = json!(model.name);
         doc["policy"] = report.map_or_else(|| json!({"name": "ge"}), |r| r.to_json());
         if let Some(m) = memory(&model, &alloc, &sim) {
             doc["memory"] = m;
         }
-        println!("{}", serde_json::to_string_pretty(&doc).expect("JSON values always serialise"));
+        let mut t = serde_json::to_string_pretty(&doc).expect("JSON values always serialise");
+        t.push('\n');
+        t
     } else {
-        print!("{}", text(&model, &alloc, &sim, &report));
+        text(&model, &alloc, &sim, &report)
+    };
+    match out::print(&text) {
+        Ok(()) => EXIT_OK,
+        Err(c) => c,
     }
-    EXIT_OK
 }

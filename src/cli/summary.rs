@@ -1,13 +1,12 @@
 //! `stream-alloc summary`: GE's stream allocation summary of a graph (`GetStreamAllocationSummary`)
 //! as text (`ToStringInfo()` lines per graph), JSON or DOT.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
 use super::allocate::{Inputs, OPTIONS_HELP};
-use super::{EXIT_ALLOC_ERROR, EXIT_OK};
+use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::allocation::error_json_string;
 use stream_alloc::search;
 use stream_alloc::simulate::SimConfig;
@@ -52,18 +51,15 @@ pub fn run(args: SummaryArgs) -> i32 {
         })
     });
     match result {
-        Ok(text) => {
-            let mut out = std::io::stdout().lock();
-            if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_err() {
-                return EXIT_ALLOC_ERROR;
-            }
-            EXIT_OK
-        }
+        Ok(text) => match out::print(&text) {
+            Ok(()) => EXIT_OK,
+            Err(c) => c,
+        },
         Err(e) => {
             if args.format == SummaryFormat::Json {
-                print!("{}", error_json_string(&e));
+                let _ = out::print(&error_json_string(&e));
             }
-            eprintln!("error: {e}");
+            out::error(e);
             EXIT_ALLOC_ERROR
         }
     }

@@ -247,7 +247,8 @@ impl StreamAllocationSummary {
                 .lines()
                 .filter(|l| l.starts_with("  ") && !l.contains("rankdir") && !l.contains("node ["))
             {
-                let _ = writeln!(s, "  {}", line.replace("\"s", &format!("\"g{k}_s")));
+                // Stream ids follow a space; a quote inside a label is escaped, so it never does.
+                let _ = writeln!(s, "  {}", line.replace(" \"s", &format!(" \"g{k}_s")));
             }
             s.push_str("  }\n");
         }

@@ -10,6 +10,7 @@ mod fake_rt;
 mod activate_lists;
 mod bad_input;
 mod cli;
+mod cli_usage;
 mod concurrency;
 mod dynamic_corpus;
 mod dynamic_fixtures;
