@@ -55,6 +55,16 @@ impl TaskLimits {
     }
 }
 
+/// Run-time tasks of an inserted sync node: a wait is GE's event-wait plus its reset (2), a
+/// record 1. `None` for other inserted nodes.
+pub fn sync_node_tasks(op_type: &str) -> Option<u64> {
+    match op_type {
+        "Recv" | "RecvNotify" => Some(2),
+        "Send" | "SendNotify" => Some(1),
+        _ => None,
+    }
+}
+
 /// Operator types that may never start a split stream (label-based control flow).
 const NO_SPLIT_TYPES: &[&str] = &["LabelSet", "LabelGotoEx", "LabelSwitchByIndex"];
 
@@ -176,25 +186,27 @@ pub fn split_streams_with(
         bail!(Internal, "allocation tables do not match the model's {nodes} nodes");
     }
 
-    // Recv (wait) tasks per sync end: GE counts +1 for each EVENT_WAIT before a node.
-    let mut main_recvs: IdVec<NodeId, u64> = IdVec::filled(nodes, 0);
-    let mut attached_recvs: BTreeMap<(NodeId, StreamId), u64> = BTreeMap::new();
-    for p in &alloc.syncs {
-        match p.to.attached {
-            None => main_recvs[p.to.node] += 1,
-            Some(a) => *attached_recvs.entry((p.to.node, a)).or_default() += 1,
-        }
-    }
     let mut main_tasks: IdVec<NodeId, u64> = IdVec::filled(nodes, 0);
     for n in model.nodes.ids() {
         main_tasks[n] = counts.main_of(model, n)?;
-        if main_tasks[n] > 0 {
-            main_tasks[n] += main_recvs[n];
-        }
         // SplitStreams: a node with tasks but no stream runs on stream 0.
         if main_tasks[n] > 0 && alloc.logical_stream[n].is_none() {
             alloc.logical_stream[n] = Some(StreamId(0));
             alloc.logical_count = alloc.logical_count.max(1);
+        }
+    }
+    // The sync nodes already inserted run on their anchor's streams: every Send is an
+    // event-record task, every Recv an event-wait plus its reset (GE's `CollectTaskSize` of the
+    // Send/Recv nodes that exist when it splits), whatever tasks the anchor has of its own.
+    let mut main_syncs: IdVec<NodeId, u64> = IdVec::filled(nodes, 0);
+    let mut attached_syncs: BTreeMap<(NodeId, StreamId), u64> = BTreeMap::new();
+    for ins in &alloc.inserted {
+        let Some(cost) = sync_node_tasks(ins.op_type) else { continue };
+        let n = ins.anchor;
+        if alloc.logical_stream[n] == Some(ins.logical_stream) {
+            main_syncs[n] += cost;
+        } else if alloc.attached[n].contains(&ins.logical_stream) {
+            *attached_syncs.entry((n, ins.logical_stream)).or_default() += cost;
         }
     }
 
@@ -212,7 +224,12 @@ pub fn split_streams_with(
         if alloc.logical_count > 1 {
             bail!(Failed, "The number of ts streams is {}, only one is supported", alloc.logical_count);
         }
-        let total: u64 = model.nodes.ids().filter(|&n| alloc.logical_stream[n].is_some()).map(|n| main_tasks[n]).sum();
+        let total: u64 = model
+            .nodes
+            .ids()
+            .filter(|&n| alloc.logical_stream[n].is_some())
+            .map(|n| main_tasks[n] + main_syncs[n])
+            .sum();
         if total + u64::from(RESERVED_TASKS) > u64::from(limits.normal) && limits.huge.is_some() {
             huge.insert(0);
         }
@@ -231,13 +248,11 @@ pub fn split_streams_with(
     for &n in &order {
         if let Some(s) = alloc.logical_stream[n] {
             main_entry[n] = streams[s.index()].len();
-            streams[s.index()].push(Entry { node: n, attached: None, attached_index: 0, tasks: main_tasks[n] });
+            let tasks = main_tasks[n] + main_syncs[n];
+            streams[s.index()].push(Entry { node: n, attached: None, attached_index: 0, tasks });
         }
         for (i, &a) in alloc.attached[n].iter().enumerate() {
-            let mut tasks = counts.attached_of(model, n, i)?;
-            if tasks > 0 {
-                tasks += attached_recvs.get(&(n, a)).copied().unwrap_or(0);
-            }
+            let tasks = counts.attached_of(model, n, i)? + attached_syncs.get(&(n, a)).copied().unwrap_or(0);
             streams[a.index()].push(Entry { node: n, attached: Some(a), attached_index: i, tasks });
         }
     }
@@ -251,7 +266,7 @@ pub fn split_streams_with(
         let charge: u64 =
             list.iter().map(|s| totals.get(s.index()).copied().unwrap_or(0).div_ceil(limit(s.0).max(1))).sum();
         if let Some(s) = alloc.logical_stream[*n] {
-            streams[s.index()][main_entry[*n]].tasks = charge + main_recvs[*n];
+            streams[s.index()][main_entry[*n]].tasks = charge + main_syncs[*n];
         }
     }
 
