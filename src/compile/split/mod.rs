@@ -7,6 +7,17 @@
 //! attached ids and sync ends rewritten to physical streams, `physical_count`,
 //! `split_to_logic`, `huge_streams`, `activations`, and the split's syncs with their Send/Recv
 //! nodes.
+//!
+//! Task accounting: every task the split leaves on a physical stream is counted, as the device
+//! runs it: a node's own tasks, each Send 1 and each Recv 2 (wait plus reset, notify variants
+//! alike) on any node, with or without tasks of its own, StreamActive's charge, and the split's
+//! own event at each cut (a wait opening the new piece, a record closing the old one). GE counts
+//! the Send/Recv nodes that exist when it splits but not the events it adds, so a GE piece can
+//! end up to 3 tasks over the limit; `compat=ge` keeps GE's cut points wherever GE's pieces stay
+//! within the limit and cuts one node earlier where they would not (the limit wins over bit-for-bit).
+//! Known gap: a node's own Send/Recv nodes stay on its stream, so a node waiting for (or
+//! recording to) more streams than fit in the room overflows; GE would cut between the Recv
+//! nodes, which needs sync ends on inserted nodes in allocation JSON.
 
 pub mod plan;
 
