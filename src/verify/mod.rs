@@ -76,8 +76,14 @@ impl Report {
     }
 }
 
-/// Checks an allocation document against the graph it was made for.
+/// Checks an allocation document against the graph it was made for, rule 7 with the task
+/// limits the graph's options give.
 pub fn check(model: &Model, allocation: &Value) -> Report {
+    check_with_limits(model, allocation, tasks::Limits::of(&model.options))
+}
+
+/// [`check`] with rule 7's task limits given (the `verify` option: the limits the split used).
+pub fn check_with_limits(model: &Model, allocation: &Value, limits: tasks::Limits) -> Report {
     let mut report = Report { graph: model.name.clone(), ..Default::default() };
     let (w, antichain) = metrics::width(model);
     report.width = w;
@@ -95,7 +101,7 @@ pub fn check(model: &Model, allocation: &Value) -> Report {
     report.min_sync_count = metrics::min_sync_count(model, &doc);
     let mut vs = doc.problems.clone();
     report.edges_checked = rules::check_rules(model, &doc, &mut vs);
-    report.max_stream_tasks = tasks::check_task_limits(model, &doc, &mut vs);
+    report.max_stream_tasks = tasks::check_task_limits(model, &doc, limits, &mut vs);
     report.memory_overlaps_checked = memory::check_memory(model, &doc, allocation, &mut vs);
     report.violations = vs;
     report

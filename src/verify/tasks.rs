@@ -1,6 +1,6 @@
 //! Rule 7 of allocation-json.md: with a task limit N (the graph's `max_task_count` option, and
-//! `max_huge_task_count` for the document's huge streams), no physical stream holds more than
-//! N − 27 tasks unless one node alone is bigger.
+//! `max_huge_task_count` for the document's huge streams, or the limits a compile split with),
+//! no physical stream holds more than N − 27 tasks unless one node alone is bigger.
 //!
 //! Counted from the document and the graph alone, as the device runs them: a node's own tasks
 //! (`_node_sqe_num`, else `_hccl_task_num` for HCCL nodes, else `tasks`) on its stream and its
@@ -12,7 +12,28 @@ use std::collections::BTreeMap;
 
 use super::Violation;
 use super::doc::Doc;
-use crate::graph::{Model, NodeId};
+use crate::graph::{Model, NodeId, Options};
+
+/// The limits rule 7 is checked with: per normal and per huge stream (`None`: not checked),
+/// nothing at all for streams of unlimited depth.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    pub normal: Option<u32>,
+    pub huge: Option<u32>,
+    pub unlimited_depth: bool,
+}
+
+impl Limits {
+    /// The limits a graph's options give: `max_task_count`, `max_huge_task_count`,
+    /// `unlimited_depth`; a limit the options do not give is not checked.
+    pub fn of(o: &Options) -> Self {
+        Limits {
+            normal: o.max_task_count,
+            huge: o.max_huge_task_count,
+            unlimited_depth: o.unlimited_depth == Some(true),
+        }
+    }
+}
 
 /// `kReservedTaskNum`: DFX tasks plus spare room GE keeps free on every stream.
 const RESERVED: u64 = 27;
@@ -48,9 +69,9 @@ struct Load {
     biggest: u64,
 }
 
-/// Checks rule 7 when the graph's options give a limit; returns the fullest stream (stream id,
-/// tasks) whatever the limit.
-pub fn check_task_limits(model: &Model, doc: &Doc, out: &mut Vec<Violation>) -> Option<(u32, u64)> {
+/// Checks rule 7 where `limits` give a limit; returns the fullest stream (stream id, tasks)
+/// whatever the limits.
+pub fn check_task_limits(model: &Model, doc: &Doc, limits: Limits, out: &mut Vec<Violation>) -> Option<(u32, u64)> {
     let mut load: BTreeMap<u32, Load> = BTreeMap::new();
     for d in &doc.nodes {
         match d.model {
@@ -74,12 +95,11 @@ pub fn check_task_limits(model: &Model, doc: &Doc, out: &mut Vec<Violation>) -> 
         }
     }
     let fullest = load.iter().max_by_key(|(s, l)| (l.tasks, std::cmp::Reverse(**s))).map(|(s, l)| (*s, l.tasks));
-    let o = &model.options;
-    if o.unlimited_depth == Some(true) {
+    if limits.unlimited_depth {
         return fullest;
     }
     for (s, l) in &load {
-        let limit = if doc.huge.contains(s) { o.max_huge_task_count } else { o.max_task_count };
+        let limit = if doc.huge.contains(s) { limits.huge } else { limits.normal };
         let Some(limit) = limit else { continue };
         let cap = u64::from(limit).saturating_sub(RESERVED);
         // GE's rule: a node bigger than the room alone gets a stream of its own (with the
