@@ -4,10 +4,10 @@
 
 use crate::common;
 use proptest::prelude::*;
-use stream_alloc::compile::{Stage, allocate_from_preassigned};
+use stream_alloc::compile::Stage;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{Model, ModelBuilder, json};
-use stream_alloc::{allocate, verify};
+use stream_alloc::{allocate, allocate_from_preassigned, verify};
 
 fn rule7(report: &verify::Report) -> Vec<String> {
     report.violations.iter().filter(|v| v.rule == 7).map(|v| v.message.clone()).collect()
@@ -49,7 +49,7 @@ fn zero_task_stream_receiving_hundreds_of_events() {
         assert!(report.ok(), "compat={compat}: {:?}", report.violations);
         let (_, fullest) = report.max_stream_tasks.unwrap();
         assert!(fullest <= 37, "compat={compat}: a stream holds {fullest} tasks");
-        assert!(alloc.physical_count >= 1 + 600 / 37, "compat={compat}: {} streams", alloc.physical_count);
+        assert!(alloc.physical_count > 600 / 37, "compat={compat}: {} streams", alloc.physical_count);
         if let Some(ok) = independent(&path, &doc, 64, &format!("zero{compat}")) {
             assert!(ok, "check_alloc.py rejects compat={compat}");
         }
@@ -121,7 +121,10 @@ fn most_syncs_of_one_node(m: &Model, alloc: &stream_alloc::Allocation) -> u64 {
 
 /// Random graphs of at most 3 inputs per node, random tasks (now and then one node bigger
 /// than the room alone), random streams, and a limit in 40..=1024.
-fn graph() -> impl Strategy<Value = (Vec<(u32, u32)>, Vec<(usize, usize)>, u32, u8)> {
+/// Nodes (tasks, stream), edges (from, to), the limit and the mode.
+type Case = (Vec<(u32, u32)>, Vec<(usize, usize)>, u32, u8);
+
+fn graph() -> impl Strategy<Value = Case> {
     (2usize..120, 1u32..6, 40u32..=1024, 0u8..4).prop_flat_map(|(n, k, limit, mode)| {
         let nodes = proptest::collection::vec((prop_oneof![8 => 0u32..4, 1 => 2000u32..3000], 0..k), n);
         let edges = proptest::collection::vec((0..n, 0..n, 0usize..3), 0..n * 2).prop_map(|v| {

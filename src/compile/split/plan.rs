@@ -219,25 +219,36 @@ mod tests {
         let c = vec![3u64; 400];
         let cuts = ge_greedy(&c, &[false; 400], &[None; 400], 1024 - 27);
         assert_eq!(cuts[0].pos, 332, "333rd node starts the second stream");
+        // GE's 403 five-task nodes give 199 + 199 + 5 nodes (995, 995, 25), but its middle
+        // piece then holds its wait (2) and record (1) too: 998 > 997. Counting them, the first
+        // piece keeps 199 nodes (995 + record 1 = 996), the middle one 198 (2 + 990 + 1 = 993),
+        // the last 6 (2 + 30).
         let c = vec![5u64; 403];
         let cuts = ge_greedy(&c, &[false; 403], &[None; 403], 1024 - 27);
-        assert_eq!(pieces(&c, &cuts), vec![995, 995, 25]);
+        assert_eq!(pieces(&c, &cuts), vec![995, 990, 30]);
     }
 
     #[test]
     fn min_sync_prefers_free_points_within_the_window() {
-        // 10 nodes of 1 task, cap 6: two pieces; any cut in [4, 6] works.
+        // 10 nodes of 1 task, cap 6. With the split's own events counted (the first piece's
+        // record 1, a middle piece's wait 2 and record 1, the last piece's wait 2) pieces hold
+        // at most 5, 3 and 4 nodes: three pieces, the first cut in [3, 5], the second in [6, 8].
         let c = vec![1u64; 10];
         let mut free = [false; 10];
         free[5] = true;
         let cuts = min_sync(&c, &[false; 10], &mut |q| free[q], 6).unwrap();
-        assert_eq!(cuts, vec![Cut { pos: 5, trigger: 5, sync: false }]);
+        assert_eq!(cuts, vec![Cut { pos: 5, trigger: 5, sync: false }, Cut { pos: 8, trigger: 8, sync: true }]);
         let cuts = min_sync(&c, &[false; 10], &mut |_| false, 6).unwrap();
-        assert_eq!(cuts, vec![Cut { pos: 6, trigger: 6, sync: true }]);
+        assert_eq!(cuts, vec![Cut { pos: 5, trigger: 5, sync: true }, Cut { pos: 8, trigger: 8, sync: true }]);
+        // A free point early in the window is taken, and narrows the next window to [6, 6].
+        let mut free = [false; 10];
+        free[3] = true;
+        let cuts = min_sync(&c, &[false; 10], &mut |q| free[q], 6).unwrap();
+        assert_eq!(cuts, vec![Cut { pos: 3, trigger: 3, sync: false }, Cut { pos: 6, trigger: 6, sync: true }]);
         // Free point outside the window is not taken.
         let mut free = [false; 10];
         free[2] = true;
-        assert_eq!(min_sync(&c, &[false; 10], &mut |q| free[q], 6).unwrap()[0].pos, 6);
+        assert_eq!(min_sync(&c, &[false; 10], &mut |q| free[q], 6).unwrap()[0].pos, 5);
     }
 
     #[test]
