@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
-use stream_alloc::graph::{Model, json};
+use stream_alloc::graph::Model;
 use stream_alloc::verify;
 
 /// Prove that an allocation JSON file obeys the rules of allocation-json.md for its graph.
@@ -19,6 +19,11 @@ pub struct CheckArgs {
     pub graph: PathBuf,
     /// Allocation JSON v1 file.
     pub allocation: PathBuf,
+    /// Option KEY=VALUE over the graph file's `options`, as for `allocate`: `max_task_count=N`
+    /// (and `max_huge_task_count=N` for huge streams) checks rule 7, the task limit per
+    /// physical stream.
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
 }
 
 /// Why `doc` can not be an allocation of `model` at all: another graph's name, most node names
@@ -57,7 +62,7 @@ fn foreign(model: &Model, doc: &serde_json::Value) -> Option<String> {
 const SHOW_VIOLATIONS: usize = 20;
 
 pub fn run(args: CheckArgs) -> i32 {
-    let model = match json::load_file(&args.graph) {
+    let model = match super::allocate::load_with_options(&args.graph, &args.options) {
         Ok(m) => m,
         Err(e) => {
             out::error(e);

@@ -76,9 +76,19 @@ pub fn split_stage(
 }
 
 /// The `verify` option: the independent checker on the allocation JSON; the first violation
-/// becomes the error.
-pub fn verify_stage(model: &Model, alloc: &Allocation) -> Result<()> {
-    let report = crate::verify::check(model, &alloc.to_json(model));
+/// becomes the error. After the split, rule 7 is checked with the `limits` the split used
+/// (before it, streams are logical and hold no task limit).
+pub fn verify_stage(model: &Model, alloc: &Allocation, limits: &TaskLimits) -> Result<()> {
+    let checked = if alloc.stage >= Stage::Split {
+        crate::verify::tasks::Limits {
+            normal: Some(limits.normal),
+            huge: limits.huge,
+            unlimited_depth: limits.unlimited_depth,
+        }
+    } else {
+        crate::verify::tasks::Limits::default()
+    };
+    let report = crate::verify::check_with_limits(model, &alloc.to_json(model), checked);
     if let Some(v) = report.violations.first() {
         bail!(
             Failed,

@@ -330,7 +330,7 @@ impl<M: Deref<Target = Model>> Session<M> {
         let alloc = self.alloc.as_mut().expect("sync stage ran");
         compile::split_stage(&self.model, &self.options, alloc, &self.limits, &self.tasks)?;
         if self.options.verify {
-            compile::verify_stage(&self.model, alloc)?;
+            compile::verify_stage(&self.model, alloc, &self.limits)?;
         }
         self.stage = SessionStage::Split;
         Ok(())
@@ -364,7 +364,7 @@ impl<M: Deref<Target = Model>> Session<M> {
         if self.stage == SessionStage::Logical && target >= SessionStage::Sync {
             self.insert_syncs()?;
             if target == SessionStage::Sync && self.options.verify {
-                compile::verify_stage(&self.model, self.allocation()?)?;
+                compile::verify_stage(&self.model, self.allocation()?, &self.limits)?;
             }
         }
         if self.stage == SessionStage::Sync && target >= SessionStage::Split {

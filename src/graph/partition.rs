@@ -237,7 +237,10 @@ fn partition_graph(model: &Model, g: GraphId) -> Vec<EngineSubgraph> {
 struct Clusters<'m> {
     /// `None`: GE's data pseudo-engine (input data nodes, never merged, never a subgraph).
     engine: Vec<Option<EngineId>>,
-    label: Vec<Option<&'m str>>,
+    /// `_stream_label` and `_user_stream_label`: GE copies a user label into the stream label
+    /// (`StreamUtils::TransUserStreamLabel`) before partitioning, so a node with a user label
+    /// never shares a subgraph with one that lacks it, nor with one of another user label.
+    label: Vec<(Option<&'m str>, Option<&'m str>)>,
     /// Lowest and highest position of any member (bound the second-path search).
     min_pos: Vec<u32>,
     max_pos: Vec<u32>,
@@ -275,7 +278,7 @@ impl<'m> Clusters<'m> {
             let ins = model.adjacency.in_edges(id);
             let is_input_data = node.is_data_like() && ins.is_empty();
             engine.push(if is_input_data { None } else { Some(node.engine) });
-            label.push(node.attrs.stream_label.as_deref());
+            label.push((node.attrs.stream_label.as_deref(), node.attrs.user_stream_label.as_deref()));
             in_start.push(in_list.len() as u32);
             in_list.extend(ins.iter().map(|&e| pos(model.edges[e].src)));
             out_start.push(out_list.len() as u32);

@@ -17,6 +17,8 @@ pub struct DocNode {
     pub stream: Option<u32>,
     pub logical_stream: Option<u32>,
     pub inserted: bool,
+    /// Operator type (`type`), for the tasks of inserted nodes.
+    pub op_type: String,
     pub attached: Vec<u32>,
     /// The graph node it is (`None` for inserted nodes).
     pub model: Option<NodeId>,
@@ -67,6 +69,8 @@ pub struct Doc {
     pub logical: u64,
     pub physical: u64,
     pub attached_count: u64,
+    /// `streams.huge`: physical streams created as huge streams.
+    pub huge: Vec<u32>,
     /// Activating node and the streams it starts.
     pub activations: Vec<(usize, Vec<u32>)>,
     /// Non-fatal problems found while reading (rules 3, 5, 6 and unresolvable ends).
@@ -157,6 +161,7 @@ impl Doc {
                 stream,
                 logical_stream,
                 inserted,
+                op_type: v.get("type").and_then(Value::as_str).unwrap_or("").to_string(),
                 attached: u64s(v.get("attached_streams")).into_iter().map(|s| s as u32).collect(),
                 model: model_id,
                 send: u64s(v.get("send")),
@@ -187,6 +192,7 @@ impl Doc {
             logical: get_u64(doc, &["streams", "logical"]).unwrap_or(0),
             physical: get_u64(doc, &["streams", "physical"]).unwrap_or(0),
             attached_count: get_u64(doc, &["streams", "attached"]).unwrap_or(0),
+            huge: u64s(doc.pointer("/streams/huge")).into_iter().map(|s| s as u32).collect(),
             activations: Vec::new(),
             problems: Vec::new(),
         };

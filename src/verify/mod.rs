@@ -13,6 +13,7 @@ pub mod doc;
 pub mod memory;
 pub mod metrics;
 pub mod rules;
+pub mod tasks;
 
 use serde_json::{Value, json};
 
@@ -46,6 +47,8 @@ pub struct Report {
     pub streams_used: usize,
     /// Overlapping tensor pairs tested under rule 8; `None` without a `memory` section.
     pub memory_overlaps_checked: Option<usize>,
+    /// Most tasks on one physical stream (rule 7's count), and that stream.
+    pub max_stream_tasks: Option<(u32, u64)>,
 }
 
 impl Report {
@@ -64,6 +67,7 @@ impl Report {
             "syncs": {"pairs": self.sync_pairs, "ids": self.sync_ids, "minimum": self.min_sync_count},
             "width": {"value": self.width, "antichain": self.antichain},
             "streams_used": self.streams_used,
+            "max_stream_tasks": self.max_stream_tasks.map(|(s, t)| json!({"stream": s, "tasks": t})),
         });
         if let Some(n) = self.memory_overlaps_checked {
             v["memory"] = json!({"overlaps_checked": n});
@@ -72,8 +76,14 @@ impl Report {
     }
 }
 
-/// Checks an allocation document against the graph it was made for.
+/// Checks an allocation document against the graph it was made for, rule 7 with the task
+/// limits the graph's options give.
 pub fn check(model: &Model, allocation: &Value) -> Report {
+    check_with_limits(model, allocation, tasks::Limits::of(&model.options))
+}
+
+/// [`check`] with rule 7's task limits given (the `verify` option: the limits the split used).
+pub fn check_with_limits(model: &Model, allocation: &Value, limits: tasks::Limits) -> Report {
     let mut report = Report { graph: model.name.clone(), ..Default::default() };
     let (w, antichain) = metrics::width(model);
     report.width = w;
@@ -91,6 +101,7 @@ pub fn check(model: &Model, allocation: &Value) -> Report {
     report.min_sync_count = metrics::min_sync_count(model, &doc);
     let mut vs = doc.problems.clone();
     report.edges_checked = rules::check_rules(model, &doc, &mut vs);
+    report.max_stream_tasks = tasks::check_task_limits(model, &doc, limits, &mut vs);
     report.memory_overlaps_checked = memory::check_memory(model, &doc, allocation, &mut vs);
     report.violations = vs;
     report

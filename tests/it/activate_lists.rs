@@ -37,10 +37,13 @@ fn split_pieces_join_the_lists_that_held_their_origin() {
     let m = fixture();
     let mut a = allocation_from_assigned(&m, vec![]);
     split_streams(&m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
-    // Room 20: stream 1 (b0 b1 b2, 10 tasks each) splits at b2 into new stream 6.
-    assert_eq!(a.stream[m.find_node(GraphId::ROOT, "b2").unwrap()], Some(StreamId(6)));
-    assert_eq!(a.physical_count, 7);
-    assert_eq!(list(&m, &a, "act"), vec![1, 6]);
+    // Room 20: stream 1 holds b0 b1 b2, 10 tasks each. b0 + b1 make 20, but the piece they
+    // share would also hold the split's record (1): b1 starts new stream 6, and b2 new stream 7
+    // (the split's wait 2 + 10 + 10 > 20).
+    let phys = |name: &str| a.stream[m.find_node(GraphId::ROOT, name).unwrap()];
+    assert_eq!((phys("b0"), phys("b1"), phys("b2")), (Some(StreamId(1)), Some(StreamId(6)), Some(StreamId(7))));
+    assert_eq!(a.physical_count, 8);
+    assert_eq!(list(&m, &a, "act"), vec![1, 6, 7]);
     assert_eq!(list(&m, &a, "loop"), vec![4]);
     let j = a.to_json(&m);
     let acts = j["activations"].as_array().unwrap();

@@ -40,5 +40,6 @@ mod sync_corpus;
 mod sync_fixtures;
 mod sync_limits;
 mod sync_props;
+mod task_limits;
 mod verify_minimum;
 mod verify_rules;

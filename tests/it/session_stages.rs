@@ -99,8 +99,11 @@ fn task_counts_set_between_the_stages_change_the_split() {
     let before = plain.allocation().unwrap().physical_count;
     assert_eq!(before, plain.allocation().unwrap().logical_count);
 
-    // The host's task generation reports 5 tasks per chain node: 50 tasks on a stream with room
-    // for 20 become 3 pieces (20 + 20 + 10), two new physical streams.
+    // The host's task generation reports 5 tasks per chain node: 50 tasks, a0's Send to the
+    // all-reduce (1) and out's Recv from it (2) on a stream with room for 20. Every piece but
+    // the first also holds the split's wait (2), every piece but the last its record (1): 4
+    // pieces (a0..a2 with a0's Send: 17, a3..a5: 18, a6..a8: 18, a9 and out: 9), three new
+    // physical streams.
     let mut s = session(1);
     s.assign_logical_streams().unwrap();
     let chain: Vec<NodeId> = (0..10).map(|i| node(s.model(), &format!("a{i}"))).collect();
@@ -113,10 +116,12 @@ fn task_counts_set_between_the_stages_change_the_split() {
     }
     s.split_streams().unwrap();
     let a = s.allocation().unwrap();
-    assert_eq!(a.physical_count, before + 2);
+    assert_eq!(a.physical_count, before + 3);
     let chain_logical = a.logical_stream[chain[0]].unwrap();
     let pieces: std::collections::BTreeSet<_> = chain.iter().map(|&n| a.stream[n].unwrap()).collect();
-    assert_eq!(pieces.len(), 3);
+    assert_eq!(pieces.len(), 4);
+    let piece_of = |i: usize| a.stream[chain[i]].unwrap();
+    assert!((0..10).all(|i| piece_of(i) == piece_of(i / 3 * 3)), "pieces a0..a2, a3..a5, a6..a8, a9");
     for p in &pieces {
         assert_eq!(a.split_to_logic[p.index()], chain_logical);
     }

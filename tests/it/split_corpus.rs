@@ -6,7 +6,7 @@ use crate::common;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use stream_alloc::compile::passes::assign_single_stream;
-use stream_alloc::compile::split::{TaskLimits, split_streams};
+use stream_alloc::compile::split::{TaskLimits, insert_sync_nodes, split_streams};
 use stream_alloc::compile::{Allocation, SyncEnd, SyncPair};
 use stream_alloc::graph::{IdVec, Model, NodeId, StreamId, json};
 
@@ -67,6 +67,7 @@ fn engine_input(m: &Model) -> Allocation {
     );
     a.sync_count = syncs.len() as u32;
     a.syncs = syncs;
+    insert_sync_nodes(m, &mut a);
     a
 }
 
@@ -77,11 +78,8 @@ fn split_and_check(m: &Model, mut a: Allocation, what: &str) -> u32 {
     split_streams(m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
     let order = m.all_nodes();
 
-    // No physical stream over the limit (node tasks + one per wait).
-    let mut waits: IdVec<NodeId, u64> = IdVec::filled(m.nodes.len(), 0);
-    for p in &input_syncs {
-        waits[p.to.node] += 1;
-    }
+    // No physical stream over the limit, counting every task on it: the nodes' own, every
+    // Send 1 and every Recv 2 (the input's and the split's own), StreamActive 1.
     // A node alone over the limit (an all-reduce waiting on many streams) gets a stream of its own.
     let mut tasks = vec![0u64; a.physical_count as usize];
     let mut task_nodes = vec![0u32; a.physical_count as usize];
@@ -89,10 +87,13 @@ fn split_and_check(m: &Model, mut a: Allocation, what: &str) -> u32 {
         if let Some(s) = a.stream[n] {
             let t = u64::from(m.nodes[n].tasks);
             if t > 0 {
-                tasks[s.index()] += t + waits[n];
+                tasks[s.index()] += t;
                 task_nodes[s.index()] += 1;
             }
         }
+    }
+    for ins in &a.inserted {
+        tasks[ins.stream.index()] += if matches!(ins.op_type, "Recv" | "RecvNotify") { 2 } else { 1 };
     }
     for (s, (&t, &k)) in tasks.iter().zip(&task_nodes).enumerate() {
         assert!(t <= ROOM || k == 1, "{what}: stream {s} holds {t} tasks in {k} nodes");

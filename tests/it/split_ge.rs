@@ -89,7 +89,10 @@ fn four_hundred_three_five_task_nodes_make_three_streams() {
     assert_eq!(a.physical_count, 3);
     let per_node: Vec<usize> =
         (0..3).map(|s| m.nodes.ids().filter(|&n| a.stream[n] == Some(StreamId(s))).count()).collect();
-    assert_eq!(per_node, vec![199, 199, 5]);
+    // GE's unit test gets 199 + 199 + 5 nodes, but counts neither the wait (2) nor the record
+    // (1) it adds at its own cuts: its middle stream holds 2 + 995 + 1 = 998 > 1024 - 27. With
+    // them counted the middle piece keeps 198 nodes (2 + 990 + 1 = 993), the last 6 (2 + 30).
+    assert_eq!(per_node, vec![199, 198, 6]);
     assert_eq!(a.syncs.len(), 2);
     // The default plan needs no more streams.
     let m = model("", &nodes, &edges);
@@ -249,7 +252,10 @@ fn unlimited_depth_does_not_split() {
 
 #[test]
 fn default_plan_cuts_where_an_existing_sync_orders_the_pieces() {
-    // Stream 0: a0..a8 (1 task each, a4 2 with its wait), room 6. Stream 1: o. a3 -> o -> a4.
+    // Stream 0: a0..a8 (1 task each), room 6. Stream 1: o. a3 -> o -> a4. Every task counted:
+    // a3 3 with its Send, a4 3 with its Recv (wait and reset), 12 in all; a piece also holds
+    // the split's record at its end (1) and wait at its head (2). So a0..a3 (5 + 1) fill the
+    // first piece, a4 needs one of its own (2 + 3 + 1) and a5..a8 the third (2 + 4).
     let (mut nodes, mut edges) = chain("a", 9, 1, 0);
     nodes.insert(4, node("o", 1, 1, ""));
     edges.push(("a3".into(), "o".into()));
@@ -262,13 +268,15 @@ fn default_plan_cuts_where_an_existing_sync_orders_the_pieces() {
     };
     let m = model("\"max_task_count\":33", &nodes, &edges);
     let a = run(&m, syncs(&m));
-    assert_eq!((phys(&m, &a, "a3"), phys(&m, &a, "a4")), (0, 2));
-    assert_eq!((a.split_event_count, a.sync_count, a.syncs.len()), (0, 2, 2));
-    // GE cuts at a5 (0..4 hold 6 tasks) and adds an event.
+    // The cut before a4 needs no event (a3 -> o -> a4 orders the pieces); the one before a5
+    // does.
+    assert_eq!((phys(&m, &a, "a3"), phys(&m, &a, "a4"), phys(&m, &a, "a5")), (0, 2, 3));
+    assert_eq!((a.split_event_count, a.sync_count, a.syncs.len()), (1, 3, 3));
+    // GE's loop makes the same cuts and adds an event at each.
     let m = model(&format!("{COMPAT},\"max_task_count\":33"), &nodes, &edges);
     let a = run(&m, syncs(&m));
-    assert_eq!((phys(&m, &a, "a4"), phys(&m, &a, "a5")), (0, 2));
-    assert_eq!((a.split_event_count, a.sync_count), (1, 3));
+    assert_eq!((phys(&m, &a, "a3"), phys(&m, &a, "a4"), phys(&m, &a, "a5")), (0, 2, 3));
+    assert_eq!((a.split_event_count, a.sync_count), (2, 4));
 }
 
 #[test]
@@ -278,12 +286,16 @@ fn notify_mode_keeps_split_events_apart() {
     let mut a = allocation_from_assigned(&m, vec![]);
     a.sync_kind = stream_alloc::graph::SyncKind::Notify;
     split_streams(&m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
-    assert_eq!((a.sync_count, a.split_event_count, a.split_events.len(), a.syncs.len()), (0, 1, 1, 0));
-    assert_eq!(a.split_events[0].id, 0);
+    // Room 10 and the split's own events counted: the first piece holds 9 nodes and its record
+    // (10), the second its wait, 7 nodes and its record (10), the last its wait and 4 nodes.
+    // Two split events (ids 0 and 1), none of them a sync.
+    assert_eq!((a.sync_count, a.split_event_count, a.split_events.len(), a.syncs.len()), (0, 2, 2, 0));
+    assert_eq!((a.split_events[0].id, a.split_events[1].id), (0, 1));
     let j = a.to_json(&m);
-    assert_eq!(j["events"]["split_count"], 1);
-    assert_eq!(j["split_events"][0]["to"], "a10");
-    assert!(per_stream(&m, &a).iter().all(|&t| t <= 10));
+    assert_eq!(j["events"]["split_count"], 2);
+    assert_eq!(j["split_events"][0]["to"], "a9");
+    assert_eq!(j["split_events"][1]["to"], "a16");
+    assert_eq!(per_stream(&m, &a), vec![9, 7, 4]);
 }
 
 #[test]

@@ -11,7 +11,10 @@ use crate::graph::{GraphId, NodeId, StreamId};
 /// (not a label stream) when its latest producer and earliest consumer on `t` are adjacent on
 /// `t`: the node then costs no extra synchronisation. Candidate streams are tried in id order
 /// and a node may move more than once (GE's single pass, kept as is). Labelled, MDE and
-/// parallel-group nodes never move.
+/// parallel-group nodes never move. A node is never moved onto or off a stream that carries a
+/// (user) stream label; the partition keeps user-labelled nodes out of unlabelled subgraphs, so
+/// a label's stream holds only its own nodes when this pass runs (fixtures `user_label_chain`,
+/// `user_label_attached`).
 pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
     let model = st.model;
     let order = &model.graphs[g].order;

@@ -7,6 +7,25 @@
 //! attached ids and sync ends rewritten to physical streams, `physical_count`,
 //! `split_to_logic`, `huge_streams`, `activations`, and the split's syncs with their Send/Recv
 //! nodes.
+//!
+//! Task accounting: every task the split leaves on a physical stream is counted, as the device
+//! runs it: a node's own tasks (`_node_sqe_num`, `_hccl_task_num`, `tasks`, or the host's
+//! counts), each inserted Send/SendNotify 1 and Recv/RecvNotify 2 (wait plus reset) on the
+//! stream it sits on, whether or not its node has tasks of its own, each StreamActive's charge,
+//! attached streams likewise, and the split's own event at each cut (a wait, 2, opening the new
+//! piece; a record, 1, closing the old one). No piece ends above `max_task_count` − 27 unless
+//! one node alone (with its own Send/Recv nodes) is bigger.
+//!
+//! `compat=ge`: GE counts the Send/Recv nodes that exist when it splits but not the events it
+//! adds at its own cuts, so a GE piece can end up to 3 tasks over the limit (GE's unit test of
+//! 403 five-task nodes: 199 + 199 + 5 nodes, the middle stream 2 + 995 + 1 = 998 > 997). The
+//! choice here is to stay within the limit: `compat=ge` keeps GE's cut points wherever GE's
+//! pieces stay within it and cuts one node earlier where they would not (199 + 198 + 6).
+//!
+//! Known gap: a node's own Send/Recv nodes stay on its stream, so a node waiting for (or
+//! recording to) more streams than fit in the room overflows (a NetOutput waiting on 213
+//! streams of resnet50_train at limits 64 and 128); GE would cut between the Recv nodes, which
+//! needs sync ends on inserted nodes in allocation JSON. The checker reports such a stream.
 
 pub mod plan;
 
@@ -18,7 +37,7 @@ use crate::bail;
 use crate::error::Result;
 use crate::graph::csr::Csr;
 use crate::graph::engines::names;
-use crate::graph::{IdVec, Model, NodeId, Options, StreamId, SyncKind};
+use crate::graph::{GraphId, IdVec, Model, NodeId, Options, StreamId, SyncKind};
 use plan::Cut;
 
 /// `kReservedTaskNum`: 7 DFX (profiling) tasks plus 20 spare per stream.
@@ -52,6 +71,16 @@ impl TaskLimits {
             }
             (normal, huge) => TaskLimits { normal: normal.unwrap_or(GE_STUB_NORMAL_TASKS), huge, unlimited_depth },
         }
+    }
+}
+
+/// Run-time tasks of an inserted sync node: a wait is GE's event-wait plus its reset (2), a
+/// record 1. `None` for other inserted nodes.
+pub fn sync_node_tasks(op_type: &str) -> Option<u64> {
+    match op_type {
+        "Recv" | "RecvNotify" => Some(2),
+        "Send" | "SendNotify" => Some(1),
+        _ => None,
     }
 }
 
@@ -123,8 +152,9 @@ impl TaskCounts {
 }
 
 /// An input [`Allocation`] from the graph's pre-assigned `stream` / `attached_stream_ids`
-/// fields and the given syncs, for running the split on its own (tests, tools). The logical
-/// count is one past the largest main id, attached ids are counted above it.
+/// fields and the given syncs with their Send/Recv nodes ([`insert_sync_nodes`]), for running
+/// the split on its own (tests, tools). The logical count is one past the largest main id,
+/// attached ids are counted above it.
 pub fn allocation_from_assigned(model: &Model, syncs: Vec<SyncPair>) -> Allocation {
     let logical: IdVec<NodeId, Option<StreamId>> = model.nodes.iter().map(|n| n.stream).collect();
     let attached: IdVec<NodeId, Vec<StreamId>> = model.nodes.iter().map(|n| n.attached_stream_ids.clone()).collect();
@@ -135,7 +165,45 @@ pub fn allocation_from_assigned(model: &Model, syncs: Vec<SyncPair>) -> Allocati
         Allocation::from_logical("static-multi", model.options.event, logical, logical_count, attached, attached_count);
     alloc.sync_count = syncs.iter().map(|p| p.id + 1).max().unwrap_or(0);
     alloc.syncs = syncs;
+    insert_sync_nodes(model, &mut alloc);
     alloc
+}
+
+/// The Send/Recv nodes of `alloc.syncs` (SendNotify/RecvNotify under `alloc.sync_kind`), as
+/// GE's `GenerateSyncEventNodes` makes them before the split, which counts their tasks on
+/// their streams: in node order, a node's Sends before its Recvs, GE's names. For an
+/// allocation whose syncs were given rather than inserted by the sync stage (tests, tools).
+pub fn insert_sync_nodes(model: &Model, alloc: &mut Allocation) {
+    let (send, recv) = match alloc.sync_kind {
+        SyncKind::Event => ("Send", "Recv"),
+        SyncKind::Notify => ("SendNotify", "RecvNotify"),
+    };
+    let mut pos: IdVec<NodeId, usize> = IdVec::filled(model.nodes.len(), 0);
+    for (i, n) in model.all_nodes().into_iter().enumerate() {
+        pos[n] = i;
+    }
+    // (anchor position, 0 send / 1 recv, sync) in GE's order.
+    let mut ends: Vec<(usize, usize, usize)> =
+        alloc.syncs.iter().enumerate().flat_map(|(i, p)| [(pos[p.from.node], 0, i), (pos[p.to.node], 1, i)]).collect();
+    ends.sort_unstable();
+    let mut uses: BTreeMap<(usize, u32), u32> = BTreeMap::new();
+    for (_, side, i) in ends {
+        let p = alloc.syncs[i];
+        let end = if side == 0 { p.from } else { p.to };
+        let Some(stream) = end.attached.or(alloc.logical_stream[end.node]) else { continue };
+        let k = uses.entry((side, p.id)).or_default();
+        *k += 1;
+        alloc.inserted.push(InsertedNode {
+            naming: Naming::Sync { graph: GraphId::ROOT, reuse: (*k > 1).then(|| *k - 1) },
+            op_type: if side == 0 { send } else { recv },
+            graph: model.nodes[end.node].graph,
+            stream,
+            logical_stream: stream,
+            anchor: end.node,
+            before: side == 1,
+            sync_id: Some(p.id),
+        });
+    }
 }
 
 /// One node's share of one stream.
@@ -176,25 +244,27 @@ pub fn split_streams_with(
         bail!(Internal, "allocation tables do not match the model's {nodes} nodes");
     }
 
-    // Recv (wait) tasks per sync end: GE counts +1 for each EVENT_WAIT before a node.
-    let mut main_recvs: IdVec<NodeId, u64> = IdVec::filled(nodes, 0);
-    let mut attached_recvs: BTreeMap<(NodeId, StreamId), u64> = BTreeMap::new();
-    for p in &alloc.syncs {
-        match p.to.attached {
-            None => main_recvs[p.to.node] += 1,
-            Some(a) => *attached_recvs.entry((p.to.node, a)).or_default() += 1,
-        }
-    }
     let mut main_tasks: IdVec<NodeId, u64> = IdVec::filled(nodes, 0);
     for n in model.nodes.ids() {
         main_tasks[n] = counts.main_of(model, n)?;
-        if main_tasks[n] > 0 {
-            main_tasks[n] += main_recvs[n];
-        }
         // SplitStreams: a node with tasks but no stream runs on stream 0.
         if main_tasks[n] > 0 && alloc.logical_stream[n].is_none() {
             alloc.logical_stream[n] = Some(StreamId(0));
             alloc.logical_count = alloc.logical_count.max(1);
+        }
+    }
+    // The sync nodes already inserted run on their anchor's streams: every Send is an
+    // event-record task, every Recv an event-wait plus its reset (GE's `CollectTaskSize` of the
+    // Send/Recv nodes that exist when it splits), whatever tasks the anchor has of its own.
+    let mut main_syncs: IdVec<NodeId, u64> = IdVec::filled(nodes, 0);
+    let mut attached_syncs: BTreeMap<(NodeId, StreamId), u64> = BTreeMap::new();
+    for ins in &alloc.inserted {
+        let Some(cost) = sync_node_tasks(ins.op_type) else { continue };
+        let n = ins.anchor;
+        if alloc.logical_stream[n] == Some(ins.logical_stream) {
+            main_syncs[n] += cost;
+        } else if alloc.attached[n].contains(&ins.logical_stream) {
+            *attached_syncs.entry((n, ins.logical_stream)).or_default() += cost;
         }
     }
 
@@ -212,7 +282,12 @@ pub fn split_streams_with(
         if alloc.logical_count > 1 {
             bail!(Failed, "The number of ts streams is {}, only one is supported", alloc.logical_count);
         }
-        let total: u64 = model.nodes.ids().filter(|&n| alloc.logical_stream[n].is_some()).map(|n| main_tasks[n]).sum();
+        let total: u64 = model
+            .nodes
+            .ids()
+            .filter(|&n| alloc.logical_stream[n].is_some())
+            .map(|n| main_tasks[n] + main_syncs[n])
+            .sum();
         if total + u64::from(RESERVED_TASKS) > u64::from(limits.normal) && limits.huge.is_some() {
             huge.insert(0);
         }
@@ -231,13 +306,11 @@ pub fn split_streams_with(
     for &n in &order {
         if let Some(s) = alloc.logical_stream[n] {
             main_entry[n] = streams[s.index()].len();
-            streams[s.index()].push(Entry { node: n, attached: None, attached_index: 0, tasks: main_tasks[n] });
+            let tasks = main_tasks[n] + main_syncs[n];
+            streams[s.index()].push(Entry { node: n, attached: None, attached_index: 0, tasks });
         }
         for (i, &a) in alloc.attached[n].iter().enumerate() {
-            let mut tasks = counts.attached_of(model, n, i)?;
-            if tasks > 0 {
-                tasks += attached_recvs.get(&(n, a)).copied().unwrap_or(0);
-            }
+            let tasks = counts.attached_of(model, n, i)? + attached_syncs.get(&(n, a)).copied().unwrap_or(0);
             streams[a.index()].push(Entry { node: n, attached: Some(a), attached_index: i, tasks });
         }
     }
@@ -251,7 +324,7 @@ pub fn split_streams_with(
         let charge: u64 =
             list.iter().map(|s| totals.get(s.index()).copied().unwrap_or(0).div_ceil(limit(s.0).max(1))).sum();
         if let Some(s) = alloc.logical_stream[*n] {
-            streams[s.index()][main_entry[*n]].tasks = charge + main_recvs[*n];
+            streams[s.index()][main_entry[*n]].tasks = charge + main_syncs[*n];
         }
     }
 

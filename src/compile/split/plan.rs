@@ -29,10 +29,32 @@ fn prefix_sums(c: &[u64]) -> Vec<u64> {
     prefix
 }
 
+/// Tasks the split adds at the head of a piece it opens: the wait (and reset) of its own event.
+pub const SPLIT_RECV_TASKS: u64 = 2;
+/// Tasks the split adds at the tail of a piece it closes: the record of its own event.
+pub const SPLIT_SEND_TASKS: u64 = 1;
+
+/// The tasks of piece `[a, b)` of a stream of `m` positions, with the split's own event wait
+/// at its head (when it is not the first piece) and record at its tail (when it is not the
+/// last). Every cut is charged its event, even one an existing sync makes free.
+fn piece_tasks(prefix: &[u64], a: usize, b: usize) -> u64 {
+    let m = prefix.len() - 1;
+    let head = if a > 0 { SPLIT_RECV_TASKS } else { 0 };
+    let tail = if b < m { SPLIT_SEND_TASKS } else { 0 };
+    prefix[b] - prefix[a] + head + tail
+}
+
 /// GE's `SplitStreams` loop for one stream (§8): cut at a node when the running count plus the
 /// reserve exceeds the limit, unless the node is the stream's first task or may not start a
 /// stream; a node with a continuous label pulls the cut back to the first node of its label in
 /// the current piece.
+///
+/// The count is every task the piece will hold: GE counts the Send/Recv nodes that exist when
+/// it splits (in `c`) but not the event it adds at each cut, so a GE piece can end up to 3
+/// tasks over the limit (its closing record, and the wait that opens it). Here the running
+/// count starts with that wait and keeps room for the closing record unless the rest of the
+/// stream fits in the piece: the cut points are GE's wherever GE's own pieces stay within the
+/// limit, and a cut comes one node earlier where GE's would overflow.
 ///
 /// GE moves only the labelled nodes (from every stream); here the whole tail of the piece from
 /// the first labelled node moves, which is the same when labels are contiguous (the case GE relies
@@ -40,17 +62,20 @@ fn prefix_sums(c: &[u64]) -> Vec<u64> {
 /// back; the cut then falls at the node, keeping the limit.
 pub fn ge_greedy(c: &[u64], forbidden: &[bool], labels: &[Option<&str>], cap: u64) -> Vec<Cut> {
     let prefix = prefix_sums(c);
+    let m = c.len();
     let mut cuts = Vec::new();
-    let mut count = 0u64;
     let mut start = 0usize;
+    let mut first = true;
     let mut first_label: BTreeMap<&str, usize> = BTreeMap::new();
-    for p in 0..c.len() {
-        let first = count == 0;
-        count += c[p];
+    for p in 0..m {
         if let Some(l) = labels[p] {
             first_label.entry(l).or_insert(p);
         }
-        if first || count <= cap || forbidden[p] {
+        let was_first = first;
+        first &= c[p] == 0;
+        // The piece [start, p] and, when the rest of the stream does not fit in it, its record.
+        let fits = piece_tasks(&prefix, start, m) <= cap || piece_tasks(&prefix, start, p + 1) <= cap;
+        if was_first || fits || forbidden[p] {
             continue;
         }
         let mut cut = p;
@@ -61,7 +86,7 @@ pub fn ge_greedy(c: &[u64], forbidden: &[bool], labels: &[Option<&str>], cap: u6
         }
         cuts.push(Cut { pos: cut, trigger: p, sync: true });
         start = cut;
-        count = prefix[p + 1] - prefix[cut];
+        first = c[cut..=p].iter().all(|&x| x == 0);
         first_label.clear();
         for (q, l) in labels.iter().enumerate().take(p + 1).skip(cut) {
             if let Some(l) = l {
@@ -74,46 +99,44 @@ pub fn ge_greedy(c: &[u64], forbidden: &[bool], labels: &[Option<&str>], cap: u6
 
 /// Latest cuts (GE's greedy without labels) and whether some piece still exceeds `cap`.
 fn forward(c: &[u64], forbidden: &[bool], cap: u64) -> (Vec<usize>, bool) {
+    let prefix = prefix_sums(c);
+    let m = c.len();
     let mut cuts = Vec::new();
-    let mut count = 0u64;
-    let mut overflow = false;
-    for p in 0..c.len() {
-        let first = count == 0;
-        count += c[p];
-        if !first && count > cap && !forbidden[p] {
+    let mut start = 0usize;
+    let mut first = true;
+    for p in 0..m {
+        let was_first = first;
+        first &= c[p] == 0;
+        let fits = piece_tasks(&prefix, start, m) <= cap || piece_tasks(&prefix, start, p + 1) <= cap;
+        if !was_first && !fits && !forbidden[p] {
             cuts.push(p);
-            count = c[p];
+            start = p;
+            first = c[p] == 0;
         }
-        overflow |= count > cap;
     }
+    let mut bounds = cuts.clone();
+    bounds.push(m);
+    let mut a = 0;
+    let overflow = bounds.iter().any(|&b| {
+        let over = piece_tasks(&prefix, a, b) > cap;
+        a = b;
+        over
+    });
     (cuts, overflow)
 }
 
 /// Earliest cuts: pieces filled from the end. `None` when the stream cannot be cut within `cap`.
 fn backward(prefix: &[u64], forbidden: &[bool], cap: u64) -> Option<Vec<usize>> {
-    let m = prefix.len() - 1;
     let mut cuts = Vec::new();
-    let mut end = m;
-    let mut cand: Option<usize> = None;
-    for p in (1..m).rev() {
-        loop {
-            if prefix[end] - prefix[p] <= cap {
-                if !forbidden[p] {
-                    cand = Some(p);
-                }
-                break;
-            }
-            let q = cand.take()?;
-            cuts.push(q);
-            end = q;
-        }
-    }
-    if prefix[end] > cap {
-        let q = cand?;
+    let mut end = prefix.len() - 1;
+    while piece_tasks(prefix, 0, end) > cap {
+        // The first q whose piece [q, end) fits (piece tasks fall as q grows), then the first
+        // allowed cut from there.
+        let tail = if end < prefix.len() - 1 { SPLIT_SEND_TASKS } else { 0 };
+        let fit = prefix.partition_point(|&x| x + cap < prefix[end] + SPLIT_RECV_TASKS + tail).max(1);
+        let q = (fit..end).find(|&q| !forbidden[q])?;
         cuts.push(q);
-        if prefix[q] > cap {
-            return None;
-        }
+        end = q;
     }
     cuts.reverse();
     Some(cuts)
@@ -123,7 +146,8 @@ fn backward(prefix: &[u64], forbidden: &[bool], cap: u64) -> Option<Vec<usize>> 
 /// each cut chosen inside the window every minimum plan allows, preferring a point where `free`
 /// says an existing sync already orders the pieces (asked lazily: only points inside a window), else the latest allowed point (most room for
 /// the next piece). `None` when some piece cannot stay within `cap` (a node alone over the limit,
-/// or forbidden cut points): the caller falls back to GE's loop.
+/// or forbidden cut points): the caller falls back to GE's loop. Pieces are counted with the
+/// split's own events ([`piece_tasks`]).
 pub fn min_sync(c: &[u64], forbidden: &[bool], free: &mut dyn FnMut(usize) -> bool, cap: u64) -> Option<Vec<Cut>> {
     let (latest, overflow) = forward(c, forbidden, cap);
     if overflow {
@@ -142,8 +166,10 @@ pub fn min_sync(c: &[u64], forbidden: &[bool], free: &mut dyn FnMut(usize) -> bo
     let mut prev = 0usize;
     for &e in &earliest {
         let lo = e.max(prev + 1);
-        // Largest q with prefix[q] - prefix[prev] <= cap: the piece [prev, q) fits.
-        let hi = prefix.partition_point(|&x| x <= prefix[prev] + cap).saturating_sub(1).min(m - 1);
+        // Largest q < m whose piece [prev, q) fits.
+        let room = prefix[prev] + cap;
+        let head_tail = if prev > 0 { SPLIT_RECV_TASKS } else { 0 } + SPLIT_SEND_TASKS;
+        let hi = prefix.partition_point(|&x| x + head_tail <= room).saturating_sub(1).min(m - 1);
         if lo > hi {
             return None;
         }
@@ -167,7 +193,7 @@ pub fn min_sync(c: &[u64], forbidden: &[bool], free: &mut dyn FnMut(usize) -> bo
         cuts.push(Cut { pos: q, trigger: q, sync });
         prev = q;
     }
-    (prefix[m] - prefix[prev] <= cap).then_some(cuts)
+    (piece_tasks(&prefix, prev, m) <= cap).then_some(cuts)
 }
 
 #[cfg(test)]
@@ -193,25 +219,36 @@ mod tests {
         let c = vec![3u64; 400];
         let cuts = ge_greedy(&c, &[false; 400], &[None; 400], 1024 - 27);
         assert_eq!(cuts[0].pos, 332, "333rd node starts the second stream");
+        // GE's 403 five-task nodes give 199 + 199 + 5 nodes (995, 995, 25), but its middle
+        // piece then holds its wait (2) and record (1) too: 998 > 997. Counting them, the first
+        // piece keeps 199 nodes (995 + record 1 = 996), the middle one 198 (2 + 990 + 1 = 993),
+        // the last 6 (2 + 30).
         let c = vec![5u64; 403];
         let cuts = ge_greedy(&c, &[false; 403], &[None; 403], 1024 - 27);
-        assert_eq!(pieces(&c, &cuts), vec![995, 995, 25]);
+        assert_eq!(pieces(&c, &cuts), vec![995, 990, 30]);
     }
 
     #[test]
     fn min_sync_prefers_free_points_within_the_window() {
-        // 10 nodes of 1 task, cap 6: two pieces; any cut in [4, 6] works.
+        // 10 nodes of 1 task, cap 6. With the split's own events counted (the first piece's
+        // record 1, a middle piece's wait 2 and record 1, the last piece's wait 2) pieces hold
+        // at most 5, 3 and 4 nodes: three pieces, the first cut in [3, 5], the second in [6, 8].
         let c = vec![1u64; 10];
         let mut free = [false; 10];
         free[5] = true;
         let cuts = min_sync(&c, &[false; 10], &mut |q| free[q], 6).unwrap();
-        assert_eq!(cuts, vec![Cut { pos: 5, trigger: 5, sync: false }]);
+        assert_eq!(cuts, vec![Cut { pos: 5, trigger: 5, sync: false }, Cut { pos: 8, trigger: 8, sync: true }]);
         let cuts = min_sync(&c, &[false; 10], &mut |_| false, 6).unwrap();
-        assert_eq!(cuts, vec![Cut { pos: 6, trigger: 6, sync: true }]);
+        assert_eq!(cuts, vec![Cut { pos: 5, trigger: 5, sync: true }, Cut { pos: 8, trigger: 8, sync: true }]);
+        // A free point early in the window is taken, and narrows the next window to [6, 6].
+        let mut free = [false; 10];
+        free[3] = true;
+        let cuts = min_sync(&c, &[false; 10], &mut |q| free[q], 6).unwrap();
+        assert_eq!(cuts, vec![Cut { pos: 3, trigger: 3, sync: false }, Cut { pos: 6, trigger: 6, sync: true }]);
         // Free point outside the window is not taken.
         let mut free = [false; 10];
         free[2] = true;
-        assert_eq!(min_sync(&c, &[false; 10], &mut |q| free[q], 6).unwrap()[0].pos, 6);
+        assert_eq!(min_sync(&c, &[false; 10], &mut |q| free[q], 6).unwrap()[0].pos, 5);
     }
 
     #[test]
