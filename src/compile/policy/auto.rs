@@ -36,8 +36,19 @@ pub fn allocate_with(model: &Model, stage: Stage, cfg: &SimConfig) -> Result<(Al
     for (i, p) in candidates(width).into_iter().enumerate() {
         let mut m = model.clone();
         m.options.policy = p;
-        let alloc =
-            if p == Policy::Ge { crate::compile::allocate(&m, run_stage)? } else { super::allocate(&m, run_stage)?.0 };
+        let alloc = if p == Policy::Ge {
+            crate::compile::allocate(&m, run_stage)
+        } else {
+            super::allocate(&m, run_stage).map(|a| a.0)
+        };
+        // A candidate beyond a device limit (more streams than the device has) is no candidate.
+        let alloc = match alloc {
+            Err(e) if e.kind == crate::error::ErrorKind::Limit => {
+                rows.push(json!({ "policy": p.name(), "skipped": e.message }));
+                continue;
+            }
+            other => other?,
+        };
         let sim = simulate(&m, &alloc, cfg)?;
         rows.push(json!({
             "policy": p.name(),
@@ -56,7 +67,8 @@ pub fn allocate_with(model: &Model, stage: Stage, cfg: &SimConfig) -> Result<(Al
             best = Some((key.0, key.1, key.2, key.3, alloc, p.name()));
         }
     }
-    let (makespan, _, _, _, mut alloc, chosen) = best.expect("at least one candidate");
+    let (makespan, _, _, _, mut alloc, chosen) =
+        best.ok_or_else(|| crate::err!(Limit, "auto: every candidate policy is beyond a device limit"))?;
     alloc.mode = crate::compile::mode_name(model);
     let mut report = PolicyReport { name: "auto".into(), details: Default::default() };
     report.details.insert("chosen".into(), json!(chosen));
