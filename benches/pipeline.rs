@@ -1,11 +1,17 @@
 //! The full pipeline (policy + sync + split) on synthetic graphs at 10k, 100k and 1M nodes:
-//! layered DAGs (width 8), Inception-like cells, transformer stacks. Model building is not
-//! timed. Peak resident memory (VmHWM) is printed after each size, sizes ascending.
+//! layered DAGs (width 8), Inception-like cells, transformer stacks, random DAGs with the
+//! corpus's engine mix whose edges reach any earlier node (`random`) or only the previous 32
+//! (`window-32`). Model building is not timed. Peak resident memory (VmHWM, the process's
+//! high-water mark so far: run one family and policy per process for a figure of its own) is
+//! printed after each row, sizes ascending.
 //! Run: `cargo bench --bench pipeline`; `PIPELINE_BENCH_MAX=100000` stops at 100k,
-//! `PIPELINE_BENCH_POLICIES=ge,min-streams` picks the policies, `PIPELINE_BENCH_FAMILIES=layered`
-//! the families. Columns: the engine partitioner alone, GE's logical pass (policies start from
-//! it; includes the partitioner), the policy's own step, and the whole pipeline (`total_ms`: the
-//! median of `PIPELINE_BENCH_RUNS` runs, default 5, and of `PIPELINE_BENCH_RUNS_1M` at 1M, default 3).
+//! `PIPELINE_BENCH_SIZES=100000,1000000` picks the sizes, `PIPELINE_BENCH_POLICIES=ge,min-streams`
+//! the policies, `PIPELINE_BENCH_FAMILIES=layered,random` the families (name prefixes).
+//! `PIPELINE_BENCH_DIGEST=1` adds a hash of the allocation JSON, to check that a change keeps
+//! outputs byte-identical. Columns: the engine partitioner alone, GE's logical pass (policies
+//! start from it; includes the partitioner), the policy's own step, and the whole pipeline
+//! (`total_ms`: the median of `PIPELINE_BENCH_RUNS` runs, default 5, and of
+//! `PIPELINE_BENCH_RUNS_1M` at 1M, default 3). A pipeline error is printed in place of the row.
 
 use std::time::Instant;
 
@@ -23,12 +29,17 @@ fn peak_rss_mb() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// FNV-1a: a stable hash of an output, to compare runs across builds.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
 fn main() {
     let max: usize = std::env::var("PIPELINE_BENCH_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
     let runs_small: usize = std::env::var("PIPELINE_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
     let runs_1m: usize = std::env::var("PIPELINE_BENCH_RUNS_1M").ok().and_then(|v| v.parse().ok()).unwrap_or(3).max(1);
     let policies: Vec<Policy> = std::env::var("PIPELINE_BENCH_POLICIES")
-        .unwrap_or_else(|_| "ge,per-operator,min-streams,budget:8".into())
+        .unwrap_or_else(|_| "ge,per-operator,min-streams,budget:8,auto".into())
         .split(',')
         .map(|p| Policy::parse(p).expect("valid policy"))
         .collect();
@@ -46,10 +57,21 @@ fn main() {
         "total_ms",
         "peak_MB"
     );
-    for size in [10_000usize, 100_000, 1_000_000].into_iter().filter(|&s| s <= max) {
-        let families =
-            std::env::var("PIPELINE_BENCH_FAMILIES").unwrap_or_else(|_| "layered,inception,transformer".into());
-        for family in [Family::Layered { width: 8 }, Family::Inception, Family::Transformer] {
+    let sizes: Vec<usize> = std::env::var("PIPELINE_BENCH_SIZES")
+        .ok()
+        .map(|v| v.split(',').map(|s| s.parse().expect("sizes are integers")).collect())
+        .unwrap_or_else(|| vec![10_000, 100_000, 1_000_000]);
+    let digest = std::env::var("PIPELINE_BENCH_DIGEST").is_ok_and(|v| v == "1");
+    for size in sizes.into_iter().filter(|&s| s <= max) {
+        let families = std::env::var("PIPELINE_BENCH_FAMILIES")
+            .unwrap_or_else(|_| "layered,inception,transformer,random,window".into());
+        for family in [
+            Family::Layered { width: 8 },
+            Family::Inception,
+            Family::Transformer,
+            Family::Random { window: None },
+            Family::Random { window: Some(32) },
+        ] {
             if !families.split(',').any(|f| family.name().starts_with(f)) {
                 continue;
             }
@@ -61,7 +83,19 @@ fn main() {
                 let partition_ms = t.elapsed().as_secs_f64() * 1e3;
                 drop(part);
                 let t = Instant::now();
-                let ctx = Ctx::new(&model, &model.options).expect("GE's logical pass");
+                let ctx = match Ctx::new(&model, &model.options) {
+                    Ok(ctx) => ctx,
+                    Err(e) => {
+                        println!(
+                            "{:<13} {:>8} {:>8} {:<13} error: {e}",
+                            family.name(),
+                            size,
+                            model.edges.len(),
+                            p.name()
+                        );
+                        continue;
+                    }
+                };
                 let ge_ms = t.elapsed().as_secs_f64() * 1e3;
                 let t = Instant::now();
                 match p {
@@ -83,14 +117,32 @@ fn main() {
                 for _ in 0..runs {
                     drop(a.take());
                     let t = Instant::now();
-                    a = Some(allocate(&model, Stage::All).expect("pipeline"));
+                    a = Some(allocate(&model, Stage::All));
                     times.push(t.elapsed().as_secs_f64() * 1e3);
                 }
                 times.sort_by(f64::total_cmp);
                 let total_ms = times[times.len() / 2];
-                let a = a.expect("at least one run");
+                let a = match a.expect("at least one run") {
+                    Ok(a) => a,
+                    Err(e) => {
+                        println!(
+                            "{:<13} {:>8} {:>8} {:<13} error after {total_ms:.1} ms, peak {:.0} MB: {e}",
+                            family.name(),
+                            model.nodes.len(),
+                            model.edges.len(),
+                            p.name(),
+                            peak_rss_mb()
+                        );
+                        continue;
+                    }
+                };
+                let hash = if digest {
+                    format!(" {:016x}", fnv1a(a.to_json_string(&model).as_bytes()))
+                } else {
+                    String::new()
+                };
                 println!(
-                    "{:<13} {:>8} {:>8} {:<13} {:>7} {:>6} {:>10.1} {:>9.1} {:>10.1} {:>10.1} {:>9.0}",
+                    "{:<13} {:>8} {:>8} {:<13} {:>7} {:>6} {:>10.1} {:>9.1} {:>10.1} {:>10.1} {:>9.0}{hash}",
                     family.name(),
                     model.nodes.len(),
                     model.edges.len(),

@@ -56,6 +56,7 @@ pub fn logical_stage(model: &Model, options: &Options) -> Result<(Allocation, Op
 /// attached streams.
 pub fn sync_stage(model: &Model, options: &Options, alloc: &mut Allocation) -> Result<()> {
     place_unassigned_task_nodes(model, alloc)?;
+    check_stream_count(model, alloc.logical_count + alloc.attached_count, "logical")?;
     if alloc.logical_count > 1 || alloc.attached_count > 0 {
         sync::run(model, alloc, sync::SyncConfig::new(model, options))?;
     }
@@ -72,7 +73,24 @@ pub fn split_stage(
     tasks: &TaskCounts,
 ) -> Result<()> {
     alloc.stage = Stage::Split;
-    split::split_streams_with(model, options, alloc, limits, tasks)
+    split::split_streams_with(model, options, alloc, limits, tasks)?;
+    check_stream_count(model, alloc.physical_count + alloc.attached_count, "physical")
+}
+
+/// The device creates fewer than `MAX_STREAM_NUM` streams: an assignment needing more is an
+/// error before the stages that size tables by streams run on it, not a failure at load time.
+fn check_stream_count(model: &Model, streams: u32, what: &str) -> Result<()> {
+    let max = crate::runtime::consts::MAX_STREAM_NUM;
+    if streams as usize >= max {
+        bail!(
+            Limit,
+            "'{}' needs {streams} {what} streams; the device creates at most {} (MAX_STREAM_NUM {max}): \
+             choose a policy with fewer streams, e.g. policy=budget:N",
+            model.name,
+            max - 1
+        );
+    }
+    Ok(())
 }
 
 /// The `verify` option: the independent checker on the allocation JSON; the first violation

@@ -1,9 +1,20 @@
-//! Graph JSON v1 (docs/graph-json.md): reading into a [`ModelBuilder`]. The document is
-//! walked as a `serde_json::Value` so that every type error can name the node and field at fault.
+//! Graph JSON v1 (docs/graph-json.md): reading into a [`ModelBuilder`].
+//!
+//! The input schema is the document structs below (`deny_unknown_fields`), deserialized straight
+//! from the bytes: no `Value` tree of the document is built (at 1M nodes that tree cost more
+//! time and memory than the rest of the loader). Open-ended parts (`options`, `graph_attrs`,
+//! `ge_attrs`) stay free-form values. Each typed field reads through a checker that names the
+//! field and the value at fault; element wrappers add which node, edge, subgraph or entry it
+//! was, so a message reads `node 'a' of root graph 'g': field 'tasks' must be …, got -1`.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::fmt;
 use std::path::Path;
 
+use serde::Deserialize;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs, NodeAttrs};
@@ -11,15 +22,17 @@ use super::builder::{EdgeSpec, GraphSpec, ModelBuilder, NodeSpec, PartitionSpec}
 use super::engines::EngineOverride;
 use super::{EdgeKind, Model, Shape};
 use crate::error::{Error, ErrorKind, Result};
-use crate::{bail, err};
 
 pub const GRAPH_FORMAT: &str = "stream-graph";
 pub const GRAPH_VERSION: u64 = 1;
 
+type DeResult<T, E> = std::result::Result<T, E>;
+
 /// Reads and validates a graph file.
 pub fn load_file(path: impl AsRef<Path>) -> Result<Model> {
     let path = path.as_ref();
-    let text = std::fs::read(path).map_err(|e| err!(Io, "cannot read graph file '{}': {e}", path.display()))?;
+    let text = std::fs::read(path)
+        .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read graph file '{}': {e}", path.display())))?;
     load_slice(&text)
 }
 
@@ -32,130 +45,141 @@ pub fn load_slice(bytes: &[u8]) -> Result<Model> {
     builder_from_slice(bytes)?.build()
 }
 
-/// Parses a graph document into a builder without validating references, so a host can add
-/// to it before building.
-pub fn builder_from_slice(bytes: &[u8]) -> Result<ModelBuilder> {
-    let doc: Value = serde_json::from_slice(bytes).map_err(|e| err!(Json, "malformed graph JSON: {e}"))?;
-    builder_from_value(&doc)
+/// Parses a graph document already held as a `Value` (tests and hosts that build one).
+pub fn builder_from_value(doc: &Value) -> Result<ModelBuilder> {
+    builder_from_slice(&serde_json::to_vec(doc)?)
 }
 
-/// Field access that names what it reads in its errors.
-struct Obj<'a> {
-    map: &'a Map<String, Value>,
-    what: String,
+// ---------------------------------------------------------------------------------------------
+// Faults. serde errors carry only text, so a checker leaves its [`Fault`] aside; element
+// wrappers add their place, innermost first, and the loader renders it as one message.
+
+/// Where a fault lies.
+#[derive(Debug)]
+enum Place {
+    /// Node `index` of the graph being read, with its name when it has a string one.
+    Node(usize, Option<String>),
+    Edge(usize),
+    /// `subgraphs[i]`, named once the subgraph's name has been read.
+    Subgraph(usize, Option<String>),
+    /// A node's `attrs`, and `attached_streams[i]` inside them.
+    Attrs,
+    Attached(usize),
+    Engine(String),
+    Partition(usize),
 }
 
-impl<'a> Obj<'a> {
-    fn new(v: &'a Value, what: impl Into<String>) -> Result<Self> {
-        let what = what.into();
-        match v.as_object() {
-            Some(map) => Ok(Obj { map, what }),
-            None => Err(err!(Field, "{what} must be an object, got {}", kind_of(v))),
+#[derive(Debug)]
+struct Fault {
+    kind: ErrorKind,
+    places: Vec<Place>,
+    /// `field '…' must be …` and the like. A leading `\0` joins it to its place with a space
+    /// (`node 0 of … must be an object`); a leading `\1` stands alone (`options must be …`).
+    text: String,
+}
+
+thread_local! {
+    static FAULT: RefCell<Option<Fault>> = const { RefCell::new(None) };
+}
+
+fn take_fault() -> Option<Fault> {
+    FAULT.with(|f| f.borrow_mut().take())
+}
+
+fn fail<E: de::Error>(kind: ErrorKind, text: String) -> E {
+    FAULT.with(|f| *f.borrow_mut() = Some(Fault { kind, places: Vec::new(), text }));
+    E::custom("graph document fault")
+}
+
+/// Adds `place` to the fault behind `e`, making one from serde's own text (an unknown field,
+/// say) when no checker left one.
+fn at<E: de::Error>(e: serde_json::Error, place: Place) -> E {
+    FAULT.with(|f| {
+        let mut f = f.borrow_mut();
+        let fault = f.get_or_insert_with(|| Fault { kind: ErrorKind::Field, places: Vec::new(), text: serde_text(&e) });
+        fault.places.push(place);
+    });
+    E::custom("graph document fault")
+}
+
+/// serde's message without its position, in the loader's words.
+fn serde_text(e: &serde_json::Error) -> String {
+    let mut s = e.to_string();
+    if e.line() > 0 {
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        if s.ends_with(&suffix) {
+            s.truncate(s.len() - suffix.len());
         }
     }
+    if let Some(rest) = s.strip_prefix("unknown field `") {
+        let (name, known) = rest.split_once('`').unwrap_or((rest, ""));
+        let known = known.trim_start_matches(", expected one of ").trim_start_matches(", expected ").replace('`', "");
+        return format!("unknown field '{name}' (known fields: {known})");
+    }
+    if let Some(rest) = s.strip_prefix("missing field `") {
+        return format!("missing required field '{}'", rest.trim_end_matches('`'));
+    }
+    s
+}
 
-    fn check_keys(&self, allowed: &[&str]) -> Result<()> {
-        for k in self.map.keys() {
-            if !allowed.contains(&k.as_str()) {
-                bail!(Field, "{}: unknown field '{k}' (known fields: {})", self.what, allowed.join(", "));
+/// An element's fault as an error: `place` within the graph labelled `graph`. `raw` is the
+/// element's text within the document `doc`, for the position of a syntax error.
+fn located(e: serde_json::Error, place: Place, graph: &str, raw: Option<(&RawValue, &[u8])>) -> Error {
+    if !e.is_data() {
+        take_fault();
+        return Error::new(ErrorKind::Json, format!("malformed graph JSON: {}", position_in_document(&e, raw)));
+    }
+    let _: serde_json::Error = at(e, place);
+    render(take_fault().expect("at() leaves a fault"), graph)
+}
+
+/// A syntax error inside an element (a number out of range: elements are checked for syntax
+/// before they are read) with its line and column in the whole document.
+fn position_in_document(e: &serde_json::Error, raw: Option<(&RawValue, &[u8])>) -> String {
+    let text = e.to_string();
+    let Some((raw, doc)) = raw else { return text };
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let (Some(bare), Some(offset)) =
+        (text.strip_suffix(&suffix), (raw.get().as_ptr() as usize).checked_sub(doc.as_ptr() as usize))
+    else {
+        return text;
+    };
+    let before = &doc[..offset.min(doc.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let column0 = before.iter().rev().take_while(|&&b| b != b'\n').count();
+    let (l, c) = if e.line() == 1 { (line, column0 + e.column()) } else { (line + e.line() - 1, e.column()) };
+    format!("{bare} at line {l} column {c}")
+}
+
+/// A fault's message: its places, outermost first, then its text.
+fn render(fault: Fault, graph: &str) -> Error {
+    let mut graph = graph.to_string();
+    let mut what = String::from("graph document");
+    for place in fault.places.iter().rev() {
+        what = match place {
+            Place::Subgraph(i, None) => format!("subgraphs[{i}]"),
+            Place::Subgraph(_, Some(name)) => {
+                graph = format!("subgraph '{name}'");
+                graph.clone()
             }
-        }
-        Ok(())
+            Place::Node(_, Some(name)) => format!("node '{name}' of {graph}"),
+            Place::Node(i, None) => format!("node {i} of {graph}"),
+            Place::Edge(i) => format!("edge {i} of {graph}"),
+            Place::Attrs => format!("{what}: attrs"),
+            Place::Attached(i) => format!("{what}.attached_streams[{i}]"),
+            Place::Engine(name) => format!("engines.{name}"),
+            Place::Partition(i) => format!("partition[{i}]"),
+        };
     }
-
-    fn get(&self, key: &str) -> Option<&'a Value> {
-        self.map.get(key).filter(|v| !v.is_null())
-    }
-
-    fn required(&self, key: &str) -> Result<&'a Value> {
-        self.get(key).ok_or_else(|| err!(Field, "{}: missing required field '{key}'", self.what))
-    }
-
-    fn wrong(&self, key: &str, expected: &str, got: &Value) -> Error {
-        err!(Field, "{}: field '{key}' must be {expected}, got {}", self.what, short(got))
-    }
-
-    fn str_req(&self, key: &str) -> Result<&'a str> {
-        let v = self.required(key)?;
-        v.as_str().ok_or_else(|| self.wrong(key, "a string", v))
-    }
-
-    fn str_opt(&self, key: &str) -> Result<Option<&'a str>> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(v) => v.as_str().map(Some).ok_or_else(|| self.wrong(key, "a string", v)),
-        }
-    }
-
-    fn bool_opt(&self, key: &str) -> Result<Option<bool>> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(v) => v.as_bool().map(Some).ok_or_else(|| self.wrong(key, "a bool", v)),
-        }
-    }
-
-    fn u32_opt(&self, key: &str) -> Result<Option<u32>> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(v) => match v.as_u64() {
-                Some(n) if n <= u64::from(u32::MAX) => Ok(Some(n as u32)),
-                _ => Err(self.wrong(key, "an integer in [0, 4294967295]", v)),
-            },
-        }
-    }
-
-    fn i64_opt(&self, key: &str) -> Result<Option<i64>> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(v) => v.as_i64().map(Some).ok_or_else(|| self.wrong(key, "an integer", v)),
-        }
-    }
-
-    fn f64_opt(&self, key: &str) -> Result<Option<f64>> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(v) => match v.as_f64() {
-                Some(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
-                _ => Err(self.wrong(key, "a finite number >= 0", v)),
-            },
-        }
-    }
-
-    fn array_opt(&self, key: &str) -> Result<&'a [Value]> {
-        match self.get(key) {
-            None => Ok(&[]),
-            Some(v) => v.as_array().map(Vec::as_slice).ok_or_else(|| self.wrong(key, "an array", v)),
-        }
-    }
-
-    fn array_req(&self, key: &str) -> Result<&'a [Value]> {
-        let v = self.required(key)?;
-        v.as_array().map(Vec::as_slice).ok_or_else(|| self.wrong(key, "an array", v))
-    }
-
-    fn strings_opt(&self, key: &str) -> Result<Vec<String>> {
-        self.array_opt(key)?
-            .iter()
-            .map(|v| v.as_str().map(str::to_string).ok_or_else(|| self.wrong(key, "an array of strings", v)))
-            .collect()
-    }
-
-    fn u64s_opt(&self, key: &str) -> Result<Vec<u64>> {
-        self.array_opt(key)?
-            .iter()
-            .map(|v| v.as_u64().ok_or_else(|| self.wrong(key, "an array of integers >= 0", v)))
-            .collect()
-    }
-
-    fn u32s_opt(&self, key: &str) -> Result<Vec<u32>> {
-        self.array_opt(key)?
-            .iter()
-            .map(|v| match v.as_u64() {
-                Some(n) if n <= u64::from(u32::MAX) => Ok(n as u32),
-                _ => Err(self.wrong(key, "an array of integers >= 0", v)),
-            })
-            .collect()
-    }
+    let text = fault.text;
+    let message = if let Some(rest) = text.strip_prefix('\u{0}') {
+        format!("{what} {rest}")
+    } else if let Some(rest) = text.strip_prefix('\u{1}') {
+        rest.to_string()
+    } else {
+        format!("{what}: {text}")
+    };
+    Error::new(fault.kind, message)
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -175,272 +199,813 @@ fn short(v: &Value) -> String {
     if s.len() <= 40 { s } else { kind_of(v).to_string() }
 }
 
-fn parse_shape(o: &Obj<'_>) -> Result<Shape> {
-    match o.str_opt("shape")? {
-        None | Some("static") => Ok(Shape::Static),
-        Some("dynamic") => Ok(Shape::Dynamic),
-        Some(other) => Err(err!(Field, "{}: shape \"{other}\" must be \"static\" or \"dynamic\"", o.what)),
+// ---------------------------------------------------------------------------------------------
+// Field checkers: each reads one field's value (a scalar or a short list, never the document)
+// and names the field in its error. A null value is the field left out.
+
+fn wrong<E: de::Error>(field: &str, expected: &str, got: &Value) -> E {
+    fail(ErrorKind::Field, format!("field '{field}' must be {expected}, got {}", short(got)))
+}
+
+fn value_of<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Value>, D::Error> {
+    Ok(Some(Value::deserialize(d)?).filter(|v| !v.is_null()))
+}
+
+fn string<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<String>, D::Error> {
+    match value_of(d)? {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(v) => Err(wrong(field, "a string", &v)),
     }
 }
 
-const TOP_KEYS: &[&str] = &[
-    "format",
-    "version",
-    "name",
-    "shape",
-    "source",
-    "nodes",
-    "edges",
-    "subgraphs",
-    "options",
-    "graph_attrs",
-    "engines",
-    "partition",
-];
-const NODE_KEYS: &[&str] = &[
-    "name",
-    "type",
-    "engine",
-    "tasks",
-    "cost_us",
-    "cores",
-    "attrs",
-    "subgraphs",
-    "stream",
-    "attached_stream_ids",
-    "attached_tasks",
-    "ge_attrs",
-    "out_bytes",
-    "alias_input",
-];
-const ATTR_KEYS: &[&str] = &[
-    "stream_label",
-    "user_stream_label",
-    "parallel_group",
-    "new_stream_id",
-    "attached_streams",
-    "continuous_stream_label",
-    "event_multiplexing",
-    "active_label_list",
-    "rts_label_node",
-    "dims",
-];
-const ATTACHED_KEYS: &[&str] = &[
-    "name",
-    "reuse_key",
-    "stream_num",
-    "ge_format",
-    "required",
-    "force_reuse",
-    "depend_value_inputs",
-    "policy",
-    "group",
-];
-const EDGE_KEYS: &[&str] = &["src", "dst", "kind", "src_port", "dst_port"];
-const SUBGRAPH_KEYS: &[&str] = &["name", "parent", "nodes", "edges", "shape"];
-const ENGINE_KEYS: &[&str] = &["independent", "attach", "skip_assign_stream", "priority", "scheduler"];
-const PARTITION_KEYS: &[&str] = &["name", "engine", "graph", "stream_label", "user_stream_label", "nodes"];
+fn boolean<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<bool>, D::Error> {
+    match value_of(d)? {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(b)),
+        Some(v) => Err(wrong(field, "a bool", &v)),
+    }
+}
 
-pub fn builder_from_value(doc: &Value) -> Result<ModelBuilder> {
-    let top = Obj::new(doc, "graph document")?;
-    match top.get("format") {
+fn uint32<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<u32>, D::Error> {
+    match value_of(d)? {
+        None => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) if n <= u64::from(u32::MAX) => Ok(Some(n as u32)),
+            _ => Err(wrong(field, "an integer in [0, 4294967295]", &v)),
+        },
+    }
+}
+
+fn int64<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<i64>, D::Error> {
+    match value_of(d)? {
+        None => Ok(None),
+        Some(v) => v.as_i64().map(Some).ok_or_else(|| wrong(field, "an integer", &v)),
+    }
+}
+
+fn non_negative<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<f64>, D::Error> {
+    match value_of(d)? {
+        None => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
+            _ => Err(wrong(field, "a finite number >= 0", &v)),
+        },
+    }
+}
+
+fn array<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<Vec<Value>>, D::Error> {
+    match value_of(d)? {
+        None => Ok(None),
+        Some(Value::Array(a)) => Ok(Some(a)),
+        Some(v) => Err(wrong(field, "an array", &v)),
+    }
+}
+
+fn strings<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<Vec<String>>, D::Error> {
+    let Some(a) = array(d, field)? else { return Ok(None) };
+    a.into_iter()
+        .map(|v| match v {
+            Value::String(s) => Ok(s),
+            v => Err(wrong(field, "an array of strings", &v)),
+        })
+        .collect::<DeResult<_, _>>()
+        .map(Some)
+}
+
+fn uint64s<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<Vec<u64>>, D::Error> {
+    let Some(a) = array(d, field)? else { return Ok(None) };
+    a.iter()
+        .map(|v| v.as_u64().ok_or_else(|| wrong(field, "an array of integers >= 0", v)))
+        .collect::<DeResult<_, _>>()
+        .map(Some)
+}
+
+fn uint32s<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<Vec<u32>>, D::Error> {
+    let Some(a) = array(d, field)? else { return Ok(None) };
+    a.iter()
+        .map(|v| match v.as_u64() {
+            Some(n) if n <= u64::from(u32::MAX) => Ok(n as u32),
+            _ => Err(wrong(field, "an array of integers >= 0", v)),
+        })
+        .collect::<DeResult<_, _>>()
+        .map(Some)
+}
+
+/// An object whose keys are open (`options`, `graph_attrs`, `ge_attrs`, `engines`).
+fn object<'de, D: Deserializer<'de>>(d: D, what: &str) -> DeResult<Option<Map<String, Value>>, D::Error> {
+    match value_of(d)? {
+        None => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m)),
+        Some(v) => Err(fail(ErrorKind::Field, format!("{what} must be an object, got {}", kind_of(&v)))),
+    }
+}
+
+/// One checker per field, named after it, so that the struct attributes stay short.
+macro_rules! checkers {
+    ($($name:ident: $check:ident -> $t:ty;)*) => {
+        $(
+            pub fn $name<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<$t>, D::Error> {
+                $check(d, stringify!($name).trim_start_matches("r#"))
+            }
+        )*
+    };
+}
+
+mod field {
+    use super::*;
+
+    checkers! {
+        name: string -> String;
+        r#type: string -> String;
+        engine: string -> String;
+        tasks: uint32 -> u32;
+        cost_us: non_negative -> f64;
+        cores: uint32 -> u32;
+        subgraphs: strings -> Vec<String>;
+        stream: int64 -> i64;
+        attached_stream_ids: uint32s -> Vec<u32>;
+        attached_tasks: uint32s -> Vec<u32>;
+        out_bytes: uint64s -> Vec<u64>;
+        alias_input: uint32 -> u32;
+        shape: string -> String;
+        source: string -> String;
+        parent: string -> String;
+        src: string -> String;
+        dst: string -> String;
+        kind: string -> String;
+        src_port: uint32 -> u32;
+        dst_port: uint32 -> u32;
+        stream_label: string -> String;
+        user_stream_label: string -> String;
+        parallel_group: string -> String;
+        new_stream_id: int64 -> i64;
+        continuous_stream_label: string -> String;
+        event_multiplexing: strings -> Vec<String>;
+        active_label_list: strings -> Vec<String>;
+        rts_label_node: boolean -> bool;
+        dims: int64 -> i64;
+        reuse_key: string -> String;
+        stream_num: uint32 -> u32;
+        ge_format: string -> String;
+        required: boolean -> bool;
+        force_reuse: boolean -> bool;
+        depend_value_inputs: uint32s -> Vec<u32>;
+        policy: string -> String;
+        group: string -> String;
+        independent: boolean -> bool;
+        attach: boolean -> bool;
+        skip_assign_stream: boolean -> bool;
+        scheduler: string -> String;
+        graph: string -> String;
+        nodes: strings -> Vec<String>;
+    }
+
+    pub fn ge_attrs<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Map<String, Value>>, D::Error> {
+        object(d, "ge_attrs")
+    }
+    pub fn options<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Map<String, Value>>, D::Error> {
+        object(d, "\u{1}options")
+    }
+    pub fn graph_attrs<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Map<String, Value>>, D::Error> {
+        object(d, "\u{1}graph_attrs")
+    }
+    pub fn engines<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Map<String, Value>>, D::Error> {
+        object(d, "\u{1}engines")
+    }
+    /// `priority`: absent, null (no priority) or an i32.
+    pub fn priority<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Option<i32>>, D::Error> {
+        let v = Value::deserialize(d)?;
+        match v.as_i64() {
+            _ if v.is_null() => Ok(Some(None)),
+            Some(n) if i32::try_from(n).is_ok() => Ok(Some(Some(n as i32))),
+            _ => Err(wrong("priority", "an integer or null", &v)),
+        }
+    }
+    /// `format` and `version`: checked first, with messages of their own.
+    pub fn any<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Value>, D::Error> {
+        Ok(Some(Value::deserialize(d)?))
+    }
+    pub fn attrs<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<AttrsDoc>, D::Error> {
+        match value_of(d)? {
+            None => Ok(None),
+            Some(v) => parse_value::<AttrsDoc>(v).map(Some).map_err(|e| at(e, Place::Attrs)),
+        }
+    }
+    pub fn attached_streams<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Vec<AttachedDoc>>, D::Error> {
+        let Some(items) = array(d, "attached_streams")? else { return Ok(None) };
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| parse_value::<AttachedDoc>(v).map_err(|e| at(e, Place::Attached(i))))
+            .collect::<DeResult<_, _>>()
+            .map(Some)
+    }
+    pub fn raw_nodes<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Vec<&'de RawValue>>, D::Error> {
+        raw_items(d, "nodes")
+    }
+    pub fn raw_edges<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Vec<&'de RawValue>>, D::Error> {
+        raw_items(d, "edges")
+    }
+    pub fn raw_subgraphs<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Vec<&'de RawValue>>, D::Error> {
+        raw_items(d, "subgraphs")
+    }
+    pub fn raw_partition<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Vec<&'de RawValue>>, D::Error> {
+        raw_items(d, "partition")
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The document structs: the input schema (docs/graph-json.md). Field order is the order that
+// "unknown field" messages list them in. Arrays of nodes, edges, subgraphs and partition
+// entries are kept as borrowed raw slices and read one element at a time, so a fault names
+// the element it is in.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TopDoc<'a> {
+    #[serde(default, deserialize_with = "field::any")]
+    format: Option<Value>,
+    #[serde(default, deserialize_with = "field::any")]
+    version: Option<Value>,
+    #[serde(default, deserialize_with = "field::name")]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "field::shape")]
+    shape: Option<String>,
+    #[serde(default, deserialize_with = "field::source")]
+    source: Option<String>,
+    #[serde(default, borrow, deserialize_with = "field::raw_nodes")]
+    nodes: Option<Vec<&'a RawValue>>,
+    #[serde(default, borrow, deserialize_with = "field::raw_edges")]
+    edges: Option<Vec<&'a RawValue>>,
+    #[serde(default, borrow, deserialize_with = "field::raw_subgraphs")]
+    subgraphs: Option<Vec<&'a RawValue>>,
+    #[serde(default, deserialize_with = "field::options")]
+    options: Option<Map<String, Value>>,
+    #[serde(default, deserialize_with = "field::graph_attrs")]
+    graph_attrs: Option<Map<String, Value>>,
+    #[serde(default, deserialize_with = "field::engines")]
+    engines: Option<Map<String, Value>>,
+    #[serde(default, borrow, deserialize_with = "field::raw_partition")]
+    partition: Option<Vec<&'a RawValue>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeDoc {
+    #[serde(default, deserialize_with = "field::name")]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "field::r#type")]
+    r#type: Option<String>,
+    #[serde(default, deserialize_with = "field::engine")]
+    engine: Option<String>,
+    #[serde(default, deserialize_with = "field::tasks")]
+    tasks: Option<u32>,
+    #[serde(default, deserialize_with = "field::cost_us")]
+    cost_us: Option<f64>,
+    #[serde(default, deserialize_with = "field::cores")]
+    cores: Option<u32>,
+    #[serde(default, deserialize_with = "field::attrs")]
+    attrs: Option<AttrsDoc>,
+    #[serde(default, deserialize_with = "field::subgraphs")]
+    subgraphs: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "field::stream")]
+    stream: Option<i64>,
+    #[serde(default, deserialize_with = "field::attached_stream_ids")]
+    attached_stream_ids: Option<Vec<u32>>,
+    #[serde(default, deserialize_with = "field::attached_tasks")]
+    attached_tasks: Option<Vec<u32>>,
+    #[serde(default, deserialize_with = "field::ge_attrs")]
+    ge_attrs: Option<Map<String, Value>>,
+    #[serde(default, deserialize_with = "field::out_bytes")]
+    out_bytes: Option<Vec<u64>>,
+    #[serde(default, deserialize_with = "field::alias_input")]
+    alias_input: Option<u32>,
+}
+
+/// A node's `attrs` (graph-json.md "attrs").
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AttrsDoc {
+    #[serde(default, deserialize_with = "field::stream_label")]
+    stream_label: Option<String>,
+    #[serde(default, deserialize_with = "field::user_stream_label")]
+    user_stream_label: Option<String>,
+    #[serde(default, deserialize_with = "field::parallel_group")]
+    parallel_group: Option<String>,
+    #[serde(default, deserialize_with = "field::new_stream_id")]
+    new_stream_id: Option<i64>,
+    #[serde(default, deserialize_with = "field::attached_streams")]
+    attached_streams: Option<Vec<AttachedDoc>>,
+    #[serde(default, deserialize_with = "field::continuous_stream_label")]
+    continuous_stream_label: Option<String>,
+    #[serde(default, deserialize_with = "field::event_multiplexing")]
+    event_multiplexing: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "field::active_label_list")]
+    active_label_list: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "field::rts_label_node")]
+    rts_label_node: Option<bool>,
+    #[serde(default, deserialize_with = "field::dims")]
+    dims: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AttachedDoc {
+    #[serde(default, deserialize_with = "field::name")]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "field::reuse_key")]
+    reuse_key: Option<String>,
+    #[serde(default, deserialize_with = "field::stream_num")]
+    stream_num: Option<u32>,
+    #[serde(default, deserialize_with = "field::ge_format")]
+    ge_format: Option<String>,
+    #[serde(default, deserialize_with = "field::required")]
+    required: Option<bool>,
+    #[serde(default, deserialize_with = "field::force_reuse")]
+    force_reuse: Option<bool>,
+    #[serde(default, deserialize_with = "field::depend_value_inputs")]
+    depend_value_inputs: Option<Vec<u32>>,
+    #[serde(default, deserialize_with = "field::policy")]
+    policy: Option<String>,
+    #[serde(default, deserialize_with = "field::group")]
+    group: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EdgeDoc {
+    #[serde(default, deserialize_with = "field::src")]
+    src: Option<String>,
+    #[serde(default, deserialize_with = "field::dst")]
+    dst: Option<String>,
+    #[serde(default, deserialize_with = "field::kind")]
+    kind: Option<String>,
+    #[serde(default, deserialize_with = "field::src_port")]
+    src_port: Option<u32>,
+    #[serde(default, deserialize_with = "field::dst_port")]
+    dst_port: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubgraphDoc<'a> {
+    #[serde(default, deserialize_with = "field::name")]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "field::parent")]
+    parent: Option<String>,
+    #[serde(default, borrow, deserialize_with = "field::raw_nodes")]
+    nodes: Option<Vec<&'a RawValue>>,
+    #[serde(default, borrow, deserialize_with = "field::raw_edges")]
+    edges: Option<Vec<&'a RawValue>>,
+    #[serde(default, deserialize_with = "field::shape")]
+    shape: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EngineDoc {
+    #[serde(default, deserialize_with = "field::independent")]
+    independent: Option<bool>,
+    #[serde(default, deserialize_with = "field::attach")]
+    attach: Option<bool>,
+    #[serde(default, deserialize_with = "field::skip_assign_stream")]
+    skip_assign_stream: Option<bool>,
+    #[serde(default, deserialize_with = "field::priority")]
+    priority: Option<Option<i32>>,
+    #[serde(default, deserialize_with = "field::scheduler")]
+    scheduler: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PartitionDoc {
+    #[serde(default, deserialize_with = "field::name")]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "field::engine")]
+    engine: Option<String>,
+    #[serde(default, deserialize_with = "field::graph")]
+    graph: Option<String>,
+    #[serde(default, deserialize_with = "field::stream_label")]
+    stream_label: Option<String>,
+    #[serde(default, deserialize_with = "field::user_stream_label")]
+    user_stream_label: Option<String>,
+    #[serde(default, deserialize_with = "field::nodes")]
+    nodes: Option<Vec<String>>,
+}
+
+/// Only the name, to say which node or subgraph a fault is in.
+#[derive(Deserialize)]
+struct NameProbe {
+    #[serde(default)]
+    name: Option<Value>,
+}
+
+/// Only the header: a wrong format or version is reported before any other fault.
+#[derive(Deserialize)]
+struct HeaderProbe {
+    #[serde(default)]
+    format: Option<Value>,
+    #[serde(default)]
+    version: Option<Value>,
+}
+
+/// An array field whose items are read one at a time later, each with its place.
+fn raw_items<'de, D: Deserializer<'de>>(d: D, field: &'static str) -> DeResult<Option<Vec<&'de RawValue>>, D::Error> {
+    struct Items(&'static str);
+    impl<'de> Visitor<'de> for Items {
+        type Value = Option<Vec<&'de RawValue>>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an array")
+        }
+        fn visit_unit<E: de::Error>(self) -> DeResult<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> DeResult<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(item) = seq.next_element()? {
+                if out.len() == out.capacity() {
+                    // The one table here sized by the input: an error, not an abort, when the
+                    // process cannot get it.
+                    out.try_reserve(out.len().max(1024)).map_err(|_| {
+                        fail::<A::Error>(
+                            ErrorKind::Limit,
+                            format!("\u{1}cannot allocate memory for {} {}", out.len() * 2, self.0),
+                        )
+                    })?;
+                }
+                out.push(item);
+            }
+            Ok(Some(out))
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> DeResult<Self::Value, E> {
+            Err(wrong(self.0, "an array", &Value::Bool(v)))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> DeResult<Self::Value, E> {
+            Err(wrong(self.0, "an array", &Value::from(v)))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> DeResult<Self::Value, E> {
+            Err(wrong(self.0, "an array", &Value::from(v)))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> DeResult<Self::Value, E> {
+            Err(wrong(self.0, "an array", &Value::from(v)))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> DeResult<Self::Value, E> {
+            Err(wrong(self.0, "an array", &Value::from(v)))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> DeResult<Self::Value, A::Error> {
+            let v = Value::deserialize(MapAccessDeserializer::new(map))?;
+            Err(wrong(self.0, "an array", &v))
+        }
+    }
+    d.deserialize_any(Items(field))
+}
+
+/// An object, never an array (serde would read a struct from one by position).
+struct MapOnly<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for MapOnly<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> DeResult<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> DeResult<T, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> DeResult<T, E> {
+                Err(not_object("a bool"))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> DeResult<T, E> {
+                Err(not_object("a number"))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> DeResult<T, E> {
+                Err(not_object("a number"))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> DeResult<T, E> {
+                Err(not_object("a number"))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> DeResult<T, E> {
+                Err(not_object("a string"))
+            }
+            fn visit_unit<E: de::Error>(self) -> DeResult<T, E> {
+                Err(not_object("null"))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> DeResult<T, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Err(not_object("an array"))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData)).map(MapOnly)
+    }
+}
+
+fn not_object<E: de::Error>(kind: &str) -> E {
+    fail(ErrorKind::Field, format!("\u{0}must be an object, got {kind}"))
+}
+
+fn parse_value<T: DeserializeOwned>(v: Value) -> DeResult<T, serde_json::Error> {
+    MapOnly::<T>::deserialize(v).map(|m| m.0)
+}
+
+fn parse_raw<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> DeResult<T, serde_json::Error> {
+    serde_json::from_str::<MapOnly<T>>(raw.get()).map(|m| m.0)
+}
+
+/// An element read owned. A key given twice was always allowed, the last one counting (as in
+/// a JSON object read into a map); derived structs refuse it, so such an element is read again
+/// through a map.
+fn parse_element<T: DeserializeOwned>(raw: &RawValue) -> DeResult<T, serde_json::Error> {
+    match parse_raw::<T>(raw) {
+        Err(e) if e.is_data() && e.to_string().starts_with("duplicate field `") => {
+            take_fault();
+            parse_value(serde_json::from_str::<Value>(raw.get())?)
+        }
+        other => other,
+    }
+}
+
+fn probe_name(raw: &RawValue) -> Option<String> {
+    let saved = take_fault();
+    let name = parse_raw::<NameProbe>(raw).ok().and_then(|p| p.name).and_then(|v| v.as_str().map(str::to_string));
+    take_fault();
+    FAULT.with(|f| *f.borrow_mut() = saved);
+    name
+}
+
+// ---------------------------------------------------------------------------------------------
+// From the document to the builder: required fields, enumerations, defaults.
+
+/// Parses a graph document into a builder without validating references, so a host can add
+/// to it before building.
+pub fn builder_from_slice(bytes: &[u8]) -> Result<ModelBuilder> {
+    take_fault();
+    let doc: TopDoc<'_> = match serde_json::from_slice::<MapOnly<TopDoc<'_>>>(bytes) {
+        Ok(d) => d.0,
+        Err(e) if e.is_data() => {
+            let fault = take_fault().unwrap_or_else(|| Fault {
+                kind: ErrorKind::Field,
+                places: Vec::new(),
+                text: serde_text(&e),
+            });
+            if let Ok(h) = serde_json::from_slice::<MapOnly<HeaderProbe>>(bytes) {
+                check_header(h.0.format.as_ref(), h.0.version.as_ref())?;
+            }
+            take_fault();
+            return Err(render(fault, ""));
+        }
+        Err(e) => {
+            take_fault();
+            return Err(Error::new(ErrorKind::Json, format!("malformed graph JSON: {e}")));
+        }
+    };
+    read_document(doc, bytes)
+}
+
+fn check_header(format: Option<&Value>, version: Option<&Value>) -> Result<()> {
+    match format.filter(|v| !v.is_null()) {
         Some(Value::String(f)) if f == GRAPH_FORMAT => {}
-        Some(v) => bail!(Format, "format is {}, expected \"{GRAPH_FORMAT}\"", short(v)),
-        None => bail!(Format, "missing \"format\": \"{GRAPH_FORMAT}\""),
+        Some(v) => {
+            return Err(Error::new(ErrorKind::Format, format!("format is {}, expected \"{GRAPH_FORMAT}\"", short(v))));
+        }
+        None => return Err(Error::new(ErrorKind::Format, format!("missing \"format\": \"{GRAPH_FORMAT}\""))),
     }
-    match top.get("version") {
-        Some(v) if v.as_u64() == Some(GRAPH_VERSION) => {}
-        Some(v) => bail!(Format, "version {} is not supported (this build reads version {GRAPH_VERSION})", short(v)),
-        None => bail!(Format, "missing \"version\": {GRAPH_VERSION}"),
+    match version.filter(|v| !v.is_null()) {
+        Some(v) if v.as_u64() == Some(GRAPH_VERSION) => Ok(()),
+        Some(v) => Err(Error::new(
+            ErrorKind::Format,
+            format!("version {} is not supported (this build reads version {GRAPH_VERSION})", short(v)),
+        )),
+        None => Err(Error::new(ErrorKind::Format, format!("missing \"version\": {GRAPH_VERSION}"))),
     }
-    top.check_keys(TOP_KEYS)?;
-    let name = top.str_req("name")?;
-    let mut b = ModelBuilder::new(name);
-    b.source = top.str_opt("source")?.map(str::to_string);
-    let root = b.root_mut();
-    root.shape = parse_shape(&top)?;
-    read_graph_body(&top, root, &format!("root graph '{name}'"))?;
+}
 
-    for (i, sv) in top.array_opt("subgraphs")?.iter().enumerate() {
-        let so = Obj::new(sv, format!("subgraphs[{i}]"))?;
-        so.check_keys(SUBGRAPH_KEYS)?;
-        let sname = so.str_req("name")?;
-        let so = Obj { map: so.map, what: format!("subgraph '{sname}'") };
+fn missing(what: &str, field: &str) -> Error {
+    Error::new(ErrorKind::Field, format!("{what}: missing required field '{field}'"))
+}
+
+fn read_document(doc: TopDoc<'_>, bytes: &[u8]) -> Result<ModelBuilder> {
+    check_header(doc.format.as_ref(), doc.version.as_ref())?;
+    let top = "graph document";
+    let name = doc.name.ok_or_else(|| missing(top, "name"))?;
+    let mut b = ModelBuilder::new(name.clone());
+    b.source = doc.source;
+    let root = b.root_mut();
+    root.shape = parse_shape(doc.shape.as_deref(), top)?;
+    let nodes = doc.nodes.ok_or_else(|| missing(top, "nodes"))?;
+    let edges = doc.edges.ok_or_else(|| missing(top, "edges"))?;
+    read_body(root, &nodes, &edges, &format!("root graph '{name}'"), bytes)?;
+    drop((nodes, edges));
+
+    for (i, raw) in doc.subgraphs.unwrap_or_default().into_iter().enumerate() {
+        let s: SubgraphDoc<'_> = parse_raw(raw).map_err(|e| {
+            // Unknown keys and the name itself are reported before the name is known.
+            let early = !e.is_data()
+                || serde_text(&e).starts_with("unknown field")
+                || FAULT.with(|f| f.borrow().as_ref().is_some_and(|f| f.text.starts_with("field 'name'")));
+            let named = if early { None } else { probe_name(raw) };
+            located(e, Place::Subgraph(i, named), "", Some((raw, bytes)))
+        })?;
+        let sname = s.name.ok_or_else(|| missing(&format!("subgraphs[{i}]"), "name"))?;
+        let label = format!("subgraph '{sname}'");
+        let parent = s.parent.ok_or_else(|| missing(&label, "parent"))?;
         let mut g = GraphSpec {
-            name: sname.to_string(),
-            parent: Some(so.str_req("parent")?.to_string()),
-            shape: parse_shape(&so)?,
+            name: sname,
+            parent: Some(parent),
+            shape: parse_shape(s.shape.as_deref(), &label)?,
             ..Default::default()
         };
-        let what = so.what.clone();
-        read_graph_body(&so, &mut g, &what)?;
+        let nodes = s.nodes.ok_or_else(|| missing(&label, "nodes"))?;
+        let edges = s.edges.ok_or_else(|| missing(&label, "edges"))?;
+        read_body(&mut g, &nodes, &edges, &label, bytes)?;
         b.graphs.push(g);
     }
-
-    if let Some(v) = top.get("options") {
-        let o = Obj::new(v, "options")?;
-        for (k, val) in o.map {
-            b.options.set(k, val)?;
-        }
+    for (k, v) in &doc.options.unwrap_or_default() {
+        b.options.set(k, v)?;
     }
-    if let Some(v) = top.get("graph_attrs") {
-        let o = Obj::new(v, "graph_attrs")?;
-        b.graph_attrs = o.map.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<BTreeMap<_, _>>();
+    if let Some(attrs) = doc.graph_attrs {
+        b.graph_attrs = attrs.into_iter().collect();
     }
-    if let Some(v) = top.get("engines") {
-        let o = Obj::new(v, "engines")?;
-        for (ename, ev) in o.map {
-            let eo = Obj::new(ev, format!("engines.{ename}"))?;
-            eo.check_keys(ENGINE_KEYS)?;
-            let priority = match eo.map.get("priority") {
-                None => None,
-                Some(Value::Null) => Some(None),
-                Some(p) => match p.as_i64() {
-                    Some(n) if i32::try_from(n).is_ok() => Some(Some(n as i32)),
-                    _ => return Err(eo.wrong("priority", "an integer or null", p)),
-                },
-            };
-            b.engine_overrides.insert(
-                ename.clone(),
-                EngineOverride {
-                    independent: eo.bool_opt("independent")?,
-                    attach: eo.bool_opt("attach")?,
-                    skip_assign_stream: eo.bool_opt("skip_assign_stream")?,
-                    priority,
-                    scheduler: eo.str_opt("scheduler")?.map(str::to_string),
-                },
-            );
-        }
+    for (ename, v) in doc.engines.unwrap_or_default() {
+        let e: EngineDoc = parse_value(v).map_err(|e| located(e, Place::Engine(ename.clone()), "", None))?;
+        b.engine_overrides.insert(
+            ename,
+            EngineOverride {
+                independent: e.independent,
+                attach: e.attach,
+                skip_assign_stream: e.skip_assign_stream,
+                priority: e.priority,
+                scheduler: e.scheduler,
+            },
+        );
     }
-    if top.get("partition").is_some() {
-        let mut entries = Vec::new();
-        for (i, pv) in top.array_req("partition")?.iter().enumerate() {
-            let po = Obj::new(pv, format!("partition[{i}]"))?;
-            po.check_keys(PARTITION_KEYS)?;
-            entries.push(PartitionSpec {
-                name: po.str_req("name")?.to_string(),
-                engine: po.str_req("engine")?.to_string(),
-                graph: po.str_opt("graph")?.map(str::to_string),
-                stream_label: po.str_opt("stream_label")?.map(str::to_string),
-                user_stream_label: po.str_opt("user_stream_label")?.map(str::to_string),
-                nodes: {
-                    let names = po.strings_opt("nodes")?;
-                    if po.get("nodes").is_none() {
-                        return Err(err!(Field, "partition[{i}]: missing required field 'nodes'"));
-                    }
-                    names
-                },
+    if let Some(entries) = doc.partition {
+        let mut out = Vec::with_capacity(entries.len());
+        for (i, raw) in entries.into_iter().enumerate() {
+            let p: PartitionDoc =
+                parse_element(raw).map_err(|e| located(e, Place::Partition(i), "", Some((raw, bytes))))?;
+            let what = format!("partition[{i}]");
+            out.push(PartitionSpec {
+                name: p.name.ok_or_else(|| missing(&what, "name"))?,
+                engine: p.engine.ok_or_else(|| missing(&what, "engine"))?,
+                graph: p.graph,
+                stream_label: p.stream_label,
+                user_stream_label: p.user_stream_label,
+                nodes: p.nodes.ok_or_else(|| missing(&what, "nodes"))?,
             });
         }
-        b.partition = Some(entries);
+        b.partition = Some(out);
     }
     Ok(b)
 }
 
-fn read_graph_body(o: &Obj<'_>, g: &mut GraphSpec, what: &str) -> Result<()> {
-    let nodes = o.array_req("nodes")?;
-    g.nodes.reserve(nodes.len());
-    for (i, nv) in nodes.iter().enumerate() {
-        g.nodes.push(read_node(nv, i, what)?);
+fn parse_shape(s: Option<&str>, what: &str) -> Result<Shape> {
+    match s {
+        None | Some("static") => Ok(Shape::Static),
+        Some("dynamic") => Ok(Shape::Dynamic),
+        Some(other) => {
+            Err(Error::new(ErrorKind::Field, format!("{what}: shape \"{other}\" must be \"static\" or \"dynamic\"")))
+        }
     }
-    let edges = o.array_req("edges")?;
-    g.edges.reserve(edges.len());
-    for (i, ev) in edges.iter().enumerate() {
-        let eo = Obj::new(ev, format!("edge {i} of {what}"))?;
-        eo.check_keys(EDGE_KEYS)?;
-        let kind = match eo.str_opt("kind")? {
+}
+
+/// A table sized by the input that the process cannot get: an error, not an abort.
+fn no_memory(what: &str, n: usize) -> Error {
+    Error::new(ErrorKind::Limit, format!("cannot allocate memory for {n} {what}"))
+}
+
+/// Reads one graph's nodes and edges; `label` names the graph in messages.
+fn read_body(g: &mut GraphSpec, nodes: &[&RawValue], edges: &[&RawValue], label: &str, doc: &[u8]) -> Result<()> {
+    g.nodes.try_reserve(nodes.len()).map_err(|_| no_memory("nodes", nodes.len()))?;
+    for (i, raw) in nodes.iter().enumerate() {
+        let n: NodeDoc = parse_element(raw).map_err(|e| {
+            // A node's name is checked before anything else in it.
+            if e.is_data() {
+                let saved = take_fault();
+                let name = parse_raw::<NameProbe>(raw).ok().map(|p| p.name.filter(|v| !v.is_null()));
+                take_fault();
+                FAULT.with(|f| *f.borrow_mut() = saved);
+                match name {
+                    Some(None) => return missing(&format!("node {i} of {label}"), "name"),
+                    Some(Some(v)) if !v.is_string() => {
+                        return Error::new(
+                            ErrorKind::Field,
+                            format!("node {i} of {label}: field 'name' must be a string, got {}", short(&v)),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            located(e, Place::Node(i, probe_name(raw)), label, Some((raw, doc)))
+        })?;
+        g.nodes.push(node_spec(n, i, label)?);
+    }
+    g.edges.try_reserve(edges.len()).map_err(|_| no_memory("edges", edges.len()))?;
+    for (i, raw) in edges.iter().enumerate() {
+        let e: EdgeDoc = parse_element(raw).map_err(|e| located(e, Place::Edge(i), label, Some((raw, doc))))?;
+        let kind = match e.kind.as_deref() {
             None | Some("data") => EdgeKind::Data,
             Some("control") => EdgeKind::Control,
-            Some(other) => bail!(Field, "edge {i} of {what}: kind \"{other}\" must be \"data\" or \"control\""),
+            Some(other) => {
+                return Err(Error::new(
+                    ErrorKind::Field,
+                    format!("edge {i} of {label}: kind \"{other}\" must be \"data\" or \"control\""),
+                ));
+            }
         };
+        let need = |v: Option<String>, f: &str| v.ok_or_else(|| missing(&format!("edge {i} of {label}"), f));
         g.edges.push(EdgeSpec {
-            src: eo.str_req("src")?.to_string(),
-            dst: eo.str_req("dst")?.to_string(),
+            src: need(e.src, "src")?,
+            dst: need(e.dst, "dst")?,
             kind,
-            src_port: eo.u32_opt("src_port")?.unwrap_or(0),
-            dst_port: eo.u32_opt("dst_port")?.unwrap_or(0),
+            src_port: e.src_port.unwrap_or(0),
+            dst_port: e.dst_port.unwrap_or(0),
         });
     }
     Ok(())
 }
 
-fn read_node(v: &Value, index: usize, graph: &str) -> Result<NodeSpec> {
-    let o = Obj::new(v, format!("node {index} of {graph}"))?;
-    let name = o.str_req("name")?;
-    let o = Obj { map: o.map, what: format!("node '{name}' of {graph}") };
-    o.check_keys(NODE_KEYS)?;
-    let mut n = NodeSpec::new(name, o.str_req("type")?, o.str_req("engine")?);
-    if let Some(v) = o.get("tasks") {
-        // Negative and fractional counts get their own message: they are a common export bug.
-        n.tasks = match v.as_u64() {
-            Some(t) if t <= u64::from(u32::MAX) => t as u32,
-            _ => return Err(o.wrong("tasks", "an integer in [0, 4294967295]", v)),
-        };
+fn node_spec(n: NodeDoc, index: usize, graph: &str) -> Result<NodeSpec> {
+    let Some(name) = n.name else { return Err(missing(&format!("node {index} of {graph}"), "name")) };
+    let Some(op_type) = n.r#type else { return Err(missing(&format!("node '{name}' of {graph}"), "type")) };
+    let Some(engine) = n.engine else { return Err(missing(&format!("node '{name}' of {graph}"), "engine")) };
+    let mut s = NodeSpec::new(name, op_type, engine);
+    if let Some(t) = n.tasks {
+        s.tasks = t;
     }
-    n.cost_us = o.f64_opt("cost_us")?.unwrap_or(0.0);
-    n.cores = o.u32_opt("cores")?.unwrap_or(0);
-    n.subgraphs = o.strings_opt("subgraphs")?;
-    n.stream = o.i64_opt("stream")?;
-    n.attached_stream_ids = o.u32s_opt("attached_stream_ids")?;
-    n.attached_tasks = o.u32s_opt("attached_tasks")?;
-    if o.get("out_bytes").is_some() {
-        n.out_bytes = Some(o.u64s_opt("out_bytes")?);
+    s.cost_us = n.cost_us.unwrap_or(0.0);
+    s.cores = n.cores.unwrap_or(0);
+    s.subgraphs = n.subgraphs.unwrap_or_default();
+    s.stream = n.stream;
+    s.attached_stream_ids = n.attached_stream_ids.unwrap_or_default();
+    s.attached_tasks = n.attached_tasks.unwrap_or_default();
+    s.out_bytes = n.out_bytes;
+    s.alias_input = n.alias_input;
+    if let Some(a) = n.attrs {
+        s.attrs = node_attrs(a, || format!("node '{}' of {graph}: attrs", s.name))?;
     }
-    n.alias_input = o.u32_opt("alias_input")?;
-    if let Some(av) = o.get("attrs") {
-        n.attrs = read_attrs(&Obj::new(av, format!("{}: attrs", o.what))?)?;
+    if let Some(g) = n.ge_attrs {
+        s.ge_attrs = GeAttrs(g.into_iter().collect());
     }
-    if let Some(gv) = o.get("ge_attrs") {
-        let go = Obj::new(gv, format!("{}: ge_attrs", o.what))?;
-        n.ge_attrs = GeAttrs(go.map.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
-    }
-    Ok(n)
+    Ok(s)
 }
 
-/// Reads a node's `attrs` object on its own (the C ABI sets attributes one key at a time);
-/// `what` names the node in error messages.
-pub fn node_attrs_from_value(v: &Value, what: &str) -> Result<NodeAttrs> {
-    read_attrs(&Obj::new(v, format!("{what}: attrs"))?)
-}
-
-fn read_attrs(a: &Obj<'_>) -> Result<NodeAttrs> {
-    a.check_keys(ATTR_KEYS)?;
+fn node_attrs(a: AttrsDoc, what: impl Fn() -> String) -> Result<NodeAttrs> {
     let mut attached = Vec::new();
-    for (i, v) in a.array_opt("attached_streams")?.iter().enumerate() {
-        let o = Obj::new(v, format!("{}.attached_streams[{i}]", a.what))?;
-        o.check_keys(ATTACHED_KEYS)?;
-        let ge_format = match o.str_opt("ge_format")? {
+    for (i, d) in a.attached_streams.unwrap_or_default().into_iter().enumerate() {
+        let ge_format = match d.ge_format.as_deref() {
             None => AttachedFormat::default(),
             Some(s) => AttachedFormat::parse(s).ok_or_else(|| {
-                err!(Attribute, "{}: ge_format \"{s}\" must be \"v1\", \"v1_list\" or \"v2\"", o.what)
+                Error::new(
+                    ErrorKind::Attribute,
+                    format!(
+                        "{}.attached_streams[{i}]: ge_format \"{s}\" must be \"v1\", \"v1_list\" or \"v2\"",
+                        what()
+                    ),
+                )
             })?,
         };
-        let name = o.get("name").map(|v| v.as_str().ok_or_else(|| o.wrong("name", "a string", v))).transpose()?;
         attached.push(AttachedStreamInfo {
-            name: name.unwrap_or_default().to_string(),
-            reuse_key: o.str_opt("reuse_key")?.unwrap_or_default().to_string(),
-            stream_num: o.u32_opt("stream_num")?.unwrap_or(1),
+            name: d.name.unwrap_or_default(),
+            reuse_key: d.reuse_key.unwrap_or_default(),
+            stream_num: d.stream_num.unwrap_or(1),
             ge_format,
-            required: o.bool_opt("required")?,
-            force_reuse: o.bool_opt("force_reuse")?.unwrap_or(false),
-            depend_value_inputs: o.u32s_opt("depend_value_inputs")?,
-            policy: o.str_opt("policy")?.map(str::to_string),
-            group: o.str_opt("group")?.map(str::to_string),
+            required: d.required,
+            force_reuse: d.force_reuse.unwrap_or(false),
+            depend_value_inputs: d.depend_value_inputs.unwrap_or_default(),
+            policy: d.policy,
+            group: d.group,
         });
     }
-    let non_empty = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(str::to_string);
+    let non_empty = |s: Option<String>| s.filter(|s| !s.is_empty());
     Ok(NodeAttrs {
-        stream_label: non_empty(a.str_opt("stream_label")?),
-        user_stream_label: non_empty(a.str_opt("user_stream_label")?),
-        parallel_group: non_empty(a.str_opt("parallel_group")?),
-        new_stream_id: a.i64_opt("new_stream_id")?,
+        stream_label: non_empty(a.stream_label),
+        user_stream_label: non_empty(a.user_stream_label),
+        parallel_group: non_empty(a.parallel_group),
+        new_stream_id: a.new_stream_id,
         attached_streams: attached,
-        continuous_stream_label: non_empty(a.str_opt("continuous_stream_label")?),
-        event_multiplexing: a.strings_opt("event_multiplexing")?,
-        active_label_list: a.strings_opt("active_label_list")?,
-        rts_label_node: a.bool_opt("rts_label_node")?.unwrap_or(false),
-        dims: a.i64_opt("dims")?,
+        continuous_stream_label: non_empty(a.continuous_stream_label),
+        event_multiplexing: a.event_multiplexing.unwrap_or_default(),
+        active_label_list: a.active_label_list.unwrap_or_default(),
+        rts_label_node: a.rts_label_node.unwrap_or(false),
+        dims: a.dims,
     })
+}
+
+/// Reads a node's `attrs` object on its own, through the same schema as a graph file (the C
+/// ABI sets attributes one key at a time); `what` names the node in error messages.
+pub fn node_attrs_from_value(v: &Value, what: &str) -> Result<NodeAttrs> {
+    take_fault();
+    let doc = parse_value::<AttrsDoc>(v.clone()).map_err(|e| {
+        let _: serde_json::Error = at(e, Place::Attrs);
+        let fault = take_fault().expect("at() leaves a fault");
+        let kind = fault.kind;
+        let inner = render(fault, "").message;
+        Error::new(kind, format!("{what}{}", inner.strip_prefix("graph document").unwrap_or(&inner)))
+    })?;
+    node_attrs(doc, || format!("{what}: attrs"))
 }
 
 impl From<serde_json::Error> for Error {

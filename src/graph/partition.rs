@@ -140,6 +140,13 @@ impl Partition {
 /// out-degree (ties by index), when both have the same engine and stream label and no second
 /// path leads from the parent to the child. Subgraphs are ranked by their first node
 /// (`SortSubGraphs`) and take the stream labels of that node.
+///
+/// GE searches for a second path without bound, which is quadratic on graphs whose edges reach
+/// far back (every search walks most of the graph). Outside `compat=ge` a search that scans more
+/// than [`SECOND_PATH_BUDGET`] cluster edges gives up and keeps the two clusters apart: a
+/// conservative answer (it never merges what GE keeps apart, so the subgraphs stay acyclic), and
+/// one that no graph of the corpus or of the layered, Inception-like and transformer families
+/// reaches.
 pub fn partition_engines(model: &Model) -> Partition {
     let mut p = Partition::empty(model);
     for g in model.graphs.ids() {
@@ -151,10 +158,14 @@ pub fn partition_engines(model: &Model) -> Partition {
     p
 }
 
+/// Cluster out-list entries one second-path search may scan outside `compat=ge`.
+pub const SECOND_PATH_BUDGET: usize = 64;
+
 fn partition_graph(model: &Model, g: GraphId) -> Vec<EngineSubgraph> {
     let order = &model.graphs[g].order;
     let pos = |n: NodeId| model.topo_index[n];
     let mut c = Clusters::new(model, order);
+    let budget = if model.options.compat_ge { usize::MAX } else { SECOND_PATH_BUDGET };
 
     let mut keyed: Vec<(usize, u32)> = Vec::new();
     for child in 0..order.len() as u32 {
@@ -193,7 +204,7 @@ fn partition_graph(model: &Model, g: GraphId) -> Vec<EngineSubgraph> {
             }
             // While the child is still its node alone, a second path has to enter it through
             // a producer in some third cluster: without one there is nothing to search.
-            if (cur != child || c.producer_outside(child, parent)) && c.has_second_path(parent, cur) {
+            if (cur != child || c.producer_outside(child, parent)) && c.has_second_path(parent, cur, budget) {
                 continue;
             }
             c.merge(parent, cur);
@@ -256,8 +267,6 @@ struct Clusters<'m> {
     stamp: u32,
     stack: Vec<u32>,
     scratch: Vec<u32>,
-    /// The out-list being scanned by the second-path search (kept for its capacity).
-    scan: Vec<u32>,
     /// Length of each merged out-list when it was last compacted: merges compact a list that
     /// has doubled since, so lists stay proportional to the clusters they reach.
     compacted: Vec<u32>,
@@ -301,7 +310,6 @@ impl<'m> Clusters<'m> {
             stamp: 0,
             stack: Vec::new(),
             scratch: Vec::new(),
-            scan: Vec::new(),
             compacted: vec![0; n],
         }
     }
@@ -326,7 +334,9 @@ impl<'m> Clusters<'m> {
         }
     }
 
-    /// Number of distinct clusters `x` feeds; compacts its out-list as a side effect.
+    /// Number of distinct clusters `x` feeds; compacts its out-list as a side effect. The list
+    /// is left sorted: the second-path search pops its latest clusters first, which are the
+    /// ones nearest the child, where a second path most likely closes.
     fn out_degree(&mut self, x: u32) -> usize {
         self.load_outs(x);
         let mut v = std::mem::take(&mut self.scratch);
@@ -346,6 +356,16 @@ impl<'m> Clusters<'m> {
         n
     }
 
+    /// A stamp no entry of `seen` holds yet.
+    fn next_stamp(&mut self) -> u32 {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen.fill(0);
+            self.stamp = 1;
+        }
+        self.stamp
+    }
+
     /// Does single-node cluster `child` have a producer outside `parent` and itself that a
     /// path from `parent` could pass through? Input data clusters have no inputs: no path
     /// reaches them.
@@ -359,30 +379,36 @@ impl<'m> Clusters<'m> {
         false
     }
 
-    /// Is there a path parent -> X -> ... -> child through some other cluster X?
-    fn has_second_path(&mut self, parent: u32, child: u32) -> bool {
+    /// Is there a path parent -> X -> ... -> child through some other cluster X? Answers yes
+    /// once the search has scanned `budget` out-list entries without settling it.
+    fn has_second_path(&mut self, parent: u32, child: u32, budget: usize) -> bool {
         let bound = self.max_pos[child as usize];
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.seen.fill(0);
-            self.stamp = 1;
-        }
-        let stamp = self.stamp;
+        let stamp = self.next_stamp();
         self.seen[parent as usize] = stamp;
         self.seen[child as usize] = stamp;
         self.stack.clear();
         self.stack.push(parent);
-        let mut outs = std::mem::take(&mut self.scan);
-        let mut found = false;
-        'search: while let Some(x) = self.stack.pop() {
-            self.load_outs(x);
-            std::mem::swap(&mut outs, &mut self.scratch);
-            for &o in &outs {
+        let mut scanned = 0usize;
+        while let Some(x) = self.stack.pop() {
+            // Scanned in place (entries resolved one at a time): copying a merged cluster's
+            // out-list on every visit cost more than the search itself.
+            let len = match &self.outs[x as usize] {
+                Some(v) => v.len(),
+                None => (self.out_start[x as usize + 1] - self.out_start[x as usize]) as usize,
+            };
+            scanned += len;
+            if scanned > budget {
+                return true;
+            }
+            for i in 0..len {
+                let o = match &self.outs[x as usize] {
+                    Some(v) => v[i],
+                    None => self.out_list[self.out_start[x as usize] as usize + i],
+                };
                 let r = self.find(o);
                 if r == child {
                     if x != parent {
-                        found = true;
-                        break 'search;
+                        return true;
                     }
                     continue;
                 }
@@ -393,8 +419,7 @@ impl<'m> Clusters<'m> {
                 }
             }
         }
-        self.scan = outs;
-        found
+        false
     }
 
     /// Merges `child` into `parent`: the merged cluster is found under `parent`.

@@ -1,6 +1,7 @@
 //! Synthetic graphs for benchmarks and tests: random layered DAGs, Inception-like branchy
-//! cells and transformer stacks, of any size, deterministic for a seed. Every generator adds a
-//! data input and constants (task-less nodes), as exported models have.
+//! cells, transformer stacks and random DAGs with a mix of engines and labels, of any size,
+//! deterministic for a seed. Every generator starts from a data input; all but the random DAGs
+//! add constants (task-less nodes), as exported models have.
 
 use super::builder::{EdgeSpec, NodeSpec};
 use super::{Model, ModelBuilder};
@@ -16,6 +17,12 @@ pub enum Family {
     Inception,
     /// Transformer blocks: Q, K, V projections in parallel, attention, residual, norm, FFN.
     Transformer,
+    /// A random DAG with the corpus's engine mix: each node reads 1–3 earlier nodes, any of
+    /// them (`window: None`) or only among the previous `window`; a few stream labels, user
+    /// stream labels and parallel groups; 5 % of the edges are control edges. Long edges make
+    /// every search that walks paths pay for the whole graph, so this family guards against
+    /// superlinear steps.
+    Random { window: Option<usize> },
 }
 
 impl Family {
@@ -24,6 +31,8 @@ impl Family {
             Family::Layered { width } => format!("layered-w{width}"),
             Family::Inception => "inception".into(),
             Family::Transformer => "transformer".into(),
+            Family::Random { window: None } => "random".into(),
+            Family::Random { window: Some(w) } => format!("window-{w}"),
         }
     }
 }
@@ -151,6 +160,78 @@ pub fn generate(family: Family, nodes: usize, seed: u64) -> Result<Model> {
                 cur = g.op("LayerNorm", &[r2]);
             }
         }
+        Family::Random { window } => random_dag(&mut g, nodes, window),
     }
     g.b.build()
+}
+
+/// The engines of [`Family::Random`] with their weights out of 100, and their task counts.
+const RANDOM_ENGINES: &[(&str, u64, u32)] = &[
+    ("AIcoreEngine", 72, 1),
+    ("VectorEngine", 10, 1),
+    ("DNN_HCCL", 4, 1),
+    ("aicpu_ascend_kernel", 4, 1),
+    ("DNN_VM_GE_LOCAL", 6, 0),
+    ("DSAEngine", 4, 1),
+];
+
+fn random_dag(g: &mut Gen, nodes: usize, window: Option<usize>) {
+    let total = nodes.max(8);
+    let mut ins: Vec<usize> = Vec::with_capacity(3);
+    while g.count < total {
+        let id = g.count;
+        let mut pick = g.rng.next() % 100;
+        let &(engine, _, tasks) = RANDOM_ENGINES
+            .iter()
+            .find(|&&(_, w, _)| {
+                let hit = pick < w;
+                pick = pick.saturating_sub(w);
+                hit
+            })
+            .unwrap_or(&RANDOM_ENGINES[0]);
+        let op = match engine {
+            "DNN_HCCL" => "HcomAllReduce",
+            "DNN_VM_GE_LOCAL" => "Reshape",
+            "DSAEngine" => "DSARandomNormal",
+            "aicpu_ascend_kernel" => "Where",
+            "VectorEngine" => "Add",
+            _ => "Conv2D",
+        };
+        let mut n = NodeSpec::new(format!("n{id}"), op, engine);
+        n.tasks = tasks;
+        if tasks > 0 {
+            n.cost_us = 1.0 + (g.rng.next() % 40) as f64;
+            n.cores = 1 + (g.rng.next() % 24) as u32;
+        }
+        // About 1 % of the nodes carry each kind of label, from a handful of values.
+        let r = g.rng.next() % 1000;
+        if r < 10 {
+            n.attrs.stream_label = Some(format!("s{}", r % 4));
+        } else if r < 15 {
+            n.attrs.user_stream_label = Some(format!("u{}", r % 3));
+        } else if r < 25 {
+            n.attrs.parallel_group = Some(format!("g{}", r % 4));
+        }
+        g.b.add_node(n);
+        g.count += 1;
+        if id == 0 {
+            continue;
+        }
+        let span = window.map_or(id, |w| w.clamp(1, id));
+        let k = 1 + (g.rng.next() % 3) as usize;
+        ins.clear();
+        for _ in 0..k {
+            ins.push(id - 1 - (g.rng.next() as usize) % span);
+        }
+        ins.sort_unstable();
+        ins.dedup();
+        for &src in &ins {
+            let e = if g.rng.next() % 20 == 0 {
+                EdgeSpec::control(format!("n{src}"), format!("n{id}"))
+            } else {
+                EdgeSpec::data(format!("n{src}"), format!("n{id}"))
+            };
+            g.b.add_edge(e);
+        }
+    }
 }

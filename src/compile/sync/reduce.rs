@@ -7,8 +7,9 @@
 //! stream, how many of that stream's points happen before it. A pair u → v is redundant iff v's
 //! clock, built from v's stream predecessor and the pairs into v kept so far, already covers u.
 //! Pairs into v are tried latest sender first, so a pair that a later sender's path implies is
-//! never kept. Cost O(P + E log E + K·S) for P points, E pairs, K kept pairs and S streams;
-//! clock snapshots are kept only while a pair from their point is still pending.
+//! never kept. Cost O(P + E log E + K·L) for P points, E pairs, K kept pairs and L streams live
+//! at once (sparse clocks that forget a stream after its last pair); clock snapshots are kept
+//! only while a pair from their point is still pending.
 
 use super::SyncState;
 use crate::compile::allocation::SyncEnd;
@@ -84,59 +85,130 @@ impl Points {
     }
 }
 
+/// One sparse clock: `(stream, points of that stream covered)`, sorted by stream; a stream
+/// absent is a stream none of whose points is covered.
+type Clock = Vec<(u32, u32)>;
+
 /// Per-stream vector clocks with reference-counted snapshots for pending senders.
+///
+/// Clocks are sparse, and with [`Clocks::forget_after`] a stream no later query asks about
+/// drops out of every clock rewritten after that: memory and time follow the streams that are
+/// live together, not streams² (a dense table needed 111 GB for 1M nodes on 170k streams).
 pub(super) struct Clocks {
-    s: usize,
-    cur: Vec<u32>,
-    snaps: Vec<u32>,
+    cur: Vec<Clock>,
+    snaps: Vec<Clock>,
     snap_refs: Vec<u32>,
     snap_owner: Vec<u32>,
     free: Vec<u32>,
     current_snap: Vec<u32>,
     point_snap: Vec<u32>,
+    /// Per stream, the last point at which a query may name it (`None`: keep every stream).
+    last_query: Option<Vec<u32>>,
+    /// The point being processed: streams whose last query lies before it are forgotten.
+    now: u32,
+    scratch: Clock,
 }
 
 impl Clocks {
     pub(super) fn new(streams: usize, points: usize) -> Self {
         Clocks {
-            s: streams,
-            cur: vec![0; streams * streams],
+            cur: vec![Vec::new(); streams],
             snaps: Vec::new(),
             snap_refs: Vec::new(),
             snap_owner: Vec::new(),
             free: Vec::new(),
             current_snap: vec![NONE; streams],
             point_snap: vec![NONE; points],
+            last_query: None,
+            now: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Lets clocks forget stream `t` once point `last_query[t]` has been processed.
+    pub(super) fn forget_after(&mut self, last_query: Vec<u32>) {
+        self.last_query = Some(last_query);
+    }
+
+    /// Point `p` is being processed (queries from now on are at `p` or later).
+    #[inline]
+    pub(super) fn at(&mut self, p: u32) {
+        self.now = p;
+    }
+
+    #[inline]
+    fn live(&self, t: u32) -> bool {
+        self.last_query.as_ref().is_none_or(|l| l[t as usize] >= self.now)
+    }
+
+    #[inline]
+    fn get(clock: &Clock, t: u32) -> u32 {
+        clock.binary_search_by_key(&t, |&(s, _)| s).map_or(0, |i| clock[i].1)
+    }
+
+    /// Sets component `t` of `clock` to at least `v`; whether it grew.
+    fn raise(clock: &mut Clock, t: u32, v: u32) -> bool {
+        match clock.binary_search_by_key(&t, |&(s, _)| s) {
+            Ok(i) if clock[i].1 >= v => false,
+            Ok(i) => {
+                clock[i].1 = v;
+                true
+            }
+            Err(i) => {
+                clock.insert(i, (t, v));
+                true
+            }
         }
     }
 
     /// Whether stream `s`'s current clock covers point `seq` of stream `t`.
     #[inline]
     pub(super) fn covers(&self, s: usize, t: usize, seq: u32) -> bool {
-        self.cur[s * self.s + t] > seq
+        Self::get(&self.cur[s], t as u32) > seq
     }
 
     /// Joins the clock of sender point `u` (on `t`, index `seq`) into stream `s`.
     pub(super) fn merge(&mut self, s: usize, u: u32, t: usize, seq: u32) {
         let snap = self.point_snap[u as usize];
-        let n = self.s;
         let mut changed = false;
         if snap != NONE {
-            let (row, src) = (&mut self.cur[s * n..s * n + n], &self.snaps[snap as usize * n..snap as usize * n + n]);
-            // Branch-free so the join vectorises.
-            let mut diff = 0u32;
-            for (c, &x) in row.iter_mut().zip(src) {
-                let m = (*c).max(x);
-                diff |= m ^ *c;
-                *c = m;
+            let mut out = std::mem::take(&mut self.scratch);
+            out.clear();
+            let (a, b) = (&self.cur[s], &self.snaps[snap as usize]);
+            let (mut i, mut j) = (0, 0);
+            while i < a.len() || j < b.len() {
+                let next = match (a.get(i), b.get(j)) {
+                    (Some(&x), Some(&y)) if x.0 == y.0 => {
+                        i += 1;
+                        j += 1;
+                        changed |= y.1 > x.1;
+                        (x.0, x.1.max(y.1))
+                    }
+                    (Some(&x), Some(&y)) if x.0 < y.0 => {
+                        i += 1;
+                        x
+                    }
+                    (Some(&x), None) => {
+                        i += 1;
+                        x
+                    }
+                    (_, Some(&y)) => {
+                        j += 1;
+                        if !self.live(y.0) {
+                            continue;
+                        }
+                        changed = true;
+                        y
+                    }
+                    (None, None) => unreachable!("the loop stops when both are done"),
+                };
+                if next.0 as usize == s || self.live(next.0) {
+                    out.push(next);
+                }
             }
-            changed = diff != 0;
+            self.scratch = std::mem::replace(&mut self.cur[s], out);
         }
-        let c = &mut self.cur[s * n + t];
-        if *c <= seq {
-            *c = seq + 1;
-            changed = true;
-        }
+        changed |= Self::raise(&mut self.cur[s], t as u32, seq + 1);
         if changed {
             let old = self.current_snap[s];
             if old != NONE {
@@ -151,7 +223,7 @@ impl Clocks {
     /// Point `p` (index `seq` on `s`) runs: it is covered on its own stream from now on.
     #[inline]
     pub(super) fn advance(&mut self, s: usize, seq: u32) {
-        self.cur[s * self.s + s] = seq + 1;
+        Self::raise(&mut self.cur[s], s as u32, seq + 1);
     }
 
     /// Remembers `p`'s clock for `pending` pairs that will read it.
@@ -159,20 +231,20 @@ impl Clocks {
         if pending == 0 {
             return;
         }
-        let n = self.s;
         let mut snap = self.current_snap[s];
         if snap == NONE {
             snap = match self.free.pop() {
                 Some(f) => f,
                 None => {
-                    self.snaps.resize(self.snaps.len() + n, 0);
+                    self.snaps.push(Vec::new());
                     self.snap_refs.push(0);
                     self.snap_owner.push(0);
                     (self.snap_refs.len() - 1) as u32
                 }
             };
-            let (b, e) = (snap as usize * n, snap as usize * n + n);
-            self.snaps[b..e].copy_from_slice(&self.cur[s * n..s * n + n]);
+            let dst = &mut self.snaps[snap as usize];
+            dst.clear();
+            dst.extend_from_slice(&self.cur[s]);
             self.snap_owner[snap as usize] = s as u32;
             self.current_snap[s] = snap;
         }
@@ -191,11 +263,6 @@ impl Clocks {
         if *r == 0 && self.current_snap[self.snap_owner[snap as usize] as usize] != snap {
             self.free.push(snap);
         }
-    }
-
-    /// The clock row of stream `s` (own component included).
-    pub(super) fn row(&self, s: usize) -> &[u32] {
-        &self.cur[s * self.s..(s + 1) * self.s]
     }
 }
 
@@ -302,8 +369,18 @@ pub fn reduce_exact(st: &mut SyncState<'_>) -> usize {
     let idx = PairIndex::build(st, &pts);
     let cond = conditional_points(st, &pts);
     let mut clocks = Clocks::new(pts.stream_count, pts.len());
+    // A stream is asked about only for pairs it sends, up to their latest receiving point.
+    let mut last_query = vec![0u32; pts.stream_count];
+    for (&f, &t) in idx.from.iter().zip(&idx.to) {
+        if f != NONE && t != NONE {
+            let q = &mut last_query[pts.stream[f as usize] as usize];
+            *q = (*q).max(t);
+        }
+    }
+    clocks.forget_after(last_query);
     let mut drop = Vec::new();
     for p in 0..pts.len() {
+        clocks.at(p as u32);
         let s = pts.stream[p] as usize;
         let (b, e) = (idx.in_start[p] as usize, idx.in_start[p + 1] as usize);
         for (&r, &u) in idx.in_list[b..e].iter().zip(&idx.in_from[b..e]) {

@@ -219,12 +219,11 @@ pub fn reuse_lifetime_within(st: &mut SyncState<'_>, classes: &[u32]) -> usize {
         clocks.advance(s, pts.seq[p]);
         clocks.record(s, p as u32, idx.out_count[p]);
         for &r in outs.of(p as u32) {
-            let row = clocks.row(s);
             let heaps = &mut heaps[classes[r as usize] as usize];
             let mut best: Option<(u32, usize)> = None;
             for (t, h) in heaps.iter().enumerate() {
                 if let Some(&Reverse((seq, id))) = h.peek() {
-                    if row[t] > seq && best.is_none_or(|(b, _)| id < b) {
+                    if clocks.covers(s, t, seq) && best.is_none_or(|(b, _)| id < b) {
                         best = Some((id, t));
                     }
                 }

@@ -1,0 +1,126 @@
+//! Loading graph JSON: the synthetic families written as graph JSON v1, then read back with
+//! `json::load_slice` (parse, validate, build the model). Writing the text is not timed.
+//! Each load runs in a child process that reads the file and builds the model, so its peak
+//! resident memory (file bytes included) is the load's own. Prints the median time of
+//! `LOAD_BENCH_RUNS` loads (default 3) and the largest peak. Run: `cargo bench --bench load`;
+//! `LOAD_BENCH_SIZES=1000000` and `LOAD_BENCH_FAMILIES=window` pick the sizes and families.
+
+use std::fmt::Write;
+use std::time::Instant;
+
+use stream_alloc::graph::Model;
+use stream_alloc::graph::json;
+use stream_alloc::graph::synth::{Family, generate};
+
+fn status_mb(key: &str) -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with(key)).map(str::to_string))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|k| k.parse::<f64>().ok()))
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// The child: loads `path`, prints `ms peak_MB nodes`.
+fn child(path: &str) {
+    let t = Instant::now();
+    let bytes = std::fs::read(path).expect("the graph file is readable");
+    let m = json::load_slice(&bytes).expect("the written graph loads");
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    println!("{ms} {} {}", status_mb("VmHWM:"), m.nodes.len());
+}
+
+/// The model as graph JSON v1, the way an exporter writes it (one node or edge per line).
+fn to_json(m: &Model) -> String {
+    let mut s = String::with_capacity(m.nodes.len() * 120 + m.edges.len() * 50);
+    let _ = writeln!(s, "{{\"format\":\"stream-graph\",\"version\":1,\"name\":\"{}\",\"nodes\":[", m.name);
+    for (i, n) in m.nodes.iter().enumerate() {
+        let sep = if i > 0 { ",\n" } else { "" };
+        let _ = write!(
+            s,
+            "{sep}{{\"name\":\"{}\",\"type\":\"{}\",\"engine\":\"{}\",\"tasks\":{}",
+            n.name, n.op_type, m.engines[n.engine].name, n.tasks
+        );
+        if n.cost_us > 0.0 {
+            let _ = write!(s, ",\"cost_us\":{},\"cores\":{}", n.cost_us, n.cores);
+        }
+        let a = &n.attrs;
+        let labels = [
+            ("stream_label", &a.stream_label),
+            ("user_stream_label", &a.user_stream_label),
+            ("parallel_group", &a.parallel_group),
+        ];
+        if labels.iter().any(|(_, v)| v.is_some()) {
+            s.push_str(",\"attrs\":{");
+            let mut first = true;
+            for (k, v) in labels {
+                if let Some(v) = v {
+                    let _ = write!(s, "{}\"{k}\":\"{v}\"", if first { "" } else { "," });
+                    first = false;
+                }
+            }
+            s.push('}');
+        }
+        s.push('}');
+    }
+    s.push_str("\n],\"edges\":[\n");
+    for (i, e) in m.edges.iter().enumerate() {
+        let sep = if i > 0 { ",\n" } else { "" };
+        let (src, dst) = (&m.nodes[e.src].name, &m.nodes[e.dst].name);
+        let _ = write!(s, "{sep}{{\"src\":\"{src}\",\"dst\":\"{dst}\",\"kind\":\"{}\"}}", e.kind.as_str());
+    }
+    s.push_str("\n]}\n");
+    s
+}
+
+fn main() {
+    if let Ok(path) = std::env::var("LOAD_BENCH_CHILD") {
+        return child(&path);
+    }
+    let sizes: Vec<usize> = std::env::var("LOAD_BENCH_SIZES")
+        .ok()
+        .map(|v| v.split(',').map(|s| s.parse().expect("sizes are integers")).collect())
+        .unwrap_or_else(|| vec![100_000, 1_000_000]);
+    let families = std::env::var("LOAD_BENCH_FAMILIES").unwrap_or_else(|_| "layered,window,random".into());
+    let runs: usize = std::env::var("LOAD_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(3).max(1);
+    println!("{:<13} {:>8} {:>8} {:>8} {:>9} {:>10}", "family", "nodes", "edges", "text_MB", "load_ms", "load_MB");
+    for size in sizes {
+        for family in
+            [Family::Layered { width: 8 }, Family::Random { window: Some(32) }, Family::Random { window: None }]
+        {
+            if !families.split(',').any(|f| family.name().starts_with(f)) {
+                continue;
+            }
+            let model = generate(family, size, 7).expect("synthetic graph is valid");
+            let text = to_json(&model);
+            let (nodes, edges) = (model.nodes.len(), model.edges.len());
+            drop(model);
+            let path = std::env::temp_dir().join(format!("stream-alloc-load-{}-{size}.json", std::process::id()));
+            std::fs::write(&path, &text).expect("the temp dir is writable");
+            let mut times = Vec::with_capacity(runs);
+            let mut extra = 0.0f64;
+            for _ in 0..runs {
+                let out = std::process::Command::new(std::env::current_exe().expect("own path"))
+                    .env("LOAD_BENCH_CHILD", &path)
+                    .output()
+                    .expect("the child runs");
+                let line = String::from_utf8_lossy(&out.stdout);
+                let f: Vec<f64> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+                assert_eq!(f.len(), 3, "child output {line:?} {}", String::from_utf8_lossy(&out.stderr));
+                assert_eq!(f[2] as usize, nodes);
+                times.push(f[0]);
+                extra = extra.max(f[1]);
+            }
+            let _ = std::fs::remove_file(&path);
+            times.sort_by(f64::total_cmp);
+            println!(
+                "{:<13} {:>8} {:>8} {:>8.0} {:>9.1} {:>10.0}",
+                family.name(),
+                nodes,
+                edges,
+                text.len() as f64 / 1e6,
+                times[times.len() / 2],
+                extra
+            );
+        }
+    }
+}
