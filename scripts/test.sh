@@ -50,6 +50,10 @@ echo "== cargo fmt --check"
 cargo fmt --check
 echo "== cargo clippy"
 cargo clippy --all-targets -q -- -D warnings
+# The workspace's independent checker, where it sits beside the clone, cross-checks task limits.
+if [ -f ../shared/tools/check_alloc.py ]; then
+  export SA_CHECK_ALLOC="$PWD/../shared/tools/check_alloc.py"
+fi
 echo "== cargo test"
 mkdir -p target
 cargo test --release -q 2>&1 | tee target/cargo-test.log

@@ -13,12 +13,11 @@ fn rule7(report: &verify::Report) -> Vec<String> {
     report.violations.iter().filter(|v| v.rule == 7).map(|v| v.message.clone()).collect()
 }
 
-/// `check_alloc.py --max-tasks N` on a graph and an allocation, when the tool and python3
-/// are there: `None` when it cannot run.
+/// An independent checker (`check_alloc.py --max-tasks N`) on a graph and an allocation, when
+/// `SA_CHECK_ALLOC` names one (`scripts/test.sh` sets it when the workspace's tool is there):
+/// `None` when it cannot run.
 fn independent(graph: &std::path::Path, alloc: &serde_json::Value, limit: u32, tag: &str) -> Option<bool> {
-    let tool = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tools/check_alloc.py");
-    let tool =
-        [tool, std::path::PathBuf::from("/work/shared/tools/check_alloc.py")].into_iter().find(|p| p.is_file())?;
+    let tool = std::path::PathBuf::from(std::env::var_os("SA_CHECK_ALLOC")?);
     let file = std::env::temp_dir().join(format!("sa_task_limits_{}_{tag}.json", std::process::id()));
     std::fs::write(&file, alloc.to_string()).unwrap();
     let out = std::process::Command::new("python3")
