@@ -11,7 +11,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
@@ -69,18 +70,59 @@ pub struct PoolStats {
     pub grants: u64,
 }
 
+/// Models bound to a stream. Almost every stream has exactly one, so the first is kept inline
+/// and the set (which allocates) only holds the others.
+#[derive(Debug)]
+struct Models {
+    first: u32,
+    more: BTreeSet<u32>,
+}
+
+impl Models {
+    fn one(model: u32) -> Self {
+        Models { first: model, more: BTreeSet::new() }
+    }
+    fn contains(&self, model: u32) -> bool {
+        self.first == model || self.more.contains(&model)
+    }
+    fn len(&self) -> usize {
+        1 + self.more.len()
+    }
+    fn insert(&mut self, model: u32) {
+        if model != self.first {
+            self.more.insert(model);
+        }
+    }
+    fn ascending(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = std::iter::once(self.first).chain(self.more.iter().copied()).collect();
+        v.sort_unstable();
+        v
+    }
+}
+
 #[derive(Debug)]
 struct Record {
-    handle: usize,
+    /// Creation order: ties between equally loaded streams go to the oldest, and a runtime that
+    /// hands a destroyed stream's address out again never makes two records compare equal.
+    id: u64,
     stream_id: i32,
     key: (i32, u32),
     /// Models that ever received this stream. `DestroyStream` names no model, so a release cannot
     /// say which model let go; the set (and the task budget) only shrink when the stream dies.
-    models: BTreeSet<u32>,
+    models: Models,
     task_num: u32,
     refs: u32,
     /// In `by_key` (eligible for reuse).
     shared: bool,
+}
+
+/// What the pool knows of a handle it created.
+#[derive(Debug)]
+enum Slot {
+    Live(Record),
+    /// Destroyed by this pool: a second destroy succeeds (GE's contract). A new stream the
+    /// runtime hands out at the same address replaces the slot.
+    Destroyed,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,24 +133,64 @@ enum Budget {
     Unknown,
 }
 
-/// Marks a handle whose record was destroyed, so a second destroy succeeds (GE's contract).
-const DESTROYED: u64 = u64::MAX;
+/// Hashes stream handles: a folded 64×64→128 multiply, so both the low bits (bucket) and the
+/// high bits (hashbrown's tag) depend on every bit of the address, including the alignment
+/// zeros. Fixed constants: deterministic, and handles come from the runtime, not from an
+/// adversary. Several times cheaper than SipHash on this path.
+#[derive(Clone, Copy, Default)]
+struct HandleHasher(u64);
+
+impl Hasher for HandleHasher {
+    fn finish(&self) -> u64 {
+        let p = u128::from(self.0 ^ 0x243f_6a88_85a3_08d3).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (p as u64) ^ ((p >> 64) as u64)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = self.0.rotate_left(29) ^ n as u64;
+    }
+}
+
+type HandleMap<V> = HashMap<usize, V, BuildHasherDefault<HandleHasher>>;
 
 #[derive(Default)]
 struct State {
-    runtime: Option<Arc<Runtime>>,
     next_id: u64,
-    records: HashMap<u64, Record>,
-    by_handle: HashMap<usize, u64>,
-    /// Shareable streams per `(priority, flags)`, least-loaded first: `(task_num, record id)`.
-    by_key: BTreeMap<(i32, u32), BTreeSet<(u32, u64)>>,
+    /// Every handle this pool created, live or destroyed. One map, so a get-or-create and its
+    /// destroy cost one hash insert and one lookup.
+    by_handle: HandleMap<Slot>,
+    /// Shareable streams per `(priority, flags)`, least-loaded first: `(task_num, record id,
+    /// handle)`.
+    by_key: BTreeMap<(i32, u32), BTreeSet<(u32, u64, usize)>>,
     /// Cached budgets for normal and huge streams.
     budgets: [Option<Budget>; 2],
     stats: PoolStats,
 }
 
+impl State {
+    /// Takes a shared record out of the reuse index.
+    fn unindex(&mut self, rec: &Record, handle: usize) {
+        if rec.shared
+            && let Some(set) = self.by_key.get_mut(&rec.key)
+        {
+            set.remove(&(rec.task_num, rec.id, handle));
+            if set.is_empty() {
+                self.by_key.remove(&rec.key);
+            }
+        }
+    }
+}
+
 pub struct ReusableStreamPool {
     options: PoolOptions,
+    /// Resolved on the first request (under the lock) and kept: every handle is destroyed
+    /// through the table that created it. Outside the lock's state so the hot path borrows it
+    /// instead of cloning the `Arc` (two atomic operations per call).
+    runtime: OnceLock<Arc<Runtime>>,
     state: Mutex<State>,
 }
 
@@ -120,11 +202,10 @@ fn shareable(flags: u32) -> bool {
 
 impl ReusableStreamPool {
     pub fn new(options: PoolOptions) -> Self {
-        ReusableStreamPool { options, state: Mutex::new(State::default()) }
+        ReusableStreamPool { options, runtime: OnceLock::new(), state: Mutex::new(State::default()) }
     }
     pub fn with_runtime(options: PoolOptions, runtime: Arc<Runtime>) -> Self {
-        let state = State { runtime: Some(runtime), ..State::default() };
-        ReusableStreamPool { options, state: Mutex::new(state) }
+        ReusableStreamPool { options, runtime: OnceLock::from(runtime), state: Mutex::new(State::default()) }
     }
     pub fn options(&self) -> PoolOptions {
         self.options
@@ -133,13 +214,14 @@ impl ReusableStreamPool {
         self.state.lock().stats
     }
 
-    fn runtime(st: &mut State) -> RtResult<Arc<Runtime>> {
-        if let Some(rt) = &st.runtime {
-            return Ok(rt.clone());
+    /// The pool's runtime, resolving it on first use. Called under the state lock, so two
+    /// first requests cannot resolve different runtimes; a failed resolution is not kept.
+    fn runtime(&self) -> RtResult<&Runtime> {
+        if let Some(rt) = self.runtime.get() {
+            return Ok(rt);
         }
         let rt = Runtime::current()?;
-        st.runtime = Some(rt.clone());
-        Ok(rt)
+        Ok(self.runtime.get_or_init(|| rt))
     }
 
     fn budget(&self, st: &mut State, rt: &Runtime, flags: u32) -> Budget {
@@ -172,45 +254,11 @@ impl ReusableStreamPool {
     ) -> RtResult<(*mut c_void, bool)> {
         let mut guard = self.state.lock();
         let st = &mut *guard;
-        let rt = Self::runtime(st)?;
+        let rt = self.runtime()?;
         let key = (priority, rt_flags);
         let share = self.options.reuse && shareable(rt_flags);
-        if share {
-            let budget = self.budget(st, &rt, rt_flags);
-            let mut pick = None;
-            if let Some(set) = st.by_key.get(&key) {
-                for &(load, id) in set {
-                    let fits = match budget {
-                        Budget::Unlimited => true,
-                        Budget::Tasks(max) => {
-                            u64::from(load) + u64::from(task_num) + u64::from(RESERVED_TASK_NUM) <= u64::from(max)
-                        }
-                        Budget::Unknown => false,
-                    };
-                    if !fits {
-                        break; // ascending load: no later stream fits either
-                    }
-                    let rec = &st.records[&id];
-                    if !rec.models.contains(&rt_model_id) && rec.models.len() < MAX_MODELS_IN_ONE_STREAM {
-                        pick = Some((load, id));
-                        break;
-                    }
-                }
-            }
-            if let Some((load, id)) = pick {
-                let rec = st.records.get_mut(&id).expect("by_key names live records");
-                rec.models.insert(rt_model_id);
-                rec.task_num = load.saturating_add(task_num);
-                rec.refs += 1;
-                let handle = rec.handle;
-                let new_load = rec.task_num;
-                let set = st.by_key.get_mut(&key).expect("key present");
-                set.remove(&(load, id));
-                set.insert((new_load, id));
-                st.stats.reused += 1;
-                st.stats.grants += 1;
-                return Ok((handle as *mut c_void, true));
-            }
+        if share && let Some(handle) = self.try_share(st, rt, key, rt_model_id, task_num) {
+            return Ok((handle as *mut c_void, true));
         }
         let handle = rt.stream_create(priority, rt_flags)?;
         let stream_id = match rt.stream_get_id(handle) {
@@ -224,26 +272,60 @@ impl ReusableStreamPool {
         };
         let id = st.next_id;
         st.next_id += 1;
-        st.records.insert(
-            id,
-            Record {
-                handle: handle as usize,
-                stream_id,
-                key,
-                models: BTreeSet::from([rt_model_id]),
-                task_num,
-                refs: 1,
-                shared: share,
-            },
-        );
-        st.by_handle.insert(handle as usize, id);
+        let rec =
+            Record { id, stream_id, key, models: Models::one(rt_model_id), task_num, refs: 1, shared: share };
         if share {
-            st.by_key.entry(key).or_default().insert((task_num, id));
+            st.by_key.entry(key).or_default().insert((task_num, id, handle as usize));
+        }
+        if let Some(Slot::Live(old)) = st.by_handle.insert(handle as usize, Slot::Live(rec)) {
+            // The runtime handed out a stream this pool still holds, so that stream is gone
+            // on the device: retire its record rather than leave it reachable for reuse.
+            st.unindex(&old, handle as usize);
+            st.stats.live -= 1;
+            st.stats.grants -= u64::from(old.refs);
         }
         st.stats.created += 1;
         st.stats.live += 1;
         st.stats.grants += 1;
         Ok((handle, false))
+    }
+
+    /// Grants an existing shareable stream of `key`, if one fits (§2.4): the least-loaded whose
+    /// budget still takes `task_num` and that `rt_model_id` does not already use.
+    fn try_share(&self, st: &mut State, rt: &Runtime, key: (i32, u32), rt_model_id: u32, task_num: u32) -> Option<usize> {
+        let budget = self.budget(st, rt, key.1);
+        let set = st.by_key.get(&key)?;
+        let mut pick = None;
+        for &(load, id, handle) in set {
+            let fits = match budget {
+                Budget::Unlimited => true,
+                Budget::Tasks(max) => {
+                    u64::from(load) + u64::from(task_num) + u64::from(RESERVED_TASK_NUM) <= u64::from(max)
+                }
+                Budget::Unknown => false,
+            };
+            if !fits {
+                break; // ascending load: no later stream fits either
+            }
+            let Some(Slot::Live(rec)) = st.by_handle.get(&handle) else { continue };
+            if !rec.models.contains(rt_model_id) && rec.models.len() < MAX_MODELS_IN_ONE_STREAM {
+                pick = Some((load, id, handle));
+                break;
+            }
+        }
+        let (load, id, handle) = pick?;
+        let Some(Slot::Live(rec)) = st.by_handle.get_mut(&handle) else { return None };
+        rec.models.insert(rt_model_id);
+        rec.task_num = load.saturating_add(task_num);
+        rec.refs += 1;
+        let new_load = rec.task_num;
+        if let Some(set) = st.by_key.get_mut(&key) {
+            set.remove(&(load, id, handle));
+            set.insert((new_load, id, handle));
+        }
+        st.stats.reused += 1;
+        st.stats.grants += 1;
+        Some(handle)
     }
 
     /// `DestroyStream(stream, is_force_destroy)`: drops one grant; the device stream is destroyed
@@ -256,60 +338,53 @@ impl ReusableStreamPool {
         }
         let mut guard = self.state.lock();
         let st = &mut *guard;
-        let Some(&id) = st.by_handle.get(&(stream as usize)) else {
+        let handle = stream as usize;
+        let Some(slot) = st.by_handle.get_mut(&handle) else {
             return Err(RtError::new(
                 RtErrorKind::UnknownHandle,
                 format!("DestroyStream: stream {stream:p} was not created by this pool"),
             ));
         };
-        if id == DESTROYED {
-            return Ok(());
-        }
-        let rec = st.records.get_mut(&id).expect("by_handle names live records");
+        let Slot::Live(rec) = slot else { return Ok(()) };
         if rec.refs > 1 {
             rec.refs -= 1;
             st.stats.grants -= 1;
             return Ok(());
         }
-        let rt = st.runtime.clone().expect("a pool with records has a runtime");
+        // A live record means a create succeeded, which resolved the runtime.
+        let rt = self
+            .runtime
+            .get()
+            .ok_or_else(|| RtError::new(RtErrorKind::NoRuntime, "DestroyStream: the pool has no runtime"))?;
         rt.stream_destroy(stream, force)?;
-        let rec = st.records.remove(&id).expect("present");
-        if rec.shared
-            && let Some(set) = st.by_key.get_mut(&rec.key)
-        {
-            set.remove(&(rec.task_num, id));
-            if set.is_empty() {
-                st.by_key.remove(&rec.key);
-            }
+        if let Slot::Live(rec) = std::mem::replace(slot, Slot::Destroyed) {
+            st.unindex(&rec, handle);
         }
-        st.by_handle.insert(rec.handle, DESTROYED);
         st.stats.destroyed += 1;
         st.stats.live -= 1;
         st.stats.grants -= 1;
         Ok(())
     }
 
+    fn with_record<T>(&self, stream: *mut c_void, f: impl FnOnce(&Record) -> T) -> Option<T> {
+        match self.state.lock().by_handle.get(&(stream as usize)) {
+            Some(Slot::Live(rec)) => Some(f(rec)),
+            _ => None,
+        }
+    }
+
     /// The runtime stream id recorded at creation (`aclrtStreamGetId`), -1 if unknown.
     pub fn stream_id(&self, stream: *mut c_void) -> Option<i32> {
-        let st = self.state.lock();
-        let id = *st.by_handle.get(&(stream as usize))?;
-        st.records.get(&id).map(|r| r.stream_id)
+        self.with_record(stream, |r| r.stream_id)
     }
 
     /// Models recorded on a live stream, ascending.
     pub fn models_of(&self, stream: *mut c_void) -> Vec<u32> {
-        let st = self.state.lock();
-        st.by_handle
-            .get(&(stream as usize))
-            .and_then(|id| st.records.get(id))
-            .map(|r| r.models.iter().copied().collect())
-            .unwrap_or_default()
+        self.with_record(stream, |r| r.models.ascending()).unwrap_or_default()
     }
 
     /// Tasks budgeted on a live stream.
     pub fn task_num_of(&self, stream: *mut c_void) -> Option<u32> {
-        let st = self.state.lock();
-        let id = st.by_handle.get(&(stream as usize))?;
-        st.records.get(id).map(|r| r.task_num)
+        self.with_record(stream, |r| r.task_num)
     }
 }
