@@ -9,8 +9,8 @@
 //! Figures are wall-clock ns per pair (total time / total pairs, so at N threads it is the
 //! inverse of the aggregate throughput), median of the rounds, implementations interleaved in
 //! each round so machine load hits them alike. Run: `cargo bench --bench pool`.
-//! `POOL_BENCH_PAIRS` (pairs per measurement, default 400000) and `POOL_BENCH_ROUNDS` (default 7)
-//! scale it.
+//! `POOL_BENCH_PAIRS` (pairs per measurement, default 400000), `POOL_BENCH_ROUNDS` (default 7)
+//! and `POOL_BENCH_THREADS` (comma-separated, default `1,2,4,16`) scale it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::c_void;
@@ -241,7 +241,11 @@ fn main() {
         print!(" {name:>15}");
     }
     println!();
-    for threads in [1usize, 2, 4, 16] {
+    let threads: Vec<usize> = std::env::var("POOL_BENCH_THREADS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|t| t.trim().parse().ok()).filter(|&t| t > 0).collect())
+        .unwrap_or_else(|| vec![1, 2, 4, 16]);
+    for threads in threads {
         let mut samples = vec![Vec::new(); imps.len()];
         for round in 0..rounds {
             for k in 0..imps.len() {

@@ -6,8 +6,11 @@
 //! streams the requesting model already uses, take the least-loaded stream whose task budget still
 //! fits under the per-stream limit, else create one; destroy is reference-counted.
 //!
-//! Records are keyed by a monotonically increasing id, not by handle, so a runtime that hands a
-//! destroyed stream's address out again cannot confuse the bookkeeping (§2.3's hidden hazard).
+//! Records carry a monotonically increasing id that orders the reuse index, not the handle, so a
+//! runtime that hands a destroyed stream's address out again cannot confuse the bookkeeping
+//! (§2.3's hidden hazard). The path GE takes on every model load (reuse off: create, then
+//! destroy) costs one lock, one hash insert and one lookup, and no allocation of its own
+//! (`cargo bench --bench pool`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::c_void;
@@ -105,6 +108,7 @@ struct Record {
     /// Creation order: ties between equally loaded streams go to the oldest, and a runtime that
     /// hands a destroyed stream's address out again never makes two records compare equal.
     id: u64,
+    handle: usize,
     stream_id: i32,
     key: (i32, u32),
     /// Models that ever received this stream. `DestroyStream` names no model, so a release cannot
@@ -116,14 +120,9 @@ struct Record {
     shared: bool,
 }
 
-/// What the pool knows of a handle it created.
-#[derive(Debug)]
-enum Slot {
-    Live(Record),
-    /// Destroyed by this pool: a second destroy succeeds (GE's contract). A new stream the
-    /// runtime hands out at the same address replaces the slot.
-    Destroyed,
-}
+/// `by_handle`'s value for a handle this pool destroyed: a second destroy succeeds (GE's
+/// contract). A new stream the runtime hands out at the same address replaces it.
+const DESTROYED: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Budget {
@@ -160,28 +159,55 @@ type HandleMap<V> = HashMap<usize, V, BuildHasherDefault<HandleHasher>>;
 #[derive(Default)]
 struct State {
     next_id: u64,
-    /// Every handle this pool created, live or destroyed. One map, so a get-or-create and its
-    /// destroy cost one hash insert and one lookup.
-    by_handle: HandleMap<Slot>,
+    /// Live records, indexed by slot; freed slots are reused, so the slab is as long as the most
+    /// streams ever alive at once.
+    records: Vec<Option<Record>>,
+    free: Vec<u32>,
+    /// Every handle this pool created: its record's slot, or [`DESTROYED`]. A get-or-create and
+    /// its destroy cost one hash insert and one lookup, and a destroyed handle keeps 16 bytes.
+    by_handle: HandleMap<u32>,
     /// Shareable streams per `(priority, flags)`, least-loaded first: `(task_num, record id,
-    /// handle)`.
-    by_key: BTreeMap<(i32, u32), BTreeSet<(u32, u64, usize)>>,
+    /// slot)`.
+    by_key: BTreeMap<(i32, u32), BTreeSet<(u32, u64, u32)>>,
     /// Cached budgets for normal and huge streams.
     budgets: [Option<Budget>; 2],
     stats: PoolStats,
 }
 
 impl State {
-    /// Takes a shared record out of the reuse index.
-    fn unindex(&mut self, rec: &Record, handle: usize) {
+    /// Puts a record in a free slot.
+    fn place(&mut self, rec: Record) -> RtResult<u32> {
+        if let Some(slot) = self.free.pop()
+            && let Some(cell) = self.records.get_mut(slot as usize)
+        {
+            *cell = Some(rec);
+            return Ok(slot);
+        }
+        let slot = u32::try_from(self.records.len()).ok().filter(|&s| s != DESTROYED).ok_or_else(|| {
+            RtError::new(RtErrorKind::Limit, "GetOrCreateRtStream: the pool holds 2^32 - 1 live streams")
+        })?;
+        self.records.push(Some(rec));
+        Ok(slot)
+    }
+
+    /// Takes a record out of its slot and, if shared, out of the reuse index.
+    fn retire(&mut self, slot: u32) -> Option<Record> {
+        let rec = self.records.get_mut(slot as usize)?.take()?;
+        self.free.push(slot);
         if rec.shared
             && let Some(set) = self.by_key.get_mut(&rec.key)
         {
-            set.remove(&(rec.task_num, rec.id, handle));
+            set.remove(&(rec.task_num, rec.id, slot));
             if set.is_empty() {
                 self.by_key.remove(&rec.key);
             }
         }
+        Some(rec)
+    }
+
+    fn live(&self, handle: usize) -> Option<&Record> {
+        let &slot = self.by_handle.get(&handle)?;
+        self.records.get(slot as usize)?.as_ref()
     }
 }
 
@@ -271,16 +297,33 @@ impl ReusableStreamPool {
             }
         };
         let id = st.next_id;
+        let rec = Record {
+            id,
+            handle: handle as usize,
+            stream_id,
+            key,
+            models: Models::one(rt_model_id),
+            task_num,
+            refs: 1,
+            shared: share,
+        };
+        let slot = match st.place(rec) {
+            Ok(slot) => slot,
+            Err(e) => {
+                let _ = rt.stream_destroy(handle, false);
+                return Err(e);
+            }
+        };
         st.next_id += 1;
-        let rec =
-            Record { id, stream_id, key, models: Models::one(rt_model_id), task_num, refs: 1, shared: share };
         if share {
-            st.by_key.entry(key).or_default().insert((task_num, id, handle as usize));
+            st.by_key.entry(key).or_default().insert((task_num, id, slot));
         }
-        if let Some(Slot::Live(old)) = st.by_handle.insert(handle as usize, Slot::Live(rec)) {
+        if let Some(old) = st.by_handle.insert(handle as usize, slot)
+            && old != DESTROYED
+            && let Some(old) = st.retire(old)
+        {
             // The runtime handed out a stream this pool still holds, so that stream is gone
             // on the device: retire its record rather than leave it reachable for reuse.
-            st.unindex(&old, handle as usize);
             st.stats.live -= 1;
             st.stats.grants -= u64::from(old.refs);
         }
@@ -292,11 +335,18 @@ impl ReusableStreamPool {
 
     /// Grants an existing shareable stream of `key`, if one fits (§2.4): the least-loaded whose
     /// budget still takes `task_num` and that `rt_model_id` does not already use.
-    fn try_share(&self, st: &mut State, rt: &Runtime, key: (i32, u32), rt_model_id: u32, task_num: u32) -> Option<usize> {
+    fn try_share(
+        &self,
+        st: &mut State,
+        rt: &Runtime,
+        key: (i32, u32),
+        rt_model_id: u32,
+        task_num: u32,
+    ) -> Option<usize> {
         let budget = self.budget(st, rt, key.1);
         let set = st.by_key.get(&key)?;
         let mut pick = None;
-        for &(load, id, handle) in set {
+        for &(load, id, slot) in set {
             let fits = match budget {
                 Budget::Unlimited => true,
                 Budget::Tasks(max) => {
@@ -307,21 +357,21 @@ impl ReusableStreamPool {
             if !fits {
                 break; // ascending load: no later stream fits either
             }
-            let Some(Slot::Live(rec)) = st.by_handle.get(&handle) else { continue };
+            let Some(Some(rec)) = st.records.get(slot as usize) else { continue };
             if !rec.models.contains(rt_model_id) && rec.models.len() < MAX_MODELS_IN_ONE_STREAM {
-                pick = Some((load, id, handle));
+                pick = Some((load, id, slot));
                 break;
             }
         }
-        let (load, id, handle) = pick?;
-        let Some(Slot::Live(rec)) = st.by_handle.get_mut(&handle) else { return None };
+        let (load, id, slot) = pick?;
+        let Some(Some(rec)) = st.records.get_mut(slot as usize) else { return None };
         rec.models.insert(rt_model_id);
         rec.task_num = load.saturating_add(task_num);
         rec.refs += 1;
-        let new_load = rec.task_num;
+        let (new_load, handle) = (rec.task_num, rec.handle);
         if let Some(set) = st.by_key.get_mut(&key) {
-            set.remove(&(load, id, handle));
-            set.insert((new_load, id, handle));
+            set.remove(&(load, id, slot));
+            set.insert((new_load, id, slot));
         }
         st.stats.reused += 1;
         st.stats.grants += 1;
@@ -338,14 +388,16 @@ impl ReusableStreamPool {
         }
         let mut guard = self.state.lock();
         let st = &mut *guard;
-        let handle = stream as usize;
-        let Some(slot) = st.by_handle.get_mut(&handle) else {
+        let Some(entry) = st.by_handle.get_mut(&(stream as usize)) else {
             return Err(RtError::new(
                 RtErrorKind::UnknownHandle,
                 format!("DestroyStream: stream {stream:p} was not created by this pool"),
             ));
         };
-        let Slot::Live(rec) = slot else { return Ok(()) };
+        let slot = *entry;
+        let Some(Some(rec)) = st.records.get_mut(slot as usize) else {
+            return Ok(()); // DESTROYED
+        };
         if rec.refs > 1 {
             rec.refs -= 1;
             st.stats.grants -= 1;
@@ -357,9 +409,8 @@ impl ReusableStreamPool {
             .get()
             .ok_or_else(|| RtError::new(RtErrorKind::NoRuntime, "DestroyStream: the pool has no runtime"))?;
         rt.stream_destroy(stream, force)?;
-        if let Slot::Live(rec) = std::mem::replace(slot, Slot::Destroyed) {
-            st.unindex(&rec, handle);
-        }
+        *entry = DESTROYED;
+        st.retire(slot);
         st.stats.destroyed += 1;
         st.stats.live -= 1;
         st.stats.grants -= 1;
@@ -367,10 +418,7 @@ impl ReusableStreamPool {
     }
 
     fn with_record<T>(&self, stream: *mut c_void, f: impl FnOnce(&Record) -> T) -> Option<T> {
-        match self.state.lock().by_handle.get(&(stream as usize)) {
-            Some(Slot::Live(rec)) => Some(f(rec)),
-            _ => None,
-        }
+        self.state.lock().live(stream as usize).map(f)
     }
 
     /// The runtime stream id recorded at creation (`aclrtStreamGetId`), -1 if unknown.
@@ -386,5 +434,138 @@ impl ReusableStreamPool {
     /// Tasks budgeted on a live stream.
     pub fn task_num_of(&self, stream: *mut c_void) -> Option<u32> {
         self.with_record(stream, |r| r.task_num)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::seam::{RuntimeOps, RuntimeSource};
+
+    /// A runtime that hands out scripted handles (so addresses can repeat) and counts destroys.
+    struct Script {
+        next: Mutex<Vec<usize>>,
+        destroys: Mutex<Vec<usize>>,
+    }
+
+    fn script(user: *mut c_void) -> &'static Script {
+        // SAFETY: `user` is the leaked `Script` of `runtime_with`.
+        unsafe { &*(user as *const Script) }
+    }
+    unsafe extern "C" fn create(u: *mut c_void, s: *mut *mut c_void, _: i32, _: u32) -> i32 {
+        let h = script(u).next.lock().remove(0);
+        // SAFETY: the seam passes a valid out pointer.
+        unsafe { s.write(h as *mut c_void) };
+        0
+    }
+    unsafe extern "C" fn destroy(u: *mut c_void, s: *mut c_void, _: i32) -> i32 {
+        script(u).destroys.lock().push(s as usize);
+        0
+    }
+    unsafe extern "C" fn get_id(_: *mut c_void, s: *mut c_void, id: *mut i32) -> i32 {
+        // SAFETY: the seam passes a valid out pointer.
+        unsafe { id.write((s as usize / 16) as i32) };
+        0
+    }
+    unsafe extern "C" fn other_create(_: *mut c_void, _: *mut *mut c_void, _: u32) -> i32 {
+        1
+    }
+    unsafe extern "C" fn notify_create(_: *mut c_void, _: *mut *mut c_void, _: i32) -> i32 {
+        1
+    }
+    unsafe extern "C" fn other_destroy(_: *mut c_void, _: *mut c_void) -> i32 {
+        1
+    }
+
+    fn runtime_with(handles: &[usize]) -> (Arc<Runtime>, &'static Script) {
+        let s: &'static Script =
+            Box::leak(Box::new(Script { next: Mutex::new(handles.to_vec()), destroys: Mutex::new(Vec::new()) }));
+        let mut ops = RuntimeOps::empty();
+        ops.user = s as *const Script as *mut c_void;
+        ops.stream_create = Some(create);
+        ops.stream_destroy = Some(destroy);
+        ops.stream_get_id = Some(get_id);
+        ops.event_create = Some(other_create);
+        ops.event_destroy = Some(other_destroy);
+        ops.notify_create = Some(notify_create);
+        ops.notify_destroy = Some(other_destroy);
+        (Runtime::from_ops(&ops, RuntimeSource::Registered).unwrap(), s)
+    }
+
+    const P: u32 = RT_STREAM_PERSISTENT;
+    const REUSE: PoolOptions = PoolOptions { reuse: true, task_limit: Some(1 << 20) };
+
+    fn h(p: *mut c_void) -> usize {
+        p as usize
+    }
+
+    #[test]
+    fn an_address_handed_out_again_is_a_new_stream() {
+        let (rt, s) = runtime_with(&[0x100, 0x100]);
+        let pool = ReusableStreamPool::with_runtime(PoolOptions::default(), rt);
+        let (a, _) = pool.get_or_create(1, 0, P, 5).unwrap();
+        pool.destroy(a, false).unwrap();
+        let (b, _) = pool.get_or_create(2, 0, P, 7).unwrap();
+        assert_eq!((h(a), h(b)), (0x100, 0x100));
+        assert_eq!(pool.models_of(b), vec![2]);
+        assert_eq!(pool.task_num_of(b), Some(7));
+        pool.destroy(b, false).unwrap(); // the new stream: a device call
+        pool.destroy(b, false).unwrap(); // now destroyed: none
+        assert_eq!(*s.destroys.lock(), vec![0x100, 0x100]);
+        let st = pool.stats();
+        assert_eq!((st.created, st.destroyed, st.live, st.grants), (2, 2, 0, 0));
+        assert_eq!(pool.stream_id(b), None);
+    }
+
+    #[test]
+    fn a_freed_slot_reused_by_a_new_stream_is_shared_correctly() {
+        let (rt, s) = runtime_with(&[0x100, 0x200, 0x300]);
+        let pool = ReusableStreamPool::with_runtime(REUSE, rt);
+        let (a, _) = pool.get_or_create(1, 0, P, 5).unwrap();
+        pool.destroy(a, false).unwrap();
+        let (b, shared) = pool.get_or_create(1, 0, P, 5).unwrap();
+        assert_eq!((h(b), shared), (0x200, false), "a destroyed stream is never granted");
+        assert_eq!(pool.get_or_create(2, 0, P, 5).unwrap(), (b, true));
+        assert_eq!(pool.models_of(b), vec![1, 2]);
+        assert_eq!(pool.task_num_of(b), Some(10));
+        pool.destroy(b, false).unwrap();
+        pool.destroy(b, false).unwrap();
+        let (c, shared) = pool.get_or_create(3, 0, P, 5).unwrap();
+        assert_eq!((h(c), shared), (0x300, false), "the dead stream left the reuse index");
+        assert_eq!(*s.destroys.lock(), vec![0x100, 0x200]);
+    }
+
+    #[test]
+    fn a_live_address_handed_out_again_retires_the_old_record() {
+        let (rt, s) = runtime_with(&[0x100, 0x100]);
+        let pool = ReusableStreamPool::with_runtime(REUSE, rt);
+        let (a, _) = pool.get_or_create(1, 0, P, 5).unwrap();
+        // Same model: not shared, so the runtime is asked, and answers the live address.
+        let (b, shared) = pool.get_or_create(1, 0, P, 9).unwrap();
+        assert_eq!((h(a), h(b), shared), (0x100, 0x100, false));
+        let st = pool.stats();
+        assert_eq!((st.created, st.live, st.grants), (2, 1, 1));
+        assert_eq!(pool.task_num_of(b), Some(9), "the newest record answers for the address");
+        assert_eq!(pool.get_or_create(2, 0, P, 1).unwrap(), (b, true), "one entry in the reuse index");
+        assert_eq!(pool.task_num_of(b), Some(10));
+        pool.destroy(b, false).unwrap();
+        pool.destroy(b, false).unwrap();
+        pool.destroy(b, false).unwrap();
+        assert_eq!(*s.destroys.lock(), vec![0x100]);
+        assert_eq!(pool.stats().live, 0);
+    }
+
+    #[test]
+    fn handle_hash_spreads_aligned_addresses() {
+        // 16-byte-aligned handles must land in different buckets and tags.
+        let hash = |x: usize| {
+            let mut hs = HandleHasher::default();
+            hs.write_usize(x);
+            hs.finish()
+        };
+        let low: BTreeSet<u64> = (0..256usize).map(|i| hash(0x7f00_0000_1000 + 16 * i) & 255).collect();
+        let high: BTreeSet<u64> = (0..256usize).map(|i| hash(0x7f00_0000_1000 + 16 * i) >> 57).collect();
+        assert!(low.len() > 128, "{} distinct low bytes", low.len());
+        assert!(high.len() > 64, "{} distinct tags", high.len());
     }
 }
