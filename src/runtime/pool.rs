@@ -154,6 +154,9 @@ impl Hasher for HandleHasher {
     }
 }
 
+/// A reuse-index entry, ordered least-loaded then oldest: `(task_num, record id, slot)`.
+type Shareable = (u32, u64, u32);
+
 type HandleMap<V> = HashMap<usize, V, BuildHasherDefault<HandleHasher>>;
 
 #[derive(Default)]
@@ -166,9 +169,8 @@ struct State {
     /// Every handle this pool created: its record's slot, or [`DESTROYED`]. A get-or-create and
     /// its destroy cost one hash insert and one lookup, and a destroyed handle keeps 16 bytes.
     by_handle: HandleMap<u32>,
-    /// Shareable streams per `(priority, flags)`, least-loaded first: `(task_num, record id,
-    /// slot)`.
-    by_key: BTreeMap<(i32, u32), BTreeSet<(u32, u64, u32)>>,
+    /// Shareable streams per `(priority, flags)`, least-loaded first.
+    by_key: BTreeMap<(i32, u32), BTreeSet<Shareable>>,
     /// Cached budgets for normal and huge streams.
     budgets: [Option<Budget>; 2],
     stats: PoolStats,
