@@ -192,19 +192,21 @@ impl State {
         Ok(slot)
     }
 
-    /// Takes a record out of its slot and, if shared, out of the reuse index.
-    fn retire(&mut self, slot: u32) -> Option<Record> {
-        let rec = self.records.get_mut(slot as usize)?.take()?;
+    /// Drops a record in its slot and, if shared, takes it out of the reuse index; its grant
+    /// count. In place: the record is never copied out.
+    fn retire(&mut self, slot: u32) -> Option<u32> {
+        let cell = self.records.get_mut(slot as usize)?;
+        let rec = cell.as_ref()?;
+        let (refs, shared, key, entry) = (rec.refs, rec.shared, rec.key, (rec.task_num, rec.id, slot));
+        *cell = None;
         self.free.push(slot);
-        if rec.shared
-            && let Some(set) = self.by_key.get_mut(&rec.key)
-        {
-            set.remove(&(rec.task_num, rec.id, slot));
+        if shared && let Some(set) = self.by_key.get_mut(&key) {
+            set.remove(&entry);
             if set.is_empty() {
-                self.by_key.remove(&rec.key);
+                self.by_key.remove(&key);
             }
         }
-        Some(rec)
+        Some(refs)
     }
 
     fn live(&self, handle: usize) -> Option<&Record> {
@@ -322,12 +324,12 @@ impl ReusableStreamPool {
         }
         if let Some(old) = st.by_handle.insert(handle as usize, slot)
             && old != DESTROYED
-            && let Some(old) = st.retire(old)
+            && let Some(refs) = st.retire(old)
         {
             // The runtime handed out a stream this pool still holds, so that stream is gone
             // on the device: retire its record rather than leave it reachable for reuse.
             st.stats.live -= 1;
-            st.stats.grants -= u64::from(old.refs);
+            st.stats.grants -= u64::from(refs);
         }
         st.stats.created += 1;
         st.stats.live += 1;
