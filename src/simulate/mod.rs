@@ -146,7 +146,6 @@ pub fn critical_path(model: &Model, on_stream: impl Fn(NodeId) -> bool) -> f64 {
     best
 }
 
-
 /// What a stream's queue holds: a graph node, or a node the pipeline inserted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slot {
@@ -292,6 +291,9 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
         let Some(first) = heap.pop() else { break };
         t = first.time;
         let mut batch = vec![first];
+        // Streams blocked on units retry only when units come back: with no more free than
+        // when they last tried, they still cannot start.
+        let mut freed = false;
         while heap.peek().is_some_and(|e| e.time == t) {
             batch.push(heap.pop().expect("peeked"));
         }
@@ -304,9 +306,10 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
             busy[s as usize] = false;
             head[s as usize] += 1;
             done += 1;
-            free_units += slot_cost(ev.id).1;
+            let released = slot_cost(ev.id).1;
+            free_units += released;
+            freed |= released > 0;
             candidates.insert(s);
-            candidates.extend(blocked.iter().copied());
             if let Slot::Node(n) = queues.slot(ev.id) {
                 for &w in waiters.of(n) {
                     waits_left[w.index()] -= 1;
@@ -314,6 +317,9 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
                     candidates.insert(queues.stream_of[w.index()]);
                 }
             }
+        }
+        if freed {
+            candidates.extend(blocked.iter().copied());
         }
     }
     if done < total {
