@@ -34,7 +34,7 @@ use crate::bail;
 use crate::compile::Allocation;
 use crate::error::Result;
 use crate::graph::csr::Csr;
-use crate::graph::{IdVec, Model, NodeId, StreamId};
+use crate::graph::{IdVec, InsertedId, Model, NodeId, StreamId};
 
 /// Device parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -150,13 +150,12 @@ pub fn critical_path(model: &Model, on_stream: impl Fn(NodeId) -> bool) -> f64 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slot {
     Node(NodeId),
-    /// Index into `Allocation::inserted`.
-    Inserted(usize),
+    Inserted(InsertedId),
 }
 
 /// Every physical stream's queue in execution order, as allocation JSON lists it: each graph
 /// node with the inserted nodes placed before and after it. A queue entry is a task index:
-/// graph nodes first (`NodeId`), then inserted nodes (`node count + index`).
+/// graph nodes first (`NodeId`), then inserted nodes (`node count + InsertedId`).
 struct Queues {
     lists: Vec<Vec<u32>>,
     /// Stream of every task (`u32::MAX`: on no stream).
@@ -167,47 +166,45 @@ struct Queues {
 impl Queues {
     fn build(model: &Model, alloc: &Allocation, order: &[NodeId]) -> Queues {
         let nn = model.nodes.len();
-        let inserted = &alloc.inserted;
-        let side = |before: bool| -> Csr<NodeId, u32> {
-            Csr::group(
-                nn,
-                inserted.iter().enumerate().filter(move |(_, x)| x.before == before).map(|(i, x)| (x.anchor, i as u32)),
-            )
+        let inserted = alloc.inserted();
+        let side = |before: bool| -> Csr<NodeId, InsertedId> {
+            Csr::group(nn, inserted.enumerate().filter(move |(_, x)| x.before == before).map(|(i, x)| (x.anchor, i)))
         };
         let (before, after) = (side(true), side(false));
         let streams = inserted
             .iter()
             .map(|x| x.stream.0 + 1)
-            .chain(alloc.stream.iter().flatten().map(|s| s.0 + 1))
-            .fold(alloc.physical_count, u32::max);
+            .chain(alloc.stream().iter().flatten().map(|s| s.0 + 1))
+            .fold(alloc.physical_count(), u32::max);
         let mut stream_of = vec![u32::MAX; nn + inserted.len()];
         let mut lists: Vec<Vec<u32>> = vec![Vec::new(); streams as usize];
-        let mut push = |task: u32, s: StreamId| {
-            stream_of[task as usize] = s.0;
-            lists[s.index()].push(task);
+        let mut push = |task: usize, s: StreamId| {
+            stream_of[task] = s.0;
+            lists[s.index()].push(task as u32);
         };
         for &n in order {
             for &i in before.of(n) {
-                push(nn as u32 + i, inserted[i as usize].stream);
+                push(nn + i.index(), inserted[i].stream);
             }
-            if let Some(s) = alloc.stream[n] {
-                push(n.0, s);
+            if let Some(s) = alloc.stream()[n] {
+                push(n.index(), s);
             }
             for &i in after.of(n) {
-                push(nn as u32 + i, inserted[i as usize].stream);
+                push(nn + i.index(), inserted[i].stream);
             }
         }
         Queues { lists, stream_of, nodes: nn }
     }
 
     fn slot(&self, task: u32) -> Slot {
-        if (task as usize) < self.nodes { Slot::Node(NodeId(task)) } else { Slot::Inserted(task as usize - self.nodes) }
+        let t = task as usize;
+        if t < self.nodes { Slot::Node(NodeId::new(t)) } else { Slot::Inserted(InsertedId::new(t - self.nodes)) }
     }
 
     fn name(&self, model: &Model, alloc: &Allocation, task: u32) -> String {
         match self.slot(task) {
             Slot::Node(n) => model.nodes[n].name.clone(),
-            Slot::Inserted(i) => alloc.inserted[i].name(model).into_owned(),
+            Slot::Inserted(i) => alloc.inserted()[i].name(model).into_owned(),
         }
     }
 }
@@ -224,13 +221,13 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
     let order = model.all_nodes();
     let queues = Queues::build(model, alloc, &order);
     let streams = queues.lists.len();
-    let tasks = nn + alloc.inserted.len();
+    let tasks = nn + alloc.inserted().len();
     let waits: Vec<(NodeId, NodeId)> = alloc
-        .syncs
+        .syncs()
         .iter()
-        .chain(alloc.split_events.iter())
+        .chain(alloc.split_events().iter())
         .map(|p| (p.from.node, p.to.node))
-        .filter(|&(f, t)| alloc.stream[f].is_some() && alloc.stream[t].is_some() && f != t)
+        .filter(|&(f, t)| alloc.stream()[f].is_some() && alloc.stream()[t].is_some() && f != t)
         .collect();
     // Waiters of each record node (CSR); a wait gates the node it guards.
     let waiters: Csr<NodeId, NodeId> = Csr::group(nn, waits.iter().copied());
@@ -336,7 +333,7 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
             done
         );
     }
-    let on_stream = |n: NodeId| alloc.stream[n].is_some();
+    let on_stream = |n: NodeId| alloc.stream()[n].is_some();
     let cp = critical_path(model, on_stream);
     let mut work = 0.0;
     let mut single = 0.0;
@@ -355,10 +352,10 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
         lower_bound_us: cp.max(work_bound),
         single_stream_us: single,
         utilisation: if makespan > 0.0 { busy_area / (cfg.units as f64 * makespan) } else { 0.0 },
-        streams: alloc.physical_count,
-        syncs: alloc.syncs.len() + alloc.split_events.len(),
+        streams: alloc.physical_count(),
+        syncs: alloc.syncs().len() + alloc.split_events().len(),
         span,
-        stream: alloc.stream.clone(),
+        stream: alloc.stream().clone(),
         waits,
     })
 }
