@@ -30,6 +30,7 @@ mod runtime_core;
 mod runtime_task_limits;
 mod session_stages;
 mod simulate_model;
+mod simulate_reference;
 mod single_stream;
 mod split_corpus;
 mod split_ge;
