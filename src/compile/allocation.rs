@@ -199,7 +199,9 @@ pub struct Allocation {
     pub sync_count: u32,
     /// Syncs the physical split added. With `sync_kind` = event they are also the last entries
     /// of `syncs` (ids continue after the logical ones); with notify they are events, a kind of
-    /// their own, and live only in `split_events` with ids `0..split_event_count`.
+    /// their own (GE: split events are always events), kept in `split_events` with GE's event
+    /// ids `0..split_event_count`. Allocation JSON lists them in `syncs` all the same, after the
+    /// notifies (see [`Allocation::document_syncs`]).
     pub split_event_count: u32,
     /// The split's event pairs in notify mode (empty in event mode, see `split_event_count`).
     pub split_events: Vec<SyncPair>,
@@ -265,20 +267,35 @@ impl Allocation {
         }
     }
 
+    /// Every record/wait pair as allocation JSON's `syncs` lists it, one entry per Send/Recv
+    /// pair whatever its kind, with the document's id: `syncs` as they are, then, in notify
+    /// mode, the split's events numbered after the notifies (`sync_count + k`) with GE's event
+    /// id `k` alongside. A reader orders nodes by `syncs` and stream order alone.
+    pub fn document_syncs(&self) -> impl Iterator<Item = (SyncPair, Option<u32>)> + '_ {
+        let base = self.sync_count;
+        self.syncs.iter().map(|p| (*p, None)).chain(
+            self.split_events.iter().map(move |p| (SyncPair { id: base + p.id, from: p.from, to: p.to }, Some(p.id))),
+        )
+    }
+
+    /// Distinct ids of [`Allocation::document_syncs`] (`events.count`): in notify mode the
+    /// notifies and the split's events together.
+    pub fn document_sync_count(&self) -> u32 {
+        match self.sync_kind {
+            SyncKind::Notify => self.sync_count + self.split_event_count,
+            SyncKind::Event => self.sync_count,
+        }
+    }
+
     /// The allocation JSON document.
     pub fn to_json(&self, model: &Model) -> Value {
         let stream_value = |s: Option<StreamId>| s.map_or(json!(-1), |s| json!(s.0));
+        let doc_syncs: Vec<(SyncPair, Option<u32>)> = self.document_syncs().collect();
         let mut sends: IdVec<NodeId, Vec<u32>> = IdVec::filled(model.nodes.len(), Vec::new());
         let mut recvs: IdVec<NodeId, Vec<u32>> = IdVec::filled(model.nodes.len(), Vec::new());
-        for p in &self.syncs {
+        for (p, _) in &doc_syncs {
             sends[p.from.node].push(p.id);
             recvs[p.to.node].push(p.id);
-        }
-        let mut split_sends: IdVec<NodeId, Vec<u32>> = IdVec::filled(model.nodes.len(), Vec::new());
-        let mut split_recvs: IdVec<NodeId, Vec<u32>> = IdVec::filled(model.nodes.len(), Vec::new());
-        for p in &self.split_events {
-            split_sends[p.from.node].push(p.id);
-            split_recvs[p.to.node].push(p.id);
         }
         let mut before: IdVec<NodeId, Vec<&InsertedNode>> = IdVec::filled(model.nodes.len(), Vec::new());
         let mut after: IdVec<NodeId, Vec<&InsertedNode>> = IdVec::filled(model.nodes.len(), Vec::new());
@@ -320,26 +337,30 @@ impl Allocation {
             if !recvs[n].is_empty() {
                 m.insert("recv".into(), json!(recvs[n]));
             }
-            if !split_sends[n].is_empty() {
-                m.insert("send_event".into(), json!(split_sends[n]));
-            }
-            if !split_recvs[n].is_empty() {
-                m.insert("recv_event".into(), json!(split_recvs[n]));
-            }
             nodes.push(Value::Object(m));
             for ins in &after[n] {
                 nodes.push(inserted_json(ins));
             }
         }
-        let pair_json = |p: &SyncPair| {
-            json!({
-                "id": p.id,
-                "from": Self::sync_end_name(model, &p.from, &self.attached),
-                "to": Self::sync_end_name(model, &p.to, &self.attached),
-            })
+        let pair_json = |(p, event_id): &(SyncPair, Option<u32>)| {
+            let mut m = Map::new();
+            m.insert("id".into(), json!(p.id));
+            m.insert("from".into(), json!(Self::sync_end_name(model, &p.from, &self.attached)));
+            m.insert("to".into(), json!(Self::sync_end_name(model, &p.to, &self.attached)));
+            // Names are unique per graph only: an end in a subgraph says which graph.
+            for (key, end) in [("from_graph", &p.from), ("to_graph", &p.to)] {
+                let g = model.nodes[end.node].graph;
+                if g != GraphId::ROOT {
+                    m.insert(key.into(), json!(model.graph_label(g)));
+                }
+            }
+            if let Some(e) = event_id {
+                m.insert("kind".into(), json!("event"));
+                m.insert("event_id".into(), json!(e));
+            }
+            Value::Object(m)
         };
-        let syncs: Vec<Value> = self.syncs.iter().map(pair_json).collect();
-        let split_events: Vec<Value> = self.split_events.iter().map(pair_json).collect();
+        let syncs: Vec<Value> = doc_syncs.iter().map(pair_json).collect();
         let mut activations: Vec<Value> = self
             .activations
             .iter()
@@ -372,12 +393,11 @@ impl Allocation {
             },
             "events": {
                 "kind": self.sync_kind.as_str(),
-                "count": self.sync_count,
+                "count": self.document_sync_count(),
                 "split_count": self.split_event_count,
             },
             "nodes": nodes,
             "syncs": syncs,
-            "split_events": split_events,
             "activations": activations,
             "attached": attached,
         });

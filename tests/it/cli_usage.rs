@@ -316,7 +316,7 @@ fn verify_reports_the_minimum_and_the_width() {
     assert_eq!(v["ok"], true);
     assert!(v["edges_checked"].as_u64().unwrap() > 1000, "{v}");
     let syncs = plain["events"]["count"].as_u64().unwrap();
-    let minimum = v["syncs"]["minimum"].as_u64().unwrap();
+    let minimum = v["syncs"]["edge_minimum"].as_u64().unwrap();
     assert!(minimum <= v["syncs"]["pairs"].as_u64().unwrap() && syncs > 0, "{v}");
     let width = v["width"]["value"].as_u64().unwrap();
     assert_eq!(v["width"]["antichain"].as_array().unwrap().len() as u64, width);

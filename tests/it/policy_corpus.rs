@@ -31,7 +31,7 @@ fn corpus_policies() {
             if p != Policy::Ge {
                 assert_eq!(
                     Some(alloc.syncs.len() + alloc.split_events.len()),
-                    r.min_sync_count,
+                    r.edge_sync_minimum,
                     "{} {p:?}: syncs at the checker's minimum",
                     m.name
                 );

@@ -44,7 +44,7 @@ fn a_correct_document_passes_and_reports_metrics() {
     let r = verify::check(&m, &doc(json!([{"id":0,"from":"a","to":"b"},{"id":1,"from":"b","to":"c"}]), 2));
     assert!(r.ok(), "{:?}", r.violations);
     assert_eq!(r.edges_checked, 3);
-    assert_eq!(r.min_sync_count, Some(2));
+    assert_eq!(r.edge_sync_minimum, Some(2));
     assert_eq!(r.streams_used, 2);
     // b, d and c: b and d are independent; so are d and c.
     assert_eq!(r.width, Some(2));
