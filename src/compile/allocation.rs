@@ -361,6 +361,19 @@ impl Allocation {
             Value::Object(m)
         };
         let syncs: Vec<Value> = doc_syncs.iter().map(pair_json).collect();
+        // An extra view in GE's numbering, not read for ordering: in notify mode the split's
+        // events with their event ids (the same pairs are in `syncs`), else empty.
+        let split_events: Vec<Value> = self
+            .split_events
+            .iter()
+            .map(|p| {
+                json!({
+                    "id": p.id,
+                    "from": Self::sync_end_name(model, &p.from, &self.attached),
+                    "to": Self::sync_end_name(model, &p.to, &self.attached),
+                })
+            })
+            .collect();
         let mut activations: Vec<Value> = self
             .activations
             .iter()
@@ -398,6 +411,7 @@ impl Allocation {
             },
             "nodes": nodes,
             "syncs": syncs,
+            "split_events": split_events,
             "activations": activations,
             "attached": attached,
         });
