@@ -1,6 +1,6 @@
 //! Every corpus graph under a test assignment: stream = engine subgraph index % 4 (a fixed
 //! multi-stream assignment for testing the sync stage until the static pass chain lands).
-//! The default mode must reach the checker's minimum, GE mode must keep at least as many, and
+//! The default mode must reach the checker's edge minimum, GE mode must keep at least as many, and
 //! every result must pass the checker.
 
 use crate::common;

@@ -1,5 +1,5 @@
 //! Random DAGs with random stream assignments: in every mode the checker accepts the result,
-//! and the default mode keeps exactly the checker's minimum number of syncs.
+//! and the default mode keeps exactly the checker's edge minimum number of syncs.
 
 use proptest::prelude::*;
 use stream_alloc::allocate_from_preassigned;

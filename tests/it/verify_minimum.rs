@@ -1,4 +1,4 @@
-//! The checker's two minimum-sync algorithms agree, and the sparse one serves graphs too large
+//! The checker's two edge-minimum algorithms agree, and the sparse one serves graphs too large
 //! for a bitset per node.
 
 use crate::common;
@@ -20,7 +20,7 @@ fn both_minimum_algorithms_agree_on_the_corpus() {
         let dense = metrics::edge_sync_minimum(&doc, &doc.dependencies(&model));
         let sparse = metrics::edge_sync_minimum_by_stream_reach(&doc, &doc.dependencies(&model));
         assert_eq!(dense, sparse, "{}", path.display());
-        assert_eq!(dense, Some(alloc.syncs.len()), "{}: the default mode reaches the minimum", path.display());
+        assert_eq!(dense, Some(alloc.syncs.len()), "{}: the default mode reaches the edge minimum", path.display());
     }
 }
 
