@@ -19,7 +19,9 @@ pub mod split;
 pub mod summary;
 pub mod sync;
 
-pub use allocation::{Allocation, InsertedNode, SessionStage, Stage, SyncEnd, SyncPair};
+pub use allocation::{
+    Allocation, AllocationJson, InsertedKind, InsertedNode, NodeSyncs, SessionStage, Stage, SyncEnd, SyncPair,
+};
 pub use mode::Mode;
 pub use split::{TaskCounts, TaskLimits};
 
@@ -74,7 +76,13 @@ pub fn split_stage(
 ) -> Result<()> {
     alloc.stage = Stage::Split;
     split::split_streams_with(model, options, alloc, limits, tasks)?;
-    check_stream_count(model, alloc.physical_count + alloc.attached_count, "physical")
+    check_stream_count(model, alloc.physical_count() + alloc.attached_count, "physical")
+}
+
+/// Stage 4, GE's `GenerateSyncEventNodes` handing the Send/Recv nodes to the host: the sync
+/// nodes exist since the sync stage, so the allocation is complete as it stands.
+pub fn generated_stage(alloc: &mut Allocation) {
+    alloc.stage = Stage::All;
 }
 
 /// The device creates fewer than `MAX_STREAM_NUM` streams: an assignment needing more is an
@@ -133,7 +141,6 @@ fn place_unassigned_task_nodes(model: &Model, alloc: &mut Allocation) -> Result<
             alloc.logical_stream[n] = Some(StreamId(0));
             alloc.stream[n] = Some(StreamId(0));
             alloc.logical_count = alloc.logical_count.max(1);
-            alloc.physical_count = alloc.physical_count.max(1);
             if alloc.split_to_logic.is_empty() {
                 alloc.split_to_logic.push(StreamId(0));
             }

@@ -357,7 +357,7 @@ mod tests {
         let dense = edge_sync_minimum(&d, &deps).unwrap();
         let sparse = edge_sync_minimum_by_stream_reach(&d, &deps).unwrap();
         assert_eq!(dense, sparse);
-        assert_eq!(dense, alloc.syncs.len());
+        assert_eq!(dense, alloc.syncs().len());
         assert!(dense >= 3, "{dense}");
     }
 }

@@ -53,17 +53,17 @@ fn zero_task_stream_receiving_hundreds_of_events() {
         if !compat {
             // The only syncs are the split's, between pieces of the producers' streams.
             let views = |n: stream_alloc::graph::NodeId| m.nodes[n].tasks == 0;
-            assert!(alloc.syncs.iter().all(|p| !views(p.from.node) && !views(p.to.node)), "a view waits");
-            assert_eq!(alloc.syncs.len() as u32, alloc.split_event_count);
+            assert!(alloc.syncs().iter().all(|p| !views(p.from.node) && !views(p.to.node)), "a view waits");
+            assert_eq!(alloc.syncs().len() as u32, alloc.split_event_count());
             let v0 = m.nodes.ids().find(|&n| m.nodes[n].name == "v0").unwrap();
-            let on_views = m.nodes.ids().filter(|&n| alloc.stream[n] == alloc.stream[v0]).count();
+            let on_views = m.nodes.ids().filter(|&n| alloc.stream()[n] == alloc.stream()[v0]).count();
             assert_eq!(on_views, 300, "the views' stream is split");
             continue;
         }
-        assert!(alloc.syncs.len() >= 300, "every view waits: {} syncs", alloc.syncs.len());
+        assert!(alloc.syncs().len() >= 300, "every view waits: {} syncs", alloc.syncs().len());
         let (_, fullest) = report.max_stream_tasks.unwrap();
         assert!(fullest <= 37, "compat={compat}: a stream holds {fullest} tasks");
-        assert!(alloc.physical_count > 600 / 37, "compat={compat}: {} streams", alloc.physical_count);
+        assert!(alloc.physical_count() > 600 / 37, "compat={compat}: {} streams", alloc.physical_count());
         // Without the limit the same document breaks rule 7 for the checker at a lower one.
         let mut tight = m.clone();
         tight.options.max_task_count = Some(40);
@@ -124,8 +124,8 @@ fn corpus_streams_stay_within_the_task_limit() {
 /// Tasks of the Send/Recv nodes one graph node carries (most over all nodes).
 fn most_syncs_of_one_node(m: &Model, alloc: &stream_alloc::Allocation) -> u64 {
     let mut per = vec![0u64; m.nodes.len()];
-    for ins in &alloc.inserted {
-        per[ins.anchor.index()] += stream_alloc::compile::split::sync_node_tasks(ins.op_type).unwrap_or(0);
+    for ins in alloc.inserted() {
+        per[ins.anchor.index()] += ins.kind.sync_tasks().unwrap_or(0);
     }
     per.into_iter().max().unwrap_or(0)
 }
