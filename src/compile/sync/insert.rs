@@ -140,7 +140,8 @@ fn insert_one_slow(
 /// Nodes GE's control-flow rules look at are never transparent, whatever their tasks, so those
 /// rules see the same nodes as in GE: Enter/RefEnter (no sync into a loop, activation orders
 /// it), StreamActive, StreamSwitch, stream labels and activation lists, loop activation,
-/// subgraph owners and `_subgraph_end_node`. Syncs GE places for reasons other than an edge
+/// subgraph owners and `_subgraph_end_node`. Nor is a node that runs tasks all the same: on an
+/// attached stream, or by `_node_sqe_num` / `_hccl_task_num` (the split's counts). Syncs GE places for reasons other than an edge
 /// stay as they are: `CoverAllStreamByNetoutput` (the model's end waits for every attached
 /// stream, so the NetOutput keeps them), attached value dependencies and the loop's events.
 pub struct Contraction {
@@ -170,8 +171,11 @@ impl Contraction {
             .map(|(n, node)| {
                 node.tasks == 0
                     && node.subgraphs.is_empty()
+                    && st.attached[n].is_empty()
                     && !Self::OPAQUE.iter().any(|&f| st.facts.has(n, f))
-                    && !(st.facts.has(n, NodeFacts::GE_ATTRS) && node.ge_attrs.flag("_subgraph_end_node"))
+                    && !(st.facts.has(n, NodeFacts::GE_ATTRS)
+                        && (node.ge_attrs.flag("_subgraph_end_node")
+                            || crate::compile::split::main_task_count(model, n).map_or(true, |t| t > 0)))
             })
             .collect();
         let n = model.nodes.len();
