@@ -50,6 +50,7 @@ struct Row {
     chosen: String,
     streams: u32,
     syncs: usize,
+    /// The checker's edge minimum (fewest syncs each joining the ends of one dependency).
     min_syncs: Option<usize>,
     makespan: f64,
     lower_bound: f64,
@@ -103,7 +104,7 @@ fn row(path: &PathBuf, options: &[String], policy: &str, cfg: &SimConfig, ideal:
         chosen,
         streams: sim.streams,
         syncs: sim.syncs,
-        min_syncs: check.min_sync_count,
+        min_syncs: check.edge_sync_minimum,
         makespan: sim.makespan_us,
         lower_bound: sim.lower_bound_us,
         ratio: sim.ratio(),
@@ -130,7 +131,7 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                 .map(|r| {
                     let mut v = json!({
                         "graph": r.graph, "policy": r.policy, "chosen": r.chosen, "streams": r.streams,
-                        "syncs": r.syncs, "min_syncs": r.min_syncs, "makespan_us": round3(r.makespan),
+                        "syncs": r.syncs, "edge_min_syncs": r.min_syncs, "makespan_us": round3(r.makespan),
                         "lower_bound_us": round3(r.lower_bound), "ratio": round3(r.ratio),
                         "ideal_us": round3(r.ideal), "ratio_to_ideal": round3(r.to_ideal),
                     });
@@ -146,7 +147,7 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
         }
         TableFormat::Csv => {
             let mut s = String::from(
-                "graph,policy,chosen,streams,syncs,min_syncs,makespan_us,lower_bound_us,ratio,ideal_us,ratio_to_ideal",
+                "graph,policy,chosen,streams,syncs,edge_min_syncs,makespan_us,lower_bound_us,ratio,ideal_us,ratio_to_ideal",
             );
             s.push_str(if mem { ",peak_bytes\n" } else { "\n" });
             for r in rows {
@@ -171,9 +172,9 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
         }
         TableFormat::Markdown => {
             let mut s = String::from(if mem {
-                "| graph | policy | streams | syncs | min syncs | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound | peak bytes |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+                "| graph | policy | streams | syncs | edge-min syncs | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound | peak bytes |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
             } else {
-                "| graph | policy | streams | syncs | min syncs | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+                "| graph | policy | streams | syncs | edge-min syncs | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
             });
             for r in rows {
                 let policy =
