@@ -33,6 +33,8 @@ mod simulate_model;
 mod single_stream;
 mod split_corpus;
 mod split_ge;
+mod step_cli;
+mod step_fixtures;
 mod summary_corpus;
 mod summary_format;
 mod sync_activation;
