@@ -146,6 +146,22 @@ impl<'m> StepContext<'m> {
             alloc.activations = lists;
         }
         let mut st = SyncState::new(model, alloc.logical_stream.clone(), alloc.attached.clone(), kind);
+        // The logical passes named before the steps may have moved a given event's end.
+        for p in &alloc.syncs {
+            let (from, to) = (st.end_stream(p.from), st.end_stream(p.to));
+            if from.is_none() || to.is_none() || from == to {
+                bail!(
+                    Field,
+                    "event {} from '{}' to '{}': after the logical passes its ends are on streams {} and {}; an \
+                     event joins two different streams",
+                    p.id,
+                    model.nodes[p.from.node].name,
+                    model.nodes[p.to.node].name,
+                    from.map_or(-1, |s| i64::from(s.0)),
+                    to.map_or(-1, |s| i64::from(s.0))
+                );
+            }
+        }
         for p in &alloc.syncs {
             let attached_phase = p.from.attached.is_some() || p.to.attached.is_some();
             st.syncs.push(RawSync { from: p.from, to: p.to, id: p.id, alive: true, attached_phase });
@@ -197,10 +213,7 @@ impl<'m> StepContext<'m> {
     /// Refuses a step on logical streams once the split has run.
     fn before_split(&self, step: &str) -> Result<()> {
         if self.pieces.is_some() {
-            bail!(
-                Stage,
-                "{step} works on logical streams and runs before SplitStreams; name it earlier in the list"
-            );
+            bail!(Stage, "{step} works on logical streams and runs before SplitStreams; name it earlier in the list");
         }
         Ok(())
     }
@@ -428,7 +441,8 @@ pub fn set_active_streams_for_loop(c: &mut StepContext<'_>) -> Result<()> {
 /// GE: `AssignSingleStream` (single-stream mode only).
 pub fn assign_single_stream(c: &mut StepContext<'_>) -> Result<()> {
     c.before_split("AssignSingleStream")?;
-    let steps = SplitSteps { activate: false, assign_single: true, split: false, update_active: false, next_stream: None };
+    let steps =
+        SplitSteps { activate: false, assign_single: true, split: false, update_active: false, next_stream: None };
     c.split(steps)?;
     Ok(())
 }
@@ -438,7 +452,8 @@ pub fn split_streams(c: &mut StepContext<'_>) -> Result<()> {
     if c.pieces.is_some() {
         bail!(Stage, "SplitStreams runs once; the list names it twice");
     }
-    let steps = SplitSteps { activate: false, assign_single: false, split: true, update_active: false, next_stream: None };
+    let steps =
+        SplitSteps { activate: false, assign_single: false, split: true, update_active: false, next_stream: None };
     let pieces = c.split(steps)?;
     c.pieces = Some(pieces);
     c.alloc.stage = Stage::Split;

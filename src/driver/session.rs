@@ -396,7 +396,11 @@ impl<M: Deref<Target = Model>> Session<M> {
             self.assign_logical_streams()?;
         }
         if self.stage == SessionStage::Logical && target >= SessionStage::Sync {
-            if self.given_syncs { self.insert_given_syncs()? } else { self.insert_syncs()? }
+            if self.given_syncs {
+                self.insert_given_syncs()?
+            } else {
+                self.insert_syncs()?
+            }
             if target == SessionStage::Sync && self.options.verify {
                 compile::verify_stage(&self.model, self.allocation()?, &self.limits)?;
             }

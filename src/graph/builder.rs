@@ -448,7 +448,12 @@ fn resolve_events(
     let mut out = Vec::with_capacity(specs.len());
     for (i, e) in specs.iter().enumerate() {
         if e.id > super::MAX_GIVEN_EVENT_ID {
-            bail!(Field, "events[{i}]: id {} is beyond the largest supported event id {}", e.id, super::MAX_GIVEN_EVENT_ID);
+            bail!(
+                Field,
+                "events[{i}]: id {} is beyond the largest supported event id {}",
+                e.id,
+                super::MAX_GIVEN_EVENT_ID
+            );
         }
         let end = |side: &str, graph: &Option<String>, name: &str, attached: Option<u32>| {
             let g = match graph.as_deref() {

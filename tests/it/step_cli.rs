@@ -14,11 +14,7 @@ fn steps_fixture(name: &str) -> String {
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_stream-alloc")).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
 }
 
 fn doc(text: &str) -> Value {
@@ -109,7 +105,8 @@ fn ge_stage_steps_reproduce_the_pipeline_under_compat_ge() {
             m.remove("steps");
             m.remove("stage");
         }
-        let differ: Vec<&String> = a.as_object().unwrap().iter().filter(|(k, v)| b[k.as_str()] != **v).map(|(k, _)| k).collect();
+        let differ: Vec<&String> =
+            a.as_object().unwrap().iter().filter(|(k, v)| b[k.as_str()] != **v).map(|(k, _)| k).collect();
         assert!(differ.is_empty() && a == b, "{fixture}: the steps and the pipeline differ in {differ:?}");
     }
 }
@@ -135,7 +132,7 @@ fn given(graph: &Value, alloc: &Value, syncs: bool) -> Value {
     for n in alloc["nodes"].as_array().unwrap().iter().filter(|n| n.get("inserted").is_none()) {
         stream.insert((n["graph"].as_str().unwrap().to_string(), n["name"].as_str().unwrap().to_string()), n.clone());
     }
-    let mut set = |nodes: &mut Value, graph: &str| {
+    let set = |nodes: &mut Value, graph: &str| {
         for n in nodes.as_array_mut().unwrap() {
             let a = &stream[&(graph.to_string(), n["name"].as_str().unwrap().to_string())];
             n["stream"] = a["logical_stream"].clone();
@@ -172,7 +169,9 @@ fn from_a_later_stage_reproduces_the_whole_pipeline_on_the_corpus() {
         let path = common::corpus_graph(file);
         let graph: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         let p = path.to_str().unwrap();
-        for opts in [&[][..], &["--option", "compat=ge"], &["--option", "max_task_count=64"], &["--option", "event=notify"]] {
+        for opts in
+            [&[][..], &["--option", "compat=ge"], &["--option", "max_task_count=64"], &["--option", "event=notify"]]
+        {
             let alloc = |g: &str, extra: &[&str]| {
                 let mut args = vec!["allocate", g, "--format", "json", "-q"];
                 args.extend(extra);

@@ -308,7 +308,8 @@ pub fn split_steps(
         }
     }
 
-    let space = if steps.activate { activate::assign_logical(model, alloc)? } else { activate::stream_space(model, alloc) };
+    let space =
+        if steps.activate { activate::assign_logical(model, alloc)? } else { activate::stream_space(model, alloc) };
     let space = space.max(steps.next_stream.unwrap_or(0));
 
     if limits.unlimited_depth {
