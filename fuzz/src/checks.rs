@@ -92,26 +92,26 @@ pub fn only_unavoidable_task_overflows(
         return Err(format!("{v:?}"));
     }
     let limits = TaskLimits::from_options(&model.options);
-    if limits.unlimited_depth || alloc.stage < Stage::Split {
+    if limits.unlimited_depth || alloc.stage() < Stage::Split {
         return if report.violations.is_empty() { Ok(()) } else { Err(format!("{:?}", report.violations)) };
     }
-    let streams = alloc.physical_count as usize;
+    let streams = alloc.physical_count() as usize;
     let mut total = vec![0u64; streams];
     let mut unit: BTreeMap<(usize, u32), u64> = BTreeMap::new();
     for n in model.nodes.ids() {
-        if let Some(s) = alloc.stream[n] {
+        if let Some(s) = alloc.stream()[n] {
             let t = split::main_task_count(model, n).unwrap();
             total[s.index()] += t;
             *unit.entry((n.index(), s.0)).or_default() += t;
         }
-        for (i, s) in alloc.attached[n].iter().enumerate() {
+        for (i, s) in alloc.attached()[n].iter().enumerate() {
             let t = split::attached_task_count(model, n, i).unwrap();
             total[s.index()] += t;
             *unit.entry((n.index(), s.0)).or_default() += t;
         }
     }
-    for ins in &alloc.inserted {
-        let t = split::sync_node_tasks(ins.op_type).unwrap_or(1);
+    for ins in alloc.inserted() {
+        let t = ins.kind.sync_tasks().unwrap_or(1);
         total[ins.stream.index()] += t;
         *unit.entry((ins.anchor.index(), ins.stream.0)).or_default() += t;
     }
@@ -121,7 +121,7 @@ pub fn only_unavoidable_task_overflows(
     }
     let split_events = split::plan::SPLIT_RECV_TASKS + split::plan::SPLIT_SEND_TASKS;
     for s in 0..streams {
-        let huge = alloc.huge_streams.iter().any(|h| h.index() == s);
+        let huge = alloc.huge_streams().iter().any(|h| h.index() == s);
         let limit = if huge { limits.huge.unwrap_or(limits.normal) } else { limits.normal };
         let room = u64::from(limit).saturating_sub(u64::from(RESERVED_TASKS));
         let unavoidable = biggest[s] + split_events > room && total[s] <= biggest[s] + split_events;

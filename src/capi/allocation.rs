@@ -77,7 +77,7 @@ impl sa_allocation {
         for (id, n) in model.nodes.enumerate() {
             by_name[n.graph.index()].insert(n.name.clone(), id);
         }
-        let mode = lossy_cstring(&alloc.mode);
+        let mode = lossy_cstring(alloc.mode());
         sa_allocation {
             model,
             alloc,
@@ -239,7 +239,7 @@ pub unsafe extern "C" fn sa_allocation_stream_at(
         with_alloc(allocation, |a| {
             let out = out_ptr(stream, "stream")?;
             let n = a.at(index)?;
-            write_out(out, stream_value(a.alloc.stream[n]));
+            write_out(out, stream_value(a.alloc.stream()[n]));
             Ok(())
         })
     })
@@ -260,7 +260,7 @@ pub unsafe extern "C" fn sa_allocation_logical_stream_at(
         with_alloc(allocation, |a| {
             let out = out_ptr(stream, "stream")?;
             let n = a.at(index)?;
-            write_out(out, stream_value(a.alloc.logical_stream[n]));
+            write_out(out, stream_value(a.alloc.logical_stream()[n]));
             Ok(())
         })
     })
@@ -284,7 +284,7 @@ pub unsafe extern "C" fn sa_allocation_stream_of(
         with_alloc(allocation, |a| {
             let out = out_ptr(stream, "stream")?;
             let n = a.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
-            write_out(out, stream_value(a.alloc.stream[n]));
+            write_out(out, stream_value(a.alloc.stream()[n]));
             Ok(())
         })
     })
@@ -307,7 +307,7 @@ pub unsafe extern "C" fn sa_allocation_logical_stream_of(
         with_alloc(allocation, |a| {
             let out = out_ptr(stream, "stream")?;
             let n = a.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
-            write_out(out, stream_value(a.alloc.logical_stream[n]));
+            write_out(out, stream_value(a.alloc.logical_stream()[n]));
             Ok(())
         })
     })
@@ -336,7 +336,7 @@ pub unsafe extern "C" fn sa_allocation_logical_stream_count(
     allocation: *const sa_allocation,
     out: *mut u32,
 ) -> sa_status {
-    ffi_boundary(|| unsafe { count(allocation, out, |a| a.logical_count) })
+    ffi_boundary(|| unsafe { count(allocation, out, |a| a.logical_count()) })
 }
 
 /// Stores in `*out` the number of physical streams after the split (equal to the logical
@@ -349,7 +349,7 @@ pub unsafe extern "C" fn sa_allocation_physical_stream_count(
     allocation: *const sa_allocation,
     out: *mut u32,
 ) -> sa_status {
-    ffi_boundary(|| unsafe { count(allocation, out, |a| a.physical_count) })
+    ffi_boundary(|| unsafe { count(allocation, out, |a| a.physical_count()) })
 }
 
 /// Stores in `*out` the number of attached streams. Thread-safe.
@@ -361,7 +361,7 @@ pub unsafe extern "C" fn sa_allocation_attached_stream_count(
     allocation: *const sa_allocation,
     out: *mut u32,
 ) -> sa_status {
-    ffi_boundary(|| unsafe { count(allocation, out, |a| a.attached_count) })
+    ffi_boundary(|| unsafe { count(allocation, out, |a| a.attached_count()) })
 }
 
 /// Stores in `*out` the number of distinct sync ids (events or notifies, see the JSON's
@@ -371,7 +371,7 @@ pub unsafe extern "C" fn sa_allocation_attached_stream_count(
 /// `allocation` is NULL or a live handle; `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_allocation_sync_count(allocation: *const sa_allocation, out: *mut u32) -> sa_status {
-    ffi_boundary(|| unsafe { count(allocation, out, |a| a.sync_count) })
+    ffi_boundary(|| unsafe { count(allocation, out, |a| a.sync_count()) })
 }
 
 /// Stores in `*mode` the mode the model was allocated in (`"static-single"`,
@@ -400,7 +400,7 @@ pub unsafe extern "C" fn sa_allocation_stage(allocation: *const sa_allocation, s
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
             let out = out_ptr(stage, "stage")?;
-            write_out(out, stage_value(a.alloc.stage));
+            write_out(out, stage_value(a.alloc.stage()));
             Ok(())
         })
     })

@@ -20,12 +20,12 @@ use super::{
     ApiError, ApiResult, LastError, SA_NOT_FOUND, SA_NULL_POINTER, arg_str, ffi_boundary, lossy_cstring, opt_str,
     out_ptr, sa_status, write_out,
 };
-use crate::compile::SessionStage;
+use crate::compile::{NodeSyncs, SessionStage};
 use crate::driver::Session;
 
 /// The session a C host drives: it owns the built model.
 type CompileSession = Session<Arc<Model>>;
-use crate::graph::{Model, NodeId, StreamId};
+use crate::graph::{EventId, Model, NodeId, StreamId};
 
 /// How far a session has run (an `int32_t`; one of `SA_SESSION_*`).
 pub type sa_session_stage = i32;
@@ -45,10 +45,8 @@ pub const SA_SESSION_GENERATED: sa_session_stage = 4;
 struct NodeView {
     attached: Vec<i64>,
     attached_logical: Vec<i64>,
-    send: Vec<u32>,
-    recv: Vec<u32>,
-    send_events: Vec<u32>,
-    recv_events: Vec<u32>,
+    /// Its id, for the sync index.
+    id: NodeId,
     active: Vec<i64>,
 }
 
@@ -66,6 +64,8 @@ struct InsertedView {
 struct View {
     /// By execution-order index.
     nodes: Vec<NodeView>,
+    /// The allocation's per-node sync index, read in place.
+    syncs: NodeSyncs,
     inserted: Vec<InsertedView>,
     huge: Vec<i64>,
     split_to_logic: Vec<i64>,
@@ -102,29 +102,32 @@ impl sa_session {
                     NodeView {
                         attached: ids(&i.attached),
                         attached_logical: ids(&i.attached_logical),
-                        send: i.send.clone(),
-                        recv: i.recv.clone(),
-                        send_events: i.send_events.clone(),
-                        recv_events: i.recv_events.clone(),
+                        id: n,
                         active: ids(&i.active_streams),
                     }
                 })
                 .collect();
+            let syncs = a.node_syncs();
             let inserted = s
                 .inserted_nodes()?
                 .into_iter()
                 .map(|i| InsertedView {
                     name: lossy_cstring(&i.name(s.model())),
-                    op_type: lossy_cstring(i.op_type),
+                    op_type: lossy_cstring(i.op_type()),
                     anchor: i.anchor,
                     before: i.before,
                     stream: i64::from(i.stream.0),
                     logical_stream: i64::from(i.logical_stream.0),
-                    sync_id: i.sync_id.map_or(-1, i64::from),
+                    sync_id: i.sync_id.map_or(-1, |id| i64::from(id.0)),
                 })
                 .collect();
-            self.view =
-                Some(View { nodes, inserted, huge: ids(&a.huge_streams), split_to_logic: ids(&a.split_to_logic) });
+            self.view = Some(View {
+                nodes,
+                syncs,
+                inserted,
+                huge: ids(a.huge_streams()),
+                split_to_logic: ids(a.split_to_logic()),
+            });
         }
         Ok(self.view.as_ref().expect("just built"))
     }
@@ -176,6 +179,15 @@ unsafe fn write_array<T>(ptr: *mut *const T, count: *mut usize, v: &[T]) {
     }
 }
 
+/// The ids as the `uint32_t` array C reads, without a copy.
+fn raw_ids(ids: &[EventId]) -> &[u32] {
+    // SAFETY: `EventId` is `repr(transparent)` over `u32`: same size, alignment and validity.
+    unsafe { std::slice::from_raw_parts(ids.as_ptr().cast::<u32>(), ids.len()) }
+}
+
+/// Picks a node's send and recv lists from the index.
+type PickLists = fn(&NodeSyncs, NodeId) -> (&[EventId], &[EventId]);
+
 /// An output array and its count.
 type IdsOut = (*mut *const u32, *mut usize);
 
@@ -184,20 +196,15 @@ type IdsOut = (*mut *const u32, *mut usize);
 ///
 /// # Safety
 /// The outputs are NULL or writable.
-unsafe fn write_send_recv(
-    s: &mut sa_session,
-    index: usize,
-    send: IdsOut,
-    recv: IdsOut,
-    lists: fn(&NodeView) -> (&Vec<u32>, &Vec<u32>),
-) -> ApiResult {
+unsafe fn write_send_recv(s: &mut sa_session, index: usize, send: IdsOut, recv: IdsOut, lists: PickLists) -> ApiResult {
     let (a, b) = (out_ptr(send.0, "send")?, out_ptr(send.1, "send_count")?);
     let (c, d) = (out_ptr(recv.0, "recv")?, out_ptr(recv.1, "recv_count")?);
     s.index(index)?;
-    let (sends, recvs) = lists(&s.view()?.nodes[index]);
+    let view = s.view()?;
+    let (sends, recvs) = lists(&view.syncs, view.nodes[index].id);
     unsafe {
-        write_array(a, b, sends);
-        write_array(c, d, recvs);
+        write_array(a, b, raw_ids(sends));
+        write_array(c, d, raw_ids(recvs));
     }
     Ok(())
 }
@@ -464,8 +471,8 @@ pub unsafe extern "C" fn sa_session_node_streams(
             let ph = out_ptr(stream, "stream")?;
             let n = s.index(index)?;
             let a = s.session.allocation()?;
-            write_out(lo, sv(a.logical_stream[n]));
-            write_out(ph, sv(a.stream[n]));
+            write_out(lo, sv(a.logical_stream()[n]));
+            write_out(ph, sv(a.stream()[n]));
             Ok(())
         })
     })
@@ -513,7 +520,7 @@ pub unsafe extern "C" fn sa_session_node_syncs(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
-            write_send_recv(s, index, (send, send_count), (recv, recv_count), |v| (&v.send, &v.recv))
+            write_send_recv(s, index, (send, send_count), (recv, recv_count), |v, n| (v.sends(n), v.recvs(n)))
         })
     })
 }
@@ -534,7 +541,9 @@ pub unsafe extern "C" fn sa_session_node_split_events(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
-            write_send_recv(s, index, (send, send_count), (recv, recv_count), |v| (&v.send_events, &v.recv_events))
+            write_send_recv(s, index, (send, send_count), (recv, recv_count), |v, n| {
+                (v.split_sends(n), v.split_recvs(n))
+            })
         })
     })
 }

@@ -150,15 +150,6 @@ impl Inputs {
     }
 }
 
-/// Allocation JSON with the policy's report as an extra `policy` object.
-pub fn to_json_with_report(model: &Model, alloc: &Allocation, report: &PolicyReport) -> serde_json::Value {
-    let mut doc = alloc.to_json(model);
-    if let serde_json::Value::Object(m) = &mut doc {
-        m.insert("policy".into(), report.to_json());
-    }
-    doc
-}
-
 /// The checker's report as allocation JSON's `verify` object (`verify=true`): the verdict,
 /// the edges proven ordered, the syncs against the minimum for this assignment, and the
 /// graph's width with an antichain as witness.
@@ -255,15 +246,15 @@ fn summary(model: &Model, alloc: &Allocation, elapsed: std::time::Duration) -> S
         "{}: {} nodes, mode {}, stage {}\n  streams: {} logical, {} physical, {} attached\n  {}s: {}\n",
         model.name,
         model.nodes.len(),
-        alloc.mode,
-        alloc.stage.as_str(),
-        alloc.logical_count,
-        alloc.physical_count,
-        alloc.attached_count,
-        alloc.sync_kind.as_str(),
-        alloc.sync_count
+        alloc.mode(),
+        alloc.stage().as_str(),
+        alloc.logical_count(),
+        alloc.physical_count(),
+        alloc.attached_count(),
+        alloc.sync_kind().as_str(),
+        alloc.sync_count()
     );
-    let unassigned = alloc.stream.iter().filter(|s| s.is_none()).count();
+    let unassigned = alloc.stream().iter().filter(|s| s.is_none()).count();
     s.push_str(&nodes_per_stream_lines(&alloc.nodes_per_stream(), unassigned));
     s.push_str(&format!("  time: {:.3} ms\n", elapsed.as_secs_f64() * 1e3));
     s
@@ -306,29 +297,24 @@ pub fn run(args: AllocateArgs) -> i32 {
     // `verify=true`: the checker's report, in the summary and as a `verify` object. A logical
     // stage has no syncs yet, so there is nothing to prove.
     let checked = match &result {
-        Ok((inputs, alloc, _)) if inputs.options.verify && alloc.stage != Stage::Logical => {
+        Ok((inputs, alloc, _)) if inputs.options.verify && alloc.stage() != Stage::Logical => {
             Some(verify::check(&inputs.model, &alloc.to_json(&inputs.model)))
         }
         _ => None,
     };
     let (text, code) = match &result {
-        Ok((inputs, alloc, None)) if checked.is_none() && trace.is_none() => {
-            (alloc.to_json_string(&inputs.model), EXIT_OK)
-        }
         Ok((inputs, alloc, report)) => {
-            let mut doc = match report {
-                Some(r) => to_json_with_report(&inputs.model, alloc, r),
-                None => alloc.to_json(&inputs.model),
-            };
-            if let (Some(c), serde_json::Value::Object(m)) = (&checked, &mut doc) {
-                m.insert("verify".into(), verify_json(c));
+            let mut doc = alloc.json(&inputs.model);
+            if let Some(r) = report {
+                doc = doc.with("policy", r.to_json());
             }
-            if let (Some(t), serde_json::Value::Object(m)) = (&trace, &mut doc) {
-                m.insert("steps".into(), t.to_json());
+            if let Some(c) = &checked {
+                doc = doc.with("verify", verify_json(c));
             }
-            let mut text = serde_json::to_string_pretty(&doc).expect("JSON values always serialise");
-            text.push('\n');
-            (text, EXIT_OK)
+            if let Some(t) = &trace {
+                doc = doc.with("steps", t.to_json());
+            }
+            (doc.to_string_pretty(), EXIT_OK)
         }
         Err(e) => (error_json_string(e), EXIT_ALLOC_ERROR),
     };
@@ -348,7 +334,7 @@ pub fn run(args: AllocateArgs) -> i32 {
                     s.push_str(&policy_line(r));
                 }
                 if let Some(c) = &checked {
-                    s.push_str(&verify_line(c, alloc.sync_count));
+                    s.push_str(&verify_line(c, alloc.sync_count()));
                 } else if inputs.options.verify {
                     s.push_str("  verify: nothing to check at stage logical\n");
                 }

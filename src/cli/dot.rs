@@ -103,8 +103,8 @@ pub fn run(args: DotArgs) -> i32 {
             Some(p) => from_document(model, p)?,
             None => {
                 let (a, _) = inputs.compile(Stage::All, SimConfig::default())?;
-                let waits = a.syncs.iter().map(|p| (p.from.node, p.to.node)).collect();
-                (a.stream, waits)
+                let waits = a.syncs().iter().map(|p| (p.from.node, p.to.node)).collect();
+                (a.stream().clone(), waits)
             }
         };
         let streams = match args.view {

@@ -45,7 +45,7 @@ fn text(model: &Model, alloc: &Allocation, sim: &SimResult, report: &Option<poli
     let mut s = format!(
         "{}: policy {}, {} streams, {} syncs\n  makespan {:.3} us, lower bound {:.3} us (critical path {:.3}, work/units {:.3}), ratio {:.3}\n  single stream {:.3} us, utilisation {:.1} %\n",
         model.name,
-        alloc.mode,
+        alloc.mode(),
         sim.streams,
         sim.syncs,
         sim.makespan_us,

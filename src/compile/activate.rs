@@ -9,10 +9,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::allocation::{Allocation, InsertedNode, Naming};
+use super::allocation::{Allocation, InsertedKind, InsertedNode, Naming};
 use crate::bail;
 use crate::error::Result;
-use crate::graph::{GraphId, Model, NodeId, StreamId};
+use crate::graph::{GraphId, InsertedId, Model, NodeId, StreamId};
 
 /// `subgraph_first_active`: the node that starts a subgraph's streams; never a split point.
 pub const SUBGRAPH_FIRST_ACTIVE: &str = "subgraph_first_active";
@@ -172,7 +172,7 @@ impl Activation {
                 self.activated.insert(stream.0);
                 alloc.inserted.push(InsertedNode {
                     naming: Naming::Given(format!("{}_StreamActive_{}", node.name, created.len())),
-                    op_type: "StreamActive",
+                    kind: InsertedKind::StreamActive,
                     graph: node.graph,
                     stream,
                     logical_stream: stream,
@@ -180,9 +180,8 @@ impl Activation {
                     before: false,
                     sync_id: None,
                 });
-                alloc
-                    .inserted_activations
-                    .push((alloc.inserted.len() - 1, streams.iter().copied().map(StreamId).collect()));
+                let id = InsertedId::new(alloc.inserted.len() - 1);
+                alloc.inserted_activations.push((id, streams.iter().copied().map(StreamId).collect()));
                 created.push(stream);
             }
             if !created.is_empty() {
@@ -291,7 +290,7 @@ pub fn loop_after_split(model: &Model, alloc: &mut Allocation) {
             .collect();
         let own = alloc.stream[n];
         alloc.activations[i].1 =
-            (0..alloc.physical_count).map(StreamId).filter(|s| !others.contains(s) && Some(*s) != own).collect();
+            (0..alloc.physical_count()).map(StreamId).filter(|s| !others.contains(s) && Some(*s) != own).collect();
     }
 }
 

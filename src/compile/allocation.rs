@@ -2,10 +2,12 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Map, Value, json};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::{Value, json};
 
 use crate::error::Error;
-use crate::graph::{GraphId, IdVec, Model, NodeId, StreamId, SyncKind};
+use crate::graph::csr::Csr;
+use crate::graph::{EventId, GraphId, IdVec, InsertedId, Model, NodeId, StreamId, SyncKind};
 
 pub const ALLOCATION_FORMAT: &str = "stream-allocation";
 pub const ALLOCATION_VERSION: u64 = 1;
@@ -28,18 +30,82 @@ impl SyncEnd {
 /// waits for it right before `to`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SyncPair {
-    pub id: u32,
+    pub id: EventId,
     pub from: SyncEnd,
     pub to: SyncEnd,
 }
 
-/// A node the pipeline inserted (Send, Recv, SendNotify, RecvNotify, StreamActive).
+/// What an inserted node is: GE's own operator types, the only ones the pipeline creates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum InsertedKind {
+    /// Event record after its anchor.
+    Send,
+    /// Event wait before its anchor.
+    Recv,
+    /// Notify record after its anchor.
+    SendNotify,
+    /// Notify wait before its anchor.
+    RecvNotify,
+    /// Activates the streams of a `StreamSwitch` branch.
+    StreamActive,
+}
+
+impl InsertedKind {
+    /// GE's operator type.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InsertedKind::Send => "Send",
+            InsertedKind::Recv => "Recv",
+            InsertedKind::SendNotify => "SendNotify",
+            InsertedKind::RecvNotify => "RecvNotify",
+            InsertedKind::StreamActive => "StreamActive",
+        }
+    }
+
+    /// The record and wait kinds of a sync kind.
+    pub fn sync_pair(kind: SyncKind) -> (InsertedKind, InsertedKind) {
+        match kind {
+            SyncKind::Event => (InsertedKind::Send, InsertedKind::Recv),
+            SyncKind::Notify => (InsertedKind::SendNotify, InsertedKind::RecvNotify),
+        }
+    }
+
+    /// A record or a wait (not a `StreamActive`).
+    pub fn is_sync(self) -> bool {
+        self != InsertedKind::StreamActive
+    }
+
+    pub fn is_notify(self) -> bool {
+        matches!(self, InsertedKind::SendNotify | InsertedKind::RecvNotify)
+    }
+
+    /// Run-time tasks of a sync node: a wait is GE's event-wait plus its reset (2), a record 1.
+    /// `None` for a `StreamActive`, whose tasks the split charges by what it activates.
+    pub fn sync_tasks(self) -> Option<u64> {
+        match self {
+            InsertedKind::Recv | InsertedKind::RecvNotify => Some(2),
+            InsertedKind::Send | InsertedKind::SendNotify => Some(1),
+            InsertedKind::StreamActive => None,
+        }
+    }
+
+    /// The tag of GE's sync node names.
+    fn name_tag(self) -> &'static str {
+        match self {
+            InsertedKind::SendNotify => "_Send_Notify_",
+            InsertedKind::RecvNotify => "_Recv_Notify_",
+            InsertedKind::Recv => "_Recv_",
+            InsertedKind::Send | InsertedKind::StreamActive => "_Send_",
+        }
+    }
+}
+
+/// A node the pipeline inserted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InsertedNode {
     /// How the node is named; [`InsertedNode::name`] writes the name out.
     pub naming: Naming,
-    /// Inserted nodes are GE's own operator types, so the type is never owned.
-    pub op_type: &'static str,
+    pub kind: InsertedKind,
     pub graph: GraphId,
     /// Physical stream it runs on.
     pub stream: StreamId,
@@ -50,7 +116,7 @@ pub struct InsertedNode {
     /// `true`: right before the anchor (Recv); `false`: right after it (Send).
     pub before: bool,
     /// `event_id` / `notify_id` for sync nodes.
-    pub sync_id: Option<u32>,
+    pub sync_id: Option<EventId>,
 }
 
 /// The name of an inserted node. Sync nodes are named by GE's rule from their type and id,
@@ -72,31 +138,27 @@ impl InsertedNode {
             Naming::Given(name) => Cow::Borrowed(name),
             Naming::Sync { graph, reuse } => Cow::Owned(sync_node_name(
                 &model.graphs[*graph].name,
-                sync_tag(self.op_type),
-                self.sync_id.unwrap_or(0),
+                self.kind,
+                self.sync_id.unwrap_or_default(),
                 *reuse,
             )),
         }
     }
-}
 
-/// The name tag of a sync node type.
-pub(crate) fn sync_tag(op_type: &str) -> &'static str {
-    match op_type {
-        "SendNotify" => "_Send_Notify_",
-        "RecvNotify" => "_Recv_Notify_",
-        "Recv" => "_Recv_",
-        _ => "_Send_",
+    /// GE's operator type.
+    pub fn op_type(&self) -> &'static str {
+        self.kind.as_str()
     }
 }
 
 /// `<graph><tag><id>`, then `_Reuse_<reuse>`: written digit by digit rather than through
 /// `format!`, which dominated name-heavy outputs.
-pub(crate) fn sync_node_name(graph: &str, tag: &str, id: u32, reuse: Option<u32>) -> String {
+pub(crate) fn sync_node_name(graph: &str, kind: InsertedKind, id: EventId, reuse: Option<u32>) -> String {
+    let tag = kind.name_tag();
     let mut name = String::with_capacity(graph.len() + tag.len() + 20);
     name.push_str(graph);
     name.push_str(tag);
-    push_decimal(&mut name, id);
+    push_decimal(&mut name, id.0);
     if let Some(reuse) = reuse {
         name.push_str("_Reuse_");
         push_decimal(&mut name, reuse);
@@ -178,39 +240,40 @@ impl SessionStage {
 }
 
 /// Everything the pipeline decided for one model.
+///
+/// The fields are written only by the compile stages (logical assignment, sync insertion, the
+/// split and activation): everything else reads them through the accessors, so an
+/// allocation always is what some stage transition produced. Counts that follow from the
+/// lists are derived from them rather than stored beside them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Allocation {
     /// `static-multi`, `static-single`, `dynamic-single`, `dynamic-multi` or a policy name.
-    pub mode: String,
-    pub stage: Stage,
+    pub(in crate::compile) mode: String,
+    pub(in crate::compile) stage: Stage,
     /// Logical stream per node (`None`: runs on no stream).
-    pub logical_stream: IdVec<NodeId, Option<StreamId>>,
-    pub logical_count: u32,
+    pub(in crate::compile) logical_stream: IdVec<NodeId, Option<StreamId>>,
+    pub(in crate::compile) logical_count: u32,
     /// Physical stream per node.
-    pub stream: IdVec<NodeId, Option<StreamId>>,
-    pub physical_count: u32,
+    pub(in crate::compile) stream: IdVec<NodeId, Option<StreamId>>,
     /// Attached stream ids per node.
-    pub attached: IdVec<NodeId, Vec<StreamId>>,
-    pub attached_count: u32,
-    pub sync_kind: SyncKind,
+    pub(in crate::compile) attached: IdVec<NodeId, Vec<StreamId>>,
+    pub(in crate::compile) attached_count: u32,
+    pub(in crate::compile) sync_kind: SyncKind,
     /// Sync pairs, ordered by id then position.
-    pub syncs: Vec<SyncPair>,
-    /// Distinct sync ids (`0..sync_count`).
-    pub sync_count: u32,
-    /// Syncs the physical split added. With `sync_kind` = event they are also the last entries
-    /// of `syncs` (ids continue after the logical ones); with notify they are events, a kind of
-    /// their own, and live only in `split_events` with ids `0..split_event_count`.
-    pub split_event_count: u32,
-    /// The split's event pairs in notify mode (empty in event mode, see `split_event_count`).
-    pub split_events: Vec<SyncPair>,
+    pub(in crate::compile) syncs: Vec<SyncPair>,
+    /// Where the split's own pairs start in `syncs` (event mode; `None` before the split).
+    pub(in crate::compile) split_syncs_from: Option<usize>,
+    /// The split's event pairs in notify mode (empty in event mode, where they are the last
+    /// entries of `syncs`, ids continuing after the logical ones).
+    pub(in crate::compile) split_events: Vec<SyncPair>,
     /// Nodes that activate streams, and the physical streams each activates.
-    pub activations: Vec<(NodeId, Vec<StreamId>)>,
-    /// Inserted StreamActive nodes (index into `inserted`) and the physical streams each activates.
-    pub inserted_activations: Vec<(usize, Vec<StreamId>)>,
-    pub huge_streams: Vec<StreamId>,
+    pub(in crate::compile) activations: Vec<(NodeId, Vec<StreamId>)>,
+    /// Inserted StreamActive nodes and the physical streams each activates.
+    pub(in crate::compile) inserted_activations: Vec<(InsertedId, Vec<StreamId>)>,
+    pub(in crate::compile) huge_streams: Vec<StreamId>,
     /// Logical origin of every physical stream (index = physical id).
-    pub split_to_logic: Vec<StreamId>,
-    pub inserted: Vec<InsertedNode>,
+    pub(in crate::compile) split_to_logic: Vec<StreamId>,
+    pub(in crate::compile) inserted: IdVec<InsertedId, InsertedNode>,
 }
 
 impl Allocation {
@@ -229,25 +292,149 @@ impl Allocation {
             stream: logical_stream.clone(),
             logical_stream,
             logical_count,
-            physical_count: logical_count,
             attached,
             attached_count,
             sync_kind,
             syncs: Vec::new(),
-            sync_count: 0,
-            split_event_count: 0,
+            split_syncs_from: None,
             split_events: Vec::new(),
             activations: Vec::new(),
             inserted_activations: Vec::new(),
             huge_streams: Vec::new(),
             split_to_logic: (0..logical_count).map(StreamId).collect(),
-            inserted: Vec::new(),
+            inserted: IdVec::new(),
         }
+    }
+
+    /// The sync stage's result supplied by the caller rather than computed: GE's own flow from
+    /// a graph whose events are already assigned, and tools and tests that check or split a
+    /// given synchronisation. `syncs` replace any earlier ones; ids are the caller's.
+    pub fn with_given_syncs(mut self, syncs: Vec<SyncPair>) -> Self {
+        self.syncs = syncs;
+        self.split_syncs_from = None;
+        self.stage = self.stage.max(Stage::Sync);
+        self
+    }
+
+    /// The same allocation under the name of the search that chose it (`auto`, `budget:N`).
+    pub(crate) fn named(mut self, mode: String) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// `static-multi`, `static-single`, `dynamic-single`, `dynamic-multi` or a policy name.
+    pub fn mode(&self) -> &str {
+        &self.mode
+    }
+
+    /// How far the pipeline ran.
+    pub fn stage(&self) -> Stage {
+        self.stage
+    }
+
+    /// Logical stream per node (`None`: runs on no stream).
+    pub fn logical_stream(&self) -> &IdVec<NodeId, Option<StreamId>> {
+        &self.logical_stream
+    }
+
+    /// Logical streams, attached ones not included.
+    pub fn logical_count(&self) -> u32 {
+        self.logical_count
+    }
+
+    /// Physical stream per node (equal to the logical one before the split).
+    pub fn stream(&self) -> &IdVec<NodeId, Option<StreamId>> {
+        &self.stream
+    }
+
+    /// Physical streams: one per entry of [`Self::split_to_logic`].
+    pub fn physical_count(&self) -> u32 {
+        self.split_to_logic.len() as u32
+    }
+
+    /// Attached stream ids per node (physical after the split).
+    pub fn attached(&self) -> &IdVec<NodeId, Vec<StreamId>> {
+        &self.attached
+    }
+
+    /// Attached streams, counted above the logical ones.
+    pub fn attached_count(&self) -> u32 {
+        self.attached_count
+    }
+
+    /// Events or notifies: the kind of every pair in [`Self::syncs`].
+    pub fn sync_kind(&self) -> SyncKind {
+        self.sync_kind
+    }
+
+    /// Sync pairs, ordered by id then position.
+    pub fn syncs(&self) -> &[SyncPair] {
+        &self.syncs
+    }
+
+    /// Distinct sync ids: ids are dense, so one past the largest.
+    pub fn sync_count(&self) -> u32 {
+        self.syncs.iter().map(|p| p.id.0 + 1).max().unwrap_or(0)
+    }
+
+    /// Event pairs the physical split added: in event mode the last entries of
+    /// [`Self::syncs`], in notify mode all of [`Self::split_events`].
+    pub fn split_event_count(&self) -> u32 {
+        match self.sync_kind {
+            SyncKind::Notify => self.split_events.len() as u32,
+            SyncKind::Event => self.split_syncs_from.map_or(0, |from| self.syncs.len().saturating_sub(from)) as u32,
+        }
+    }
+
+    /// The split's event pairs in notify mode (empty in event mode).
+    pub fn split_events(&self) -> &[SyncPair] {
+        &self.split_events
+    }
+
+    /// Nodes that activate streams, and the physical streams each activates.
+    pub fn activations(&self) -> &[(NodeId, Vec<StreamId>)] {
+        &self.activations
+    }
+
+    /// Inserted StreamActive nodes and the physical streams each activates.
+    pub fn inserted_activations(&self) -> &[(InsertedId, Vec<StreamId>)] {
+        &self.inserted_activations
+    }
+
+    /// Physical streams with the huge task limit.
+    pub fn huge_streams(&self) -> &[StreamId] {
+        &self.huge_streams
+    }
+
+    /// Logical origin of every physical stream (index = physical id).
+    pub fn split_to_logic(&self) -> &[StreamId] {
+        &self.split_to_logic
+    }
+
+    /// The nodes the pipeline inserted, anchored to model nodes.
+    pub fn inserted(&self) -> &IdVec<InsertedId, InsertedNode> {
+        &self.inserted
+    }
+
+    /// What a host sees before Send/Recv generation: the same allocation without the inserted
+    /// sync nodes (and, before the split, without any inserted node).
+    pub(crate) fn without_sync_nodes(&self, keep_stream_active: bool) -> Allocation {
+        let mut view = self.clone();
+        let mut new_id: IdVec<InsertedId, Option<InsertedId>> = IdVec::filled(self.inserted.len(), None);
+        view.inserted = IdVec::new();
+        for (id, ins) in self.inserted.enumerate() {
+            if keep_stream_active && !ins.kind.is_sync() {
+                new_id[id] = Some(view.inserted.push(ins.clone()));
+            }
+        }
+        view.inserted_activations =
+            self.inserted_activations.iter().filter_map(|(id, s)| new_id[*id].map(|k| (k, s.clone()))).collect();
+        view
     }
 
     /// Nodes per physical stream (index = stream id), for summaries.
     pub fn nodes_per_stream(&self) -> Vec<usize> {
-        let mut counts = vec![0usize; self.physical_count as usize];
+        let mut counts = vec![0usize; self.physical_count() as usize];
         for s in self.stream.iter().flatten() {
             if let Some(c) = counts.get_mut(s.index()) {
                 *c += 1;
@@ -256,140 +443,336 @@ impl Allocation {
         counts
     }
 
-    fn sync_end_name(model: &Model, end: &SyncEnd, attached: &IdVec<NodeId, Vec<StreamId>>) -> String {
-        let name = &model.nodes[end.node].name;
-        match end.attached {
-            None => name.clone(),
-            Some(s) if attached[end.node].len() > 1 => format!("{name}@attached:{s}"),
-            Some(_) => format!("{name}@attached"),
+    /// Every node's sync ids, grouped once: the JSON writer, the session's node views and the
+    /// C views all read this one index.
+    pub fn node_syncs(&self) -> NodeSyncs {
+        let nodes = self.logical_stream.len();
+        let sends = |pairs: &[SyncPair]| Csr::group(nodes, pairs.iter().map(|p| (p.from.node, p.id)));
+        let recvs = |pairs: &[SyncPair]| Csr::group(nodes, pairs.iter().map(|p| (p.to.node, p.id)));
+        NodeSyncs {
+            send: sends(&self.syncs),
+            recv: recvs(&self.syncs),
+            split_send: sends(&self.split_events),
+            split_recv: recvs(&self.split_events),
         }
     }
 
-    /// The allocation JSON document.
+    /// The allocation JSON document, written by [`AllocationJson`]; `with` adds sections.
+    pub fn json<'a>(&'a self, model: &'a Model) -> AllocationJson<'a> {
+        AllocationJson { model, alloc: self, extra: Vec::new() }
+    }
+
+    /// The allocation JSON document as a value, for readers that walk it (the checker).
     pub fn to_json(&self, model: &Model) -> Value {
-        let stream_value = |s: Option<StreamId>| s.map_or(json!(-1), |s| json!(s.0));
-        let mut sends: IdVec<NodeId, Vec<u32>> = IdVec::filled(model.nodes.len(), Vec::new());
-        let mut recvs: IdVec<NodeId, Vec<u32>> = IdVec::filled(model.nodes.len(), Vec::new());
-        for p in &self.syncs {
-            sends[p.from.node].push(p.id);
-            recvs[p.to.node].push(p.id);
-        }
-        let mut split_sends: IdVec<NodeId, Vec<u32>> = IdVec::filled(model.nodes.len(), Vec::new());
-        let mut split_recvs: IdVec<NodeId, Vec<u32>> = IdVec::filled(model.nodes.len(), Vec::new());
-        for p in &self.split_events {
-            split_sends[p.from.node].push(p.id);
-            split_recvs[p.to.node].push(p.id);
-        }
-        let mut before: IdVec<NodeId, Vec<&InsertedNode>> = IdVec::filled(model.nodes.len(), Vec::new());
-        let mut after: IdVec<NodeId, Vec<&InsertedNode>> = IdVec::filled(model.nodes.len(), Vec::new());
-        for ins in &self.inserted {
-            if ins.before { before[ins.anchor].push(ins) } else { after[ins.anchor].push(ins) }
-        }
-        let inserted_json = |ins: &InsertedNode| {
-            let mut m = Map::new();
-            m.insert("name".into(), json!(ins.name(model)));
-            m.insert("graph".into(), json!(model.graph_label(ins.graph)));
-            m.insert("logical_stream".into(), json!(ins.logical_stream.0));
-            m.insert("stream".into(), json!(ins.stream.0));
-            m.insert("type".into(), json!(ins.op_type));
-            m.insert("inserted".into(), json!(true));
-            if let Some(id) = ins.sync_id {
-                let key = if ins.op_type.contains("Notify") { "notify_id" } else { "event_id" };
-                m.insert(key.into(), json!(id));
-            }
-            Value::Object(m)
-        };
-        let mut nodes = Vec::with_capacity(model.nodes.len() + self.inserted.len());
-        for n in model.all_nodes() {
-            for ins in &before[n] {
-                nodes.push(inserted_json(ins));
-            }
-            let node = &model.nodes[n];
-            let mut m = Map::new();
-            m.insert("name".into(), json!(node.name));
-            m.insert("graph".into(), json!(model.graph_label(node.graph)));
-            m.insert("logical_stream".into(), stream_value(self.logical_stream[n]));
-            m.insert("stream".into(), stream_value(self.stream[n]));
-            m.insert("type".into(), json!(node.op_type));
-            if !self.attached[n].is_empty() {
-                m.insert("attached_streams".into(), json!(self.attached[n].iter().map(|s| s.0).collect::<Vec<_>>()));
-            }
-            if !sends[n].is_empty() {
-                m.insert("send".into(), json!(sends[n]));
-            }
-            if !recvs[n].is_empty() {
-                m.insert("recv".into(), json!(recvs[n]));
-            }
-            if !split_sends[n].is_empty() {
-                m.insert("send_event".into(), json!(split_sends[n]));
-            }
-            if !split_recvs[n].is_empty() {
-                m.insert("recv_event".into(), json!(split_recvs[n]));
-            }
-            nodes.push(Value::Object(m));
-            for ins in &after[n] {
-                nodes.push(inserted_json(ins));
-            }
-        }
-        let pair_json = |p: &SyncPair| {
-            json!({
-                "id": p.id,
-                "from": Self::sync_end_name(model, &p.from, &self.attached),
-                "to": Self::sync_end_name(model, &p.to, &self.attached),
-            })
-        };
-        let syncs: Vec<Value> = self.syncs.iter().map(pair_json).collect();
-        let split_events: Vec<Value> = self.split_events.iter().map(pair_json).collect();
-        let mut activations: Vec<Value> = self
-            .activations
-            .iter()
-            .map(|(n, s)| json!({"node": model.nodes[*n].name, "streams": s.iter().map(|s| s.0).collect::<Vec<_>>()}))
-            .collect();
-        activations.extend(self.inserted_activations.iter().filter_map(|(i, s)| {
-            let ins = self.inserted.get(*i)?;
-            Some(json!({"node": ins.name(model), "streams": s.iter().map(|s| s.0).collect::<Vec<_>>()}))
-        }));
-        let attached: Vec<Value> = model
-            .all_nodes()
-            .into_iter()
-            .filter(|&n| !self.attached[n].is_empty())
-            .map(|n| json!({"node": model.nodes[n].name, "streams": self.attached[n].iter().map(|s| s.0).collect::<Vec<_>>()}))
-            .collect();
-        let split: Map<String, Value> =
-            self.split_to_logic.iter().enumerate().map(|(p, l)| (p.to_string(), json!(l.0))).collect();
-        let mut doc = json!({
-            "format": ALLOCATION_FORMAT,
-            "version": ALLOCATION_VERSION,
-            "graph": model.name,
-            "mode": self.mode,
-            "stage": self.stage.as_str(),
-            "streams": {
-                "logical": self.logical_count,
-                "physical": self.physical_count,
-                "attached": self.attached_count,
-                "huge": self.huge_streams.iter().map(|s| s.0).collect::<Vec<_>>(),
-                "split_to_logic": split,
-            },
-            "events": {
-                "kind": self.sync_kind.as_str(),
-                "count": self.sync_count,
-                "split_count": self.split_event_count,
-            },
-            "nodes": nodes,
-            "syncs": syncs,
-            "split_events": split_events,
-            "activations": activations,
-            "attached": attached,
-        });
-        crate::memory::add_json_section(model, self, &mut doc);
-        doc
+        self.json(model).to_value()
     }
 
     /// Pretty allocation JSON text, newline-terminated. Byte-identical for identical results.
     pub fn to_json_string(&self, model: &Model) -> String {
-        let mut s = serde_json::to_string_pretty(&self.to_json(model)).expect("JSON values always serialise");
-        s.push('\n');
-        s
+        self.json(model).to_string_pretty()
+    }
+}
+
+/// Per-node sync ids (see [`Allocation::node_syncs`]), each list in pair order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeSyncs {
+    send: Csr<NodeId, EventId>,
+    recv: Csr<NodeId, EventId>,
+    split_send: Csr<NodeId, EventId>,
+    split_recv: Csr<NodeId, EventId>,
+}
+
+impl NodeSyncs {
+    /// Ids the node records after it runs (events, or notifies in notify mode).
+    pub fn sends(&self, n: NodeId) -> &[EventId] {
+        self.send.of(n)
+    }
+    /// Ids the node's stream waits for before it runs.
+    pub fn recvs(&self, n: NodeId) -> &[EventId] {
+        self.recv.of(n)
+    }
+    /// In notify mode, the split's event ids the node records.
+    pub fn split_sends(&self, n: NodeId) -> &[EventId] {
+        self.split_send.of(n)
+    }
+    /// In notify mode, the split's event ids the node waits for.
+    pub fn split_recvs(&self, n: NodeId) -> &[EventId] {
+        self.split_recv.of(n)
+    }
+}
+
+/// Allocation JSON v1, serialised straight from the allocation and the model with no value
+/// tree in between (at a million nodes the tree cost more than the pipeline). Keys come in
+/// sorted order, as the format has always been written.
+pub struct AllocationJson<'a> {
+    model: &'a Model,
+    alloc: &'a Allocation,
+    extra: Vec<(&'static str, Value)>,
+}
+
+impl<'a> AllocationJson<'a> {
+    /// Adds a top-level section (`policy`, `verify`).
+    pub fn with(mut self, key: &'static str, value: Value) -> Self {
+        self.extra.retain(|(k, _)| *k != key);
+        self.extra.push((key, value));
+        self
+    }
+
+    /// Writes pretty JSON text, newline-terminated.
+    pub fn write_pretty<W: std::io::Write>(&self, mut w: W) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut w, self)?;
+        w.write_all(b"\n")
+    }
+
+    /// Pretty JSON text, newline-terminated.
+    pub fn to_string_pretty(&self) -> String {
+        let mut out = Vec::new();
+        self.write_pretty(&mut out).expect("writing to memory cannot fail");
+        String::from_utf8(out).expect("serde_json writes UTF-8")
+    }
+
+    /// The document as a value.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("allocation JSON always serialises")
+    }
+}
+
+/// The top-level sections of the document.
+enum Section<'a> {
+    Activations,
+    Attached,
+    Events,
+    Memory(crate::memory::MemoryJson<'a>),
+    Nodes,
+    Pairs(&'a [SyncPair]),
+    Streams,
+    Str(&'a str),
+    Version,
+    Extra(&'a Value),
+}
+
+impl Serialize for AllocationJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let a = self.alloc;
+        let plan = crate::memory::plan_allocation(self.model, a);
+        let mut sections: Vec<(&str, Section<'_>)> = vec![
+            ("activations", Section::Activations),
+            ("attached", Section::Attached),
+            ("events", Section::Events),
+            ("format", Section::Str(ALLOCATION_FORMAT)),
+            ("graph", Section::Str(&self.model.name)),
+            ("mode", Section::Str(&a.mode)),
+            ("nodes", Section::Nodes),
+            ("split_events", Section::Pairs(&a.split_events)),
+            ("stage", Section::Str(a.stage.as_str())),
+            ("streams", Section::Streams),
+            ("syncs", Section::Pairs(&a.syncs)),
+            ("version", Section::Version),
+        ];
+        if let Some(p) = &plan {
+            sections.push(("memory", Section::Memory(crate::memory::MemoryJson::new(p, self.model))));
+        }
+        for (k, v) in &self.extra {
+            sections.retain(|(key, _)| key != k);
+            sections.push((k, Section::Extra(v)));
+        }
+        sections.sort_by(|x, y| x.0.cmp(y.0));
+        let mut m = s.serialize_map(Some(sections.len()))?;
+        for (key, section) in &sections {
+            let w = Writer { doc: self, section };
+            m.serialize_entry(key, &w)?;
+        }
+        m.end()
+    }
+}
+
+/// One section with what it is written from.
+struct Writer<'d, 'a> {
+    doc: &'d AllocationJson<'a>,
+    section: &'d Section<'a>,
+}
+
+impl Serialize for Writer<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (model, a) = (self.doc.model, self.doc.alloc);
+        match self.section {
+            Section::Str(v) => s.serialize_str(v),
+            Section::Version => s.serialize_u64(ALLOCATION_VERSION),
+            Section::Extra(v) => v.serialize(s),
+            Section::Memory(m) => m.serialize(s),
+            Section::Events => {
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("count", &a.sync_count())?;
+                m.serialize_entry("kind", a.sync_kind.as_str())?;
+                m.serialize_entry("split_count", &a.split_event_count())?;
+                m.end()
+            }
+            Section::Streams => {
+                // Keys of `split_to_logic` are physical ids as strings, in string order.
+                let mut split: Vec<(String, StreamId)> =
+                    a.split_to_logic.iter().enumerate().map(|(p, l)| (p.to_string(), *l)).collect();
+                split.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+                let mut m = s.serialize_map(Some(5))?;
+                m.serialize_entry("attached", &a.attached_count)?;
+                m.serialize_entry("huge", &a.huge_streams)?;
+                m.serialize_entry("logical", &a.logical_count)?;
+                m.serialize_entry("physical", &a.physical_count())?;
+                m.serialize_entry("split_to_logic", &MapOf(&split))?;
+                m.end()
+            }
+            Section::Pairs(pairs) => s.collect_seq(pairs.iter().map(|p| PairJson { model, alloc: a, pair: p })),
+            Section::Activations => {
+                let named = a.activations.iter().map(|(n, l)| (Cow::Borrowed(model.nodes[*n].name.as_str()), l));
+                let inserted = a
+                    .inserted_activations
+                    .iter()
+                    .filter_map(|(i, l)| a.inserted.get(*i).map(|ins| (ins.name(model), l)));
+                s.collect_seq(named.chain(inserted).map(|(node, streams)| NodeStreams { node, streams }))
+            }
+            Section::Attached => {
+                s.collect_seq(model.all_nodes().into_iter().filter(|&n| !a.attached[n].is_empty()).map(|n| {
+                    NodeStreams { node: Cow::Borrowed(model.nodes[n].name.as_str()), streams: &a.attached[n] }
+                }))
+            }
+            Section::Nodes => {
+                let nodes = model.nodes.len();
+                let syncs = a.node_syncs();
+                let before =
+                    Csr::group(nodes, a.inserted.enumerate().filter(|(_, i)| i.before).map(|(id, i)| (i.anchor, id)));
+                let after =
+                    Csr::group(nodes, a.inserted.enumerate().filter(|(_, i)| !i.before).map(|(id, i)| (i.anchor, id)));
+                let mut seq = s.serialize_seq(Some(nodes + a.inserted.len()))?;
+                for n in model.all_nodes() {
+                    for &i in before.of(n) {
+                        seq.serialize_element(&InsertedJson { model, node: &a.inserted[i] })?;
+                    }
+                    seq.serialize_element(&NodeJson { model, alloc: a, syncs: &syncs, node: n })?;
+                    for &i in after.of(n) {
+                        seq.serialize_element(&InsertedJson { model, node: &a.inserted[i] })?;
+                    }
+                }
+                seq.end()
+            }
+        }
+    }
+}
+
+/// A map from string keys already in order.
+struct MapOf<'a>(&'a [(String, StreamId)]);
+
+impl Serialize for MapOf<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+    }
+}
+
+/// `{"node": name, "streams": [ids]}` of `activations` and `attached`.
+struct NodeStreams<'a> {
+    node: Cow<'a, str>,
+    streams: &'a [StreamId],
+}
+
+impl Serialize for NodeStreams<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("node", &self.node)?;
+        m.serialize_entry("streams", self.streams)?;
+        m.end()
+    }
+}
+
+/// A pair of `syncs` / `split_events`: `{"from", "id", "to"}`, ends named `node`,
+/// `node@attached` or `node@attached:<stream>` when the node has several.
+struct PairJson<'a> {
+    model: &'a Model,
+    alloc: &'a Allocation,
+    pair: &'a SyncPair,
+}
+
+impl PairJson<'_> {
+    fn end_name(&self, end: &SyncEnd) -> String {
+        let name = &self.model.nodes[end.node].name;
+        match end.attached {
+            None => name.clone(),
+            Some(s) if self.alloc.attached[end.node].len() > 1 => format!("{name}@attached:{s}"),
+            Some(_) => format!("{name}@attached"),
+        }
+    }
+}
+
+impl Serialize for PairJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("from", &self.end_name(&self.pair.from))?;
+        m.serialize_entry("id", &self.pair.id)?;
+        m.serialize_entry("to", &self.end_name(&self.pair.to))?;
+        m.end()
+    }
+}
+
+/// `-1` for no stream, as GE writes it.
+fn stream_number(s: Option<StreamId>) -> i64 {
+    s.map_or(-1, |s| i64::from(s.0))
+}
+
+/// One model node of `nodes`.
+struct NodeJson<'a> {
+    model: &'a Model,
+    alloc: &'a Allocation,
+    syncs: &'a NodeSyncs,
+    node: NodeId,
+}
+
+impl Serialize for NodeJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (n, a, node) = (self.node, self.alloc, &self.model.nodes[self.node]);
+        let mut m = s.serialize_map(None)?;
+        if !a.attached[n].is_empty() {
+            m.serialize_entry("attached_streams", &a.attached[n])?;
+        }
+        m.serialize_entry("graph", &self.model.graph_label(node.graph))?;
+        m.serialize_entry("logical_stream", &stream_number(a.logical_stream[n]))?;
+        m.serialize_entry("name", &node.name)?;
+        for (key, ids) in [
+            ("recv", self.syncs.recvs(n)),
+            ("recv_event", self.syncs.split_recvs(n)),
+            ("send", self.syncs.sends(n)),
+            ("send_event", self.syncs.split_sends(n)),
+        ] {
+            if !ids.is_empty() {
+                m.serialize_entry(key, ids)?;
+            }
+        }
+        m.serialize_entry("stream", &stream_number(a.stream[n]))?;
+        m.serialize_entry("type", &node.op_type)?;
+        m.end()
+    }
+}
+
+/// One inserted node of `nodes`.
+struct InsertedJson<'a> {
+    model: &'a Model,
+    node: &'a InsertedNode,
+}
+
+impl Serialize for InsertedJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let ins = self.node;
+        let notify = ins.kind.is_notify();
+        let mut m = s.serialize_map(None)?;
+        if let (Some(id), false) = (ins.sync_id, notify) {
+            m.serialize_entry("event_id", &id)?;
+        }
+        m.serialize_entry("graph", &self.model.graph_label(ins.graph))?;
+        m.serialize_entry("inserted", &true)?;
+        m.serialize_entry("logical_stream", &ins.logical_stream)?;
+        m.serialize_entry("name", &ins.name(self.model))?;
+        if let (Some(id), true) = (ins.sync_id, notify) {
+            m.serialize_entry("notify_id", &id)?;
+        }
+        m.serialize_entry("stream", &ins.stream)?;
+        m.serialize_entry("type", ins.kind.as_str())?;
+        m.end()
     }
 }
 
@@ -410,7 +793,8 @@ pub fn error_json_string(e: &Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{sync_node_name, sync_tag};
+    use super::{InsertedKind, sync_node_name};
+    use crate::graph::EventId;
 
     #[test]
     fn sync_names_follow_ge() {
@@ -419,10 +803,10 @@ mod tests {
                 None => format!("g_Send_{id}"),
                 Some(k) => format!("g_Send_{id}_Reuse_{k}"),
             };
-            assert_eq!(sync_node_name("g", sync_tag("Send"), id, reuse), expected);
+            assert_eq!(sync_node_name("g", InsertedKind::Send, EventId(id), reuse), expected);
         }
-        assert_eq!(sync_node_name("m", sync_tag("RecvNotify"), 3, Some(1)), "m_Recv_Notify_3_Reuse_1");
-        assert_eq!(sync_node_name("m", sync_tag("SendNotify"), 3, None), "m_Send_Notify_3");
-        assert_eq!(sync_node_name("m", sync_tag("Recv"), 42, None), "m_Recv_42");
+        assert_eq!(sync_node_name("m", InsertedKind::RecvNotify, EventId(3), Some(1)), "m_Recv_Notify_3_Reuse_1");
+        assert_eq!(sync_node_name("m", InsertedKind::SendNotify, EventId(3), None), "m_Send_Notify_3");
+        assert_eq!(sync_node_name("m", InsertedKind::Recv, EventId(42), None), "m_Recv_42");
     }
 }

@@ -20,13 +20,15 @@ pub mod steps;
 pub mod summary;
 pub mod sync;
 
-pub use allocation::{Allocation, InsertedNode, SessionStage, Stage, SyncEnd, SyncPair};
+pub use allocation::{
+    Allocation, AllocationJson, InsertedKind, InsertedNode, NodeSyncs, SessionStage, Stage, SyncEnd, SyncPair,
+};
 pub use mode::Mode;
 pub use split::{TaskCounts, TaskLimits};
 
 use crate::bail;
 use crate::error::Result;
-use crate::graph::{IdVec, Model, NodeId, Options, StreamId};
+use crate::graph::{EventId, IdVec, Model, NodeId, Options, StreamId};
 use policy::PolicyReport;
 
 /// Stage 1, logical allocation in the mode `options` select: GE's chains, or a policy (which
@@ -75,7 +77,13 @@ pub fn split_stage(
 ) -> Result<()> {
     alloc.stage = Stage::Split;
     split::split_streams_with(model, options, alloc, limits, tasks)?;
-    check_stream_count(model, alloc.physical_count + alloc.attached_count, "physical")
+    check_stream_count(model, alloc.physical_count() + alloc.attached_count, "physical")
+}
+
+/// Stage 4, GE's `GenerateSyncEventNodes` handing the Send/Recv nodes to the host: the sync
+/// nodes exist since the sync stage, so the allocation is complete as it stands.
+pub fn generated_stage(alloc: &mut Allocation) {
+    alloc.stage = Stage::All;
 }
 
 /// The device creates fewer than `MAX_STREAM_NUM` streams: an assignment needing more is an
@@ -134,7 +142,6 @@ fn place_unassigned_task_nodes(model: &Model, alloc: &mut Allocation) -> Result<
             alloc.logical_stream[n] = Some(StreamId(0));
             alloc.stream[n] = Some(StreamId(0));
             alloc.logical_count = alloc.logical_count.max(1);
-            alloc.physical_count = alloc.physical_count.max(1);
             if alloc.split_to_logic.is_empty() {
                 alloc.split_to_logic.push(StreamId(0));
             }
@@ -198,7 +205,6 @@ pub fn preassigned_logical(model: &Model, options: &Options) -> Result<Allocatio
         attached_max.saturating_sub(main_count),
     );
     alloc.syncs = given_syncs(model);
-    alloc.sync_count = alloc.syncs.iter().map(|p| p.id + 1).max().unwrap_or(0);
     Ok(alloc)
 }
 
@@ -209,7 +215,7 @@ pub fn given_syncs(model: &Model) -> Vec<SyncPair> {
         .events
         .iter()
         .map(|e| SyncPair {
-            id: e.id,
+            id: EventId(e.id),
             from: SyncEnd { node: e.from, attached: e.from_attached },
             to: SyncEnd { node: e.to, attached: e.to_attached },
         })

@@ -337,7 +337,8 @@ pub fn chain(names: &[&str]) -> Vec<&'static PassEntry> {
 
 /// Runs GE's single-stream chain on a fresh state.
 pub fn assign_single_stream(model: &Model, options: &Options) -> Result<LogicalResult> {
-    let mut ctx = PassContext { logical: LogicalState::new(model, options, Partition::of_model(model)) };
+    let partition = Partition::for_compile(model, options.compat_ge, None);
+    let mut ctx = PassContext { logical: LogicalState::new(model, options, partition) };
     run(&mut ctx, &chain(SINGLE_STREAM_CHAIN))?;
     Ok(ctx.logical.finish())
 }
@@ -348,15 +349,12 @@ pub fn assign_single_stream(model: &Model, options: &Options) -> Result<LogicalR
 pub fn assign_multi_stream(model: &Model, options: &Options) -> Result<LogicalResult> {
     let mode = model.auto_multistream_mode(options)?;
     let marked = cv_parallel::marked_nodes(model, mode == AutoMultistreamMode::Cv);
-    let run_on = |model: &Model| {
-        let mut ctx = PassContext { logical: LogicalState::new(model, options, Partition::of_model(model)) };
-        run(&mut ctx, &chain(MULTI_STREAM_CHAIN))?;
-        Ok(ctx.logical.finish())
-    };
-    if marked.is_empty() {
-        return run_on(model);
-    }
-    run_on(&cv_parallel::with_vector_engine(model, &marked)?)
+    let engines = if marked.is_empty() { None } else { Some(cv_parallel::with_vector_engine(model, &marked)?) };
+    let partition = Partition::for_compile(model, options.compat_ge, engines.as_ref());
+    let mut ctx = PassContext { logical: LogicalState::new(model, options, partition) };
+    ctx.logical.engines = engines;
+    run(&mut ctx, &chain(MULTI_STREAM_CHAIN))?;
+    Ok(ctx.logical.finish())
 }
 
 fn is_step(p: &PassEntry) -> bool {
@@ -464,7 +462,7 @@ pub fn run(ctx: &mut PassContext<'_>, passes: &[&PassEntry]) -> Result<()> {
 /// Runs the named passes on a model as given: pre-assigned node streams are the starting
 /// streams, the file's `partition` (or GE's partitioner) gives the engine subgraphs.
 pub fn run_named<'m>(model: &'m Model, options: &'m Options, passes: &[&PassEntry]) -> Result<LogicalState<'m>> {
-    let partition = crate::graph::partition::Partition::of_model(model);
+    let partition = Partition::for_compile(model, options.compat_ge, None);
     let mut ctx = PassContext { logical: LogicalState::from_preassigned(model, options, partition) };
     run(&mut ctx, passes)?;
     Ok(ctx.logical)
@@ -505,7 +503,6 @@ pub fn run_list(
     }
     if !logical.is_empty() {
         alloc.syncs = super::given_syncs(model);
-        alloc.sync_count = alloc.syncs.iter().map(|p| p.id + 1).max().unwrap_or(0);
     }
     let mut ctx = StepContext::new(model, options.clone(), limits, TaskCounts::default(), alloc)?;
     for p in steps {

@@ -28,7 +28,7 @@ use super::summary::ModelCounts;
 use super::sync::{self, NodeFacts, RawSync, SyncState, continuous, ge_opt, insert, materialise, reuse};
 use crate::bail;
 use crate::error::Result;
-use crate::graph::{Model, NodeId, Options, StreamId, SyncKind};
+use crate::graph::{IdVec, InsertedId, Model, NodeId, Options, StreamId, SyncKind};
 
 /// GE's counts after a step: `stream_num_`, `event_num_`, `notify_num_` and the pairs kept.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl StepCounts {
     pub fn of(model: &Model, alloc: &Allocation) -> Self {
         let c = ModelCounts::of(alloc);
         let streams =
-            if alloc.stage >= Stage::Split { alloc.physical_count } else { activate::stream_space(model, alloc) };
+            if alloc.stage >= Stage::Split { alloc.physical_count() } else { activate::stream_space(model, alloc) };
         StepCounts {
             streams,
             events: c.event_num,
@@ -164,11 +164,10 @@ impl<'m> StepContext<'m> {
         }
         for p in &alloc.syncs {
             let attached_phase = p.from.attached.is_some() || p.to.attached.is_some();
-            st.syncs.push(RawSync { from: p.from, to: p.to, id: p.id, alive: true, attached_phase });
+            st.syncs.push(RawSync { from: p.from, to: p.to, id: p.id.0, alive: true, attached_phase });
         }
-        let counter = alloc.syncs.iter().map(|p| p.id + 1).max().unwrap_or(0).max(alloc.sync_count);
+        let counter = alloc.sync_count();
         alloc.sync_kind = kind;
-        alloc.sync_count = counter;
         let activation = Activation::new(model, &alloc, options.next_stream);
         let mut ctx = StepContext {
             model,
@@ -199,7 +198,12 @@ impl<'m> StepContext<'m> {
 
     /// GE's counts now.
     pub fn counts(&self) -> StepCounts {
-        StepCounts::of(self.model, &self.alloc)
+        let mut c = StepCounts::of(self.model, &self.alloc);
+        match self.kind {
+            SyncKind::Event => c.events = self.counter,
+            SyncKind::Notify => c.notifies = self.counter,
+        }
+        c
     }
 
     /// Runs one registered step and records the counts after it.
@@ -221,7 +225,6 @@ impl<'m> StepContext<'m> {
     /// Writes the event table into the allocation (and the Send/Recv nodes, once generated).
     fn commit(&mut self) {
         self.alloc.syncs = self.sync.pairs();
-        self.alloc.sync_count = self.counter;
         self.alloc.sync_kind = self.kind;
         if self.alloc.stage < Stage::Sync {
             self.alloc.stage = Stage::Sync;
@@ -255,19 +258,19 @@ impl<'m> StepContext<'m> {
     /// The Send/Recv (SendNotify/RecvNotify) nodes of the logical syncs, replacing earlier ones
     /// and ahead of the StreamActive nodes, where the pipeline has them.
     fn generate_nodes(&mut self) {
-        let old = std::mem::take(&mut self.alloc.inserted);
+        let old = std::mem::replace(&mut self.alloc.inserted, IdVec::new());
         let mut nodes = materialise::generate_sync_event_nodes(&self.sync);
-        let mut moved = vec![usize::MAX; old.len()];
-        for (i, node) in old.into_iter().enumerate() {
-            if split::sync_node_tasks(node.op_type).is_none() {
-                moved[i] = nodes.len();
-                nodes.push(node);
+        let mut moved = vec![InsertedId(u32::MAX); old.len()];
+        for (i, node) in old.iter().enumerate() {
+            if !node.kind.is_sync() {
+                moved[i] = InsertedId::new(nodes.len());
+                nodes.push(node.clone());
             }
         }
         for (i, _) in &mut self.alloc.inserted_activations {
-            *i = moved[*i];
+            *i = moved[i.index()];
         }
-        self.alloc.inserted = nodes;
+        self.alloc.inserted = IdVec::from_vec(nodes);
     }
 
     fn store_activation(&mut self) {
@@ -277,7 +280,12 @@ impl<'m> StepContext<'m> {
     /// The split-stage steps, with GE's cut (`compat=ge`) and GE's stream counter.
     fn split(&mut self, steps: SplitSteps) -> Result<SplitPieces> {
         let options = Options { compat_ge: true, ..self.options.clone() };
-        let steps = SplitSteps { activate: false, next_stream: self.options.next_stream, ..steps };
+        let steps = SplitSteps {
+            activate: false,
+            next_stream: self.options.next_stream,
+            event_base: Some(self.counter).filter(|_| self.kind == SyncKind::Event),
+            ..steps
+        };
         split::split_steps(self.model, &options, &mut self.alloc, &self.limits, &self.tasks, steps)
     }
 }
@@ -441,8 +449,7 @@ pub fn set_active_streams_for_loop(c: &mut StepContext<'_>) -> Result<()> {
 /// GE: `AssignSingleStream` (single-stream mode only).
 pub fn assign_single_stream(c: &mut StepContext<'_>) -> Result<()> {
     c.before_split("AssignSingleStream")?;
-    let steps =
-        SplitSteps { activate: false, assign_single: true, split: false, update_active: false, next_stream: None };
+    let steps = SplitSteps { assign_single: true, split: false, update_active: false, ..SplitSteps::ALL };
     c.split(steps)?;
     Ok(())
 }
@@ -452,13 +459,12 @@ pub fn split_streams(c: &mut StepContext<'_>) -> Result<()> {
     if c.pieces.is_some() {
         bail!(Stage, "SplitStreams runs once; the list names it twice");
     }
-    let steps =
-        SplitSteps { activate: false, assign_single: false, split: true, update_active: false, next_stream: None };
+    let steps = SplitSteps { assign_single: false, split: true, update_active: false, ..SplitSteps::ALL };
     let pieces = c.split(steps)?;
     c.pieces = Some(pieces);
     c.alloc.stage = Stage::Split;
     if c.kind == SyncKind::Event {
-        c.counter = c.alloc.sync_count;
+        c.counter = c.counter.max(c.alloc.sync_count());
     }
     Ok(())
 }

@@ -31,13 +31,13 @@ pub struct ModelCounts {
 impl ModelCounts {
     pub fn of(a: &Allocation) -> Self {
         let (event_num, notify_num) = match a.sync_kind {
-            SyncKind::Event => (a.sync_count, 0),
-            SyncKind::Notify => (a.split_event_count, a.sync_count),
+            SyncKind::Event => (a.sync_count(), 0),
+            SyncKind::Notify => (a.split_event_count(), a.sync_count()),
         };
         ModelCounts {
-            logical_stream_num: a.logical_count,
-            stream_num: a.physical_count,
-            attached_stream_num: a.attached_count,
+            logical_stream_num: a.logical_count(),
+            stream_num: a.physical_count(),
+            attached_stream_num: a.attached_count(),
             event_num,
             notify_num,
         }

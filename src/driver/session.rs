@@ -27,9 +27,9 @@ use serde_json::{Map, Value, json};
 use crate::bail;
 use crate::compile::policy::PolicyReport;
 use crate::compile::summary::{ModelCounts, StreamAllocationSummary, split_map_string};
-use crate::compile::{self, Allocation, InsertedNode, Mode, SessionStage, Stage, TaskCounts, TaskLimits};
+use crate::compile::{self, Allocation, InsertedNode, Mode, NodeSyncs, SessionStage, Stage, TaskCounts, TaskLimits};
 use crate::error::Result;
-use crate::graph::{GraphId, IdVec, Model, NodeId, Options, Policy, StreamId, SyncKind};
+use crate::graph::{EventId, GraphId, IdVec, Model, NodeId, Options, Policy, StreamId, SyncKind};
 use crate::simulate::SimConfig;
 
 /// Chooses the fixed policy a search mode (`policy=auto`) runs, by running whole pipelines of
@@ -60,11 +60,11 @@ pub struct NodeInfo {
     pub attached: Vec<StreamId>,
     /// Sync ids this node records after it / waits for before it (events, or notifies in
     /// notify mode).
-    pub send: Vec<u32>,
-    pub recv: Vec<u32>,
+    pub send: Vec<EventId>,
+    pub recv: Vec<EventId>,
     /// In notify mode: the split's events (a kind of their own).
-    pub send_events: Vec<u32>,
-    pub recv_events: Vec<u32>,
+    pub send_events: Vec<EventId>,
+    pub recv_events: Vec<EventId>,
     /// Streams this node activates (`active_stream_list`).
     pub active_streams: Vec<StreamId>,
 }
@@ -267,14 +267,13 @@ impl<M: Deref<Target = Model>> Session<M> {
             };
             let (chosen, report) = search(&self.model, &self.options, &self.limits, &self.sim)?;
             let fixed = Options { policy: chosen, ..self.options.clone() };
-            let (mut alloc, _) = compile::logical_stage(&self.model, &fixed)?;
-            alloc.mode = mode.name();
-            (alloc, Some(report))
+            let (alloc, _) = compile::logical_stage(&self.model, &fixed)?;
+            (alloc.named(mode.name()), Some(report))
         } else {
             compile::logical_stage(&self.model, &self.options)?
         };
         self.report = report;
-        self.logical_attached = alloc.attached.clone();
+        self.logical_attached = alloc.attached().clone();
         self.alloc = Some(alloc);
         self.stage = SessionStage::Logical;
         Ok(())
@@ -373,7 +372,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// Stage 5: hands the Send/Recv (SendNotify/RecvNotify) nodes to the host.
     pub fn generate_send_recv(&mut self) -> Result<()> {
         self.expect("generate_send_recv", SessionStage::Split)?;
-        self.alloc_mut()?.stage = Stage::All;
+        compile::generated_stage(self.alloc_mut()?);
         self.stage = SessionStage::Generated;
         Ok(())
     }
@@ -441,16 +440,7 @@ impl<M: Deref<Target = Model>> Session<M> {
             return Ok(a.to_json(&self.model));
         }
         // Before stage 5 the document lists only what the host may see.
-        let mut view = a.clone();
-        view.inserted = self.inserted_nodes()?.into_iter().cloned().collect();
-        let keep: Vec<usize> =
-            a.inserted.iter().enumerate().filter(|(_, i)| !is_sync_node(i)).map(|(k, _)| k).collect();
-        view.inserted_activations = a
-            .inserted_activations
-            .iter()
-            .filter_map(|(k, s)| keep.iter().position(|x| x == k).map(|p| (p, s.clone())))
-            .collect();
-        Ok(view.to_json(&self.model))
+        Ok(a.without_sync_nodes(self.stage >= SessionStage::Split).to_json(&self.model))
     }
 
     /// The nodes the host inserts into its graph, each with its anchor, side, stream and id:
@@ -458,7 +448,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     pub fn inserted_nodes(&self) -> Result<Vec<&InsertedNode>> {
         let a = self.allocation()?;
         let all = self.stage == SessionStage::Generated;
-        Ok(a.inserted.iter().filter(|i| all || (self.stage >= SessionStage::Split && !is_sync_node(i))).collect())
+        Ok(a.inserted().iter().filter(|i| all || (self.stage >= SessionStage::Split && !is_sync_node(i))).collect())
     }
 
     /// Per-node results of the current stage.
@@ -467,62 +457,37 @@ impl<M: Deref<Target = Model>> Session<M> {
         if n.index() >= self.model.nodes.len() {
             bail!(Field, "node id {} is out of range (the model has {} nodes)", n.index(), self.model.nodes.len());
         }
-        let mut info = NodeInfo {
-            logical_stream: a.logical_stream[n],
-            stream: a.stream[n],
-            attached_logical: self.logical_attached[n].clone(),
-            attached: a.attached[n].clone(),
-            ..NodeInfo::default()
-        };
-        for p in &a.syncs {
-            if p.from.node == n {
-                info.send.push(p.id);
-            }
-            if p.to.node == n {
-                info.recv.push(p.id);
-            }
-        }
-        for p in &a.split_events {
-            if p.from.node == n {
-                info.send_events.push(p.id);
-            }
-            if p.to.node == n {
-                info.recv_events.push(p.id);
-            }
-        }
-        if let Some((_, list)) = a.activations.iter().find(|(m, _)| *m == n) {
+        let syncs = a.node_syncs();
+        let mut info = self.info_of(a, &syncs, n);
+        if let Some((_, list)) = a.activations().iter().find(|(m, _)| *m == n) {
             info.active_streams = list.clone();
         }
         Ok(info)
     }
 
-    /// [`Self::node_info`] of every node (index = node id), in one pass over the syncs.
+    /// [`Self::node_info`] of every node (index = node id), from one index of the syncs.
     pub fn node_infos(&self) -> Result<IdVec<NodeId, NodeInfo>> {
         let a = self.allocation()?;
-        let mut out: IdVec<NodeId, NodeInfo> = self
-            .model
-            .nodes
-            .ids()
-            .map(|n| NodeInfo {
-                logical_stream: a.logical_stream[n],
-                stream: a.stream[n],
-                attached_logical: self.logical_attached[n].clone(),
-                attached: a.attached[n].clone(),
-                ..NodeInfo::default()
-            })
-            .collect();
-        for p in &a.syncs {
-            out[p.from.node].send.push(p.id);
-            out[p.to.node].recv.push(p.id);
-        }
-        for p in &a.split_events {
-            out[p.from.node].send_events.push(p.id);
-            out[p.to.node].recv_events.push(p.id);
-        }
-        for (n, list) in &a.activations {
+        let syncs = a.node_syncs();
+        let mut out: IdVec<NodeId, NodeInfo> = self.model.nodes.ids().map(|n| self.info_of(a, &syncs, n)).collect();
+        for (n, list) in a.activations() {
             out[*n].active_streams = list.clone();
         }
         Ok(out)
+    }
+
+    fn info_of(&self, a: &Allocation, syncs: &NodeSyncs, n: NodeId) -> NodeInfo {
+        NodeInfo {
+            logical_stream: a.logical_stream()[n],
+            stream: a.stream()[n],
+            attached_logical: self.logical_attached[n].clone(),
+            attached: a.attached()[n].clone(),
+            send: syncs.sends(n).to_vec(),
+            recv: syncs.recvs(n).to_vec(),
+            send_events: syncs.split_sends(n).to_vec(),
+            recv_events: syncs.split_recvs(n).to_vec(),
+            active_streams: Vec::new(),
+        }
     }
 
     /// The attributes GE writes on a node, as a JSON object: `_logic_stream_id`, `stream_id`,
@@ -541,7 +506,7 @@ impl<M: Deref<Target = Model>> Session<M> {
             m.insert("_logic_attached_stream_ids".into(), ids(&info.attached_logical));
             m.insert("_attached_stream_ids".into(), ids(&info.attached));
         }
-        let notify = self.allocation()?.sync_kind == SyncKind::Notify;
+        let notify = self.allocation()?.sync_kind() == SyncKind::Notify;
         let (send, recv) = if notify { (&info.send_events, &info.recv_events) } else { (&info.send, &info.recv) };
         if !send.is_empty() {
             m.insert("_send_event_ids".into(), json!(send));
@@ -569,7 +534,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// `_split_logic_stream_2_origin_logic_stream`: `"phys:logic,phys:logic,..."`.
     pub fn split_map_string(&self) -> Result<String> {
         let a = self.allocation()?;
-        Ok(split_map_string(&a.split_to_logic))
+        Ok(split_map_string(a.split_to_logic()))
     }
 
     /// The model attributes GE writes: `stream_num`, `event_num`, `notify_num`,
@@ -582,8 +547,8 @@ impl<M: Deref<Target = Model>> Session<M> {
             "event_num": c.event_num,
             "notify_num": c.notify_num,
             "_attached_stream_num": c.attached_stream_num,
-            "huge_stream_list": a.huge_streams.iter().map(|s| s.0).collect::<Vec<_>>(),
-            "_split_logic_stream_2_origin_logic_stream": split_map_string(&a.split_to_logic),
+            "huge_stream_list": a.huge_streams().iter().map(|s| s.0).collect::<Vec<_>>(),
+            "_split_logic_stream_2_origin_logic_stream": split_map_string(a.split_to_logic()),
         }))
     }
 
@@ -600,10 +565,10 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// Distinct logical streams with at least one node of graph `g` (for tests and tools).
     pub fn graph_streams(&self, g: GraphId) -> Result<BTreeSet<StreamId>> {
         let a = self.allocation()?;
-        Ok(self.model.graphs[g].nodes.iter().filter_map(|&n| a.logical_stream[n]).collect())
+        Ok(self.model.graphs[g].nodes.iter().filter_map(|&n| a.logical_stream()[n]).collect())
     }
 }
 
 fn is_sync_node(i: &InsertedNode) -> bool {
-    matches!(i.op_type, "Send" | "Recv" | "SendNotify" | "RecvNotify")
+    matches!(i.op_type(), "Send" | "Recv" | "SendNotify" | "RecvNotify")
 }

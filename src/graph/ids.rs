@@ -7,6 +7,7 @@ macro_rules! define_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        #[repr(transparent)]
         pub struct $name(pub u32);
 
         impl $name {
@@ -30,6 +31,13 @@ macro_rules! define_id {
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 write!(f, "{}", self.0)
+            }
+        }
+
+        /// Written as the bare number, as GE writes ids.
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_u32(self.0)
             }
         }
     };
@@ -62,6 +70,11 @@ define_id!(
 define_id!(
     /// An event or notify id.
     EventId
+);
+define_id!(
+    /// A node the pipeline inserted (Send, Recv, StreamActive, ...): its position in the
+    /// allocation's inserted-node table.
+    InsertedId
 );
 
 impl GraphId {
@@ -100,7 +113,7 @@ macro_rules! impl_idx {
         }
     )*};
 }
-impl_idx!(NodeId, EdgeId, GraphId, EngineId, SubgraphId, StreamId, EventId);
+impl_idx!(NodeId, EdgeId, GraphId, EngineId, SubgraphId, StreamId, EventId, InsertedId);
 
 /// Positions in an order (a graph's topological order, a stream's entries): dense tables
 /// indexed by position, where no typed id applies.
@@ -183,5 +196,19 @@ impl<I: Idx, T> std::ops::IndexMut<I> for IdVec<I, T> {
 impl<I: Idx, T> FromIterator<T> for IdVec<I, T> {
     fn from_iter<It: IntoIterator<Item = T>>(iter: It) -> Self {
         Self::from_vec(iter.into_iter().collect())
+    }
+}
+
+impl<'a, I: Idx, T> IntoIterator for &'a IdVec<I, T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.iter()
+    }
+}
+
+impl<I: Idx, T> Extend<T> for IdVec<I, T> {
+    fn extend<It: IntoIterator<Item = T>>(&mut self, iter: It) {
+        self.items.extend(iter);
     }
 }

@@ -25,7 +25,7 @@ use csr::Csr;
 pub use attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs, NodeAttrs};
 pub use builder::{EventSpec, ModelBuilder};
 pub use engines::{EngineConf, EngineTable};
-pub use ids::{EdgeId, EngineId, EventId, GraphId, IdVec, NodeId, StreamId, SubgraphId};
+pub use ids::{EdgeId, EngineId, EventId, GraphId, IdVec, InsertedId, NodeId, StreamId, SubgraphId};
 pub use options::{AutoMultistreamMode, Options, Policy, SyncKind};
 
 /// Which allocation pipeline applies to a graph.

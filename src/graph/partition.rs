@@ -42,9 +42,16 @@ pub struct Partition {
 impl Partition {
     /// The model's own `partition` when it has one, else GE's partitioner.
     pub fn of_model(model: &Model) -> Partition {
+        Self::for_compile(model, model.options.compat_ge, None)
+    }
+
+    /// [`Self::of_model`] under the compile options' `compat=ge` (which bounds the
+    /// partitioner's second-path search), with `engines` standing in for the nodes' own
+    /// engines where given (GE's second partitioning after cv marking).
+    pub fn for_compile(model: &Model, compat_ge: bool, engines: Option<&IdVec<NodeId, EngineId>>) -> Partition {
         match &model.partition {
             Some(entries) => Self::from_entries(model, entries),
-            None => partition_engines(model),
+            None => partition_engines_with(model, compat_ge, engines),
         }
     }
 
@@ -148,9 +155,13 @@ impl Partition {
 /// one that no graph of the corpus or of the layered, Inception-like and transformer families
 /// reaches.
 pub fn partition_engines(model: &Model) -> Partition {
+    partition_engines_with(model, model.options.compat_ge, None)
+}
+
+fn partition_engines_with(model: &Model, compat_ge: bool, engines: Option<&IdVec<NodeId, EngineId>>) -> Partition {
     let mut p = Partition::empty(model);
     for g in model.graphs.ids() {
-        for sg in partition_graph(model, g) {
+        for sg in partition_graph(model, g, compat_ge, engines) {
             p.push(sg);
         }
     }
@@ -161,11 +172,16 @@ pub fn partition_engines(model: &Model) -> Partition {
 /// Cluster out-list entries one second-path search may scan outside `compat=ge`.
 pub const SECOND_PATH_BUDGET: usize = 64;
 
-fn partition_graph(model: &Model, g: GraphId) -> Vec<EngineSubgraph> {
+fn partition_graph(
+    model: &Model,
+    g: GraphId,
+    compat_ge: bool,
+    engines: Option<&IdVec<NodeId, EngineId>>,
+) -> Vec<EngineSubgraph> {
     let order = &model.graphs[g].order;
     let pos = |n: NodeId| model.topo_index[n];
-    let mut c = Clusters::new(model, order);
-    let budget = if model.options.compat_ge { usize::MAX } else { SECOND_PATH_BUDGET };
+    let mut c = Clusters::new(model, order, engines);
+    let budget = if compat_ge { usize::MAX } else { SECOND_PATH_BUDGET };
 
     let mut keyed: Vec<(usize, u32)> = Vec::new();
     for child in 0..order.len() as u32 {
@@ -273,7 +289,7 @@ struct Clusters<'m> {
 }
 
 impl<'m> Clusters<'m> {
-    fn new(model: &'m Model, order: &[NodeId]) -> Self {
+    fn new(model: &'m Model, order: &[NodeId], engines: Option<&IdVec<NodeId, EngineId>>) -> Self {
         let pos = |n: NodeId| model.topo_index[n];
         let n = order.len();
         let mut in_start = Vec::with_capacity(n + 1);
@@ -286,7 +302,8 @@ impl<'m> Clusters<'m> {
             let node = &model.nodes[id];
             let ins = model.adjacency.in_edges(id);
             let is_input_data = node.is_data_like() && ins.is_empty();
-            engine.push(if is_input_data { None } else { Some(node.engine) });
+            let own = engines.map_or(node.engine, |e| e[id]);
+            engine.push(if is_input_data { None } else { Some(own) });
             label.push((node.attrs.stream_label.as_deref(), node.attrs.user_stream_label.as_deref()));
             in_start.push(in_list.len() as u32);
             in_list.extend(ins.iter().map(|&e| pos(model.edges[e].src)));

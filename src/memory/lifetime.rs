@@ -132,7 +132,7 @@ pub struct Hb {
 impl Hb {
     pub fn of(model: &Model, alloc: &Allocation) -> Hb {
         let nn = model.nodes.len();
-        let streams = alloc.stream.iter().flatten().map(|s| s.index() + 1).max().unwrap_or(0);
+        let streams = alloc.stream().iter().flatten().map(|s| s.index() + 1).max().unwrap_or(0);
         let order = model.all_nodes();
         let mut pos = IdVec::filled(nn, u32::MAX);
         for (i, &n) in order.iter().enumerate() {
@@ -141,12 +141,12 @@ impl Hb {
         // Syncs between main streams that go forward in execution order; a sync with an
         // attached end, or a loop-carried one, orders nothing here (fewer facts: safe).
         let arcs = alloc
-            .syncs
+            .syncs()
             .iter()
             .filter(|p| p.from.attached.is_none() && p.to.attached.is_none())
             .map(|p| (p.to.node, p.from.node))
             .filter(|&(t, f)| {
-                pos[f] < pos[t] && matches!((alloc.stream[f], alloc.stream[t]), (Some(a), Some(b)) if a != b)
+                pos[f] < pos[t] && matches!((alloc.stream()[f], alloc.stream()[t]), (Some(a), Some(b)) if a != b)
             });
         let incoming: Csr<NodeId, NodeId> = Csr::group(nn, arcs);
         let mut at = IdVec::filled(nn, None);
@@ -156,7 +156,7 @@ impl Hb {
         let mut seq = vec![0u32; streams];
         let mut rows = 0u32;
         for &n in &order {
-            let Some(s) = alloc.stream[n] else { continue };
+            let Some(s) = alloc.stream()[n] else { continue };
             let s = s.index();
             let base = clocks.len();
             match last[s] {
@@ -215,7 +215,7 @@ pub struct Lifetimes {
 
 impl Lifetimes {
     pub fn of(model: &Model, alloc: &Allocation) -> Lifetimes {
-        let tensors = Tensors::of(model, |n| alloc.stream[n].is_some());
+        let tensors = Tensors::of(model, |n| alloc.stream()[n].is_some());
         let hb = Hb::of(model, alloc);
         let mut footprint = Vec::with_capacity(tensors.len());
         let mut last_users = Vec::with_capacity(tensors.len());

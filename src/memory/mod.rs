@@ -9,7 +9,8 @@ pub mod budget;
 pub mod lifetime;
 pub mod plan;
 
-use serde_json::{Value, json};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
 
 use crate::compile::Allocation;
 use crate::graph::{Model, NodeId};
@@ -69,33 +70,61 @@ pub fn plan_allocation(model: &Model, alloc: &Allocation) -> Option<MemoryPlan> 
 impl MemoryPlan {
     /// The allocation JSON `memory` section (allocation-json.md).
     pub fn to_json(&self, model: &Model) -> Value {
-        let tensors: Vec<Value> = self
-            .tensors
-            .iter()
-            .map(|t| {
-                let node = &model.nodes[t.node];
-                let mut v = json!({
-                    "node": node.name,
-                    "graph": model.graph_label(node.graph),
-                    "port": t.port,
-                    "offset": t.offset,
-                    "bytes": t.bytes,
-                    "last_users": t.last_users.iter().map(|&u| model.nodes[u].name.as_str()).collect::<Vec<_>>(),
-                });
-                if t.until_end {
-                    v["until_end"] = json!(true);
-                }
-                v
-            })
-            .collect();
-        json!({"peak_bytes": self.peak_bytes, "alignment": ALIGN, "tensors": tensors})
+        serde_json::to_value(MemoryJson::new(self, model)).expect("the memory section always serialises")
     }
 }
 
-/// Adds the `memory` section to an allocation document when the graph gives `out_bytes`.
-pub fn add_json_section(model: &Model, alloc: &Allocation, doc: &mut Value) {
-    if let (Some(p), Value::Object(m)) = (plan_allocation(model, alloc), doc) {
-        m.insert("memory".into(), p.to_json(model));
+/// The allocation JSON `memory` section, serialised from the plan with no value tree.
+pub struct MemoryJson<'a> {
+    plan: &'a MemoryPlan,
+    model: &'a Model,
+}
+
+impl<'a> MemoryJson<'a> {
+    pub fn new(plan: &'a MemoryPlan, model: &'a Model) -> Self {
+        MemoryJson { plan, model }
+    }
+}
+
+impl Serialize for MemoryJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("alignment", &ALIGN)?;
+        m.serialize_entry("peak_bytes", &self.plan.peak_bytes)?;
+        m.serialize_entry("tensors", &TensorList(self))?;
+        m.end()
+    }
+}
+
+struct TensorList<'a, 'b>(&'b MemoryJson<'a>);
+
+impl Serialize for TensorList<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let model = self.0.model;
+        s.collect_seq(self.0.plan.tensors.iter().map(|t| TensorJson { model, t }))
+    }
+}
+
+struct TensorJson<'a> {
+    model: &'a Model,
+    t: &'a PlacedTensor,
+}
+
+impl Serialize for TensorJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (t, node) = (self.t, &self.model.nodes[self.t.node]);
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("bytes", &t.bytes)?;
+        m.serialize_entry("graph", self.model.graph_label(node.graph))?;
+        let users: Vec<&str> = t.last_users.iter().map(|&u| self.model.nodes[u].name.as_str()).collect();
+        m.serialize_entry("last_users", &users)?;
+        m.serialize_entry("node", &node.name)?;
+        m.serialize_entry("offset", &t.offset)?;
+        m.serialize_entry("port", &t.port)?;
+        if t.until_end {
+            m.serialize_entry("until_end", &true)?;
+        }
+        m.end()
     }
 }
 

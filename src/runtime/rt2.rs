@@ -6,7 +6,7 @@ use std::ffi::c_void;
 use super::allocators::{EventAllocator, NotifyAllocator, StreamAllocator, VecHeader};
 use super::error::{RtError, RtErrorKind, RtResult};
 use crate::compile::Allocation;
-use crate::graph::SyncKind;
+use crate::compile::summary::ModelCounts;
 
 /// `ModelDesc`'s reusable stream/event/notify counts and attached stream count.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -72,13 +72,15 @@ impl ResourceCounts {
     /// events or notifies according to the allocation's sync kind. The split's syncs are always
     /// events: counted in `sync_count` in event mode, apart (`split_event_count`) in notify mode.
     pub fn from_allocation(a: &Allocation, sub: StaticCounts) -> RtResult<ResourceCounts> {
-        // In notify mode the split's syncs are still events, numbered on their own.
-        let (events, notifies) = match a.sync_kind {
-            SyncKind::Event => (a.sync_count as usize, 0),
-            SyncKind::Notify => (a.split_event_count as usize, a.sync_count as usize),
-        };
-        let attached = a.attached_count as usize;
-        Self::from_totals(a.physical_count as usize + attached, attached, events, notifies, sub)
+        Self::from_model_counts(&ModelCounts::of(a), sub)
+    }
+
+    /// From the counts GE writes on the model (`stream_num`, `event_num`, ...). In notify mode
+    /// the split's syncs are still events, numbered on their own.
+    pub fn from_model_counts(c: &ModelCounts, sub: StaticCounts) -> RtResult<ResourceCounts> {
+        let attached = c.attached_stream_num as usize;
+        let streams = c.stream_num as usize + attached;
+        Self::from_totals(streams, attached, c.event_num as usize, c.notify_num as usize, sub)
     }
 
     /// `AcquireStreams` argument: reusable plus attached streams (slot 0 included).

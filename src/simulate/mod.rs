@@ -138,19 +138,19 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
     }
     let nn = model.nodes.len();
     let order = model.all_nodes();
-    let streams = alloc.physical_count.max(alloc.stream.iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0));
+    let streams = alloc.physical_count().max(alloc.stream().iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0));
     let mut lists: Vec<Vec<NodeId>> = vec![Vec::new(); streams as usize];
     for &n in &order {
-        if let Some(s) = alloc.stream[n] {
+        if let Some(s) = alloc.stream()[n] {
             lists[s.index()].push(n);
         }
     }
     let waits: Vec<(NodeId, NodeId)> = alloc
-        .syncs
+        .syncs()
         .iter()
-        .chain(alloc.split_events.iter())
+        .chain(alloc.split_events().iter())
         .map(|p| (p.from.node, p.to.node))
-        .filter(|&(f, t)| alloc.stream[f].is_some() && alloc.stream[t].is_some() && f != t)
+        .filter(|&(f, t)| alloc.stream()[f].is_some() && alloc.stream()[t].is_some() && f != t)
         .collect();
     // Waiters of each record node (CSR).
     let waiters: Csr<NodeId, NodeId> = Csr::group(nn, waits.iter().copied());
@@ -211,7 +211,7 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
                 continue;
             }
             let n = NodeId(ev.id);
-            let s = alloc.stream[n].expect("simulated nodes have a stream");
+            let s = alloc.stream()[n].expect("simulated nodes have a stream");
             busy[s.index()] = false;
             head[s.index()] += 1;
             done += 1;
@@ -221,7 +221,7 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
             for &w in waiters.of(n) {
                 waits_left[w] -= 1;
                 wait_ready[w] = wait_ready[w].max(t + cfg.wait_latency_us);
-                if let Some(ws) = alloc.stream[w] {
+                if let Some(ws) = alloc.stream()[w] {
                     candidates.insert(ws.0);
                 }
             }
@@ -241,7 +241,7 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
             done
         );
     }
-    let on_stream = |n: NodeId| alloc.stream[n].is_some();
+    let on_stream = |n: NodeId| alloc.stream()[n].is_some();
     let cp = critical_path(model, on_stream);
     let mut work = 0.0;
     let mut single = 0.0;
@@ -260,10 +260,10 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
         lower_bound_us: cp.max(work_bound),
         single_stream_us: single,
         utilisation: if makespan > 0.0 { busy_area / (cfg.units as f64 * makespan) } else { 0.0 },
-        streams: alloc.physical_count,
-        syncs: alloc.syncs.len() + alloc.split_events.len(),
+        streams: alloc.physical_count(),
+        syncs: alloc.syncs().len() + alloc.split_events().len(),
         span,
-        stream: alloc.stream.clone(),
+        stream: alloc.stream().clone(),
         waits,
     })
 }

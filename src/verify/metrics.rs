@@ -348,7 +348,7 @@ mod tests {
         let dense = min_sync_count(&model, &d).unwrap();
         let sparse = min_sync_count_by_stream_reach(&model, &d).unwrap();
         assert_eq!(dense, sparse);
-        assert_eq!(dense, alloc.syncs.len());
+        assert_eq!(dense, alloc.syncs().len());
         assert!(dense >= 3, "{dense}");
     }
 }

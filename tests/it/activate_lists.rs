@@ -13,7 +13,7 @@ fn fixture() -> Model {
 
 fn list(m: &Model, a: &Allocation, name: &str) -> Vec<u32> {
     let n = m.find_node(GraphId::ROOT, name).unwrap();
-    a.activations.iter().find(|(x, _)| *x == n).map(|(_, l)| l.iter().map(|s| s.0).collect()).unwrap_or_default()
+    a.activations().iter().find(|(x, _)| *x == n).map(|(_, l)| l.iter().map(|s| s.0).collect()).unwrap_or_default()
 }
 
 #[test]
@@ -25,9 +25,10 @@ fn logical_lists_by_label_switch_and_loop() {
     assert_eq!(space, 6);
     assert_eq!(list(&m, &a, "act"), vec![1]);
     assert_eq!(list(&m, &a, "sw"), vec![5]);
-    assert_eq!(a.inserted.len(), 1);
-    assert_eq!((a.inserted[0].name(&m).as_ref(), a.inserted[0].stream), ("sw_StreamActive_0", StreamId(5)));
-    assert_eq!(a.inserted_activations, vec![(0, vec![StreamId(2), StreamId(3)])]);
+    assert_eq!(a.inserted().len(), 1);
+    let first = stream_alloc::graph::InsertedId(0);
+    assert_eq!((a.inserted()[first].name(&m).as_ref(), a.inserted()[first].stream), ("sw_StreamActive_0", StreamId(5)));
+    assert_eq!(a.inserted_activations(), vec![(first, vec![StreamId(2), StreamId(3)])]);
     // The loop starts every stream nobody else activates, except its own.
     assert_eq!(list(&m, &a, "loop"), vec![4]);
 }
@@ -40,9 +41,9 @@ fn split_pieces_join_the_lists_that_held_their_origin() {
     // Room 20: stream 1 holds b0 b1 b2, 10 tasks each. b0 + b1 make 20, but the piece they
     // share would also hold the split's record (1): b1 starts new stream 6, and b2 new stream 7
     // (the split's wait 2 + 10 + 10 > 20).
-    let phys = |name: &str| a.stream[m.find_node(GraphId::ROOT, name).unwrap()];
+    let phys = |name: &str| a.stream()[m.find_node(GraphId::ROOT, name).unwrap()];
     assert_eq!((phys("b0"), phys("b1"), phys("b2")), (Some(StreamId(1)), Some(StreamId(6)), Some(StreamId(7))));
-    assert_eq!(a.physical_count, 8);
+    assert_eq!(a.physical_count(), 8);
     assert_eq!(list(&m, &a, "act"), vec![1, 6, 7]);
     assert_eq!(list(&m, &a, "loop"), vec![4]);
     let j = a.to_json(&m);
@@ -91,5 +92,5 @@ fn subgraph_first_active_activates_its_subgraph_streams() {
     let sub = m.find_graph("sub").unwrap();
     let first = m.find_node(sub, "first").unwrap();
     // Unlabelled nodes' streams minus its own: only stream 1.
-    assert_eq!(a.activations, vec![(first, vec![StreamId(1)])]);
+    assert_eq!(a.activations(), vec![(first, vec![StreamId(1)])]);
 }

@@ -48,27 +48,27 @@ fn full(doc: &Value, options: &[&str]) -> Allocation {
     assert_eq!(alloc.to_json_string(&model), again, "allocation JSON differs between runs with {options:?}");
     let sync_nodes = ["Send", "Recv", "SendNotify", "RecvNotify"];
     assert!(
-        !alloc.inserted.iter().any(|n| sync_nodes.contains(&n.op_type)),
+        !alloc.inserted().iter().any(|n| sync_nodes.contains(&n.op_type())),
         "Send/Recv nodes inserted into a dynamic graph with {options:?}"
     );
     let listed = |name: &str, key: &str| -> Vec<u64> {
         let node = json["nodes"].as_array().unwrap().iter().find(|n| n["name"] == name).expect("node in JSON");
         node[key].as_array().map(|a| a.iter().map(|v| v.as_u64().unwrap()).collect()).unwrap_or_default()
     };
-    for p in &alloc.syncs {
+    for p in alloc.syncs() {
         let (from, to) = (&model.nodes[p.from.node].name, &model.nodes[p.to.node].name);
-        assert!(listed(from, "send").contains(&u64::from(p.id)), "{from} does not list send {}", p.id);
-        assert!(listed(to, "recv").contains(&u64::from(p.id)), "{to} does not list recv {}", p.id);
+        assert!(listed(from, "send").contains(&u64::from(p.id.0)), "{from} does not list send {}", p.id);
+        assert!(listed(to, "recv").contains(&u64::from(p.id.0)), "{to} does not list recv {}", p.id);
     }
     let sends: usize = model.nodes.iter().map(|n| listed(&n.name, "send").len()).sum();
     let recvs: usize = model.nodes.iter().map(|n| listed(&n.name, "recv").len()).sum();
-    assert_eq!((sends, recvs), (alloc.syncs.len(), alloc.syncs.len()), "per-node sync lists with {options:?}");
+    assert_eq!((sends, recvs), (alloc.syncs().len(), alloc.syncs().len()), "per-node sync lists with {options:?}");
     alloc
 }
 
 /// Edges whose ends are on different logical streams.
 fn cross_stream_edges(model: &Model, alloc: &Allocation) -> usize {
-    model.edges.iter().filter(|e| alloc.logical_stream[e.src] != alloc.logical_stream[e.dst]).count()
+    model.edges.iter().filter(|e| alloc.logical_stream()[e.src] != alloc.logical_stream()[e.dst]).count()
 }
 
 #[test]
@@ -76,13 +76,13 @@ fn bert_single_stream_uses_exactly_one_stream() {
     let doc = bert();
     let model = load(&doc, &[]);
     let alloc = logical(&model);
-    assert_eq!(alloc.mode, "dynamic-single");
-    assert_eq!(alloc.logical_count, 1);
-    assert!(alloc.logical_stream.iter().all(|s| *s == Some(StreamId(0))));
+    assert_eq!(alloc.mode(), "dynamic-single");
+    assert_eq!(alloc.logical_count(), 1);
+    assert!(alloc.logical_stream().iter().all(|s| *s == Some(StreamId(0))));
     assert_deterministic(&doc, &[]);
     // One stream needs no synchronisation: the whole pipeline runs.
     let all = allocate(&model, Stage::All).expect("stage all succeeds on one stream");
-    assert_eq!(all.physical_count, 1);
+    assert_eq!(all.physical_count(), 1);
 }
 
 #[test]
@@ -91,10 +91,10 @@ fn bert_multi_stream_succeeds_and_is_deterministic() {
     for opts in [&["dynamic_multi_stream=1"][..], &["dynamic_multi_stream=1", "ac_parallel_enable=1"][..]] {
         let model = load(&doc, opts);
         let alloc = logical(&model);
-        assert_eq!(alloc.mode, "dynamic-multi");
+        assert_eq!(alloc.mode(), "dynamic-multi");
         // Only AI core work and GE_LOCAL nodes: one engine stream.
-        assert_eq!(alloc.logical_count, 1, "{opts:?}");
-        assert!(alloc.logical_stream.iter().all(|s| *s == Some(StreamId(0))));
+        assert_eq!(alloc.logical_count(), 1, "{opts:?}");
+        assert!(alloc.logical_stream().iter().all(|s| *s == Some(StreamId(0))));
         assert_deterministic(&doc, opts);
     }
 }
@@ -130,7 +130,7 @@ fn bert_mixed_engines_and_labels() {
         let model = load(&doc, opts);
         let alloc = logical(&model);
         // AIcoreEngine(1) 0, DNN_HCCL(2) 1, DNN_VM_AICPU(4) 2, then label "side" 3.
-        assert_eq!(alloc.logical_count, 4, "{opts:?}");
+        assert_eq!(alloc.logical_count(), 4, "{opts:?}");
         for n in model.nodes.ids() {
             let node = &model.nodes[n];
             let want = match (node.name.as_str(), node.op_type.as_str()) {
@@ -139,13 +139,13 @@ fn bert_mixed_engines_and_labels() {
                 (_, "Gelu") => 3,
                 _ => 0,
             };
-            assert_eq!(alloc.logical_stream[n], Some(StreamId(want)), "node {} ({opts:?})", node.name);
+            assert_eq!(alloc.logical_stream()[n], Some(StreamId(want)), "node {} ({opts:?})", node.name);
         }
         assert_deterministic(&doc, opts);
     }
     let single = logical(&load(&doc, &[]));
-    assert_eq!(single.logical_count, 1);
-    assert!(single.logical_stream.iter().all(|s| *s == Some(StreamId(0))));
+    assert_eq!(single.logical_count(), 1);
+    assert!(single.logical_stream().iter().all(|s| *s == Some(StreamId(0))));
 }
 
 #[test]
@@ -154,8 +154,8 @@ fn bert_full_pipeline_single_and_multi_stream() {
     for opts in [&[][..], &["dynamic_multi_stream=1"][..], &["dynamic_multi_stream=1", "ac_parallel_enable=1"][..]] {
         let alloc = full(&doc, opts);
         // Everything on one stream: nothing to synchronise.
-        assert_eq!((alloc.logical_count, alloc.physical_count, alloc.sync_count), (1, 1, 0), "{opts:?}");
-        assert!(alloc.syncs.is_empty());
+        assert_eq!((alloc.logical_count(), alloc.physical_count(), alloc.sync_count()), (1, 1, 0), "{opts:?}");
+        assert!(alloc.syncs().is_empty());
     }
 }
 
@@ -165,17 +165,17 @@ fn bert_mixed_full_pipeline() {
     for opts in [&["dynamic_multi_stream=1"][..], &["dynamic_multi_stream=1", "ac_parallel_enable=1"][..]] {
         let model = load(&doc, opts);
         let alloc = full(&doc, opts);
-        assert_eq!(alloc.logical_count, 4, "{opts:?}");
+        assert_eq!(alloc.logical_count(), 4, "{opts:?}");
         // gn -> first Add, twelve Gelus each with one producer and one consumer on stream 0,
         // the last layer output -> allreduce -> NetOutput: 1 + 24 + 2 edges cross streams,
         // and none is implied by another (stream 3 only ever waits on stream 0 right before a
         // Gelu, and stream 0 waits on it right after).
         assert_eq!(cross_stream_edges(&model, &alloc), 27, "{opts:?}");
-        assert_eq!(alloc.syncs.len(), 27, "{opts:?}");
-        assert_eq!(alloc.sync_count, 27, "{opts:?}");
+        assert_eq!(alloc.syncs().len(), 27, "{opts:?}");
+        assert_eq!(alloc.sync_count(), 27, "{opts:?}");
     }
     let single = full(&doc, &[]);
-    assert_eq!((single.logical_count, single.sync_count), (1, 0));
+    assert_eq!((single.logical_count(), single.sync_count()), (1, 0));
 }
 
 /// The DAG auto multi-stream modes spread BERT's AI core work over up to N streams; the
@@ -188,13 +188,13 @@ fn bert_dag_modes_full_pipeline() {
         let opts = ["dynamic_multi_stream=1", opt.as_str()];
         let model = load(&doc, &opts);
         let alloc = full(&doc, &opts);
-        assert!(alloc.logical_count > 1 && alloc.logical_count <= cap, "{mode}: {} streams", alloc.logical_count);
-        assert!(alloc.sync_count > 0, "{mode}: parallel streams need events");
-        assert!(alloc.syncs.len() <= cross_stream_edges(&model, &alloc), "{mode}: more syncs than crossing edges");
+        assert!(alloc.logical_count() > 1 && alloc.logical_count() <= cap, "{mode}: {} streams", alloc.logical_count());
+        assert!(alloc.sync_count() > 0, "{mode}: parallel streams need events");
+        assert!(alloc.syncs().len() <= cross_stream_edges(&model, &alloc), "{mode}: more syncs than crossing edges");
         for n in model.nodes.ids() {
             let node = &model.nodes[n];
             if on_main_stream(node) {
-                assert_eq!(alloc.logical_stream[n], Some(StreamId(0)), "{mode}: {} off the main stream", node.name);
+                assert_eq!(alloc.logical_stream()[n], Some(StreamId(0)), "{mode}: {} off the main stream", node.name);
             }
         }
     }

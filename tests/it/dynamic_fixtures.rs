@@ -103,30 +103,30 @@ fn run_case(graph: &Path, expected: &Path) -> Result<(), String> {
     };
     let mut problems = Vec::new();
     if let Some(n) = want.streams {
-        if alloc.logical_count != n {
-            problems.push(format!("streams: expected {n}, got {}", alloc.logical_count));
+        if alloc.logical_count() != n {
+            problems.push(format!("streams: expected {n}, got {}", alloc.logical_count()));
         }
     }
-    if alloc.attached_count != want.attached {
-        problems.push(format!("attached streams: expected {}, got {}", want.attached, alloc.attached_count));
+    if alloc.attached_count() != want.attached {
+        problems.push(format!("attached streams: expected {}, got {}", want.attached, alloc.attached_count()));
     }
     if let Some(n) = want.events {
-        if alloc.sync_count != n {
-            problems.push(format!("events: expected {n}, got {}", alloc.sync_count));
+        if alloc.sync_count() != n {
+            problems.push(format!("events: expected {n}, got {}", alloc.sync_count()));
         }
     }
     if let Some(k) = &want.kind {
-        if alloc.sync_kind.as_str() != k {
-            problems.push(format!("sync kind: expected {k}, got {}", alloc.sync_kind.as_str()));
+        if alloc.sync_kind().as_str() != k {
+            problems.push(format!("sync kind: expected {k}, got {}", alloc.sync_kind().as_str()));
         }
     }
-    if alloc.stage != Stage::Logical {
+    if alloc.stage() != Stage::Logical {
         let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
         for v in &report.violations {
             problems.push(format!("checker: rule {}: {}", v.rule, v.message));
         }
-        if !alloc.inserted.is_empty() {
-            problems.push(format!("{} nodes inserted, expected none", alloc.inserted.len()));
+        if !alloc.inserted().is_empty() {
+            problems.push(format!("{} nodes inserted, expected none", alloc.inserted().len()));
         }
     }
     let mut seen = 0;
@@ -137,8 +137,8 @@ fn run_case(graph: &Path, expected: &Path) -> Result<(), String> {
         } else {
             format!("{}/{}", model.graphs[node.graph].name, node.name)
         };
-        let got = alloc.logical_stream[n].map_or(-1, |s| i64::from(s.0));
-        let got_att: Vec<u32> = alloc.attached[n].iter().map(|s| s.0).collect();
+        let got = alloc.logical_stream()[n].map_or(-1, |s| i64::from(s.0));
+        let got_att: Vec<u32> = alloc.attached()[n].iter().map(|s| s.0).collect();
         match want.nodes.get(&key) {
             None => problems.push(format!("node {key} (stream {got}) is not listed")),
             Some((s, a)) => {

@@ -121,7 +121,7 @@ fn finding_notify_split_events_unchecked() {
         .join("fuzz/regressions/json_loader/notify_split_events_unchecked.json");
     let model = stream_alloc::graph::json::load_file(&path).unwrap();
     let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
-    assert!(alloc.split_event_count > 0, "the finding needs a split in notify mode");
+    assert!(alloc.split_event_count() > 0, "the finding needs a split in notify mode");
     let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
     // Rules 1 and 4 hold. The graph's max_task_count of 30 leaves a room of 3 tasks per stream,
     // less than a node of 3 to 5 tasks with its own SendNotify (1) / RecvNotify (2) nodes and
@@ -159,7 +159,7 @@ fn finding_taskless_node_behind_a_moved_node() {
     let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
     assert!(report.violations.is_empty(), "{:?}", report.violations);
     let b = model.find_node(stream_alloc::graph::GraphId::ROOT, "b").unwrap();
-    assert!(alloc.stream[b].is_some());
+    assert!(alloc.stream()[b].is_some());
 }
 
 /// The fourth finding: a graph whose nodes all run on no stream still reports GE's minimum of
@@ -169,8 +169,8 @@ fn finding_no_node_on_a_stream() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/json_loader/no_node_on_a_stream.json");
     let model = stream_alloc::graph::json::load_file(&path).unwrap();
     let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
-    assert_eq!(alloc.physical_count, 1);
-    assert!(alloc.stream.iter().all(Option::is_none));
+    assert_eq!(alloc.physical_count(), 1);
+    assert!(alloc.stream().iter().all(Option::is_none));
     let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
     assert!(report.violations.is_empty(), "{:?}", report.violations);
 }

@@ -30,19 +30,19 @@ fn corpus_static_multi_logical() {
             }
             let what = format!("{} mode '{mode}'", path.display());
             let a = allocate(&model, Stage::Logical).unwrap_or_else(|e| panic!("{what}: {e}"));
-            assert_eq!(a.mode, "static-multi", "{what}");
-            let mut used = vec![false; a.logical_count as usize];
-            for s in a.logical_stream.iter().flatten() {
-                assert!(s.0 < a.logical_count, "{what}: stream {s} >= count {}", a.logical_count);
+            assert_eq!(a.mode(), "static-multi", "{what}");
+            let mut used = vec![false; a.logical_count() as usize];
+            for s in a.logical_stream().iter().flatten() {
+                assert!(s.0 < a.logical_count(), "{what}: stream {s} >= count {}", a.logical_count());
                 used[s.index()] = true;
             }
             assert!(used.iter().all(|u| *u), "{what}: stream ids are not continuous: {used:?}");
-            assert!(a.logical_count >= 1, "{what}");
+            assert!(a.logical_count() >= 1, "{what}");
             let again = allocate(&model, Stage::Logical).unwrap();
             assert_eq!(a.to_json_string(&model), again.to_json_string(&model), "{what}: runs differ");
             if mode.starts_with("MainStream:2") {
                 // HCCL keeps its own stream; the path cover adds at most 2 compute streams.
-                assert!(a.logical_count <= 4, "{what}: {} streams", a.logical_count);
+                assert!(a.logical_count() <= 4, "{what}: {} streams", a.logical_count());
             }
             checked += 1;
         }

@@ -97,7 +97,7 @@ fn actual(case: &Case) -> String {
         let model = b.build()?;
         if case.run == "allocate" {
             let a = allocate(&model, Stage::Logical)?;
-            Ok(render(&model, &a.logical_stream, &a.attached, a.logical_count, a.attached_count))
+            Ok(render(&model, a.logical_stream(), a.attached(), a.logical_count(), a.attached_count()))
         } else if let Some(list) = case.run.strip_prefix("pass ") {
             let list = passes::parse_list(list)?;
             let st = passes::run_named(&model, &model.options, &list)?;

@@ -16,7 +16,7 @@ fn run_policy(m: &Model, stage: Stage) -> stream_alloc::Result<(Allocation, Poli
         .map(|(a, r)| (a, r.unwrap_or_default()))
 }
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
-use stream_alloc::graph::{IdVec, Model, ModelBuilder, NodeId, Policy, StreamId, json as graph_json};
+use stream_alloc::graph::{EventId, IdVec, Model, ModelBuilder, NodeId, Policy, StreamId, json as graph_json};
 use stream_alloc::memory::{self, plan_allocation};
 use stream_alloc::simulate::{SimConfig, simulate};
 use stream_alloc::verify;
@@ -59,13 +59,12 @@ fn two_streams(sync_back: bool) -> (Model, Allocation) {
     streams[id("b")] = Some(StreamId(1));
     streams[id("c")] = Some(StreamId(0));
     let attached = IdVec::filled(model.nodes.len(), Vec::new());
-    let mut alloc = Allocation::from_logical("test", model.options.event, streams, 2, attached, 0);
-    alloc.stage = Stage::Sync;
-    alloc.syncs.push(SyncPair { id: 0, from: SyncEnd::main(id("a")), to: SyncEnd::main(id("b")) });
+    let mut syncs = vec![SyncPair { id: EventId(0), from: SyncEnd::main(id("a")), to: SyncEnd::main(id("b")) }];
     if sync_back {
-        alloc.syncs.push(SyncPair { id: 1, from: SyncEnd::main(id("b")), to: SyncEnd::main(id("c")) });
+        syncs.push(SyncPair { id: EventId(1), from: SyncEnd::main(id("b")), to: SyncEnd::main(id("c")) });
     }
-    alloc.sync_count = alloc.syncs.len() as u32;
+    let alloc = Allocation::from_logical("test", model.options.event, streams, 2, attached, 0).with_given_syncs(syncs);
+    assert_eq!(alloc.stage(), Stage::Sync);
     (model, alloc)
 }
 

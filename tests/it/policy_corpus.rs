@@ -30,7 +30,7 @@ fn corpus_policies() {
             assert!(r.ok(), "{} {p:?}: {:?}", m.name, r.violations.first());
             if p != Policy::Ge {
                 assert_eq!(
-                    Some(alloc.syncs.len() + alloc.split_events.len()),
+                    Some(alloc.syncs().len() + alloc.split_events().len()),
                     r.min_sync_count,
                     "{} {p:?}: syncs at the checker's minimum",
                     m.name

@@ -50,7 +50,7 @@ fn streams(m: &Model, a: &stream_alloc::Allocation) -> String {
     m.root()
         .order
         .iter()
-        .map(|&n| format!("{}{}", m.nodes[n].name, a.logical_stream[n].map_or("-".into(), |s| s.0.to_string())))
+        .map(|&n| format!("{}{}", m.nodes[n].name, a.logical_stream()[n].map_or("-".into(), |s| s.0.to_string())))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -59,7 +59,7 @@ fn checked(m: &Model) -> stream_alloc::Allocation {
     let a = allocate(m, Stage::All).unwrap();
     let r = verify::check(m, &a.to_json(m));
     assert!(r.ok(), "{:?}", r.violations);
-    assert_eq!(Some(a.sync_count as usize), r.min_sync_count, "syncs equal the checker's minimum");
+    assert_eq!(Some(a.sync_count() as usize), r.min_sync_count, "syncs equal the checker's minimum");
     a
 }
 
@@ -68,22 +68,22 @@ fn per_operator_reproduces_the_seed_example() {
     let m = seed(Policy::PerOperator);
     let a = allocate(&m, Stage::Logical).unwrap();
     assert_eq!(streams(&m, &a), "A0 B0 C2 D0 E3 F0 G0 H1 I0");
-    assert_eq!(a.logical_count, 4);
-    assert_eq!(a.mode, "per-operator");
+    assert_eq!(a.logical_count(), 4);
+    assert_eq!(a.mode(), "per-operator");
     checked(&m);
 }
 
 #[test]
 fn single_and_per_backend() {
     let a = allocate(&seed(Policy::Single), Stage::Logical).unwrap();
-    assert_eq!(a.logical_count, 1);
-    assert!(a.logical_stream.iter().all(|s| s.is_some_and(|s| s.0 == 0)));
+    assert_eq!(a.logical_count(), 1);
+    assert!(a.logical_stream().iter().all(|s| s.is_some_and(|s| s.0 == 0)));
     let mut nodes: Vec<NodeSpec> = "ABCD".chars().map(|c| node(&c.to_string(), "Add", "AIcoreEngine", 1)).collect();
     nodes.push(node("V", "Add", "VectorEngine", 1));
     let m = build(nodes, &[("A", "B"), ("B", "V"), ("V", "C"), ("A", "D")], Policy::PerBackend);
     let a = checked(&m);
-    let s = |name: &str| a.logical_stream[m.find_node(stream_alloc::graph::GraphId::ROOT, name).unwrap()];
-    assert_eq!(a.logical_count, 2);
+    let s = |name: &str| a.logical_stream()[m.find_node(stream_alloc::graph::GraphId::ROOT, name).unwrap()];
+    assert_eq!(a.logical_count(), 2);
     assert_eq!(s("A"), s("D"));
     assert_ne!(s("A"), s("V"));
 }
@@ -114,7 +114,8 @@ fn user_contracts_survive_every_policy() {
             [("A", "B"), ("A", "C"), ("B", "L1"), ("C", "L2"), ("L1", "D"), ("L2", "D"), ("A", "AR"), ("AR", "D")];
         let m = build(nodes, &edges, policy);
         let a = checked(&m);
-        let s = |name: &str| a.logical_stream[m.find_node(stream_alloc::graph::GraphId::ROOT, name).unwrap()].unwrap();
+        let s =
+            |name: &str| a.logical_stream()[m.find_node(stream_alloc::graph::GraphId::ROOT, name).unwrap()].unwrap();
         assert_eq!(s("L1"), s("L2"), "{policy:?}: one stream per label");
         for other in ["A", "B", "C", "D", "AR"] {
             assert_ne!(s("L1"), s(other), "{policy:?}: the label stream holds only labelled nodes");

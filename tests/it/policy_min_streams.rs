@@ -82,8 +82,8 @@ fn width_certificate_and_chains_on_random_dags() {
         let a = allocate(&m, Stage::All).unwrap();
         let r = verify::check(&m, &a.to_json(&m));
         assert!(r.ok(), "seed {seed}: {:?}", r.violations);
-        assert_eq!(Some(a.sync_count as usize), r.min_sync_count, "seed {seed}");
-        assert_eq!(a.logical_count as usize, width.max(1), "seed {seed}");
+        assert_eq!(Some(a.sync_count() as usize), r.min_sync_count, "seed {seed}");
+        assert_eq!(a.logical_count() as usize, width.max(1), "seed {seed}");
     }
 }
 
@@ -94,10 +94,10 @@ fn budget_never_exceeds_its_stream_count() {
         for b in 1..=3u32 {
             m.options.policy = Policy::Budget(b);
             let a = allocate(&m, Stage::All).unwrap();
-            assert!(a.logical_count <= b, "seed {seed} budget {b}: {} streams", a.logical_count);
+            assert!(a.logical_count() <= b, "seed {seed} budget {b}: {} streams", a.logical_count());
             let r = verify::check(&m, &a.to_json(&m));
             assert!(r.ok(), "seed {seed}: {:?}", r.violations);
-            assert_eq!(Some(a.sync_count as usize), r.min_sync_count);
+            assert_eq!(Some(a.sync_count() as usize), r.min_sync_count);
         }
     }
 }
@@ -113,7 +113,7 @@ fn synthetic_generators_allocate_under_every_policy() {
             let a = allocate(&m, Stage::All).unwrap();
             let r = verify::check(&m, &a.to_json(&m));
             assert!(r.ok(), "{} {p:?}: {:?}", m.name, r.violations.first());
-            assert_eq!(Some(a.sync_count as usize), r.min_sync_count, "{} {p:?}", m.name);
+            assert_eq!(Some(a.sync_count() as usize), r.min_sync_count, "{} {p:?}", m.name);
         }
     }
 }

@@ -439,39 +439,29 @@ fn resource_counts_and_all_or_none() {
 
 #[test]
 fn resource_counts_from_allocation() {
-    use stream_alloc::compile::{Allocation, Stage};
-    use stream_alloc::graph::ids::IdVec;
-    use stream_alloc::graph::{StreamId, SyncKind};
-    let alloc = |physical: u32, attached: u32, kind: SyncKind, syncs: u32, split_events: u32| Allocation {
-        mode: "static-multi".into(),
-        stage: Stage::All,
-        logical_stream: IdVec::new(),
-        logical_count: physical,
-        stream: IdVec::new(),
-        physical_count: physical,
-        attached: IdVec::new(),
-        attached_count: attached,
-        sync_kind: kind,
-        syncs: Vec::new(),
-        sync_count: syncs,
-        split_event_count: split_events,
-        split_events: Vec::new(),
-        activations: Vec::new(),
-        inserted_activations: Vec::new(),
-        huge_streams: Vec::new(),
-        split_to_logic: (0..physical).map(StreamId).collect(),
-        inserted: Vec::new(),
+    use stream_alloc::compile::summary::ModelCounts;
+    use stream_alloc::graph::SyncKind;
+    // Physical and attached streams, the sync kind, sync ids and the split's events.
+    let alloc = |physical: u32, attached: u32, kind: SyncKind, syncs: u32, split_events: u32| {
+        let (event_num, notify_num) = if kind == SyncKind::Event { (syncs, 0) } else { (split_events, syncs) };
+        ModelCounts {
+            logical_stream_num: physical,
+            stream_num: physical,
+            attached_stream_num: attached,
+            event_num,
+            notify_num,
+        }
     };
-    let c = ResourceCounts::from_allocation(&alloc(5, 2, SyncKind::Event, 9, 2), StaticCounts::default()).unwrap();
+    let c = ResourceCounts::from_model_counts(&alloc(5, 2, SyncKind::Event, 9, 2), StaticCounts::default()).unwrap();
     assert_eq!(
         (c.reusable_stream_num, c.attached_stream_num, c.reusable_event_num, c.reusable_notify_num),
         (5, 2, 9, 0)
     );
-    let c = ResourceCounts::from_allocation(&alloc(3, 0, SyncKind::Notify, 4, 0), StaticCounts::default()).unwrap();
+    let c = ResourceCounts::from_model_counts(&alloc(3, 0, SyncKind::Notify, 4, 0), StaticCounts::default()).unwrap();
     assert_eq!((c.reusable_stream_num, c.reusable_event_num, c.reusable_notify_num), (3, 0, 4));
     // Notify mode: the split's syncs are events of their own.
-    let c = ResourceCounts::from_allocation(&alloc(4, 0, SyncKind::Notify, 4, 3), StaticCounts::default()).unwrap();
+    let c = ResourceCounts::from_model_counts(&alloc(4, 0, SyncKind::Notify, 4, 3), StaticCounts::default()).unwrap();
     assert_eq!((c.reusable_stream_num, c.reusable_event_num, c.reusable_notify_num), (4, 3, 4));
-    let c = ResourceCounts::from_allocation(&alloc(1, 0, SyncKind::Event, 0, 0), StaticCounts::default()).unwrap();
+    let c = ResourceCounts::from_model_counts(&alloc(1, 0, SyncKind::Event, 0, 0), StaticCounts::default()).unwrap();
     assert_eq!((c.reusable_stream_num, c.stream_num()), (1, 1));
 }

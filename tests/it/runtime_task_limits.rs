@@ -166,7 +166,7 @@ fn a_failing_normal_query_fails_the_compile_unless_the_options_say_it_all() {
     let e = allocate_at_the_edge(&m).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Failed);
     let m = chain(r#""max_task_count":1024,"max_huge_task_count":8192,"unlimited_depth":false"#, 3, 1);
-    assert_eq!(allocate_at_the_edge(&m).unwrap().physical_count, 1);
+    assert_eq!(allocate_at_the_edge(&m).unwrap().physical_count(), 1);
 }
 
 #[test]
@@ -186,15 +186,15 @@ fn allocate_splits_at_the_device_limit() {
     {
         let _d = device(200, 0, false);
         let a = allocate_at_the_edge(&m).unwrap();
-        assert_eq!(a.physical_count, 2, "split at the device's 200 tasks");
+        assert_eq!(a.physical_count(), 2, "split at the device's 200 tasks");
         // The compile itself never asks the device: its output depends on its inputs alone.
-        assert_eq!(allocate(&m, Stage::All).unwrap().physical_count, 1, "the library call splits at the options'");
+        assert_eq!(allocate(&m, Stage::All).unwrap().physical_count(), 1, "the library call splits at the options'");
         UNLIMITED.store(RT_CAPABILITY_SUPPORT, Ordering::SeqCst);
-        assert_eq!(allocate_at_the_edge(&m).unwrap().physical_count, 1, "unlimited depth: no split");
+        assert_eq!(allocate_at_the_edge(&m).unwrap().physical_count(), 1, "unlimited depth: no split");
         let opts = chain(r#""max_task_count":1024"#, 60, 5);
         UNLIMITED.store(0, Ordering::SeqCst);
-        assert_eq!(allocate_at_the_edge(&opts).unwrap().physical_count, 1, "the option wins over the device");
+        assert_eq!(allocate_at_the_edge(&opts).unwrap().physical_count(), 1, "the option wins over the device");
     }
     let _guard = RUNTIME_LOCK.lock();
-    assert_eq!(allocate_at_the_edge(&m).unwrap().physical_count, 1, "no runtime: the 1024-task stub");
+    assert_eq!(allocate_at_the_edge(&m).unwrap().physical_count(), 1, "no runtime: the 1024-task stub");
 }

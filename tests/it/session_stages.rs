@@ -96,8 +96,8 @@ fn task_counts_set_between_the_stages_change_the_split() {
     // Without counts: 10 one-task nodes fit in one stream.
     let mut plain = session(1);
     plain.run_all().unwrap();
-    let before = plain.allocation().unwrap().physical_count;
-    assert_eq!(before, plain.allocation().unwrap().logical_count);
+    let before = plain.allocation().unwrap().physical_count();
+    assert_eq!(before, plain.allocation().unwrap().logical_count());
 
     // The host's task generation reports 5 tasks per chain node: 50 tasks, a0's Send to the
     // all-reduce (1) and out's Recv from it (2) on a stream with room for 20. Every piece but
@@ -116,14 +116,14 @@ fn task_counts_set_between_the_stages_change_the_split() {
     }
     s.split_streams().unwrap();
     let a = s.allocation().unwrap();
-    assert_eq!(a.physical_count, before + 3);
-    let chain_logical = a.logical_stream[chain[0]].unwrap();
-    let pieces: std::collections::BTreeSet<_> = chain.iter().map(|&n| a.stream[n].unwrap()).collect();
+    assert_eq!(a.physical_count(), before + 3);
+    let chain_logical = a.logical_stream()[chain[0]].unwrap();
+    let pieces: std::collections::BTreeSet<_> = chain.iter().map(|&n| a.stream()[n].unwrap()).collect();
     assert_eq!(pieces.len(), 4);
-    let piece_of = |i: usize| a.stream[chain[i]].unwrap();
+    let piece_of = |i: usize| a.stream()[chain[i]].unwrap();
     assert!((0..10).all(|i| piece_of(i) == piece_of(i / 3 * 3)), "pieces a0..a2, a3..a5, a6..a8, a9");
     for p in &pieces {
-        assert_eq!(a.split_to_logic[p.index()], chain_logical);
+        assert_eq!(a.split_to_logic()[p.index()], chain_logical);
     }
     // The model itself is untouched: graph-structure stability.
     assert!(chain.iter().all(|&n| s.model().nodes[n].tasks == 1));
@@ -141,16 +141,19 @@ fn send_recv_nodes_appear_only_after_generation() {
     s.assign_logical_streams().unwrap();
     s.insert_syncs().unwrap();
     assert!(s.inserted_nodes().unwrap().is_empty());
-    assert!(!s.allocation().unwrap().syncs.is_empty(), "the HCCL branch needs syncs");
+    assert!(!s.allocation().unwrap().syncs().is_empty(), "the HCCL branch needs syncs");
     s.split_streams().unwrap();
     assert!(
-        s.inserted_nodes().unwrap().iter().all(|i| !i.op_type.starts_with("Send") && !i.op_type.starts_with("Recv"))
+        s.inserted_nodes()
+            .unwrap()
+            .iter()
+            .all(|i| !i.op_type().starts_with("Send") && !i.op_type().starts_with("Recv"))
     );
     s.generate_send_recv().unwrap();
     let inserted = s.inserted_nodes().unwrap();
-    let pairs = s.allocation().unwrap().syncs.len();
-    assert_eq!(inserted.iter().filter(|i| i.op_type == "Send").count(), pairs);
-    assert_eq!(inserted.iter().filter(|i| i.op_type == "Recv").count(), pairs);
+    let pairs = s.allocation().unwrap().syncs().len();
+    assert_eq!(inserted.iter().filter(|i| i.op_type() == "Send").count(), pairs);
+    assert_eq!(inserted.iter().filter(|i| i.op_type() == "Recv").count(), pairs);
     for i in &inserted {
         let info = s.node_info(i.anchor).unwrap();
         let id = i.sync_id.unwrap();
@@ -169,13 +172,13 @@ fn ge_attrs_follow_the_allocation() {
     let a = s.allocation().unwrap();
     let ar = node(s.model(), "ar");
     let attrs = s.node_ge_attrs(ar).unwrap();
-    assert_eq!(attrs["_logic_stream_id"], a.logical_stream[ar].unwrap().0);
-    assert_eq!(attrs["stream_id"], a.stream[ar].unwrap().0);
+    assert_eq!(attrs["_logic_stream_id"], a.logical_stream()[ar].unwrap().0);
+    assert_eq!(attrs["stream_id"], a.stream()[ar].unwrap().0);
     let m = s.model_ge_attrs().unwrap();
-    assert_eq!(m["stream_num"], a.physical_count);
-    assert_eq!(m["event_num"], a.sync_count);
+    assert_eq!(m["stream_num"], a.physical_count());
+    assert_eq!(m["event_num"], a.sync_count());
     let split = m["_split_logic_stream_2_origin_logic_stream"].as_str().unwrap();
-    let want: Vec<String> = a.split_to_logic.iter().enumerate().map(|(p, l)| format!("{p}:{}", l.0)).collect();
+    let want: Vec<String> = a.split_to_logic().iter().enumerate().map(|(p, l)| format!("{p}:{}", l.0)).collect();
     assert_eq!(split, want.join(","));
 }
 

@@ -24,14 +24,18 @@ fn model(nodes: &[(&str, f64, u32)], edges: &[(&str, &str)]) -> Model {
 fn assigned(m: &Model, streams: &[u32], syncs: &[(u32, u32)]) -> Allocation {
     let s: IdVec<NodeId, Option<StreamId>> = streams.iter().map(|&s| Some(StreamId(s))).collect();
     let count = streams.iter().max().unwrap() + 1;
-    let mut a =
-        Allocation::from_logical("test", m.options.event, s, count, IdVec::filled(m.nodes.len(), Vec::new()), 0);
-    a.syncs = syncs
-        .iter()
-        .enumerate()
-        .map(|(i, &(f, t))| SyncPair { id: i as u32, from: SyncEnd::main(NodeId(f)), to: SyncEnd::main(NodeId(t)) })
-        .collect();
-    a
+    let a = Allocation::from_logical("test", m.options.event, s, count, IdVec::filled(m.nodes.len(), Vec::new()), 0);
+    a.with_given_syncs(
+        syncs
+            .iter()
+            .enumerate()
+            .map(|(i, &(f, t))| SyncPair {
+                id: stream_alloc::graph::EventId(i as u32),
+                from: SyncEnd::main(NodeId(f)),
+                to: SyncEnd::main(NodeId(t)),
+            })
+            .collect(),
+    )
 }
 
 #[test]
@@ -82,13 +86,13 @@ fn trace_and_dot_are_deterministic_and_complete() {
     let doc: serde_json::Value = serde_json::from_str(&t1).unwrap();
     let events = doc["traceEvents"].as_array().unwrap();
     let complete = events.iter().filter(|e| e["ph"] == "X").count();
-    assert_eq!(complete, a.stream.iter().filter(|s| s.is_some()).count());
-    assert_eq!(events.iter().filter(|e| e["ph"] == "s").count(), a.syncs.len());
-    assert_eq!(events.iter().filter(|e| e["ph"] == "f").count(), a.syncs.len());
-    let waits: Vec<_> = a.syncs.iter().map(|p| (p.from.node, p.to.node)).collect();
-    let d = dot(&m, &a.stream, &waits);
-    assert_eq!(d, dot(&m, &a.stream, &waits));
-    assert_eq!(d.matches("style=dashed, color=").count(), a.syncs.len());
+    assert_eq!(complete, a.stream().iter().filter(|s| s.is_some()).count());
+    assert_eq!(events.iter().filter(|e| e["ph"] == "s").count(), a.syncs().len());
+    assert_eq!(events.iter().filter(|e| e["ph"] == "f").count(), a.syncs().len());
+    let waits: Vec<_> = a.syncs().iter().map(|p| (p.from.node, p.to.node)).collect();
+    let d = dot(&m, a.stream(), &waits);
+    assert_eq!(d, dot(&m, a.stream(), &waits));
+    assert_eq!(d.matches("style=dashed, color=").count(), a.syncs().len());
     assert!(d.contains("subgraph cluster_0"));
 }
 

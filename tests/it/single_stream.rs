@@ -15,7 +15,7 @@ fn streams(m: &Model, stage: Stage) -> Vec<(String, i64)> {
     let a = allocate(m, stage).unwrap();
     m.all_nodes()
         .into_iter()
-        .map(|n| (m.node(n).name.clone(), a.logical_stream[n].map_or(-1, |s| i64::from(s.0))))
+        .map(|n| (m.node(n).name.clone(), a.logical_stream()[n].map_or(-1, |s| i64::from(s.0))))
         .collect()
 }
 
@@ -45,8 +45,8 @@ fn one_stream_and_skipped_engine_nodes() {
         pairs(&[("x", -1), ("id", -1), ("a", 0), ("r", 0), ("b", 0), ("h", 0), ("o", 0)])
     );
     let a = allocate(&m, Stage::All).unwrap();
-    assert_eq!((a.logical_count, a.physical_count, a.sync_count), (1, 1, 0));
-    assert_eq!(a.mode, "static-single");
+    assert_eq!((a.logical_count(), a.physical_count(), a.sync_count()), (1, 1, 0));
+    assert_eq!(a.mode(), "static-single");
 }
 
 #[test]
@@ -104,14 +104,14 @@ fn every_corpus_graph_single_stream() {
         b.options.set_str("enable_single_stream", "true").unwrap();
         let m = b.build().unwrap();
         let a = allocate(&m, Stage::All).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert_eq!(a.logical_count, 1, "{}", path.display());
+        assert_eq!(a.logical_count(), 1, "{}", path.display());
         // Every node with a device task is on the stream; input data nodes are on none.
         for (id, node) in m.nodes.enumerate() {
             if node.tasks > 0 {
-                assert_eq!(a.stream[id].map(|s| s.0), Some(0), "{}: {}", path.display(), node.name);
+                assert_eq!(a.stream()[id].map(|s| s.0), Some(0), "{}: {}", path.display(), node.name);
             }
             if node.is_data_like() && m.in_edges(id).next().is_none() {
-                assert_eq!(a.stream[id], None, "{}: {}", path.display(), node.name);
+                assert_eq!(a.stream()[id], None, "{}: {}", path.display(), node.name);
             }
         }
         let first = a.to_json_string(&m);

@@ -54,10 +54,14 @@ fn engine_input(m: &Model) -> Allocation {
     let syncs: Vec<SyncPair> = pairs
         .into_iter()
         .enumerate()
-        .map(|(i, (_, a, b))| SyncPair { id: i as u32, from: SyncEnd::main(a), to: SyncEnd::main(b) })
+        .map(|(i, (_, a, b))| SyncPair {
+            id: stream_alloc::graph::EventId(i as u32),
+            from: SyncEnd::main(a),
+            to: SyncEnd::main(b),
+        })
         .collect();
     let count = engines.len() as u32;
-    let mut a = Allocation::from_logical(
+    let a = Allocation::from_logical(
         "test-engine",
         m.options.event,
         streams,
@@ -65,26 +69,25 @@ fn engine_input(m: &Model) -> Allocation {
         IdVec::filled(m.nodes.len(), vec![]),
         0,
     );
-    a.sync_count = syncs.len() as u32;
-    a.syncs = syncs;
+    let mut a = a.with_given_syncs(syncs);
     insert_sync_nodes(m, &mut a);
     a
 }
 
 /// Splits and checks the result; returns the number of syncs the split added.
 fn split_and_check(m: &Model, mut a: Allocation, what: &str) -> u32 {
-    let input_syncs = a.syncs.clone();
-    let logical = a.logical_stream.clone();
+    let input_syncs = a.syncs().to_vec();
+    let logical = a.logical_stream().clone();
     split_streams(m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
     let order = m.all_nodes();
 
     // No physical stream over the limit, counting every task on it: the nodes' own, every
     // Send 1 and every Recv 2 (the input's and the split's own), StreamActive 1.
     // A node alone over the limit (an all-reduce waiting on many streams) gets a stream of its own.
-    let mut tasks = vec![0u64; a.physical_count as usize];
-    let mut task_nodes = vec![0u32; a.physical_count as usize];
+    let mut tasks = vec![0u64; a.physical_count() as usize];
+    let mut task_nodes = vec![0u32; a.physical_count() as usize];
     for &n in &order {
-        if let Some(s) = a.stream[n] {
+        if let Some(s) = a.stream()[n] {
             let t = u64::from(m.nodes[n].tasks);
             if t > 0 {
                 tasks[s.index()] += t;
@@ -92,8 +95,8 @@ fn split_and_check(m: &Model, mut a: Allocation, what: &str) -> u32 {
             }
         }
     }
-    for ins in &a.inserted {
-        tasks[ins.stream.index()] += if matches!(ins.op_type, "Recv" | "RecvNotify") { 2 } else { 1 };
+    for ins in a.inserted() {
+        tasks[ins.stream.index()] += ins.kind.sync_tasks().unwrap_or(1);
     }
     for (s, (&t, &k)) in tasks.iter().zip(&task_nodes).enumerate() {
         assert!(t <= ROOM || k == 1, "{what}: stream {s} holds {t} tasks in {k} nodes");
@@ -102,8 +105,8 @@ fn split_and_check(m: &Model, mut a: Allocation, what: &str) -> u32 {
     // Each logical stream's nodes keep their order: its pieces are contiguous runs.
     let mut runs: BTreeMap<StreamId, Vec<(StreamId, NodeId, NodeId)>> = BTreeMap::new();
     for &n in &order {
-        let (Some(l), Some(p)) = (logical[n], a.stream[n]) else { continue };
-        assert_eq!(a.split_to_logic[p.index()], l, "{what}: piece {p} of stream {l}");
+        let (Some(l), Some(p)) = (logical[n], a.stream()[n]) else { continue };
+        assert_eq!(a.split_to_logic()[p.index()], l, "{what}: piece {p} of stream {l}");
         let r = runs.entry(l).or_default();
         match r.last_mut() {
             Some(last) if last.0 == p => last.2 = n,
@@ -118,14 +121,14 @@ fn split_and_check(m: &Model, mut a: Allocation, what: &str) -> u32 {
     let mut next_on_stream: IdVec<NodeId, Option<NodeId>> = IdVec::filled(m.nodes.len(), None);
     let mut last_on: BTreeMap<StreamId, NodeId> = BTreeMap::new();
     for &n in &order {
-        if let Some(s) = a.stream[n] {
+        if let Some(s) = a.stream()[n] {
             if let Some(prev) = last_on.insert(s, n) {
                 next_on_stream[prev] = Some(n);
             }
         }
     }
     let mut sync_out: IdVec<NodeId, Vec<NodeId>> = IdVec::filled(m.nodes.len(), vec![]);
-    for p in &a.syncs {
+    for p in a.syncs() {
         sync_out[p.from.node].push(p.to.node);
     }
     let reaches = |from: NodeId, to: NodeId| {
@@ -149,11 +152,11 @@ fn split_and_check(m: &Model, mut a: Allocation, what: &str) -> u32 {
             assert!(reaches(last, first), "{what}: pieces {} and {} are not ordered", w[0].0, w[1].0);
         }
     }
-    let split_pairs = (a.syncs.len() - input_syncs.len()) as u32;
-    assert_eq!(split_pairs, a.split_event_count, "{what}");
-    let ids: BTreeSet<u32> = a.syncs.iter().map(|p| p.id).collect();
-    assert_eq!(ids.len() as u32, a.sync_count, "{what}: sync ids are 0..count");
-    a.split_event_count
+    let split_pairs = (a.syncs().len() - input_syncs.len()) as u32;
+    assert_eq!(split_pairs, a.split_event_count(), "{what}");
+    let ids: BTreeSet<u32> = a.syncs().iter().map(|p| p.id.0).collect();
+    assert_eq!(ids.len() as u32, a.sync_count(), "{what}: sync ids are 0..count");
+    a.split_event_count()
 }
 
 #[test]

@@ -42,14 +42,14 @@ fn run(m: &Model, syncs: Vec<SyncPair>) -> Allocation {
 }
 
 fn phys(m: &Model, a: &Allocation, name: &str) -> u32 {
-    a.stream[id(m, name)].unwrap().0
+    a.stream()[id(m, name)].unwrap().0
 }
 
 /// Tasks per physical stream, summed from the nodes' own `tasks`.
 fn per_stream(m: &Model, a: &Allocation) -> Vec<u64> {
-    let mut v = vec![0u64; a.physical_count as usize];
+    let mut v = vec![0u64; a.physical_count() as usize];
     for n in m.nodes.ids() {
-        if let Some(s) = a.stream[n] {
+        if let Some(s) = a.stream()[n] {
             v[s.index()] += u64::from(m.nodes[n].tasks);
         }
     }
@@ -64,20 +64,24 @@ fn chain_of_three_task_nodes_splits_at_the_333rd_node() {
         let (nodes, edges) = chain("a", 400, 3, 0);
         let m = model(opts, &nodes, &edges);
         let a = run(&m, vec![]);
-        assert_eq!(a.physical_count, 2, "{opts}");
+        assert_eq!(a.physical_count(), 2, "{opts}");
         assert_eq!(phys(&m, &a, "a331"), 0);
         assert_eq!(phys(&m, &a, "a332"), 1);
         assert_eq!(phys(&m, &a, "a399"), 1);
-        assert_eq!(a.split_to_logic, vec![StreamId(0), StreamId(0)]);
+        assert_eq!(a.split_to_logic(), vec![StreamId(0), StreamId(0)]);
         assert_eq!(
-            a.syncs,
-            vec![SyncPair { id: 0, from: SyncEnd::main(id(&m, "a331")), to: SyncEnd::main(id(&m, "a332")) }]
+            a.syncs(),
+            vec![SyncPair {
+                id: stream_alloc::graph::EventId(0),
+                from: SyncEnd::main(id(&m, "a331")),
+                to: SyncEnd::main(id(&m, "a332"))
+            }]
         );
-        assert_eq!((a.sync_count, a.split_event_count), (1, 1));
+        assert_eq!((a.sync_count(), a.split_event_count()), (1, 1));
         let names: Vec<(String, u32, bool)> =
-            a.inserted.iter().map(|i| (i.name(&m).into_owned(), i.stream.0, i.before)).collect();
+            a.inserted().iter().map(|i| (i.name(&m).into_owned(), i.stream.0, i.before)).collect();
         assert_eq!(names, vec![("g_Send_0".into(), 0, false), ("g_Recv_0".into(), 1, true)]);
-        assert!(a.huge_streams.is_empty());
+        assert!(a.huge_streams().is_empty());
     }
 }
 
@@ -86,17 +90,17 @@ fn four_hundred_three_five_task_nodes_make_three_streams() {
     let (nodes, edges) = chain("a", 403, 5, 0);
     let m = model(COMPAT, &nodes, &edges);
     let a = run(&m, vec![]);
-    assert_eq!(a.physical_count, 3);
+    assert_eq!(a.physical_count(), 3);
     let per_node: Vec<usize> =
-        (0..3).map(|s| m.nodes.ids().filter(|&n| a.stream[n] == Some(StreamId(s))).count()).collect();
+        (0..3).map(|s| m.nodes.ids().filter(|&n| a.stream()[n] == Some(StreamId(s))).count()).collect();
     // GE's unit test gets 199 + 199 + 5 nodes, but counts neither the wait (2) nor the record
     // (1) it adds at its own cuts: its middle stream holds 2 + 995 + 1 = 998 > 1024 - 27. With
     // them counted the middle piece keeps 198 nodes (2 + 990 + 1 = 993), the last 6 (2 + 30).
     assert_eq!(per_node, vec![199, 198, 6]);
-    assert_eq!(a.syncs.len(), 2);
+    assert_eq!(a.syncs().len(), 2);
     // The default plan needs no more streams.
     let m = model("", &nodes, &edges);
-    assert_eq!(run(&m, vec![]).physical_count, 3);
+    assert_eq!(run(&m, vec![]).physical_count(), 3);
 }
 
 #[test]
@@ -104,11 +108,11 @@ fn three_plus_one_thousand_ten_tasks_split() {
     for opts in [COMPAT, ""] {
         let m = model(opts, &[node("a", 3, 0, ""), node("b", 1010, 0, "")], &[("a".into(), "b".into())]);
         let a = run(&m, vec![]);
-        assert_eq!((phys(&m, &a, "a"), phys(&m, &a, "b"), a.physical_count), (0, 1, 2), "{opts}");
+        assert_eq!((phys(&m, &a, "a"), phys(&m, &a, "b"), a.physical_count()), (0, 1, 2), "{opts}");
     }
     // 3 + 994 fits: 997 + 27 = 1024.
     let m = model(COMPAT, &[node("a", 3, 0, ""), node("b", 994, 0, "")], &[("a".into(), "b".into())]);
-    assert_eq!(run(&m, vec![]).physical_count, 1);
+    assert_eq!(run(&m, vec![]).physical_count(), 1);
 }
 
 #[test]
@@ -118,19 +122,19 @@ fn single_stream_uses_the_huge_stream_and_still_splits_once() {
     let edges = [("a".to_string(), "b".to_string())];
     let m = model(single, &nodes, &edges);
     let a = allocate(&m, Stage::All).unwrap();
-    assert_eq!(a.physical_count, 2);
+    assert_eq!(a.physical_count(), 2);
     assert_eq!((phys(&m, &a, "a"), phys(&m, &a, "b")), (0, 1));
-    assert_eq!(a.huge_streams, vec![StreamId(0), StreamId(1)]);
+    assert_eq!(a.huge_streams(), vec![StreamId(0), StreamId(1)]);
     let j = a.to_json(&m);
     assert_eq!(j["streams"]["huge"], serde_json::json!([0, 1]));
     // Below the normal limit: no huge stream.
     let m = model(single, &[node("a", 500, 0, "")], &[]);
-    assert!(allocate(&m, Stage::All).unwrap().huge_streams.is_empty());
+    assert!(allocate(&m, Stage::All).unwrap().huge_streams().is_empty());
     // No huge limit from the device: plain normal streams.
     let m = model(&format!("{single},\"max_task_count\":1024"), &nodes, &edges);
     let a = allocate(&m, Stage::All).unwrap();
-    assert!(a.huge_streams.is_empty());
-    assert_eq!(a.physical_count, 2);
+    assert!(a.huge_streams().is_empty());
+    assert_eq!(a.physical_count(), 2);
 }
 
 #[test]
@@ -154,29 +158,40 @@ fn task_count_attributes_and_recvs() {
     assert_eq!((phys(&m, &a, "x"), phys(&m, &a, "h"), phys(&m, &a, "y")), (0, 1, 1));
     // Without the attributes nothing splits.
     let m = model(&opts, &[node("x", 1, 0, ""), node("h", 1, 0, "")], &[("x".into(), "h".into())]);
-    assert_eq!(run(&m, vec![]).physical_count, 1);
+    assert_eq!(run(&m, vec![]).physical_count(), 1);
 
     // 50 + 50 = 100 fits; one wait before b makes it 101.
     let nodes = [node("a", 50, 0, ""), node("o", 1, 1, ""), node("b", 50, 0, "")];
     let edges = [("a".to_string(), "b".to_string()), ("o".to_string(), "b".to_string())];
     let m = model(&opts, &nodes, &edges);
-    assert_eq!(run(&m, vec![]).physical_count, 2);
-    let wait = SyncPair { id: 0, from: SyncEnd::main(id(&m, "o")), to: SyncEnd::main(id(&m, "b")) };
+    assert_eq!(run(&m, vec![]).physical_count(), 2);
+    let wait = SyncPair {
+        id: stream_alloc::graph::EventId(0),
+        from: SyncEnd::main(id(&m, "o")),
+        to: SyncEnd::main(id(&m, "b")),
+    };
     let a = run(&m, vec![wait]);
-    assert_eq!(a.physical_count, 3);
+    assert_eq!(a.physical_count(), 3);
     assert_eq!(phys(&m, &a, "b"), 2);
-    assert_eq!(a.split_to_logic, vec![StreamId(0), StreamId(1), StreamId(0)]);
+    assert_eq!(a.split_to_logic(), vec![StreamId(0), StreamId(1), StreamId(0)]);
     // The split's sync continues the ids.
-    assert_eq!(a.syncs[1], SyncPair { id: 1, from: SyncEnd::main(id(&m, "a")), to: SyncEnd::main(id(&m, "b")) });
+    assert_eq!(
+        a.syncs()[1],
+        SyncPair {
+            id: stream_alloc::graph::EventId(1),
+            from: SyncEnd::main(id(&m, "a")),
+            to: SyncEnd::main(id(&m, "b"))
+        }
+    );
 }
 
 #[test]
 fn nodes_with_tasks_and_no_stream_move_to_stream_zero() {
     let m = model("", &[node("a", 2, -1, ""), node("c", 0, -1, r#""type":"Const""#)], &[]);
     let a = run(&m, vec![]);
-    assert_eq!(a.stream[id(&m, "a")], Some(StreamId(0)));
-    assert_eq!(a.stream[id(&m, "c")], None, "no device task: stays -1");
-    assert_eq!(a.physical_count, 1);
+    assert_eq!(a.stream()[id(&m, "a")], Some(StreamId(0)));
+    assert_eq!(a.stream()[id(&m, "c")], None, "no device task: stays -1");
+    assert_eq!(a.physical_count(), 1);
 }
 
 #[test]
@@ -204,8 +219,8 @@ fn continuous_label_moves_with_its_first_node() {
     let a = run(&m, vec![]);
     let got: Vec<u32> = ["a", "l1", "l2", "z"].iter().map(|n| phys(&m, &a, n)).collect();
     assert_eq!(got, vec![0, 1, 1, 1]);
-    assert_eq!(a.syncs[0].from, SyncEnd::main(id(&m, "a")));
-    assert_eq!(a.syncs[0].to, SyncEnd::main(id(&m, "l1")));
+    assert_eq!(a.syncs()[0].from, SyncEnd::main(id(&m, "a")));
+    assert_eq!(a.syncs()[0].to, SyncEnd::main(id(&m, "l1")));
     // The default plan never cuts inside the run either.
     let m = model("\"max_task_count\":42", &nodes, &edges);
     let a = run(&m, vec![]);
@@ -224,14 +239,14 @@ fn attached_streams_split_too() {
     let nodes = [node("a", 1, 0, &att(12)), node("b", 1, 0, &att(12)), node("c", 1, 0, "")];
     let m = model(&format!("{COMPAT},\"max_task_count\":47"), &nodes, &[("a".into(), "b".into())]);
     let a = run(&m, vec![]);
-    assert_eq!((a.logical_count, a.attached_count, a.physical_count), (1, 1, 3));
-    assert_eq!(a.attached[id(&m, "a")], vec![StreamId(1)]);
-    assert_eq!(a.attached[id(&m, "b")], vec![StreamId(2)]);
-    assert_eq!(a.split_to_logic, vec![StreamId(0), StreamId(1), StreamId(1)]);
-    let sync = a.syncs[0];
+    assert_eq!((a.logical_count(), a.attached_count(), a.physical_count()), (1, 1, 3));
+    assert_eq!(a.attached()[id(&m, "a")], vec![StreamId(1)]);
+    assert_eq!(a.attached()[id(&m, "b")], vec![StreamId(2)]);
+    assert_eq!(a.split_to_logic(), vec![StreamId(0), StreamId(1), StreamId(1)]);
+    let sync = a.syncs()[0];
     assert_eq!(sync.from, SyncEnd { node: id(&m, "a"), attached: Some(StreamId(1)) });
     assert_eq!(sync.to, SyncEnd { node: id(&m, "b"), attached: Some(StreamId(2)) });
-    assert_eq!(a.inserted[1].stream, StreamId(2));
+    assert_eq!(a.inserted()[stream_alloc::graph::InsertedId(1)].stream, StreamId(2));
     let j = a.to_json(&m);
     assert_eq!(j["syncs"][0]["from"], "a@attached");
     // HCCL attached count.
@@ -239,7 +254,7 @@ fn attached_streams_split_too() {
                 "attached_stream_ids":[1],"ge_attrs":{"_hccl_attached_task_num":30}}"#;
     let m = model(&format!("{COMPAT},\"max_task_count\":47"), &[node("a", 1, 0, &att(5)), h.into()], &[]);
     let a = run(&m, vec![]);
-    assert_eq!(a.attached[id(&m, "h")], vec![StreamId(2)]);
+    assert_eq!(a.attached()[id(&m, "h")], vec![StreamId(2)]);
 }
 
 #[test]
@@ -247,7 +262,7 @@ fn unlimited_depth_does_not_split() {
     let (nodes, edges) = chain("a", 400, 3, 0);
     let m = model(r#""unlimited_depth":true"#, &nodes, &edges);
     let a = run(&m, vec![]);
-    assert_eq!((a.physical_count, a.syncs.len()), (1, 0));
+    assert_eq!((a.physical_count(), a.syncs().len()), (1, 0));
 }
 
 #[test]
@@ -262,8 +277,16 @@ fn default_plan_cuts_where_an_existing_sync_orders_the_pieces() {
     edges.push(("o".into(), "a4".into()));
     let syncs = |m: &Model| {
         vec![
-            SyncPair { id: 0, from: SyncEnd::main(id(m, "a3")), to: SyncEnd::main(id(m, "o")) },
-            SyncPair { id: 1, from: SyncEnd::main(id(m, "o")), to: SyncEnd::main(id(m, "a4")) },
+            SyncPair {
+                id: stream_alloc::graph::EventId(0),
+                from: SyncEnd::main(id(m, "a3")),
+                to: SyncEnd::main(id(m, "o")),
+            },
+            SyncPair {
+                id: stream_alloc::graph::EventId(1),
+                from: SyncEnd::main(id(m, "o")),
+                to: SyncEnd::main(id(m, "a4")),
+            },
         ]
     };
     let m = model("\"max_task_count\":33", &nodes, &edges);
@@ -271,12 +294,12 @@ fn default_plan_cuts_where_an_existing_sync_orders_the_pieces() {
     // The cut before a4 needs no event (a3 -> o -> a4 orders the pieces); the one before a5
     // does.
     assert_eq!((phys(&m, &a, "a3"), phys(&m, &a, "a4"), phys(&m, &a, "a5")), (0, 2, 3));
-    assert_eq!((a.split_event_count, a.sync_count, a.syncs.len()), (1, 3, 3));
+    assert_eq!((a.split_event_count(), a.sync_count(), a.syncs().len()), (1, 3, 3));
     // GE's loop makes the same cuts and adds an event at each.
     let m = model(&format!("{COMPAT},\"max_task_count\":33"), &nodes, &edges);
     let a = run(&m, syncs(&m));
     assert_eq!((phys(&m, &a, "a3"), phys(&m, &a, "a4"), phys(&m, &a, "a5")), (0, 2, 3));
-    assert_eq!((a.split_event_count, a.sync_count), (2, 4));
+    assert_eq!((a.split_event_count(), a.sync_count()), (2, 4));
 }
 
 #[test]
@@ -284,13 +307,13 @@ fn notify_mode_keeps_split_events_apart() {
     let (nodes, edges) = chain("a", 20, 1, 0);
     let m = model(r#""event":"notify","max_task_count":37"#, &nodes, &edges);
     let mut a = allocation_from_assigned(&m, vec![]);
-    a.sync_kind = stream_alloc::graph::SyncKind::Notify;
+    assert_eq!(a.sync_kind(), stream_alloc::graph::SyncKind::Notify);
     split_streams(&m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
     // Room 10 and the split's own events counted: the first piece holds 9 nodes and its record
     // (10), the second its wait, 7 nodes and its record (10), the last its wait and 4 nodes.
     // Two split events (ids 0 and 1), none of them a sync.
-    assert_eq!((a.sync_count, a.split_event_count, a.split_events.len(), a.syncs.len()), (0, 2, 2, 0));
-    assert_eq!((a.split_events[0].id, a.split_events[1].id), (0, 1));
+    assert_eq!((a.sync_count(), a.split_event_count(), a.split_events().len(), a.syncs().len()), (0, 2, 2, 0));
+    assert_eq!((a.split_events()[0].id.0, a.split_events()[1].id.0), (0, 1));
     let j = a.to_json(&m);
     assert_eq!(j["events"]["split_count"], 2);
     assert_eq!(j["split_events"][0]["to"], "a9");

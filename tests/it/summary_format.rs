@@ -67,8 +67,8 @@ fn summary_fields_and_text_on_a_staged_compile() {
     assert_eq!(sum.graphs[0].name, "fmt");
 
     let main = entry_of(&sum, id("n1"));
-    let attached = a.split_to_logic[a.attached[id("n1")][0].index()].0 as i64;
-    assert_eq!(main.logical_stream_id, a.logical_stream[id("n1")].unwrap().0 as i64);
+    let attached = a.split_to_logic()[a.attached()[id("n1")][0].index()].0 as i64;
+    assert_eq!(main.logical_stream_id, a.logical_stream()[id("n1")].unwrap().0 as i64);
     assert_eq!(main.attached_stream_ids, vec![attached]);
     assert_eq!(main.physical_stream_num, 2, "n1 and n3 land on two pieces");
     // The label is the user label of the stream's nodes (n2's, wherever logical allocation put it).

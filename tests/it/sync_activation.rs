@@ -28,7 +28,7 @@ fn ge_mode_activation_orderings_are_proven_after_the_split() {
     for name in ACTIVATION_FIXTURES {
         let m = ge_model(&fixture(name)["graph"]);
         let all = allocate_from_preassigned(&m, Stage::All).unwrap();
-        assert!(!all.activations.is_empty(), "{name}: no activation lists");
+        assert!(!all.activations().is_empty(), "{name}: no activation lists");
         let report = verify::check(&m, &all.to_json(&m));
         assert!(report.ok(), "{name}: {:?}", report.violations);
         let sync = allocate_from_preassigned(&m, Stage::Sync).unwrap();
@@ -46,12 +46,12 @@ fn loop_events_get_ids_of_their_own_and_send_recv_nodes() {
     let m = ge_model(&fixture("loop_events")["graph"]);
     let a = allocate_from_preassigned(&m, Stage::All).unwrap();
     let sw = m.nodes.ids().find(|&n| m.nodes[n].name == "sw").unwrap();
-    let loop_ids: Vec<u32> = a.syncs.iter().filter(|p| p.to.node == sw).map(|p| p.id).collect();
+    let loop_ids: Vec<u32> = a.syncs().iter().filter(|p| p.to.node == sw).map(|p| p.id.0).collect();
     assert_eq!(loop_ids.len(), 2);
     for id in &loop_ids {
-        assert_eq!(a.syncs.iter().filter(|p| p.id == *id).count(), 1, "loop id {id} shared");
+        assert_eq!(a.syncs().iter().filter(|p| p.id.0 == *id).count(), 1, "loop id {id} shared");
     }
-    let recvs = a.inserted.iter().filter(|i| i.op_type == "Recv" && i.anchor == sw && i.before).count();
+    let recvs = a.inserted().iter().filter(|i| i.op_type() == "Recv" && i.anchor == sw && i.before).count();
     assert_eq!(recvs, 2);
 }
 
@@ -77,7 +77,7 @@ fn switch_two_hops_up_is_found() {
     edges.push(serde_json::json!({"src": "hop", "dst": "loop_act", "kind": "control"}));
     let m = ge_model(&g);
     let a = allocate_from_preassigned(&m, Stage::Sync).unwrap();
-    let into_sw = a.syncs.iter().filter(|p| m.nodes[p.to.node].name == "sw").count();
+    let into_sw = a.syncs().iter().filter(|p| m.nodes[p.to.node].name == "sw").count();
     assert_eq!(into_sw, 2);
 }
 

@@ -52,11 +52,11 @@ fn corpus_default_mode_is_minimal_and_ge_mode_is_not_below() {
             let report = verify::check(&m, &alloc.to_json(&m));
             assert!(report.ok(), "{} ge={ge} lifetime={lifetime}: {:?}", m.name, report.violations);
             if !ge && !lifetime {
-                assert_eq!(Some(alloc.syncs.len()), report.min_sync_count, "{}: default mode not minimal", m.name);
+                assert_eq!(Some(alloc.syncs().len()), report.min_sync_count, "{}: default mode not minimal", m.name);
                 minimum = report.min_sync_count;
                 width = report.width;
             }
-            counts.push((alloc.syncs.len(), alloc.sync_count));
+            counts.push((alloc.syncs().len(), alloc.sync_count()));
         }
         assert!(counts[1].0 >= counts[0].0);
         let name = path.file_stem().unwrap().to_string_lossy().to_string();

@@ -27,7 +27,7 @@ fn pairs(model: &Model, alloc: &Allocation) -> Vec<(String, String)> {
         let n = &model.nodes[e.node].name;
         if e.attached.is_some() { format!("{n}@attached") } else { n.clone() }
     };
-    let mut v: Vec<(String, String)> = alloc.syncs.iter().map(|p| (end(&p.from), end(&p.to))).collect();
+    let mut v: Vec<(String, String)> = alloc.syncs().iter().map(|p| (end(&p.from), end(&p.to))).collect();
     v.sort();
     v
 }
@@ -68,7 +68,7 @@ fn fixtures_produce_expected_pairs_and_counts() {
                 .map(|p| (p[0].as_str().unwrap().to_string(), p[1].as_str().unwrap().to_string()))
                 .collect();
             assert_eq!(pairs(&m, &alloc), want, "{name} {mode}: pairs");
-            assert_eq!(alloc.sync_count, exp["count"].as_u64().unwrap() as u32, "{name} {mode}: count");
+            assert_eq!(alloc.sync_count(), exp["count"].as_u64().unwrap() as u32, "{name} {mode}: count");
             let skip =
                 expect.get("skip_checker").is_some() || (mode == "ge" && expect.get("skip_checker_ge").is_some());
             if !skip {
@@ -87,7 +87,7 @@ fn fixtures_produce_expected_pairs_and_counts() {
             }
             if mode == "default" {
                 if let Some(ins) = expect.get("inserted").and_then(Value::as_array) {
-                    let got: Vec<String> = alloc.inserted.iter().map(|i| i.name(&m).into_owned()).collect();
+                    let got: Vec<String> = alloc.inserted().iter().map(|i| i.name(&m).into_owned()).collect();
                     let want: Vec<String> = ins.iter().map(|v| v.as_str().unwrap().to_string()).collect();
                     assert_eq!(got, want, "{name}: inserted nodes");
                 }

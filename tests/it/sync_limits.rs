@@ -34,9 +34,9 @@ fn notify_limit_is_a_limit_error() {
     assert!(e.message.contains("1025") && e.message.contains("1024"), "{}", e.message);
     let m = ladder(1024, |b| b.options.event = SyncKind::Notify);
     let a = allocate_from_preassigned(&m, Stage::Sync).unwrap();
-    assert_eq!(a.sync_count, 1024);
-    assert_eq!(a.inserted[0].op_type, "SendNotify");
-    assert_eq!(a.inserted[0].name(&m), "ladder_Send_Notify_0");
+    assert_eq!(a.sync_count(), 1024);
+    assert_eq!(a.inserted()[stream_alloc::graph::InsertedId(0)].op_type(), "SendNotify");
+    assert_eq!(a.inserted()[stream_alloc::graph::InsertedId(0)].name(&m), "ladder_Send_Notify_0");
     assert!(verify::check(&m, &a.to_json(&m)).ok());
 }
 
@@ -48,12 +48,12 @@ fn event_multiplexing_applies_only_above_the_threshold() {
         b.graphs[0].nodes[1].attrs.event_multiplexing = vec!["SendTo;b1;0".into()];
     };
     let below = ladder(100, declare);
-    assert_eq!(allocate_from_preassigned(&below, Stage::Sync).unwrap().sync_count, 100);
+    assert_eq!(allocate_from_preassigned(&below, Stage::Sync).unwrap().sync_count(), 100);
     let n = 65_501;
     let above = ladder(n, declare);
     let a = allocate_from_preassigned(&above, Stage::Sync).unwrap();
-    assert_eq!(a.sync_count as usize, n - 1, "the two declared events share one id");
-    let id_of = |src: &str| a.syncs.iter().find(|p| above.nodes[p.from.node].name == src).unwrap().id;
+    assert_eq!(a.sync_count() as usize, n - 1, "the two declared events share one id");
+    let id_of = |src: &str| a.syncs().iter().find(|p| above.nodes[p.from.node].name == src).unwrap().id;
     assert_eq!(id_of("a0"), id_of("a1"));
     let bad = ladder(n, |b| {
         b.options.compat_ge = true;
@@ -85,8 +85,8 @@ fn verify_option_accepts_good_results_and_names_violations() {
 fn dynamic_graphs_get_no_send_recv_nodes() {
     let m = ladder(3, |b| b.graphs[0].shape = Shape::Dynamic);
     let a = allocate_from_preassigned(&m, Stage::Sync).unwrap();
-    assert_eq!(a.syncs.len(), 3);
-    assert!(a.inserted.is_empty());
+    assert_eq!(a.syncs().len(), 3);
+    assert!(a.inserted().is_empty());
     let doc = a.to_json(&m);
     assert_eq!(doc["nodes"][0]["send"], serde_json::json!([0]));
 }

@@ -56,22 +56,22 @@ proptest! {
             let alloc = allocate_from_preassigned(&m, Stage::Sync).unwrap();
             let report = verify::check(&m, &alloc.to_json(&m));
             prop_assert!(report.ok(), "{mode}: {:?}", report.violations);
-            if mode == "default" && !alloc.syncs.is_empty() {
+            if mode == "default" && !alloc.syncs().is_empty() {
                 // Each kept pair is needed: without it some edge is unordered.
                 let mut doc = alloc.to_json(&m);
-                let drop = (n * 7 + edges.len()) % alloc.syncs.len();
+                let drop = (n * 7 + edges.len()) % alloc.syncs().len();
                 doc["syncs"].as_array_mut().unwrap().remove(drop);
                 let broken = verify::check(&m, &doc);
                 prop_assert!(broken.violations.iter().any(|v| v.rule == 1), "dropping a kept pair went unnoticed");
             }
             if mode == "default" {
-                prop_assert_eq!(Some(alloc.syncs.len()), report.min_sync_count, "default mode is not minimal");
-                prop_assert_eq!(alloc.sync_count as usize, alloc.syncs.len());
+                prop_assert_eq!(Some(alloc.syncs().len()), report.min_sync_count, "default mode is not minimal");
+                prop_assert_eq!(alloc.sync_count() as usize, alloc.syncs().len());
             }
             if mode == "lifetime" {
-                prop_assert!(alloc.sync_count as usize <= alloc.syncs.len());
+                prop_assert!(alloc.sync_count() as usize <= alloc.syncs().len());
             }
-            counts.push(alloc.syncs.len());
+            counts.push(alloc.syncs().len());
         }
         prop_assert!(counts[1] >= counts[0], "GE mode kept fewer pairs than the exact reduction");
         prop_assert_eq!(counts[2], counts[0]);

@@ -42,13 +42,13 @@ fn zero_task_stream_receiving_hundreds_of_events() {
         m.options.max_task_count = Some(64);
         m.options.compat_ge = compat;
         let alloc = allocate_from_preassigned(&m, Stage::All).unwrap();
-        assert!(alloc.syncs.len() >= 300, "every view waits: {} syncs", alloc.syncs.len());
+        assert!(alloc.syncs().len() >= 300, "every view waits: {} syncs", alloc.syncs().len());
         let doc = alloc.to_json(&m);
         let report = verify::check(&m, &doc);
         assert!(report.ok(), "compat={compat}: {:?}", report.violations);
         let (_, fullest) = report.max_stream_tasks.unwrap();
         assert!(fullest <= 37, "compat={compat}: a stream holds {fullest} tasks");
-        assert!(alloc.physical_count > 600 / 37, "compat={compat}: {} streams", alloc.physical_count);
+        assert!(alloc.physical_count() > 600 / 37, "compat={compat}: {} streams", alloc.physical_count());
         if let Some(ok) = independent(&path, &doc, 64, &format!("zero{compat}")) {
             assert!(ok, "check_alloc.py rejects compat={compat}");
         }
@@ -112,8 +112,8 @@ fn corpus_streams_stay_within_the_task_limit() {
 /// Tasks of the Send/Recv nodes one graph node carries (most over all nodes).
 fn most_syncs_of_one_node(m: &Model, alloc: &stream_alloc::Allocation) -> u64 {
     let mut per = vec![0u64; m.nodes.len()];
-    for ins in &alloc.inserted {
-        per[ins.anchor.index()] += stream_alloc::compile::split::sync_node_tasks(ins.op_type).unwrap_or(0);
+    for ins in alloc.inserted() {
+        per[ins.anchor.index()] += ins.kind.sync_tasks().unwrap_or(0);
     }
     per.into_iter().max().unwrap_or(0)
 }

@@ -20,7 +20,7 @@ fn both_minimum_algorithms_agree_on_the_corpus() {
         let dense = metrics::min_sync_count(&model, &doc);
         let sparse = metrics::min_sync_count_by_stream_reach(&model, &doc);
         assert_eq!(dense, sparse, "{}", path.display());
-        assert_eq!(dense, Some(alloc.syncs.len()), "{}: the default mode reaches the minimum", path.display());
+        assert_eq!(dense, Some(alloc.syncs().len()), "{}: the default mode reaches the minimum", path.display());
     }
 }
 
@@ -48,5 +48,5 @@ fn large_graphs_get_a_minimum() {
     let alloc = allocate_from_preassigned(&model, Stage::Sync).unwrap();
     let report = verify::check(&model, &alloc.to_json(&model));
     assert!(report.violations.is_empty(), "{:?}", report.violations.first());
-    assert_eq!(report.min_sync_count, Some(alloc.syncs.len()));
+    assert_eq!(report.min_sync_count, Some(alloc.syncs().len()));
 }

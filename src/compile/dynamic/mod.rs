@@ -66,8 +66,8 @@ pub struct DynamicState<'m> {
 }
 
 impl<'m> DynamicState<'m> {
-    pub fn new(model: &'m Model) -> Self {
-        let partition = Partition::of_model(model);
+    pub fn new(model: &'m Model, options: &Options) -> Self {
+        let partition = Partition::for_compile(model, options.compat_ge, None);
         let subgraphs = partition.subgraphs.len();
         DynamicState {
             model,
@@ -128,7 +128,7 @@ pub fn dynamic_graphs(model: &Model) -> Vec<GraphId> {
 /// single-stream mode GE never runs the dynamic allocator's custom passes: one stream.
 pub fn assign(model: &Model, options: &Options) -> Result<LogicalResult> {
     let auto_mode = model.auto_multistream_mode(options)?;
-    let mut st = DynamicState::new(model);
+    let mut st = DynamicState::new(model, options);
     let main_stream_count = if options.dynamic_multi_stream {
         let ac_parallel = options.ac_parallel_enable == "1";
         for g in dynamic_graphs(model) {

@@ -12,7 +12,7 @@
 use crate::err;
 use crate::error::Result;
 use crate::graph::engines::names;
-use crate::graph::{GraphId, Model, NodeId};
+use crate::graph::{EngineId, GraphId, IdVec, Model, NodeId};
 
 /// Operator types that run on the cube unit.
 pub const CUBE_TYPES: &[&str] = &[
@@ -104,8 +104,9 @@ fn mark_graph(model: &Model, g: GraphId, aicore: crate::graph::EngineId, marked:
     }
 }
 
-/// A copy of the model with the marked nodes on `VectorEngine`.
-pub fn with_vector_engine(model: &Model, marked: &[NodeId]) -> Result<Model> {
+/// Every node's engine with the marked nodes on `VectorEngine`: what GE's second partitioning
+/// sees, as a table beside the model rather than a copy of it.
+pub fn with_vector_engine(model: &Model, marked: &[NodeId]) -> Result<IdVec<NodeId, EngineId>> {
     let vector = model.engines.lookup(names::VECTOR).ok_or_else(|| {
         err!(
             UnknownEngine,
@@ -114,9 +115,9 @@ pub fn with_vector_engine(model: &Model, marked: &[NodeId]) -> Result<Model> {
             names::VECTOR
         )
     })?;
-    let mut m = model.clone();
+    let mut engines: IdVec<NodeId, EngineId> = model.nodes.iter().map(|n| n.engine).collect();
     for &n in marked {
-        m.nodes[n].engine = vector;
+        engines[n] = vector;
     }
-    Ok(m)
+    Ok(engines)
 }

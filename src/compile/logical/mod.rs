@@ -21,7 +21,7 @@ pub mod single_stream;
 pub mod skipped_engine;
 
 use crate::graph::partition::Partition;
-use crate::graph::{GraphId, IdVec, Model, NodeId, Options, StreamId, SubgraphId};
+use crate::graph::{EngineId, GraphId, IdVec, Model, NodeId, Options, StreamId, SubgraphId};
 
 /// The state the logical passes share (GE's `LogicalStreamAllocator::Context` plus the
 /// subgraph and node stream ids it writes).
@@ -31,6 +31,9 @@ pub struct LogicalState<'m> {
     /// The compile options; passes read these, never the graph document's own.
     pub options: &'m Options,
     pub partition: Partition,
+    /// Every node's engine where it differs from the model's (cv marking moves nodes to
+    /// `VectorEngine`); `None`: the model's own.
+    pub engines: Option<IdVec<NodeId, EngineId>>,
     /// Stream of each engine subgraph (GE's `Subgraph::stream_id`, -1 = `None`).
     pub subgraph_stream: IdVec<SubgraphId, Option<StreamId>>,
     /// Stream of each node (GE's `OpDesc::GetStreamId`).
@@ -129,6 +132,7 @@ impl<'m> LogicalState<'m> {
             options,
             subgraph_pos: positions_in_graph(&partition),
             partition,
+            engines: None,
             subgraph_stream: IdVec::filled(subgraphs, None),
             node_stream: IdVec::from_vec(model.nodes.iter().map(|n| Some(n.stream.unwrap_or(StreamId(0)))).collect()),
             next_stream: 0,
@@ -157,6 +161,7 @@ impl<'m> LogicalState<'m> {
             subgraph_pos: positions_in_graph(&partition),
             subgraph_stream: IdVec::filled(partition.subgraphs.len(), None),
             partition,
+            engines: None,
             node_stream,
             next_stream: options.next_stream.or(next_stream).unwrap_or(0),
             attached,

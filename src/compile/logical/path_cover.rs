@@ -52,7 +52,7 @@ pub fn run(st: &mut LogicalState<'_>, mode: AutoMultistreamMode) -> Result<()> {
         if node.tasks > 0
             && st.node_stream[n].is_some()
             && st.node_label(n).is_none()
-            && !model.engines[node.engine].independent
+            && !model.engines[st.engines.as_ref().map_or(node.engine, |e| e[n])].independent
         {
             vid[n.index() - base] = verts.len() as u32;
             verts.push(n);

@@ -32,12 +32,12 @@ pub mod plan;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::activate::{self, SUBGRAPH_FIRST_ACTIVE, SplitPieces};
-use super::allocation::{Allocation, InsertedNode, Naming, SyncEnd, SyncPair, sync_node_name, sync_tag};
+use super::allocation::{Allocation, InsertedKind, InsertedNode, Naming, SyncEnd, SyncPair, sync_node_name};
 use crate::bail;
 use crate::error::Result;
 use crate::graph::csr::Csr;
 use crate::graph::engines::names;
-use crate::graph::{GraphId, IdVec, Model, NodeId, Options, StreamId, SyncKind};
+use crate::graph::{EventId, GraphId, IdVec, Model, NodeId, Options, StreamId, SyncKind};
 use plan::Cut;
 
 /// `kReservedTaskNum`: 7 DFX (profiling) tasks plus 20 spare per stream.
@@ -71,16 +71,6 @@ impl TaskLimits {
             }
             (normal, huge) => TaskLimits { normal: normal.unwrap_or(GE_STUB_NORMAL_TASKS), huge, unlimited_depth },
         }
-    }
-}
-
-/// Run-time tasks of an inserted sync node: a wait is GE's event-wait plus its reset (2), a
-/// record 1. `None` for other inserted nodes.
-pub fn sync_node_tasks(op_type: &str) -> Option<u64> {
-    match op_type {
-        "Recv" | "RecvNotify" => Some(2),
-        "Send" | "SendNotify" => Some(1),
-        _ => None,
     }
 }
 
@@ -163,7 +153,6 @@ pub fn allocation_from_assigned(model: &Model, syncs: Vec<SyncPair>) -> Allocati
         attached.iter().flatten().map(|s| s.0 + 1).max().map_or(0, |m: u32| m.saturating_sub(logical_count));
     let mut alloc =
         Allocation::from_logical("static-multi", model.options.event, logical, logical_count, attached, attached_count);
-    alloc.sync_count = syncs.iter().map(|p| p.id + 1).max().unwrap_or(0);
     alloc.syncs = syncs;
     insert_sync_nodes(model, &mut alloc);
     alloc
@@ -174,10 +163,7 @@ pub fn allocation_from_assigned(model: &Model, syncs: Vec<SyncPair>) -> Allocati
 /// their streams: in node order, a node's Sends before its Recvs, GE's names. For an
 /// allocation whose syncs were given rather than inserted by the sync stage (tests, tools).
 pub fn insert_sync_nodes(model: &Model, alloc: &mut Allocation) {
-    let (send, recv) = match alloc.sync_kind {
-        SyncKind::Event => ("Send", "Recv"),
-        SyncKind::Notify => ("SendNotify", "RecvNotify"),
-    };
+    let (send, recv) = InsertedKind::sync_pair(alloc.sync_kind);
     let mut pos: IdVec<NodeId, usize> = IdVec::filled(model.nodes.len(), 0);
     for (i, n) in model.all_nodes().into_iter().enumerate() {
         pos[n] = i;
@@ -186,7 +172,7 @@ pub fn insert_sync_nodes(model: &Model, alloc: &mut Allocation) {
     let mut ends: Vec<(usize, usize, usize)> =
         alloc.syncs.iter().enumerate().flat_map(|(i, p)| [(pos[p.from.node], 0, i), (pos[p.to.node], 1, i)]).collect();
     ends.sort_unstable();
-    let mut uses: BTreeMap<(usize, u32), u32> = BTreeMap::new();
+    let mut uses: BTreeMap<(usize, EventId), u32> = BTreeMap::new();
     for (_, side, i) in ends {
         let p = alloc.syncs[i];
         let end = if side == 0 { p.from } else { p.to };
@@ -195,7 +181,7 @@ pub fn insert_sync_nodes(model: &Model, alloc: &mut Allocation) {
         *k += 1;
         alloc.inserted.push(InsertedNode {
             naming: Naming::Sync { graph: GraphId::ROOT, reuse: (*k > 1).then(|| *k - 1) },
-            op_type: if side == 0 { send } else { recv },
+            kind: if side == 0 { send } else { recv },
             graph: model.nodes[end.node].graph,
             stream,
             logical_stream: stream,
@@ -261,12 +247,21 @@ pub struct SplitSteps {
     /// The first id a new stream may take (GE's `stream_num_`); never below one past the ids
     /// in use.
     pub next_stream: Option<u32>,
+    /// The first id of the split's events in event mode (GE's `event_num_`, which removals do
+    /// not lower); never below one past the ids in use.
+    pub event_base: Option<u32>,
 }
 
 impl SplitSteps {
     /// `SplitStreamAndRefreshTaskDef` whole.
-    pub const ALL: SplitSteps =
-        SplitSteps { activate: true, assign_single: true, split: true, update_active: true, next_stream: None };
+    pub const ALL: SplitSteps = SplitSteps {
+        activate: true,
+        assign_single: true,
+        split: true,
+        update_active: true,
+        next_stream: None,
+        event_base: None,
+    };
 }
 
 /// The split-stage `steps` on `alloc`; returns the pieces the split added to each logical
@@ -299,7 +294,7 @@ pub fn split_steps(
     let mut main_syncs: IdVec<NodeId, u64> = IdVec::filled(nodes, 0);
     let mut attached_syncs: BTreeMap<(NodeId, StreamId), u64> = BTreeMap::new();
     for ins in &alloc.inserted {
-        let Some(cost) = sync_node_tasks(ins.op_type) else { continue };
+        let Some(cost) = ins.kind.sync_tasks() else { continue };
         let n = ins.anchor;
         if alloc.logical_stream[n] == Some(ins.logical_stream) {
             main_syncs[n] += cost;
@@ -315,7 +310,7 @@ pub fn split_steps(
     if limits.unlimited_depth {
         if steps.split {
             alloc.stream = alloc.logical_stream.clone();
-            alloc.physical_count = space;
+            alloc.split_to_logic = (0..space).map(StreamId).collect();
             post_process(alloc)?;
         }
         return Ok(Vec::new());
@@ -420,7 +415,6 @@ pub fn split_steps(
         }
     }
     alloc.stream = stream;
-    alloc.physical_count = split_to_logic.len() as u32;
     alloc.huge_streams = split_to_logic
         .iter()
         .enumerate()
@@ -440,9 +434,9 @@ pub fn split_steps(
         let p = alloc.syncs[i];
         alloc.syncs[i] = SyncPair { id: p.id, from: physical_end(alloc, p.from), to: physical_end(alloc, p.to) };
     }
-    for i in 0..alloc.inserted.len() {
+    for i in alloc.inserted.ids() {
         let ins = &alloc.inserted[i];
-        if !matches!(ins.op_type, "Send" | "Recv" | "SendNotify" | "RecvNotify") {
+        if !ins.kind.is_sync() {
             continue;
         }
         let n = ins.anchor;
@@ -467,18 +461,20 @@ pub fn split_steps(
             planned.push((s, from, to));
         }
     }
-    let mut names = SplitNames::new(model, alloc, &planned);
-    let mut added = 0u32;
-    for &(s, from, to) in &planned {
-        let id = if notify { added } else { alloc.sync_count + added };
-        added += 1;
+    let first = if notify { 0 } else { alloc.sync_count().max(steps.event_base.unwrap_or(0)) };
+    let mut names = SplitNames::new(model, alloc, &planned, first);
+    if !notify {
+        alloc.split_syncs_from = Some(alloc.syncs.len());
+    }
+    for (k, &(s, from, to)) in planned.iter().enumerate() {
+        let id = EventId(first + k as u32);
         let pair = SyncPair { id, from, to };
         if notify {
             alloc.split_events.push(pair)
         } else {
             alloc.syncs.push(pair)
         }
-        for (end, before, kind) in [(from, false, "Send"), (to, true, "Recv")] {
+        for (end, before, kind) in [(from, false, InsertedKind::Send), (to, true, InsertedKind::Recv)] {
             let node = &model.nodes[end.node];
             let reuse = names.take(&model.graphs[node.graph].name, kind, id);
             let physical = match end.attached {
@@ -487,7 +483,7 @@ pub fn split_steps(
             };
             alloc.inserted.push(InsertedNode {
                 naming: Naming::Sync { graph: node.graph, reuse },
-                op_type: kind,
+                kind,
                 graph: node.graph,
                 stream: physical,
                 logical_stream: StreamId(s as u32),
@@ -497,11 +493,6 @@ pub fn split_steps(
             });
         }
     }
-    if !notify {
-        alloc.sync_count += added;
-    }
-    alloc.split_event_count = added;
-
     if steps.update_active {
         activate::update_after_split(model, alloc, &pieces)?;
     }
@@ -532,13 +523,14 @@ fn split_number(s: &str) -> Option<(&str, u64)> {
 }
 
 impl SplitNames {
-    fn new(model: &Model, alloc: &Allocation, planned: &[(usize, SyncEnd, SyncEnd)]) -> Self {
+    /// `first`: the id of the split's first event.
+    fn new(model: &Model, alloc: &Allocation, planned: &[(usize, SyncEnd, SyncEnd)], first: u32) -> Self {
         let mut bases: BTreeSet<String> = BTreeSet::new();
-        let first = if alloc.sync_kind == SyncKind::Notify { 0 } else { alloc.sync_count };
         for (k, &(_, from, to)) in planned.iter().enumerate() {
             let id = first + k as u32;
-            for (end, kind) in [(from, "Send"), (to, "Recv")] {
-                bases.insert(sync_node_name(&model.graphs[model.nodes[end.node].graph].name, sync_tag(kind), id, None));
+            for (end, kind) in [(from, InsertedKind::Send), (to, InsertedKind::Recv)] {
+                let graph = &model.graphs[model.nodes[end.node].graph].name;
+                bases.insert(sync_node_name(graph, kind, EventId(id), None));
             }
         }
         let mut taken = BTreeSet::new();
@@ -547,8 +539,7 @@ impl SplitNames {
             for i in &alloc.inserted {
                 // A sync node this pipeline named ends its base name in its own sync id: one
                 // outside the split's ids cannot collide, and its name need not be read.
-                let ours = matches!(i.op_type, "Send" | "Recv" | "SendNotify" | "RecvNotify");
-                if ours && i.sync_id.is_some_and(|id| !ids.contains(&u64::from(id))) {
+                if i.kind.is_sync() && i.sync_id.is_some_and(|id| !ids.contains(&u64::from(id.0))) {
                     continue;
                 }
                 let name = i.name(model);
@@ -567,12 +558,12 @@ impl SplitNames {
 
     /// Takes the first free name of a `kind` node of sync `id` in `graph`; returns its
     /// `_Reuse_` number, if any.
-    fn take(&mut self, graph: &str, kind: &str, id: u32) -> Option<u32> {
+    fn take(&mut self, graph: &str, kind: InsertedKind, id: EventId) -> Option<u32> {
         let mut reuse = None;
-        let mut name = sync_node_name(graph, sync_tag(kind), id, reuse);
+        let mut name = sync_node_name(graph, kind, id, reuse);
         while self.taken.contains(&name) {
             reuse = Some(reuse.map_or(0, |k| k + 1));
-            name = sync_node_name(graph, sync_tag(kind), id, reuse);
+            name = sync_node_name(graph, kind, id, reuse);
         }
         self.taken.insert(name);
         reuse
@@ -731,13 +722,8 @@ impl SyncOrders {
 /// before the split; nodes without a device task keep -1 in allocation JSON (GE moves every node,
 /// but a stream id on a node with no task carries no meaning for the runtime or the checker).
 fn post_process(alloc: &mut Allocation) -> Result<()> {
-    if alloc.physical_count == 0 {
-        alloc.physical_count = 1;
+    if alloc.split_to_logic.is_empty() {
+        alloc.split_to_logic.push(StreamId(0));
     }
-    while (alloc.split_to_logic.len() as u32) < alloc.physical_count {
-        let id = StreamId(alloc.split_to_logic.len() as u32);
-        alloc.split_to_logic.push(id);
-    }
-    alloc.split_to_logic.truncate(alloc.physical_count as usize);
     Ok(())
 }

@@ -3,18 +3,15 @@
 //! `RecvNotify` in notify mode), anchored to the existing nodes so topological ids stay stable.
 
 use super::SyncState;
-use crate::compile::allocation::{InsertedNode, Naming, SyncEnd};
-use crate::graph::{GraphId, SyncKind};
+use crate::compile::allocation::{InsertedKind, InsertedNode, Naming, SyncEnd};
+use crate::graph::{EventId, GraphId};
 
 /// The inserted nodes, in execution order of their anchors. Names follow GE (written out by
 /// [`InsertedNode::name`]): `<root graph>_Send_<id>`, `_Recv_<id>` (`_Send_Notify_<id>`, `_Recv_Notify_<id>`); a name
 /// used before gets `_Reuse_<k>`, k counting from 1.
 pub fn generate_sync_event_nodes(st: &SyncState<'_>) -> Vec<InsertedNode> {
     let model = st.model;
-    let (send_type, recv_type) = match st.kind {
-        SyncKind::Event => ("Send", "Recv"),
-        SyncKind::Notify => ("SendNotify", "RecvNotify"),
-    };
+    let (send_type, recv_type) = InsertedKind::sync_pair(st.kind);
     // A base name depends only on the side and the id, so uses are counted per (side, id).
     let ids = st.syncs.iter().map(|s| s.id as usize + 1).max().unwrap_or(0);
     let mut uses = [vec![0u32; ids], vec![0u32; ids]];
@@ -23,17 +20,17 @@ pub fn generate_sync_event_nodes(st: &SyncState<'_>) -> Vec<InsertedNode> {
         *k += 1;
         Naming::Sync { graph: GraphId::ROOT, reuse: (*k > 1).then(|| *k - 1) }
     };
-    let node = |end: SyncEnd, id: u32, op: &'static str, naming: Naming, before: bool| {
+    let node = |end: SyncEnd, id: u32, kind: InsertedKind, naming: Naming, before: bool| {
         let stream = st.end_stream(end).expect("a kept sync end runs on a stream");
         InsertedNode {
             naming,
-            op_type: op,
+            kind,
             graph: model.nodes[end.node].graph,
             stream,
             logical_stream: stream,
             anchor: end.node,
             before,
-            sync_id: Some(id),
+            sync_id: Some(EventId(id)),
         }
     };
     let (sends, recvs) = (st.send_lists(), st.recv_lists());

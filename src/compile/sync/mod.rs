@@ -27,7 +27,7 @@ use super::allocation::{Allocation, SyncEnd, SyncPair};
 use crate::bail;
 use crate::error::Result;
 use crate::graph::csr::Csr;
-use crate::graph::{IdVec, Model, NodeId, Options, StreamId, SyncKind};
+use crate::graph::{EventId, IdVec, Model, NodeId, Options, StreamId, SyncKind};
 
 /// GE's `kMaxNotifyNum`.
 pub const MAX_NOTIFY_NUM: u32 = 1024;
@@ -305,7 +305,7 @@ impl<'m> SyncState<'m> {
                 return self.pairs_sorted();
             }
             last = key;
-            out.push(SyncPair { id: s.id, from: s.from, to: s.to });
+            out.push(SyncPair { id: EventId(s.id), from: s.from, to: s.to });
         }
         out
     }
@@ -319,7 +319,7 @@ impl<'m> SyncState<'m> {
         let max = walk.iter().map(|&r| self.syncs[r as usize].id as usize).max().unwrap_or(0);
         let pair = |r: u32| {
             let s = &self.syncs[r as usize];
-            SyncPair { id: s.id, from: s.from, to: s.to }
+            SyncPair { id: EventId(s.id), from: s.from, to: s.to }
         };
         if max > 4 * walk.len() + 1024 {
             let mut keys: Vec<(u32, u32)> =
@@ -353,7 +353,7 @@ fn seed(st: &mut SyncState<'_>, given: &[SyncPair]) {
     let mut first: std::collections::BTreeMap<u32, u32> = std::collections::BTreeMap::new();
     for p in given {
         let r = st.syncs.len() as u32;
-        let id = *first.entry(p.id).or_insert(r);
+        let id = *first.entry(p.id.0).or_insert(r);
         let attached_phase = p.from.attached.is_some() || p.to.attached.is_some();
         st.syncs.push(RawSync { from: p.from, to: p.to, id, alive: true, attached_phase });
     }
@@ -476,13 +476,12 @@ pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<Syn
     }
     let report = SyncReport { inserted: st.syncs.len(), kept: st.alive_count(), ids: count, reused };
     alloc.syncs = st.pairs();
-    alloc.sync_count = count;
     alloc.sync_kind = cfg.kind;
     if cfg.materialise {
         let nodes = materialise::generate_sync_event_nodes(&st);
         // Usually nothing was inserted before: take the list whole instead of copying it.
         if alloc.inserted.is_empty() {
-            alloc.inserted = nodes;
+            alloc.inserted = IdVec::from_vec(nodes);
         } else {
             alloc.inserted.extend(nodes);
         }
