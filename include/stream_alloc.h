@@ -490,12 +490,12 @@ typedef int32_t sa_session_stage;
 #define SA_SESSION_NEW 0
 
 /**
- * `sa_session_assign_logical_streams` ran.
+ * `sa_session_assign_logical_streams` (or `sa_session_assign_given_streams`) ran.
  */
 #define SA_SESSION_LOGICAL 1
 
 /**
- * `sa_session_insert_syncs` ran.
+ * `sa_session_insert_syncs` (or `sa_session_insert_given_syncs`) ran.
  */
 #define SA_SESSION_SYNC 2
 
@@ -1140,6 +1140,44 @@ sa_status sa_graph_set_node_stream(struct sa_graph *graph,
                                    int64_t stream);
 
 /**
+ * Pre-assigns the attached streams of a node (graph JSON `attached_stream_ids`): `count` ids
+ * from `ids` (NULL with `count` 0 clears them), the input of stages that start after logical
+ * allocation (`sa_session_assign_given_streams`). `SA_NULL_POINTER` for a NULL `ids` with a
+ * non-zero count, `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE` once built. The ids
+ * are copied. Not thread-safe for one handle.
+ *
+ * # Safety
+ * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated; `ids` is NULL or
+ * points to `count` ids.
+ */
+sa_status sa_graph_set_node_attached_streams(struct sa_graph *graph,
+                                             const char *graph_name,
+                                             const char *node,
+                                             const uint32_t *ids,
+                                             size_t count);
+
+/**
+ * Adds an event already present before the steps after logical allocation (graph JSON
+ * `events`): id `id` recorded after node `from_node` of graph `from_graph` and waited for
+ * before node `to_node` of graph `to_graph` (NULL or `""`: the root). `from_attached` /
+ * `to_attached` name the attached stream of that node the end sits on (-1: its main
+ * stream). The ends are resolved when the graph is built (`SA_UNKNOWN_NODE`, `SA_FIELD` for an
+ * end without a stream, two ends on one stream, an id past 1048575 or a `to` that runs first).
+ * The strings are copied. `SA_INVALID_STATE` once built. Not thread-safe for one handle.
+ *
+ * # Safety
+ * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
+ */
+sa_status sa_graph_add_event(struct sa_graph *graph,
+                             uint32_t id,
+                             const char *from_graph,
+                             const char *from_node,
+                             int64_t from_attached,
+                             const char *to_graph,
+                             const char *to_node,
+                             int64_t to_attached);
+
+/**
  * Adds one engine subgraph as GE's engine partition gives it (graph JSON `partition`): its
  * `name`, `engine`, the graph it belongs to (`graph_name`, NULL or `""`: the root), its
  * `_stream_label` / `_user_stream_label` (NULL or `""`: none) and its `node_count` node names.
@@ -1574,6 +1612,28 @@ void sa_session_free(struct sa_session *session);
  * `session` is NULL or a live handle.
  */
 sa_status sa_session_assign_logical_streams(struct sa_session *session);
+
+/**
+ * Stage 1 from the host's assignment, instead of `sa_session_assign_logical_streams`: the
+ * logical streams the graph gives (graph JSON `stream` / `attached_stream_ids`, or
+ * `sa_graph_set_node_stream` / `sa_graph_set_node_attached_streams`) and its events (`events`,
+ * `sa_graph_add_event`). The later stages then run on them as on GE's own assignment.
+ * `SA_STAGE` if stage 1 already ran; `SA_LIMIT` / `SA_FIELD` for ids no assignment reaches.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+sa_status sa_session_assign_given_streams(struct sa_session *session);
+
+/**
+ * Stage 2 from the host's syncs, instead of `sa_session_insert_syncs`: the events the graph
+ * gives become the syncs as they are, each with its Send/Recv node, and the split is the
+ * first stage computed. `SA_STAGE` before stage 1 or when stage 2 already ran.
+ *
+ * # Safety
+ * `session` is NULL or a live handle.
+ */
+sa_status sa_session_insert_given_syncs(struct sa_session *session);
 
 /**
  * Stage 2: inserts and optimises events / notifies (GE's `InsertSyncNodesByLogicStream`).

@@ -16,7 +16,7 @@ use super::{
     SA_NULL_POINTER, SA_UNKNOWN_NODE, arg_str, ffi_boundary, opt_str, out_ptr, sa_status, write_out,
 };
 use crate::compile::TaskLimits;
-use crate::graph::builder::{EdgeSpec, GraphSpec, NodeSpec, PartitionSpec};
+use crate::graph::builder::{EdgeSpec, EventSpec, GraphSpec, NodeSpec, PartitionSpec};
 use crate::graph::json::{builder_from_slice, node_attrs_from_value};
 use crate::graph::{EdgeKind, Model, ModelBuilder, Shape};
 
@@ -627,6 +627,89 @@ pub unsafe extern "C" fn sa_graph_set_node_stream(
             let graph_name = opt_str(graph_name, "graph_name")?;
             let node = arg_str(node, "node")?;
             g.building()?.node_mut(graph_name, node)?.stream = Some(stream);
+            Ok(())
+        })
+    })
+}
+
+/// Pre-assigns the attached streams of a node (graph JSON `attached_stream_ids`): `count` ids
+/// from `ids` (NULL with `count` 0 clears them), the input of stages that start after logical
+/// allocation (`sa_session_assign_given_streams`). `SA_NULL_POINTER` for a NULL `ids` with a
+/// non-zero count, `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE` once built. The ids
+/// are copied. Not thread-safe for one handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated; `ids` is NULL or
+/// points to `count` ids.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_set_node_attached_streams(
+    graph: *mut sa_graph,
+    graph_name: *const c_char,
+    node: *const c_char,
+    ids: *const u32,
+    count: usize,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let graph_name = opt_str(graph_name, "graph_name")?;
+            let node = arg_str(node, "node")?;
+            if ids.is_null() && count != 0 {
+                return Err(ApiError::new(SA_NULL_POINTER, format!("argument 'ids' is NULL with count {count}")));
+            }
+            // SAFETY: `ids` points to `count` ids by the caller's contract.
+            let list = if count == 0 { Vec::new() } else { std::slice::from_raw_parts(ids, count).to_vec() };
+            g.building()?.node_mut(graph_name, node)?.attached_stream_ids = list;
+            Ok(())
+        })
+    })
+}
+
+/// Adds an event already present before the steps after logical allocation (graph JSON
+/// `events`): id `id` recorded after node `from_node` of graph `from_graph` and waited for
+/// before node `to_node` of graph `to_graph` (NULL or `""`: the root). `from_attached` /
+/// `to_attached` name the attached stream of that node the end sits on (-1: its main
+/// stream). The ends are resolved when the graph is built (`SA_UNKNOWN_NODE`, `SA_FIELD` for an
+/// end without a stream, two ends on one stream, an id past 1048575 or a `to` that runs first).
+/// The strings are copied. `SA_INVALID_STATE` once built. Not thread-safe for one handle.
+///
+/// # Safety
+/// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn sa_graph_add_event(
+    graph: *mut sa_graph,
+    id: u32,
+    from_graph: *const c_char,
+    from_node: *const c_char,
+    from_attached: i64,
+    to_graph: *const c_char,
+    to_node: *const c_char,
+    to_attached: i64,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let from_graph = opt_str(from_graph, "from_graph")?.filter(|s| !s.is_empty());
+            let to_graph = opt_str(to_graph, "to_graph")?.filter(|s| !s.is_empty());
+            let from = arg_str(from_node, "from_node")?;
+            let to = arg_str(to_node, "to_node")?;
+            let attached = |v: i64, what: &str| match v {
+                -1 => Ok(None),
+                v if (0..=i64::from(u32::MAX)).contains(&v) => Ok(Some(v as u32)),
+                v => Err(ApiError::new(
+                    SA_INVALID_ARGUMENT,
+                    format!("argument '{what}' is {v}; an attached stream id, or -1 for the main stream"),
+                )),
+            };
+            let spec = EventSpec {
+                id,
+                from: from.to_string(),
+                to: to.to_string(),
+                from_graph: from_graph.map(str::to_string),
+                to_graph: to_graph.map(str::to_string),
+                from_attached: attached(from_attached, "from_attached")?,
+                to_attached: attached(to_attached, "to_attached")?,
+            };
+            g.building()?.builder.events.push(spec);
             Ok(())
         })
     })

@@ -31,9 +31,9 @@ use crate::graph::{EventId, Model, NodeId, StreamId};
 pub type sa_session_stage = i32;
 /// Created; no stage has run.
 pub const SA_SESSION_NEW: sa_session_stage = 0;
-/// `sa_session_assign_logical_streams` ran.
+/// `sa_session_assign_logical_streams` (or `sa_session_assign_given_streams`) ran.
 pub const SA_SESSION_LOGICAL: sa_session_stage = 1;
-/// `sa_session_insert_syncs` ran.
+/// `sa_session_insert_syncs` (or `sa_session_insert_given_syncs`) ran.
 pub const SA_SESSION_SYNC: sa_session_stage = 2;
 /// `sa_session_split_streams` ran.
 pub const SA_SESSION_SPLIT: sa_session_stage = 3;
@@ -262,6 +262,30 @@ pub unsafe extern "C" fn sa_session_free(session: *mut sa_session) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_session_assign_logical_streams(session: *mut sa_session) -> sa_status {
     ffi_boundary(|| unsafe { with_session(session, |s| s.stage_call(CompileSession::assign_logical_streams)) })
+}
+
+/// Stage 1 from the host's assignment, instead of `sa_session_assign_logical_streams`: the
+/// logical streams the graph gives (graph JSON `stream` / `attached_stream_ids`, or
+/// `sa_graph_set_node_stream` / `sa_graph_set_node_attached_streams`) and its events (`events`,
+/// `sa_graph_add_event`). The later stages then run on them as on GE's own assignment.
+/// `SA_STAGE` if stage 1 already ran; `SA_LIMIT` / `SA_FIELD` for ids no assignment reaches.
+///
+/// # Safety
+/// `session` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_assign_given_streams(session: *mut sa_session) -> sa_status {
+    ffi_boundary(|| unsafe { with_session(session, |s| s.stage_call(CompileSession::assign_given_streams)) })
+}
+
+/// Stage 2 from the host's syncs, instead of `sa_session_insert_syncs`: the events the graph
+/// gives become the syncs as they are, each with its Send/Recv node, and the split is the
+/// first stage computed. `SA_STAGE` before stage 1 or when stage 2 already ran.
+///
+/// # Safety
+/// `session` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_insert_given_syncs(session: *mut sa_session) -> sa_status {
+    ffi_boundary(|| unsafe { with_session(session, |s| s.stage_call(CompileSession::insert_given_syncs)) })
 }
 
 /// Stage 2: inserts and optimises events / notifies (GE's `InsertSyncNodesByLogicStream`).

@@ -44,6 +44,24 @@ impl From<StageArg> for Stage {
     }
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FromArg {
+    /// Take the logical streams the graph gives (node `stream`, `attached_stream_ids`); compute
+    /// the syncs (keeping the graph's `events`), the split and the rest.
+    Sync,
+    /// Take the logical streams and the events the graph gives; compute the split and the rest.
+    Split,
+}
+
+impl From<FromArg> for Stage {
+    fn from(f: FromArg) -> Stage {
+        match f {
+            FromArg::Sync => Stage::Sync,
+            FromArg::Split => Stage::Split,
+        }
+    }
+}
+
 /// Allocate streams and syncs for a graph and write allocation JSON.
 #[derive(Args, Debug)]
 #[command(after_help = OPTIONS_HELP)]
@@ -60,6 +78,11 @@ pub struct AllocateArgs {
     /// Run the pipeline up to this stage.
     #[arg(long, value_enum, default_value = "all")]
     pub stage: StageArg,
+    /// Start the pipeline at this stage, taking what comes before it from the graph (its
+    /// streams; from split also its events). The JSON then carries GE's counts before and
+    /// after each stage run (`steps`).
+    #[arg(long, value_enum)]
+    pub from: Option<FromArg>,
     /// Where the result goes when there is no -o.
     #[arg(long, value_enum)]
     pub format: Option<OutputFormat>,
@@ -86,6 +109,8 @@ Options (--option KEY=VALUE; GE's option names are accepted too):
   verify=true|false                     run the checker on the result; `allocate` reports it
                                         (summary line, `verify` object in the JSON)
   max_memory=BYTES[K|M|G]               policy=auto rejects candidates whose memory plan needs more
+  next_stream=N                         `pass`: GE's pass context, the first stream id a pass or step
+                                        hands out (default: one past the ids the graph gives)
 An unknown option name is bad usage (exit 2, with the closest name as a tip); an invalid value
 of a known option is GE's error E10001 naming the option and the value (exit 1).
 
@@ -241,13 +266,33 @@ pub fn run(args: AllocateArgs) -> i32 {
         out::error("--format json writes to standard output; it cannot be combined with -o");
         return EXIT_USAGE;
     }
+    if let Some(from) = args.from {
+        if Stage::from(args.stage) < Stage::from(from) {
+            out::error(format_args!(
+                "--from {} starts after stage {}: --stage must be {} or later",
+                Stage::from(from).as_str(),
+                Stage::from(args.stage).as_str(),
+                Stage::from(from).as_str()
+            ));
+            return EXIT_USAGE;
+        }
+    }
     let json_to_stdout = args.output.is_none() && args.format == Some(OutputFormat::Json);
     let start = Instant::now();
     // A policy other than GE's also reports why it chose what it chose (allocation JSON's
-    // `policy` object).
-    let result = Inputs::load(&args.graph, &args.options).and_then(|inputs| {
-        let (a, r) = inputs.compile(args.stage.into(), SimConfig::default())?;
-        Ok((inputs, a, r))
+    // `policy` object); a run from a later stage reports GE's counts of each stage.
+    let mut trace = None;
+    let result = Inputs::load(&args.graph, &args.options).and_then(|inputs| match args.from {
+        Some(from) => {
+            let (a, t) =
+                driver::run_from(&inputs.model, inputs.options.clone(), inputs.limits, from.into(), args.stage.into())?;
+            trace = Some(t);
+            Ok((inputs, a, None))
+        }
+        None => {
+            let (a, r) = inputs.compile(args.stage.into(), SimConfig::default())?;
+            Ok((inputs, a, r))
+        }
     });
     let elapsed = start.elapsed();
     // `verify=true`: the checker's report, in the summary and as a `verify` object. A logical
@@ -266,6 +311,9 @@ pub fn run(args: AllocateArgs) -> i32 {
             }
             if let Some(c) = &checked {
                 doc = doc.with("verify", verify_json(c));
+            }
+            if let Some(t) = &trace {
+                doc = doc.with("steps", t.to_json());
             }
             (doc.to_string_pretty(), EXIT_OK)
         }

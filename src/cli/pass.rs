@@ -7,11 +7,15 @@ use clap::Args;
 use super::allocate::load_with_options;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::allocation::error_json_string;
-use stream_alloc::compile::{Allocation, Mode, passes};
+use stream_alloc::compile::{TaskLimits, passes};
+use stream_alloc::driver;
 
-/// Run named logical passes (GE names such as AssignByDependencyPass, or module names such as
-/// by_dependency) in order and write allocation JSON (stage logical). Pre-assigned node
-/// `stream` ids are the starting streams; the file's `partition` is used when present.
+/// Run named passes and steps (GE names such as AssignByDependencyPass or OptimizeByRecvEvents,
+/// or module names such as by_dependency) in order and write allocation JSON. Pre-assigned node
+/// `stream` / `attached_stream_ids` are the starting streams, the graph's `events` the events
+/// already present; the file's `partition` is used when present. Logical passes come first,
+/// then the steps after logical allocation, each as GE runs it; with steps, the JSON's `steps`
+/// object gives GE's stream, event and notify counts after each.
 #[derive(Args, Debug)]
 #[command(after_help = passes::help_text())]
 pub struct PassArgs {
@@ -31,12 +35,19 @@ pub fn run(args: PassArgs) -> i32 {
     let result = passes::parse_list(&args.passes).and_then(|list| {
         let model = load_with_options(&args.graph, &args.options)?;
         let options = model.options.clone();
-        let st = passes::run_named(&model, &options, &list)?;
-        let main = st.main_stream_num.unwrap_or(st.next_stream);
-        let attached_count = st.next_stream.saturating_sub(main);
-        let mode = Mode::of(&model, &options).name();
-        let alloc = Allocation::from_logical(mode, options.event, st.node_stream, main, st.attached, attached_count);
-        Ok(alloc.to_json_string(&model))
+        // Only the split needs task limits: a list of logical passes never asks the device.
+        let limits = if list.iter().any(|p| matches!(p.kind, passes::PassKind::Step(..))) {
+            driver::resolve_task_limits(&options)?
+        } else {
+            TaskLimits::from_options(&options)
+        };
+        let (alloc, trace) = passes::run_list(&model, &options, limits, &list)?;
+        let Some(trace) = trace else { return Ok(alloc.to_json_string(&model)) };
+        let mut doc = alloc.to_json(&model);
+        doc["steps"] = trace.to_json();
+        let mut text = serde_json::to_string_pretty(&doc).expect("JSON values always serialise");
+        text.push('\n');
+        Ok(text)
     });
     let (text, code) = match result {
         Ok(text) => (text, EXIT_OK),

@@ -44,115 +44,176 @@ pub fn stream_space(model: &Model, alloc: &Allocation) -> u32 {
 /// The loop's events (last node of each activated stream → the loop's StreamSwitch) belong to
 /// sync insertion and are not added here.
 pub fn assign_logical(model: &Model, alloc: &mut Allocation) -> Result<u32> {
-    let mut space = stream_space(model, alloc);
-    let order = model.all_nodes();
+    let mut st = Activation::new(model, alloc, None);
+    st.by_label(model, alloc)?;
+    st.for_subgraphs(model, alloc);
+    st.stream_switch(model, alloc)?;
+    st.for_loop(model, alloc);
+    Ok(st.store(model, alloc))
+}
 
-    // SetActiveStreamsByLabel.
+/// GE's activation maps between the steps of [`assign_logical`], so that each step can also run
+/// on its own (`stream-alloc pass`): the lists by node, `specific_activated_streams` and the
+/// next free stream id. The lists live in `Allocation::activations` between calls.
+#[derive(Clone, Debug, Default)]
+pub struct Activation {
+    lists: BTreeMap<NodeId, Vec<StreamId>>,
+    /// Streams some node activates specifically (the loop active node takes the others).
+    activated: BTreeSet<u32>,
+    /// The next stream id a created StreamActive node gets.
+    pub space: u32,
+}
+
+/// `labeled_streams`: label → streams of the nodes carrying it.
+fn labeled_streams<'m>(model: &'m Model, alloc: &Allocation, order: &[NodeId]) -> BTreeMap<&'m str, BTreeSet<u32>> {
     let mut labeled: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
-    for &n in &order {
+    for &n in order {
         if let (Some(l), Some(s)) = (model.nodes[n].attrs.stream_label.as_deref(), alloc.logical_stream[n]) {
             labeled.entry(l).or_default().insert(s.0);
         }
     }
-    let mut lists: BTreeMap<NodeId, Vec<StreamId>> = BTreeMap::new();
-    for &n in &order {
-        let node = &model.nodes[n];
-        if node.attrs.active_label_list.is_empty() {
-            continue;
-        }
-        let mut set = BTreeSet::new();
-        for l in &node.attrs.active_label_list {
-            let Some(streams) = labeled.get(l.as_str()) else {
-                bail!(
-                    Failed,
-                    "node \"{}\" ({}): cannot find stream label \"{}\" of its active_label_list",
-                    node.name,
-                    node.op_type,
-                    l
-                );
-            };
-            set.extend(streams.iter().copied());
-        }
-        lists.insert(n, set.into_iter().map(StreamId).collect());
-    }
-    let mut activated: BTreeSet<u32> = lists.values().flatten().map(|s| s.0).collect();
+    labeled
+}
 
-    // SetActiveStreamsForSubgraphs.
-    for g in model.all_graphs().into_iter().filter(|&g| g != GraphId::ROOT) {
-        let graph = &model.graphs[g];
-        for &a in graph.order.iter().filter(|&&a| model.nodes[a].ge_attrs.flag(SUBGRAPH_FIRST_ACTIVE)) {
-            let own = alloc.logical_stream[a];
+fn no_label(node: &crate::graph::Node, label: &str) -> crate::Error {
+    crate::err!(
+        Failed,
+        "node \"{}\" ({}): cannot find stream label \"{}\" of its active_label_list",
+        node.name,
+        node.op_type,
+        label
+    )
+}
+
+impl Activation {
+    /// The maps as `alloc` holds them: its activation lists, the streams they (and inserted
+    /// StreamActive nodes) activate, and the first free stream id, at least `next_stream`.
+    pub fn new(model: &Model, alloc: &Allocation, next_stream: Option<u32>) -> Self {
+        let lists: BTreeMap<NodeId, Vec<StreamId>> = alloc.activations.iter().cloned().collect();
+        let activated = lists
+            .values()
+            .flatten()
+            .chain(alloc.inserted_activations.iter().flat_map(|(_, l)| l))
+            .map(|s| s.0)
+            .collect();
+        let space = stream_space(model, alloc).max(next_stream.unwrap_or(0));
+        Activation { lists, activated, space }
+    }
+
+    /// GE: `SetActiveStreamsByLabel`. Every node with an `_active_label_list` activates the
+    /// streams of those labels.
+    pub fn by_label(&mut self, model: &Model, alloc: &Allocation) -> Result<()> {
+        let order = model.all_nodes();
+        let labeled = labeled_streams(model, alloc, &order);
+        for &n in &order {
+            let node = &model.nodes[n];
+            if node.attrs.active_label_list.is_empty() {
+                continue;
+            }
             let mut set = BTreeSet::new();
-            for &n in &graph.order {
-                if model.nodes[n].attrs.stream_label.is_some() {
+            for l in &node.attrs.active_label_list {
+                let Some(streams) = labeled.get(l.as_str()) else { return Err(no_label(node, l)) };
+                set.extend(streams.iter().copied());
+            }
+            self.activated.extend(set.iter().copied());
+            self.lists.insert(n, set.into_iter().map(StreamId).collect());
+        }
+        Ok(())
+    }
+
+    /// GE: `SetActiveStreamsForSubgraphs`. A subgraph's first active node activates every
+    /// stream of the subgraph's unlabelled nodes but its own.
+    pub fn for_subgraphs(&mut self, model: &Model, alloc: &Allocation) {
+        for g in model.all_graphs().into_iter().filter(|&g| g != GraphId::ROOT) {
+            let graph = &model.graphs[g];
+            for &a in graph.order.iter().filter(|&&a| model.nodes[a].ge_attrs.flag(SUBGRAPH_FIRST_ACTIVE)) {
+                let own = alloc.logical_stream[a];
+                let mut set = BTreeSet::new();
+                for &n in &graph.order {
+                    if model.nodes[n].attrs.stream_label.is_some() {
+                        continue;
+                    }
+                    set.extend(alloc.logical_stream[n].map(|s| s.0));
+                    set.extend(alloc.attached[n].iter().map(|s| s.0));
+                }
+                if let Some(own) = own {
+                    set.remove(&own.0);
+                }
+                let list = self.lists.entry(a).or_default();
+                for s in set {
+                    if !list.contains(&StreamId(s)) {
+                        list.push(StreamId(s));
+                    }
+                    self.activated.insert(s);
+                }
+            }
+        }
+    }
+
+    /// GE: `UpdateStreamSwitchByLogicStream` / `AddActiveNodes`. A StreamSwitch whose label maps
+    /// to several streams starts them through a StreamActive node inserted after it, on a new
+    /// stream; the switch then activates the new streams.
+    pub fn stream_switch(&mut self, model: &Model, alloc: &mut Allocation) -> Result<()> {
+        let order = model.all_nodes();
+        let labeled = labeled_streams(model, alloc, &order);
+        for &n in &order {
+            let node = &model.nodes[n];
+            if node.op_type != "StreamSwitch" {
+                continue;
+            }
+            let mut created = Vec::new();
+            for l in &node.attrs.active_label_list {
+                let Some(streams) = labeled.get(l.as_str()) else { return Err(no_label(node, l)) };
+                if streams.len() <= 1 {
                     continue;
                 }
-                set.extend(alloc.logical_stream[n].map(|s| s.0));
-                set.extend(alloc.attached[n].iter().map(|s| s.0));
+                let stream = StreamId(self.space);
+                self.space += 1;
+                self.activated.insert(stream.0);
+                alloc.inserted.push(InsertedNode {
+                    naming: Naming::Given(format!("{}_StreamActive_{}", node.name, created.len())),
+                    kind: InsertedKind::StreamActive,
+                    graph: node.graph,
+                    stream,
+                    logical_stream: stream,
+                    anchor: n,
+                    before: false,
+                    sync_id: None,
+                });
+                let id = InsertedId::new(alloc.inserted.len() - 1);
+                alloc.inserted_activations.push((id, streams.iter().copied().map(StreamId).collect()));
+                created.push(stream);
             }
-            if let Some(own) = own {
-                set.remove(&own.0);
+            if !created.is_empty() {
+                self.lists.insert(n, created);
             }
-            let list = lists.entry(a).or_default();
-            for s in set {
+        }
+        Ok(())
+    }
+
+    /// GE: `SetActiveStreamsForLoop`, the lists. The `is_loop_active` node activates every
+    /// stream nobody activates specifically, its own excepted.
+    pub fn for_loop(&mut self, model: &Model, alloc: &Allocation) {
+        for n in model.all_nodes() {
+            if !model.nodes[n].ge_attrs.flag(IS_LOOP_ACTIVE) {
+                continue;
+            }
+            let own = alloc.logical_stream[n].map(|s| s.0);
+            let list = self.lists.entry(n).or_default();
+            for s in (0..self.space).filter(|s| !self.activated.contains(s) && Some(*s) != own) {
                 if !list.contains(&StreamId(s)) {
                     list.push(StreamId(s));
                 }
-                activated.insert(s);
             }
         }
     }
 
-    // UpdateStreamSwitchByLogicStream / AddActiveNodes.
-    for &n in &order {
-        let node = &model.nodes[n];
-        if node.op_type != "StreamSwitch" {
-            continue;
-        }
-        let mut created = Vec::new();
-        for l in &node.attrs.active_label_list {
-            let streams = &labeled[l.as_str()];
-            if streams.len() <= 1 {
-                continue;
-            }
-            let stream = StreamId(space);
-            space += 1;
-            activated.insert(stream.0);
-            alloc.inserted.push(InsertedNode {
-                naming: Naming::Given(format!("{}_StreamActive_{}", node.name, created.len())),
-                kind: InsertedKind::StreamActive,
-                graph: node.graph,
-                stream,
-                logical_stream: stream,
-                anchor: n,
-                before: false,
-                sync_id: None,
-            });
-            let id = InsertedId::new(alloc.inserted.len() - 1);
-            alloc.inserted_activations.push((id, streams.iter().copied().map(StreamId).collect()));
-            created.push(stream);
-        }
-        if !created.is_empty() {
-            lists.insert(n, created);
-        }
+    /// Writes the lists into `alloc.activations`, in execution order; returns the stream id space.
+    pub fn store(&self, model: &Model, alloc: &mut Allocation) -> u32 {
+        let mut lists = self.lists.clone();
+        alloc.activations = model.all_nodes().iter().filter_map(|n| lists.remove(n).map(|l| (*n, l))).collect();
+        self.space
     }
-
-    // SetActiveStreamsForLoop.
-    for &n in &order {
-        if !model.nodes[n].ge_attrs.flag(IS_LOOP_ACTIVE) {
-            continue;
-        }
-        let own = alloc.logical_stream[n].map(|s| s.0);
-        let list = lists.entry(n).or_default();
-        for s in (0..space).filter(|s| !activated.contains(s) && Some(*s) != own) {
-            if !list.contains(&StreamId(s)) {
-                list.push(StreamId(s));
-            }
-        }
-    }
-
-    alloc.activations = order.iter().filter_map(|n| lists.remove(n).map(|l| (*n, l))).collect();
-    Ok(space)
 }
 
 /// The pieces a split added to one logical stream: physical id and the piece's first node.
@@ -205,6 +266,13 @@ pub fn update_after_split(model: &Model, alloc: &mut Allocation, pieces: &SplitP
         }
     }
 
+    loop_after_split(model, alloc);
+    check_stream_actived(model, alloc)
+}
+
+/// `SetActiveStreamsForLoop` again after the split: the loop active node activates every
+/// physical stream no other list holds, its own excepted.
+pub fn loop_after_split(model: &Model, alloc: &mut Allocation) {
     let loop_nodes: Vec<usize> = (0..alloc.activations.len())
         .filter(|&i| model.nodes[alloc.activations[i].0].ge_attrs.flag(IS_LOOP_ACTIVE))
         .collect();
@@ -224,8 +292,6 @@ pub fn update_after_split(model: &Model, alloc: &mut Allocation, pieces: &SplitP
         alloc.activations[i].1 =
             (0..alloc.physical_count()).map(StreamId).filter(|s| !others.contains(s) && Some(*s) != own).collect();
     }
-
-    check_stream_actived(model, alloc)
 }
 
 /// `CheckStreamActived`: a node may not activate the stream it runs on.

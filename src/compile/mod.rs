@@ -16,6 +16,7 @@ pub mod mode;
 pub mod passes;
 pub mod policy;
 pub mod split;
+pub mod steps;
 pub mod summary;
 pub mod sync;
 
@@ -27,7 +28,7 @@ pub use split::{TaskCounts, TaskLimits};
 
 use crate::bail;
 use crate::error::Result;
-use crate::graph::{IdVec, Model, NodeId, Options, StreamId};
+use crate::graph::{EventId, IdVec, Model, NodeId, Options, StreamId};
 use policy::PolicyReport;
 
 /// Stage 1, logical allocation in the mode `options` select: GE's chains, or a policy (which
@@ -161,8 +162,8 @@ fn place_unassigned_task_nodes(model: &Model, alloc: &mut Allocation) -> Result<
 }
 
 /// The logical stage taken from the graph instead of computed: the streams given with it
-/// (`stream` and `attached_stream_ids` of each node), for graphs whose assignment was made
-/// elsewhere and for running the later stages in isolation.
+/// (`stream` and `attached_stream_ids` of each node) and the events given with it, for graphs
+/// whose assignment was made elsewhere and for running the later stages in isolation.
 pub fn preassigned_logical(model: &Model, options: &Options) -> Result<Allocation> {
     let stream: IdVec<NodeId, Option<StreamId>> = model.nodes.iter().map(|n| n.stream).collect();
     let attached: IdVec<NodeId, Vec<StreamId>> = model.nodes.iter().map(|n| n.attached_stream_ids.clone()).collect();
@@ -195,12 +196,44 @@ pub fn preassigned_logical(model: &Model, options: &Options) -> Result<Allocatio
             n.name
         );
     }
-    Ok(Allocation::from_logical(
+    let mut alloc = Allocation::from_logical(
         Mode::of(model, options).name(),
         options.event,
         stream,
         main_count,
         attached,
         attached_max.saturating_sub(main_count),
-    ))
+    );
+    alloc.syncs = given_syncs(model);
+    Ok(alloc)
+}
+
+/// The events given with the graph (`events`) as sync pairs, by id (pairs sharing an id in the
+/// order given): what GE's event maps hold before the steps after logical allocation.
+pub fn given_syncs(model: &Model) -> Vec<SyncPair> {
+    let mut v: Vec<SyncPair> = model
+        .events
+        .iter()
+        .map(|e| SyncPair {
+            id: EventId(e.id),
+            from: SyncEnd { node: e.from, attached: e.from_attached },
+            to: SyncEnd { node: e.to, attached: e.to_attached },
+        })
+        .collect();
+    v.sort_by_key(|p| p.id);
+    v
+}
+
+/// Stage 2 taken from the graph instead of computed (`allocate --from split`): the syncs are
+/// the events given with it, each with its Send/Recv node, as GE's graph holds them when it
+/// splits. A dynamic root keeps per-node ids only, as its sync stage does.
+pub fn given_sync_stage(model: &Model, options: &Options, alloc: &mut Allocation) -> Result<()> {
+    check_stream_count(model, alloc.logical_count + alloc.attached_count, "logical")?;
+    let cfg = sync::SyncConfig::new(model, options);
+    alloc.sync_kind = cfg.kind;
+    if cfg.materialise {
+        split::insert_sync_nodes(model, alloc);
+    }
+    alloc.stage = Stage::Sync;
+    Ok(())
 }

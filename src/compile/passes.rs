@@ -12,11 +12,19 @@
 //! `pass --help` and `docs/passes.md` are written from the registry ([`help_text`],
 //! [`markdown`]).
 //!
+//! The steps after logical allocation are registered too ([`PassKind::Step`]): GE's sync,
+//! activation and split steps, each run alone on the graph's streams and events by a
+//! [`StepContext`] ([`run_list`]). A list names its logical passes first, then its steps.
+//!
 //! Adding a pass: write `fn(&mut PassContext<'_>, GraphId) -> Result<()>` (per graph) or
 //! `fn(&mut PassContext<'_>) -> Result<()>` (whole model), and add one [`PassEntry`] to
-//! [`PASSES`]. State a later stage needs goes into a new field of [`PassContext`].
+//! [`PASSES`]. State a later stage needs goes into a new field of [`PassContext`]. A step is a
+//! `fn(&mut StepContext<'_>) -> Result<()>` in [`crate::compile::steps`].
 
 use crate::compile::logical::{self, LogicalResult, LogicalState, cv_parallel};
+use crate::compile::split::{TaskCounts, TaskLimits};
+use crate::compile::steps::{self, StepContext, StepTrace};
+use crate::compile::{Allocation, Mode, Stage};
 use crate::error::Result;
 use crate::graph::partition::Partition;
 use crate::graph::{AutoMultistreamMode, GraphId, Model, Options};
@@ -31,6 +39,10 @@ pub struct PassContext<'m> {
 pub enum PassKind {
     Graph(fn(&mut PassContext<'_>, GraphId) -> Result<()>),
     Model(fn(&mut PassContext<'_>) -> Result<()>),
+    /// A step after logical allocation, of GE's sync stage (`Stage::Sync`:
+    /// `InsertSyncNodesByLogicStream`) or split stage (`Stage::Split`:
+    /// `SplitStreamAndRefreshTaskDef`).
+    Step(fn(&mut StepContext<'_>) -> Result<()>, Stage),
 }
 
 /// One registered pass.
@@ -154,7 +166,139 @@ pub static PASSES: &[PassEntry] = &[
         kind: PassKind::Model(|ctx| logical::attached_stream::run_all(&mut ctx.logical)),
         summary: "attached streams, numbered after the main streams",
     },
+    PassEntry {
+        ge_name: "SetActiveStreamsByLabel",
+        name: "set_active_by_label",
+        kind: PassKind::Step(steps::set_active_streams_by_label, Stage::Sync),
+        summary: "each node with an active label list activates the streams of those labels",
+    },
+    PassEntry {
+        ge_name: "SetActiveStreamsForSubgraphs",
+        name: "set_active_for_subgraphs",
+        kind: PassKind::Step(steps::set_active_streams_for_subgraphs, Stage::Sync),
+        summary: "a subgraph's first active node activates its unlabelled streams",
+    },
+    PassEntry {
+        ge_name: "InsertSyncEvents",
+        name: "insert_sync_events",
+        kind: PassKind::Step(steps::insert_sync_events, Stage::Sync),
+        summary: "one event per cross-stream data or control edge, then the subgraph events",
+    },
+    PassEntry {
+        ge_name: "InsertOneEventInTwoNodes",
+        name: "insert_one_event",
+        kind: PassKind::Step(steps::insert_one_event_in_two_nodes, Stage::Sync),
+        summary: "the edge walk of InsertSyncEvents alone: GE's rule per edge",
+    },
+    PassEntry {
+        ge_name: "InsertEventsForSubgraph",
+        name: "insert_subgraph_events",
+        kind: PassKind::Step(steps::insert_events_for_subgraph, Stage::Sync),
+        summary: "subgraph inputs wait on the parent's producers; end nodes signal its consumers",
+    },
+    PassEntry {
+        ge_name: "OptimizeSyncEvents",
+        name: "optimize_sync_events",
+        kind: PassKind::Step(steps::optimize_sync_events, Stage::Sync),
+        summary: "GE's pairwise family: by send, by recv, by activation; StreamSwitch sends dropped",
+    },
+    PassEntry {
+        ge_name: "OptimizeBySendEvents",
+        name: "optimize_by_send",
+        kind: PassKind::Step(steps::optimize_by_send_events, Stage::Sync),
+        summary: "a receiving stream keeps one event from each sender",
+    },
+    PassEntry {
+        ge_name: "OptimizeByRecvEvents",
+        name: "optimize_by_recv",
+        kind: PassKind::Step(steps::optimize_by_recv_events, Stage::Sync),
+        summary: "a sending stream keeps only its latest event to each receiver",
+    },
+    PassEntry {
+        ge_name: "OptimizeByStreamActivate",
+        name: "optimize_by_activate",
+        kind: PassKind::Step(steps::optimize_by_stream_activate, Stage::Sync),
+        summary: "drop events into labelled streams that their activation already orders",
+    },
+    PassEntry {
+        ge_name: "RefreshContinuousEvents",
+        name: "refresh_continuous_events",
+        kind: PassKind::Step(steps::refresh_continuous_events, Stage::Sync),
+        summary: "renumber event (notify) ids 0..n-1 by first record in node order",
+    },
+    PassEntry {
+        ge_name: "ReuseEventForMultiDims",
+        name: "reuse_multi_dims",
+        kind: PassKind::Step(steps::reuse_event_for_multi_dims, Stage::Sync),
+        summary: "branches of a multi-batch Case share event ids",
+    },
+    PassEntry {
+        ge_name: "InsertSyncEventsWithAttachedStream",
+        name: "insert_attached_events",
+        kind: PassKind::Step(steps::insert_sync_events_with_attached_stream, Stage::Sync),
+        summary: "value-dependent inputs of attached-stream nodes get events",
+    },
+    PassEntry {
+        ge_name: "CoverAllStreamByNetoutput",
+        name: "cover_by_netoutput",
+        kind: PassKind::Step(steps::cover_all_stream_by_netoutput, Stage::Sync),
+        summary: "the last node of every attached stream signals its graph's NetOutput",
+    },
+    PassEntry {
+        ge_name: "UpdateStreamSwitchByLogicStream",
+        name: "update_stream_switch",
+        kind: PassKind::Step(steps::update_stream_switch_by_logic_stream, Stage::Sync),
+        summary: "a StreamActive on a new stream after each switch whose label has several streams",
+    },
+    PassEntry {
+        ge_name: "SetActiveStreamsForLoop",
+        name: "set_active_for_loop",
+        kind: PassKind::Step(steps::set_active_streams_for_loop, Stage::Sync),
+        summary: "the loop active node takes every other stream; their last nodes signal the switch",
+    },
+    PassEntry {
+        ge_name: "GenerateSyncEventNodes",
+        name: "generate_sync_nodes",
+        kind: PassKind::Step(steps::generate_sync_event_nodes, Stage::Sync),
+        summary: "a Send node after each record, a Recv node before each wait",
+    },
+    PassEntry {
+        ge_name: "AssignSingleStream",
+        name: "assign_single_stream",
+        kind: PassKind::Step(steps::assign_single_stream, Stage::Split),
+        summary: "single-stream mode: one stream, huge when its tasks exceed the normal limit",
+    },
+    PassEntry {
+        ge_name: "SplitStreams",
+        name: "split_streams",
+        kind: PassKind::Step(steps::split_streams, Stage::Split),
+        summary: "cut streams over the task limit; one event joins consecutive pieces",
+    },
+    PassEntry {
+        ge_name: "UpdateActiveStreams",
+        name: "update_active_streams",
+        kind: PassKind::Step(steps::update_active_streams, Stage::Split),
+        summary: "split pieces join the activation lists of their stream",
+    },
 ];
+
+/// GE's sync stage (`InsertSyncNodesByLogicStream`, ge-compiler.md §6), step by step.
+pub const SYNC_STAGE_STEPS: &[&str] = &[
+    "SetActiveStreamsByLabel",
+    "SetActiveStreamsForSubgraphs",
+    "InsertSyncEvents",
+    "OptimizeSyncEvents",
+    "RefreshContinuousEvents",
+    "ReuseEventForMultiDims",
+    "InsertSyncEventsWithAttachedStream",
+    "CoverAllStreamByNetoutput",
+    "UpdateStreamSwitchByLogicStream",
+    "SetActiveStreamsForLoop",
+    "GenerateSyncEventNodes",
+];
+
+/// GE's split stage (`SplitStreamAndRefreshTaskDef`, ge-compiler.md §8), step by step.
+pub const SPLIT_STAGE_STEPS: &[&str] = &["AssignSingleStream", "SplitStreams", "UpdateActiveStreams"];
 
 /// GE's multi-stream chain (`LogicalStreamAllocator::Assign`, ge-compiler.md §4.1): the
 /// `DoAssign` passes on the root, then on every nested graph in `all_graphs()` order with one
@@ -213,33 +357,50 @@ pub fn assign_multi_stream(model: &Model, options: &Options) -> Result<LogicalRe
     Ok(ctx.logical.finish())
 }
 
-/// The `pass --help` list: every pass by GE name and module name, and the two chains.
+fn is_step(p: &PassEntry) -> bool {
+    matches!(p.kind, PassKind::Step(..))
+}
+
+/// The `pass --help` list: every pass and step by GE name and module name, and GE's orders.
 pub fn help_text() -> String {
-    let mut s = String::from("Passes (GE name / module name: what it does):\n");
-    for p in PASSES {
+    let mut s = String::from("Logical passes (GE name / module name: what it does):\n");
+    for p in PASSES.iter().filter(|p| !is_step(p)) {
+        s.push_str(&format!("  {} / {}: {}\n", p.ge_name, p.name, p.summary));
+    }
+    s.push_str("Steps after logical allocation, on the graph's streams and events (GE's algorithm each):\n");
+    for p in PASSES.iter().filter(|p| is_step(p)) {
         s.push_str(&format!("  {} / {}: {}\n", p.ge_name, p.name, p.summary));
     }
     s.push_str(&format!("GE's multi-stream chain: {}\n", MULTI_STREAM_CHAIN.join(", ")));
-    s.push_str(&format!("GE's single-stream chain: {}", SINGLE_STREAM_CHAIN.join(", ")));
+    s.push_str(&format!("GE's single-stream chain: {}\n", SINGLE_STREAM_CHAIN.join(", ")));
+    s.push_str(&format!("GE's sync stage: {}\n", SYNC_STAGE_STEPS.join(", ")));
+    s.push_str(&format!("GE's split stage: {}", SPLIT_STAGE_STEPS.join(", ")));
     s
 }
 
 /// `docs/passes.md`, written from the registry (a test keeps the checked-in page current).
 pub fn markdown() -> String {
     let mut s = String::from(
-        "# Logical passes\n\nGenerated from the pass registry (`src/compile/passes.rs`); `stream-alloc pass NAMES \
-         GRAPH` runs any of them, in the order named, on the streams the graph gives.\n\n\
+        "# Passes and steps\n\nGenerated from the pass registry (`src/compile/passes.rs`); `stream-alloc pass NAMES \
+         GRAPH` runs any of them, in the order named, on the streams the graph gives: the logical passes first, \
+         then the steps after logical allocation, which also start from the events the graph gives \
+         (graph-json.md `events`). Each step runs GE's own algorithm (`compat` does not change it); the \
+         allocation JSON it writes carries GE's counts after every step (allocation-json.md `steps`).\n\n\
          | GE name | module | kind | what it does |\n|---|---|---|---|\n",
     );
     for p in PASSES {
         let kind = match p.kind {
             PassKind::Graph(_) => "per graph",
             PassKind::Model(_) => "whole model",
+            PassKind::Step(_, Stage::Split) => "split step",
+            PassKind::Step(..) => "sync step",
         };
         s.push_str(&format!("| `{}` | `{}` | {kind} | {} |\n", p.ge_name, p.name, p.summary));
     }
     s.push_str(&format!("\nGE's multi-stream chain: {}.\n", MULTI_STREAM_CHAIN.join(" → ")));
     s.push_str(&format!("\nGE's single-stream chain: {}.\n", SINGLE_STREAM_CHAIN.join(" → ")));
+    s.push_str(&format!("\nGE's sync stage (`InsertSyncNodesByLogicStream`): {}.\n", SYNC_STAGE_STEPS.join(" → ")));
+    s.push_str(&format!("\nGE's split stage (`SplitStreamAndRefreshTaskDef`): {}.\n", SPLIT_STAGE_STEPS.join(" → ")));
     s
 }
 
@@ -265,12 +426,16 @@ pub fn parse_list(list: &str) -> Result<Vec<&'static PassEntry>> {
         .collect()
 }
 
-/// Runs `passes` in order; consecutive graph passes run together per graph (GE's order).
+/// Runs logical `passes` in order; consecutive graph passes run together per graph (GE's
+/// order). Steps after logical allocation run through [`run_list`] instead.
 pub fn run(ctx: &mut PassContext<'_>, passes: &[&PassEntry]) -> Result<()> {
     let graphs = ctx.logical.graphs.clone();
     let mut i = 0;
     while i < passes.len() {
         match passes[i].kind {
+            PassKind::Step(..) => {
+                bail!(InvalidOption, "{} is a step after logical allocation, not a logical pass", passes[i].ge_name)
+            }
             PassKind::Model(f) => {
                 f(ctx)?;
                 i += 1;
@@ -278,7 +443,7 @@ pub fn run(ctx: &mut PassContext<'_>, passes: &[&PassEntry]) -> Result<()> {
             PassKind::Graph(_) => {
                 let end = passes[i..]
                     .iter()
-                    .position(|p| matches!(p.kind, PassKind::Model(_)))
+                    .position(|p| !matches!(p.kind, PassKind::Graph(_)))
                     .map_or(passes.len(), |k| i + k);
                 for &g in &graphs {
                     for p in &passes[i..end] {
@@ -301,6 +466,52 @@ pub fn run_named<'m>(model: &'m Model, options: &'m Options, passes: &[&PassEntr
     let mut ctx = PassContext { logical: LogicalState::from_preassigned(model, options, partition) };
     run(&mut ctx, passes)?;
     Ok(ctx.logical)
+}
+
+/// What `stream-alloc pass` runs: the logical passes of `list` on the graph's streams (as
+/// [`run_named`]), then its steps on the result and the graph's events (a [`StepContext`] with
+/// the task `limits`). The counts after each step come back when the list names steps. A
+/// logical pass named after a step is refused: logical allocation is over by then.
+pub fn run_list(
+    model: &Model,
+    options: &Options,
+    limits: TaskLimits,
+    list: &[&PassEntry],
+) -> Result<(Allocation, Option<StepTrace>)> {
+    let first_step = list.iter().position(|p| is_step(p)).unwrap_or(list.len());
+    let (logical, steps) = list.split_at(first_step);
+    if let Some(late) = steps.iter().find(|p| !is_step(p)) {
+        bail!(
+            InvalidOption,
+            "logical pass {} is named after step {}; name the logical passes first, then the steps after \
+             logical allocation",
+            late.ge_name,
+            list[first_step].ge_name
+        );
+    }
+    let mut alloc = if logical.is_empty() {
+        super::preassigned_logical(model, options)?
+    } else {
+        let st = run_named(model, options, logical)?;
+        let main = st.main_stream_num.unwrap_or(st.next_stream);
+        let attached_count = st.next_stream.saturating_sub(main);
+        let mode = Mode::of(model, options).name();
+        Allocation::from_logical(mode, options.event, st.node_stream, main, st.attached, attached_count)
+    };
+    if steps.is_empty() {
+        return Ok((alloc, None));
+    }
+    if !logical.is_empty() {
+        alloc.syncs = super::given_syncs(model);
+    }
+    let mut ctx = StepContext::new(model, options.clone(), limits, TaskCounts::default(), alloc)?;
+    for p in steps {
+        if let PassKind::Step(f, _) = p.kind {
+            ctx.run(p.ge_name, f)?;
+        }
+    }
+    let (alloc, trace) = ctx.finish();
+    Ok((alloc, Some(trace)))
 }
 
 #[cfg(test)]

@@ -11,9 +11,56 @@ pub mod session;
 
 pub use session::{NodeInfo, Search, Session};
 
-use crate::compile::TaskLimits;
+use crate::compile::steps::{StepCounts, StepTrace};
+use crate::compile::{Allocation, Stage, TaskLimits};
 use crate::error::Result;
-use crate::graph::Options;
+use crate::graph::{Model, Options};
+
+/// The pipeline from stage `from` on, the stages before it taken from the graph (`allocate
+/// --from`): `Stage::Sync` starts from the logical streams the graph gives (and keeps its
+/// events), `Stage::Split` also takes its events as the syncs. Runs up to `stage`, in the
+/// default mode or under `compat=ge` as `options` say. The trace has GE's counts of the given
+/// input and after each stage run (`InsertSyncNodesByLogicStream`,
+/// `SplitStreamAndRefreshTaskDef`): events and notifies before and after the split.
+pub fn run_from(
+    model: &Model,
+    options: Options,
+    limits: TaskLimits,
+    from: Stage,
+    stage: Stage,
+) -> Result<(Allocation, StepTrace)> {
+    if !matches!(from, Stage::Sync | Stage::Split) {
+        crate::bail!(InvalidOption, "a run starts from stage sync or split, not {}", from.as_str());
+    }
+    if stage < from {
+        crate::bail!(
+            InvalidOption,
+            "a run from stage {} cannot stop before it, at stage {}",
+            from.as_str(),
+            stage.as_str()
+        );
+    }
+    let session = Session::new(model, options, limits);
+    let mut s = if from == Stage::Split { session.from_given_syncs() } else { session.from_preassigned() };
+    s.run_to(Stage::Logical)?;
+    let mut trace = StepTrace { input: StepCounts::of(model, s.allocation()?), after: Vec::new() };
+    if from == Stage::Sync {
+        s.insert_syncs()?;
+        trace.after.push(("InsertSyncNodesByLogicStream", StepCounts::of(model, s.allocation()?)));
+    } else {
+        s.insert_given_syncs()?;
+    }
+    if stage == Stage::Sync {
+        if s.options().verify {
+            crate::compile::verify_stage(model, s.allocation()?, s.limits())?;
+        }
+    } else {
+        s.run_to(stage)?;
+        trace.after.push(("SplitStreamAndRefreshTaskDef", StepCounts::of(model, s.allocation()?)));
+    }
+    let (alloc, _) = s.into_result()?;
+    Ok((alloc, trace))
+}
 
 /// The task limits a compile splits with, resolved at the edge (command line, C ABI): each of
 /// `max_task_count`, `max_huge_task_count` and `unlimited_depth` that is given wins; the rest

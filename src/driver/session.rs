@@ -82,6 +82,8 @@ pub struct Session<M: Deref<Target = Model>> {
     report: Option<PolicyReport>,
     /// Start from the logical streams given with the graph instead of computing them.
     preassigned: bool,
+    /// Take the syncs given with the graph instead of inserting them (`allocate --from split`).
+    given_syncs: bool,
     stage: SessionStage,
     alloc: Option<Allocation>,
     /// Attached streams as logical allocation left them (the split rewrites `alloc.attached`).
@@ -108,6 +110,7 @@ impl<M: Deref<Target = Model>> Session<M> {
             search: None,
             report: None,
             preassigned: false,
+            given_syncs: false,
             stage: SessionStage::New,
             alloc: None,
             tasks: TaskCounts::default(),
@@ -127,6 +130,14 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// instead of computing them: the entry for assignments made elsewhere.
     pub fn from_preassigned(mut self) -> Self {
         self.preassigned = true;
+        self
+    }
+
+    /// Stages 1 and 2 take what the graph gives: its logical streams and its events (graph
+    /// JSON `events`) as the syncs; the split is the first stage computed.
+    pub fn from_given_syncs(mut self) -> Self {
+        self.preassigned = true;
+        self.given_syncs = true;
         self
     }
 
@@ -230,8 +241,20 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// result keeps the search mode's name.
     pub fn assign_logical_streams(&mut self) -> Result<()> {
         self.expect("assign_logical_streams", SessionStage::New)?;
+        self.assign(self.preassigned)
+    }
+
+    /// Stage 1 from the host's assignment: the logical streams and attached streams given with
+    /// the graph (node `stream` / `attached_stream_ids`) and its events, instead of GE's
+    /// `AssignLogicalStreams`.
+    pub fn assign_given_streams(&mut self) -> Result<()> {
+        self.expect("assign_given_streams", SessionStage::New)?;
+        self.assign(true)
+    }
+
+    fn assign(&mut self, given: bool) -> Result<()> {
         let mode = Mode::of(&self.model, &self.options);
-        let (alloc, report) = if self.preassigned {
+        let (alloc, report) = if given {
             (compile::preassigned_logical(&self.model, &self.options)?, None)
         } else if mode.is_search() {
             let Some(search) = self.search else {
@@ -261,6 +284,17 @@ impl<M: Deref<Target = Model>> Session<M> {
         self.expect("insert_syncs", SessionStage::Logical)?;
         let alloc = self.alloc.as_mut().expect("logical stage ran");
         compile::sync_stage(&self.model, &self.options, alloc)?;
+        self.stage = SessionStage::Sync;
+        Ok(())
+    }
+
+    /// Stage 3 from the host's syncs: the events given with the graph (graph JSON `events`,
+    /// kept by stage 1) become the syncs, each with its Send/Recv node, instead of GE's
+    /// insertion and optimisation.
+    pub fn insert_given_syncs(&mut self) -> Result<()> {
+        self.expect("insert_given_syncs", SessionStage::Logical)?;
+        let alloc = self.alloc.as_mut().expect("logical stage ran");
+        compile::given_sync_stage(&self.model, &self.options, alloc)?;
         self.stage = SessionStage::Sync;
         Ok(())
     }
@@ -361,7 +395,11 @@ impl<M: Deref<Target = Model>> Session<M> {
             self.assign_logical_streams()?;
         }
         if self.stage == SessionStage::Logical && target >= SessionStage::Sync {
-            self.insert_syncs()?;
+            if self.given_syncs {
+                self.insert_given_syncs()?
+            } else {
+                self.insert_syncs()?
+            }
             if target == SessionStage::Sync && self.options.verify {
                 compile::verify_stage(&self.model, self.allocation()?, &self.limits)?;
             }

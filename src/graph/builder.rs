@@ -98,6 +98,20 @@ pub struct PartitionSpec {
     pub nodes: Vec<String>,
 }
 
+/// A given event by name (graph JSON `events`): record after `from`, wait before `to`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventSpec {
+    pub id: u32,
+    pub from: String,
+    pub to: String,
+    /// Graph of `from` / `to` by name; `None`, `""` or the root's name: the root.
+    pub from_graph: Option<String>,
+    pub to_graph: Option<String>,
+    /// The end sits on this attached stream of its node instead of the node's main stream.
+    pub from_attached: Option<u32>,
+    pub to_attached: Option<u32>,
+}
+
 /// Collects a model piece by piece; [`build`](Self::build) validates it.
 #[derive(Clone, Debug, Default)]
 pub struct ModelBuilder {
@@ -110,6 +124,8 @@ pub struct ModelBuilder {
     pub partition: Option<Vec<PartitionSpec>>,
     /// Start from an empty engine table instead of GE's (hosts that install their own).
     pub no_builtin_engines: bool,
+    /// Events given with the graph (input of the steps after logical allocation).
+    pub events: Vec<EventSpec>,
 }
 
 /// Upper bound on nodes and edges: ids are `u32`.
@@ -155,6 +171,7 @@ impl ModelBuilder {
             engine_overrides,
             partition,
             no_builtin_engines,
+            events,
         } = self;
         if specs.is_empty() {
             bail!(Field, "the model has no root graph");
@@ -396,8 +413,9 @@ impl ModelBuilder {
             None => None,
             Some(entries) => Some(resolve_partition(&entries, &graphs, &graph_by_name, &name_maps, &engines)?),
         };
+        let given = resolve_events(&events, &nodes, &graphs, &graph_by_name, &name_maps)?;
         let adjacency = Adjacency::build(nodes.len(), &edges);
-        Ok(Model {
+        let model = Model {
             name: specs[0].name.clone(),
             source,
             graphs,
@@ -410,8 +428,101 @@ impl ModelBuilder {
             graph_attrs,
             partition,
             engine_overrides,
-        })
+            events: given,
+        };
+        check_event_order(&model)?;
+        Ok(model)
     }
+}
+
+/// Resolves the given events to node ids. Each end must be a node with a stream (its main one,
+/// or the attached one named), and the two ends must sit on different streams: what GE's event
+/// maps can hold.
+fn resolve_events(
+    specs: &[EventSpec],
+    nodes: &IdVec<NodeId, Node>,
+    graphs: &IdVec<GraphId, Graph>,
+    graph_by_name: &HashMap<&str, GraphId>,
+    name_maps: &[HashMap<&str, NodeId>],
+) -> Result<Vec<super::GivenEvent>> {
+    let mut out = Vec::with_capacity(specs.len());
+    for (i, e) in specs.iter().enumerate() {
+        if e.id > super::MAX_GIVEN_EVENT_ID {
+            bail!(
+                Field,
+                "events[{i}]: id {} is beyond the largest supported event id {}",
+                e.id,
+                super::MAX_GIVEN_EVENT_ID
+            );
+        }
+        let end = |side: &str, graph: &Option<String>, name: &str, attached: Option<u32>| {
+            let g = match graph.as_deref() {
+                None | Some("") => GraphId::ROOT,
+                Some(g) if g == graphs[GraphId::ROOT].name => GraphId::ROOT,
+                Some(g) => *graph_by_name
+                    .get(g)
+                    .ok_or_else(|| err!(UnknownNode, "events[{i}]: {side}_graph '{g}' is not a graph of the model"))?,
+            };
+            let where_ = graph_where(&graphs[g].name, g.index());
+            let n = *name_maps[g.index()]
+                .get(name)
+                .ok_or_else(|| err!(UnknownNode, "events[{i}]: {side} '{name}' is not a node of {where_}"))?;
+            let stream = match attached {
+                None => nodes[n].stream.ok_or_else(|| {
+                    err!(
+                        Field,
+                        "events[{i}]: {side} node '{name}' of {where_} has no stream (-1); an event joins nodes on streams"
+                    )
+                })?,
+                Some(a) => {
+                    if !nodes[n].attached_stream_ids.contains(&StreamId(a)) {
+                        bail!(
+                            Field,
+                            "events[{i}]: {side}_attached {a} is not an attached stream of node '{name}' of {where_} \
+                             (its attached_stream_ids: {:?})",
+                            nodes[n].attached_stream_ids.iter().map(|s| s.0).collect::<Vec<_>>()
+                        );
+                    }
+                    StreamId(a)
+                }
+            };
+            Ok::<_, crate::Error>((n, attached.map(StreamId), stream))
+        };
+        let (from, from_attached, from_stream) = end("from", &e.from_graph, &e.from, e.from_attached)?;
+        let (to, to_attached, to_stream) = end("to", &e.to_graph, &e.to, e.to_attached)?;
+        if from_stream == to_stream {
+            bail!(
+                Field,
+                "events[{i}]: '{}' and '{}' are both on stream {from_stream}; an event joins two different streams",
+                e.from,
+                e.to
+            );
+        }
+        out.push(super::GivenEvent { id: e.id, from, from_attached, to, to_attached });
+    }
+    Ok(out)
+}
+
+/// A given event records before it is waited for: `from` precedes `to` in execution order.
+fn check_event_order(model: &Model) -> Result<()> {
+    if model.events.is_empty() {
+        return Ok(());
+    }
+    let mut pos = IdVec::filled(model.nodes.len(), 0usize);
+    for (i, n) in model.all_nodes().into_iter().enumerate() {
+        pos[n] = i;
+    }
+    for (i, e) in model.events.iter().enumerate() {
+        if pos[e.from] >= pos[e.to] {
+            bail!(
+                Field,
+                "events[{i}]: 'from' node '{}' does not run before 'to' node '{}'; an event is recorded before it is waited for",
+                model.nodes[e.from].name,
+                model.nodes[e.to].name
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Memory facts must agree with the edges: a view's `alias_input` names an input port that a

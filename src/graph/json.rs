@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs, NodeAttrs};
-use super::builder::{EdgeSpec, GraphSpec, ModelBuilder, NodeSpec, PartitionSpec};
+use super::builder::{EdgeSpec, EventSpec, GraphSpec, ModelBuilder, NodeSpec, PartitionSpec};
 use super::engines::EngineOverride;
 use super::{EdgeKind, Model, Shape};
 use crate::error::{Error, ErrorKind, Result};
@@ -67,6 +67,7 @@ enum Place {
     Attached(usize),
     Engine(String),
     Partition(usize),
+    Event(usize),
 }
 
 #[derive(Debug)]
@@ -169,6 +170,7 @@ fn render(fault: Fault, graph: &str) -> Error {
             Place::Attached(i) => format!("{what}.attached_streams[{i}]"),
             Place::Engine(name) => format!("engines.{name}"),
             Place::Partition(i) => format!("partition[{i}]"),
+            Place::Event(i) => format!("events[{i}]"),
         };
     }
     let text = fault.text;
@@ -359,6 +361,13 @@ mod field {
         scheduler: string -> String;
         graph: string -> String;
         nodes: strings -> Vec<String>;
+        id: uint32 -> u32;
+        from: string -> String;
+        to: string -> String;
+        from_graph: string -> String;
+        to_graph: string -> String;
+        from_attached: uint32 -> u32;
+        to_attached: uint32 -> u32;
     }
 
     pub fn ge_attrs<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Map<String, Value>>, D::Error> {
@@ -413,6 +422,9 @@ mod field {
     pub fn raw_partition<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Vec<&'de RawValue>>, D::Error> {
         raw_items(d, "partition")
     }
+    pub fn raw_events<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Vec<&'de RawValue>>, D::Error> {
+        raw_items(d, "events")
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -448,6 +460,8 @@ struct TopDoc<'a> {
     engines: Option<Map<String, Value>>,
     #[serde(default, borrow, deserialize_with = "field::raw_partition")]
     partition: Option<Vec<&'a RawValue>>,
+    #[serde(default, borrow, deserialize_with = "field::raw_events")]
+    events: Option<Vec<&'a RawValue>>,
 }
 
 #[derive(Deserialize)]
@@ -592,6 +606,26 @@ struct PartitionDoc {
     user_stream_label: Option<String>,
     #[serde(default, deserialize_with = "field::nodes")]
     nodes: Option<Vec<String>>,
+}
+
+/// A given event (graph-json.md "Event").
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EventDoc {
+    #[serde(default, deserialize_with = "field::id")]
+    id: Option<u32>,
+    #[serde(default, deserialize_with = "field::from")]
+    from: Option<String>,
+    #[serde(default, deserialize_with = "field::to")]
+    to: Option<String>,
+    #[serde(default, deserialize_with = "field::from_graph")]
+    from_graph: Option<String>,
+    #[serde(default, deserialize_with = "field::to_graph")]
+    to_graph: Option<String>,
+    #[serde(default, deserialize_with = "field::from_attached")]
+    from_attached: Option<u32>,
+    #[serde(default, deserialize_with = "field::to_attached")]
+    to_attached: Option<u32>,
 }
 
 /// Only the name, to say which node or subgraph a fault is in.
@@ -857,6 +891,19 @@ fn read_document(doc: TopDoc<'_>, bytes: &[u8]) -> Result<ModelBuilder> {
             });
         }
         b.partition = Some(out);
+    }
+    for (i, raw) in doc.events.unwrap_or_default().into_iter().enumerate() {
+        let e: EventDoc = parse_element(raw).map_err(|e| located(e, Place::Event(i), "", Some((raw, bytes))))?;
+        let what = format!("events[{i}]");
+        b.events.push(EventSpec {
+            id: e.id.ok_or_else(|| missing(&what, "id"))?,
+            from: e.from.ok_or_else(|| missing(&what, "from"))?,
+            to: e.to.ok_or_else(|| missing(&what, "to"))?,
+            from_graph: e.from_graph,
+            to_graph: e.to_graph,
+            from_attached: e.from_attached,
+            to_attached: e.to_attached,
+        });
     }
     Ok(b)
 }

@@ -23,7 +23,7 @@ use serde_json::Value;
 use csr::Csr;
 
 pub use attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs, NodeAttrs};
-pub use builder::ModelBuilder;
+pub use builder::{EventSpec, ModelBuilder};
 pub use engines::{EngineConf, EngineTable};
 pub use ids::{EdgeId, EngineId, EventId, GraphId, IdVec, InsertedId, NodeId, StreamId, SubgraphId};
 pub use options::{AutoMultistreamMode, Options, Policy, SyncKind};
@@ -174,6 +174,24 @@ impl Adjacency {
     }
 }
 
+/// Largest id a given event may carry: the steps size tables by the largest id in use.
+pub const MAX_GIVEN_EVENT_ID: u32 = (1 << 20) - 1;
+
+/// A sync pair given with the graph (graph JSON `events`): what GE's event maps hold before a
+/// step after logical allocation runs (`stream-alloc pass`, `allocate --from`). The stages
+/// that compute streams ignore it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GivenEvent {
+    /// Event id (a notify id under `event=notify`).
+    pub id: u32,
+    pub from: NodeId,
+    /// `Some(s)`: the record sits on the node's attached stream `s`.
+    pub from_attached: Option<StreamId>,
+    pub to: NodeId,
+    /// `Some(s)`: the wait sits on the node's attached stream `s`.
+    pub to_attached: Option<StreamId>,
+}
+
 /// A whole model: the root graph (always `GraphId::ROOT`) and every nested subgraph.
 #[derive(Clone, Debug)]
 pub struct Model {
@@ -193,6 +211,8 @@ pub struct Model {
     pub partition: Option<Vec<PartitionEntry>>,
     /// The JSON `engines` field, kept for writing the graph back.
     pub engine_overrides: BTreeMap<String, engines::EngineOverride>,
+    /// Events given with the graph, in the order given.
+    pub events: Vec<GivenEvent>,
 }
 
 impl Model {

@@ -187,6 +187,10 @@ pub struct Options {
     pub verify: bool,
     /// `max_memory`: arena bytes a `policy=auto` candidate may need at most.
     pub max_memory: Option<u64>,
+    /// `next_stream`: GE's pass context for the passes and steps `stream-alloc pass` runs, the
+    /// first stream id they hand out (`None`: one past the ids the graph gives). A whole
+    /// allocation always starts a fresh context.
+    pub next_stream: Option<u32>,
 }
 
 /// Every key [`Options::set`] accepts, for help texts and error messages.
@@ -207,6 +211,7 @@ pub const OPTION_KEYS: &[&str] = &[
     "event_reuse",
     "verify",
     "max_memory",
+    "next_stream",
 ];
 
 /// GE's option names, accepted as synonyms of ours.
@@ -255,6 +260,19 @@ fn parse_count(key: &str, v: &Value) -> Result<u32> {
     match n {
         Some(n) if n >= 1 && n <= u64::from(u32::MAX) => Ok(n as u32),
         _ => Err(invalid(key, &value_text(v), "expected an integer >= 1")),
+    }
+}
+
+/// A stream id: an integer in [0, 2^20) (GE's stream ids are small; tables are sized by them).
+fn parse_stream_id(key: &str, v: &Value) -> Result<u32> {
+    let n = match v {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    match n {
+        Some(n) if n < 1 << 20 => Ok(n as u32),
+        _ => Err(invalid(key, &value_text(v), "expected a stream id, an integer in [0, 1048575]")),
     }
 }
 
@@ -369,6 +387,7 @@ impl Options {
             }
             "verify" => self.verify = parse_bool(key, value)?,
             "max_memory" => self.max_memory = Some(parse_bytes(key, value)?),
+            "next_stream" => self.next_stream = Some(parse_stream_id(key, value)?),
             _ => unreachable!("every canonical key is handled"),
         }
         Ok(())
@@ -464,6 +483,20 @@ mod tests {
             assert!(e.message.contains("max_memory"), "{e}");
         }
         assert!(o.set("max_memory", &json!(-5)).is_err());
+        for bad in ["-1", "x", "1048576", ""] {
+            let e = o.set_str("next_stream", bad).unwrap_err();
+            assert!(e.message.contains("next_stream"), "{e}");
+        }
+    }
+
+    #[test]
+    fn next_stream_takes_zero() {
+        let mut o = Options::default();
+        assert_eq!(o.next_stream, None);
+        o.set_str("next_stream", "0").unwrap();
+        assert_eq!(o.next_stream, Some(0));
+        o.set("next_stream", &json!(7)).unwrap();
+        assert_eq!(o.next_stream, Some(7));
     }
 
     #[test]

@@ -173,6 +173,17 @@ rows!(
     single_stream_with_label,
     single_stream_with_auto_mode,
     notify_beyond_1024,
+    event_unknown_node,
+    event_unknown_graph,
+    event_id_negative,
+    event_id_huge,
+    event_missing_to,
+    event_unknown_field,
+    event_same_stream,
+    event_end_without_stream,
+    event_backwards,
+    event_attached_unknown,
+    opt_next_stream_negative,
 );
 
 #[test]

@@ -35,6 +35,8 @@ mod simulate_reference;
 mod single_stream;
 mod split_corpus;
 mod split_ge;
+mod step_cli;
+mod step_fixtures;
 mod summary_corpus;
 mod summary_format;
 mod sync_activation;

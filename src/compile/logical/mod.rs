@@ -145,7 +145,8 @@ impl<'m> LogicalState<'m> {
     }
 
     /// The state `stream-alloc pass` starts from: the file's pre-assigned node streams (absent
-    /// = no stream) and attached ids, `next_stream` past every id in use. Subgraphs start
+    /// = no stream) and attached ids, `next_stream` past every id in use unless the option
+    /// `next_stream` sets it (GE's unit tests start a fresh context at 0). Subgraphs start
     /// without a stream, as GE's `ConvertSubgraphs` creates them.
     pub fn from_preassigned(model: &'m Model, options: &'m Options, partition: Partition) -> Self {
         let (facts, graph_facts) = node_facts(model);
@@ -162,7 +163,7 @@ impl<'m> LogicalState<'m> {
             partition,
             engines: None,
             node_stream,
-            next_stream: next_stream.unwrap_or(0),
+            next_stream: options.next_stream.or(next_stream).unwrap_or(0),
             attached,
             main_stream_num: None,
             facts,

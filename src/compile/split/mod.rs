@@ -225,6 +225,55 @@ pub fn split_streams_with(
     limits: &TaskLimits,
     counts: &TaskCounts,
 ) -> Result<()> {
+    split_steps(model, options, alloc, limits, counts, SplitSteps::ALL).map(|_| ())
+}
+
+/// Which of GE's split-stage steps a call runs: the pipeline runs them all at once,
+/// `stream-alloc pass` one at a time (ge-compiler.md §8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitSteps {
+    /// The activation lists on logical streams first ([`activate::assign_logical`]); without
+    /// it the split reads the lists the allocation holds.
+    pub activate: bool,
+    /// `AssignSingleStream`: with `enable_single_stream`, stream 0 becomes a huge stream when
+    /// its tasks exceed the normal limit. Alone it leaves the huge logical streams in
+    /// `huge_streams` for the split.
+    pub assign_single: bool,
+    /// `SplitStreams`, the Send/Recv nodes of its events (`GenerateSyncEventNodes(false)`) and
+    /// `PostProcessOfSplitStreams`.
+    pub split: bool,
+    /// `UpdateActiveStreams`.
+    pub update_active: bool,
+    /// The first id a new stream may take (GE's `stream_num_`); never below one past the ids
+    /// in use.
+    pub next_stream: Option<u32>,
+    /// The first id of the split's events in event mode (GE's `event_num_`, which removals do
+    /// not lower); never below one past the ids in use.
+    pub event_base: Option<u32>,
+}
+
+impl SplitSteps {
+    /// `SplitStreamAndRefreshTaskDef` whole.
+    pub const ALL: SplitSteps = SplitSteps {
+        activate: true,
+        assign_single: true,
+        split: true,
+        update_active: true,
+        next_stream: None,
+        event_base: None,
+    };
+}
+
+/// The split-stage `steps` on `alloc`; returns the pieces the split added to each logical
+/// stream (what `UpdateActiveStreams` reads), empty when `steps.split` is off.
+pub fn split_steps(
+    model: &Model,
+    options: &Options,
+    alloc: &mut Allocation,
+    limits: &TaskLimits,
+    counts: &TaskCounts,
+    steps: SplitSteps,
+) -> Result<SplitPieces> {
     let nodes = model.nodes.len();
     if alloc.logical_stream.len() != nodes || alloc.attached.len() != nodes || alloc.stream.len() != nodes {
         bail!(Internal, "allocation tables do not match the model's {nodes} nodes");
@@ -254,17 +303,22 @@ pub fn split_streams_with(
         }
     }
 
-    let space = activate::assign_logical(model, alloc)?;
+    let space =
+        if steps.activate { activate::assign_logical(model, alloc)? } else { activate::stream_space(model, alloc) };
+    let space = space.max(steps.next_stream.unwrap_or(0));
 
     if limits.unlimited_depth {
-        alloc.stream = alloc.logical_stream.clone();
-        alloc.split_to_logic = (0..space).map(StreamId).collect();
-        return post_process(alloc);
+        if steps.split {
+            alloc.stream = alloc.logical_stream.clone();
+            alloc.split_to_logic = (0..space).map(StreamId).collect();
+            post_process(alloc)?;
+        }
+        return Ok(Vec::new());
     }
 
     // AssignSingleStream.
-    let mut huge: BTreeSet<u32> = BTreeSet::new();
-    if options.enable_single_stream {
+    let mut huge: BTreeSet<u32> = alloc.huge_streams.iter().map(|s| s.0).collect();
+    if steps.assign_single && options.enable_single_stream {
         if alloc.logical_count > 1 {
             bail!(Failed, "The number of ts streams is {}, only one is supported", alloc.logical_count);
         }
@@ -277,6 +331,10 @@ pub fn split_streams_with(
         if total + u64::from(RESERVED_TASKS) > u64::from(limits.normal) && limits.huge.is_some() {
             huge.insert(0);
         }
+    }
+    if !steps.split {
+        alloc.huge_streams = huge.into_iter().map(StreamId).collect();
+        return Ok(Vec::new());
     }
     let limit = |s: u32| -> u64 {
         match limits.huge.filter(|_| huge.contains(&s)) {
@@ -403,8 +461,8 @@ pub fn split_streams_with(
             planned.push((s, from, to));
         }
     }
-    let mut names = SplitNames::new(model, alloc, &planned);
-    let first = if notify { 0 } else { alloc.sync_count() };
+    let first = if notify { 0 } else { alloc.sync_count().max(steps.event_base.unwrap_or(0)) };
+    let mut names = SplitNames::new(model, alloc, &planned, first);
     if !notify {
         alloc.split_syncs_from = Some(alloc.syncs.len());
     }
@@ -450,8 +508,11 @@ pub fn split_streams_with(
         );
     }
 
-    activate::update_after_split(model, alloc, &pieces)?;
-    post_process(alloc)
+    if steps.update_active {
+        activate::update_after_split(model, alloc, &pieces)?;
+    }
+    post_process(alloc)?;
+    Ok(pieces)
 }
 
 /// Names of the split's Send/Recv nodes: `<graph>_<Send|Recv>_<id>`, with `_Reuse_<k>` (k from
@@ -477,9 +538,9 @@ fn split_number(s: &str) -> Option<(&str, u64)> {
 }
 
 impl SplitNames {
-    fn new(model: &Model, alloc: &Allocation, planned: &[(usize, SyncEnd, SyncEnd)]) -> Self {
+    /// `first`: the id of the split's first event.
+    fn new(model: &Model, alloc: &Allocation, planned: &[(usize, SyncEnd, SyncEnd)], first: u32) -> Self {
         let mut bases: BTreeSet<String> = BTreeSet::new();
-        let first = if alloc.sync_kind == SyncKind::Notify { 0 } else { alloc.sync_count() };
         for (k, &(_, from, to)) in planned.iter().enumerate() {
             let id = first + k as u32;
             for (end, kind) in [(from, InsertedKind::Send), (to, InsertedKind::Recv)] {

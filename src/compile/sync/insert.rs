@@ -277,9 +277,8 @@ fn insert_contracted(
 /// their `_subgraph_end_node` signals the parent's consumers. With [`SyncState::contract`],
 /// on the contracted graph ([`Contraction`]).
 pub fn insert_sync_events(st: &mut SyncState<'_>) -> Result<()> {
-    let model = st.model;
     let act = ActivationMaps::build(st);
-    let ffts = ffts_graphs(model);
+    let ffts = ffts_graphs(st.model);
     if st.contract {
         let mut c = Contraction::new(st);
         let order = std::mem::take(&mut st.order);
@@ -288,10 +287,32 @@ pub fn insert_sync_events(st: &mut SyncState<'_>) -> Result<()> {
         result?;
         return insert_events_for_subgraph(st, &act, &ffts, Some(&mut c));
     }
+    insert_edge_events_with(st, &act, &ffts)?;
+    insert_events_for_subgraph(st, &act, &ffts, None)
+}
+
+/// GE: `InsertOneEventInTwoNodes` for every out data edge, then every out control edge, of
+/// every node in execution order: the edge walk of `InsertSyncEvents` without the subgraph
+/// events.
+pub fn insert_edge_events(st: &mut SyncState<'_>) -> Result<()> {
+    let act = ActivationMaps::build(st);
+    let ffts = ffts_graphs(st.model);
+    insert_edge_events_with(st, &act, &ffts)
+}
+
+/// GE: `InsertEventsForSubgraph` on its own.
+pub fn insert_subgraph_events(st: &mut SyncState<'_>) -> Result<()> {
+    let act = ActivationMaps::build(st);
+    let ffts = ffts_graphs(st.model);
+    insert_events_for_subgraph(st, &act, &ffts, None)
+}
+
+fn insert_edge_events_with(st: &mut SyncState<'_>, act: &ActivationMaps, ffts: &[bool]) -> Result<()> {
+    let model = st.model;
     let order = std::mem::take(&mut st.order);
     let result = (|| -> Result<()> {
         for &cur in &order {
-            if st.stream[cur].is_none() || under_ffts(st, &ffts, cur) {
+            if st.stream[cur].is_none() || under_ffts(st, ffts, cur) {
                 continue;
             }
             // GE walks out data anchors before out control anchors.
@@ -311,12 +332,12 @@ pub fn insert_sync_events(st: &mut SyncState<'_>) -> Result<()> {
                 let next_stream = st.stream[next];
                 if next_stream == cur_stream || enter {
                     if next_stream != cur_stream {
-                        insert_one(st, &act, cur, next)?;
+                        insert_one(st, act, cur, next)?;
                     }
                     continue;
                 }
                 if next_stream.is_none() || st.facts.has(next, NodeFacts::LABEL) {
-                    insert_one(st, &act, cur, next)?;
+                    insert_one(st, act, cur, next)?;
                     continue;
                 }
                 st.add(SyncEnd::main(cur), SyncEnd::main(next), false);
@@ -325,7 +346,7 @@ pub fn insert_sync_events(st: &mut SyncState<'_>) -> Result<()> {
                 for &e in out {
                     let edge = &model.edges[e];
                     if edge.kind == EdgeKind::Control {
-                        insert_one(st, &act, cur, edge.dst)?;
+                        insert_one(st, act, cur, edge.dst)?;
                     }
                 }
             }
@@ -333,8 +354,7 @@ pub fn insert_sync_events(st: &mut SyncState<'_>) -> Result<()> {
         Ok(())
     })();
     st.order = order;
-    result?;
-    insert_events_for_subgraph(st, &act, &ffts, None)
+    result
 }
 
 /// GE: `InsertEventsForSubgraph`. With a contraction, a transparent end stands for the

@@ -352,6 +352,19 @@ impl<'m> SyncState<'m> {
     }
 }
 
+/// Puts syncs given before the stage at the head of the raw table, in the order given. Pairs
+/// that share an id keep sharing one; raw ids stay below the number given, so the pairs the
+/// stage adds (raw id = table position) never collide with them. The refresh renumbers all.
+fn seed(st: &mut SyncState<'_>, given: &[SyncPair]) {
+    let mut first: std::collections::BTreeMap<u32, u32> = std::collections::BTreeMap::new();
+    for p in given {
+        let r = st.syncs.len() as u32;
+        let id = *first.entry(p.id.0).or_insert(r);
+        let attached_phase = p.from.attached.is_some() || p.to.attached.is_some();
+        st.syncs.push(RawSync { from: p.from, to: p.to, id, alive: true, attached_phase });
+    }
+}
+
 /// Raw sync ids per node, a snapshot of the kept syncs when built.
 pub type NodeLists = Csr<NodeId, u32>;
 
@@ -413,9 +426,14 @@ fn lifetime_with_multi_dims(st: &mut SyncState<'_>) -> (u32, usize) {
 
 /// Runs the whole sync stage on a logical allocation and writes syncs (and, for static graphs,
 /// Send/Recv nodes) into it.
+///
+/// Syncs the allocation already holds (given with the graph, `allocate --from sync`) are kept
+/// ahead of the inserted ones, as GE's event maps would hold them, and optimised with them.
 pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<SyncReport> {
+    let given = std::mem::take(&mut alloc.syncs);
     let mut st = SyncState::borrowed(model, &alloc.logical_stream, &alloc.attached, cfg.kind);
     st.contract = !cfg.compat_ge;
+    seed(&mut st, &given);
     insert::insert_sync_events(&mut st)?;
     let mut count;
     let mut reused = 0usize;
