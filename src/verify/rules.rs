@@ -390,6 +390,19 @@ fn check_ids_and_streams(doc: &Doc, out: &mut Vec<Violation>) {
     if let Some(missing) = (0..count).find(|i| !ids.contains(i)) {
         out.push(v(5, format!("sync ids are not continuous: id {missing} of 0..{count} (events.count) is unused")));
     }
+    // The device creates fewer than MAX_STREAM_NUM streams, attached ones included.
+    let device = crate::runtime::consts::MAX_STREAM_NUM as u64 - 1;
+    if doc.physical.saturating_add(doc.attached_count) > device {
+        out.push(v(
+            5,
+            format!(
+                "{} physical and {} attached streams are more than the device creates ({device}, MAX_STREAM_NUM {})",
+                doc.physical,
+                doc.attached_count,
+                device + 1
+            ),
+        ));
+    }
     let main: BTreeSet<u32> = doc.nodes.iter().filter_map(|n| n.stream).collect();
     let attached: BTreeSet<u32> = doc.nodes.iter().flat_map(|n| n.attached.iter().copied()).collect();
     let main_only: BTreeSet<u32> = main.difference(&attached).copied().collect();

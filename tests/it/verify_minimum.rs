@@ -50,3 +50,16 @@ fn large_graphs_get_a_minimum() {
     assert!(report.violations.is_empty(), "{:?}", report.violations.first());
     assert_eq!(report.edge_sync_minimum, Some(alloc.syncs().len()));
 }
+
+#[test]
+fn more_streams_than_the_device_creates_is_a_violation() {
+    let path = &common::corpus_paths()[0];
+    let model = json::load_slice(&std::fs::read(path).unwrap()).unwrap();
+    let alloc = allocate(&model, Stage::All).unwrap();
+    let mut value = alloc.to_json(&model);
+    assert!(verify::check(&model, &value).ok());
+    value["streams"]["physical"] = serde_json::json!(2024);
+    let report = verify::check(&model, &value);
+    let said = report.violations.iter().any(|v| v.message.contains("more than the device creates (2023"));
+    assert!(said, "{:?}", report.violations);
+}
