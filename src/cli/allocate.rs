@@ -151,8 +151,9 @@ impl Inputs {
 }
 
 /// The checker's report as allocation JSON's `verify` object (`verify=true`): the verdict,
-/// the edges proven ordered, the syncs against the minimum for this assignment, and the
-/// graph's width with an antichain as witness.
+/// the dependencies proven ordered, the syncs against the edge minimum for this assignment
+/// (the fewest syncs each joining the ends of one dependency), and the graph's width with an
+/// antichain as witness.
 pub fn verify_json(report: &verify::Report) -> serde_json::Value {
     let mut v = report.to_json();
     if let serde_json::Value::Object(m) = &mut v {
@@ -232,10 +233,10 @@ fn verify_line(report: &verify::Report, syncs: u32) -> String {
         witness.push("…");
     }
     format!(
-        "  verify: {}; {} edges ordered; syncs {syncs}, minimum {}; width {}, antichain {}\n",
+        "  verify: {}; {} edges ordered; syncs {syncs}, edge minimum {}; width {}, antichain {}\n",
         if report.ok() { "ok" } else { "FAILED" },
         report.edges_checked,
-        opt(report.min_sync_count),
+        opt(report.edge_sync_minimum),
         opt(report.width),
         witness.join(", ")
     )
@@ -334,7 +335,7 @@ pub fn run(args: AllocateArgs) -> i32 {
                     s.push_str(&policy_line(r));
                 }
                 if let Some(c) = &checked {
-                    s.push_str(&verify_line(c, alloc.sync_count()));
+                    s.push_str(&verify_line(c, alloc.document_sync_count()));
                 } else if inputs.options.verify {
                     s.push_str("  verify: nothing to check at stage logical\n");
                 }

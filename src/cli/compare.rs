@@ -10,7 +10,7 @@ use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::Error;
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::Policy;
-use stream_alloc::simulate::{SimConfig, round3, simulate};
+use stream_alloc::simulate::{Ideal, SimConfig, ideal, round3, simulate};
 use stream_alloc::verify;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -20,7 +20,8 @@ pub enum TableFormat {
     Json,
 }
 
-/// Compare policies on a graph or every graph of a directory: streams, syncs, makespan.
+/// Compare policies on a graph or every graph of a directory: streams, syncs, makespan, and the
+/// ideal schedule's makespan (unlimited streams, free syncs) and the lower bound beside it.
 #[derive(Args, Debug)]
 #[command(after_help = "A graph file that does not load, or a policy that fails on a graph, is reported on standard \
 error and left out of the table; the others are compared, and the exit code is 1 when anything failed.")]
@@ -49,10 +50,15 @@ struct Row {
     chosen: String,
     streams: u32,
     syncs: usize,
+    /// The checker's edge minimum (fewest syncs each joining the ends of one dependency).
     min_syncs: Option<usize>,
     makespan: f64,
     lower_bound: f64,
     ratio: f64,
+    /// The ideal schedule's makespan (the same for every policy of a graph).
+    ideal: f64,
+    /// makespan / ideal.
+    to_ideal: f64,
     /// Arena bytes of the memory plan; `None` when the graph gives no `out_bytes`.
     peak: Option<u64>,
 }
@@ -71,7 +77,7 @@ fn graphs(path: &Path) -> Result<Vec<PathBuf>, String> {
     }
 }
 
-fn row(path: &PathBuf, options: &[String], policy: &str, cfg: &SimConfig) -> Result<Row, Error> {
+fn row(path: &PathBuf, options: &[String], policy: &str, cfg: &SimConfig, ideal: &Ideal) -> Result<Row, Error> {
     let mut opts = options.to_vec();
     opts.push(format!("policy={policy}"));
     let inputs = Inputs::load(path, &opts)?;
@@ -98,10 +104,12 @@ fn row(path: &PathBuf, options: &[String], policy: &str, cfg: &SimConfig) -> Res
         chosen,
         streams: sim.streams,
         syncs: sim.syncs,
-        min_syncs: check.min_sync_count,
+        min_syncs: check.edge_sync_minimum,
         makespan: sim.makespan_us,
         lower_bound: sim.lower_bound_us,
         ratio: sim.ratio(),
+        ideal: ideal.makespan_us,
+        to_ideal: if ideal.makespan_us > 0.0 { sim.makespan_us / ideal.makespan_us } else { 1.0 },
         peak: stream_alloc::memory::plan_allocation(model, &alloc).map(|p| p.peak_bytes),
     })
 }
@@ -123,8 +131,9 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                 .map(|r| {
                     let mut v = json!({
                         "graph": r.graph, "policy": r.policy, "chosen": r.chosen, "streams": r.streams,
-                        "syncs": r.syncs, "min_syncs": r.min_syncs, "makespan_us": round3(r.makespan),
+                        "syncs": r.syncs, "edge_min_syncs": r.min_syncs, "makespan_us": round3(r.makespan),
                         "lower_bound_us": round3(r.lower_bound), "ratio": round3(r.ratio),
+                        "ideal_us": round3(r.ideal), "ratio_to_ideal": round3(r.to_ideal),
                     });
                     if let Some(p) = r.peak {
                         v["peak_bytes"] = json!(p);
@@ -137,11 +146,13 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
             s
         }
         TableFormat::Csv => {
-            let mut s = String::from("graph,policy,chosen,streams,syncs,min_syncs,makespan_us,lower_bound_us,ratio");
+            let mut s = String::from(
+                "graph,policy,chosen,streams,syncs,edge_min_syncs,makespan_us,lower_bound_us,ratio,ideal_us,ratio_to_ideal",
+            );
             s.push_str(if mem { ",peak_bytes\n" } else { "\n" });
             for r in rows {
                 s.push_str(&format!(
-                    "{},{},{},{},{},{},{:.3},{:.3},{:.3}{}{}\n",
+                    "{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3}{}{}\n",
                     r.graph,
                     r.policy,
                     r.chosen,
@@ -151,6 +162,8 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                     r.makespan,
                     r.lower_bound,
                     r.ratio,
+                    r.ideal,
+                    r.to_ideal,
                     if mem { "," } else { "" },
                     peak(r)
                 ));
@@ -159,30 +172,36 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
         }
         TableFormat::Markdown => {
             let mut s = String::from(if mem {
-                "| graph | policy | streams | syncs | min syncs | makespan us | lower bound us | makespan / bound | peak bytes |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
+                "| graph | policy | streams | syncs | edge-min syncs | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound | peak bytes |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
             } else {
-                "| graph | policy | streams | syncs | min syncs | makespan us | lower bound us | makespan / bound |\n|---|---|---:|---:|---:|---:|---:|---:|\n"
+                "| graph | policy | streams | syncs | edge-min syncs | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
             });
             for r in rows {
                 let policy =
                     if r.chosen.is_empty() { r.policy.clone() } else { format!("{} → {}", r.policy, r.chosen) };
                 s.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} |{}\n",
+                    "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |{}\n",
                     r.graph,
                     policy,
                     r.streams,
                     r.syncs,
                     opt(r.min_syncs),
                     r.makespan,
+                    r.ideal,
                     r.lower_bound,
+                    r.to_ideal,
                     r.ratio,
                     if mem { format!(" {} |", peak(r)) } else { String::new() }
                 ));
             }
-            s.push_str("\n| policy | geometric mean of makespan / bound |\n|---|---:|\n");
+            s.push_str(
+                "\n| policy | geometric mean of makespan / ideal | worst makespan / ideal | geometric mean of makespan / bound |\n|---|---:|---:|---:|\n",
+            );
             for p in policies {
-                let g = geomean(rows.iter().filter(|r| r.policy == *p).map(|r| r.ratio));
-                s.push_str(&format!("| {p} | {g:.3} |\n"));
+                let of = || rows.iter().filter(|r| r.policy == *p);
+                let worst = of().map(|r| r.to_ideal).reduce(f64::max).unwrap_or(1.0);
+                let (g_ideal, g_bound) = (geomean(of().map(|r| r.to_ideal)), geomean(of().map(|r| r.ratio)));
+                s.push_str(&format!("| {p} | {g_ideal:.3} | {worst:.3} | {g_bound:.3} |\n"));
             }
             s
         }
@@ -214,13 +233,17 @@ pub fn run(args: CompareArgs) -> i32 {
     let mut rows = Vec::new();
     let mut failed = 0usize;
     for f in &files {
-        if let Err(e) = Inputs::load(f, &args.options) {
-            out::error(format_args!("{}: {e}; skipped", f.display()));
-            failed += policies.len();
-            continue;
-        }
+        // The ideal schedule depends on the graph alone: once per graph.
+        let ideal = match Inputs::load(f, &args.options).and_then(|inputs| ideal(&inputs.model, &cfg)) {
+            Ok(i) => i,
+            Err(e) => {
+                out::error(format_args!("{}: {e}; skipped", f.display()));
+                failed += policies.len();
+                continue;
+            }
+        };
         for p in &policies {
-            match row(f, &args.options, p, &cfg) {
+            match row(f, &args.options, p, &cfg, &ideal) {
                 Ok(r) => rows.push(r),
                 Err(e) => {
                     out::error(format_args!("{}: policy {p}: {e}", f.display()));

@@ -9,7 +9,7 @@ use super::allocate::Inputs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::{Allocation, Stage, policy};
 use stream_alloc::graph::Model;
-use stream_alloc::simulate::{SimConfig, SimResult, simulate, trace};
+use stream_alloc::simulate::{Ideal, SimConfig, SimResult, ideal, round3, simulate, trace};
 use stream_alloc::{Error, ErrorKind};
 
 /// Simulate a graph's allocation on a device model: makespan, lower bound, utilisation.
@@ -41,9 +41,20 @@ fn memory(model: &Model, alloc: &Allocation, sim: &SimResult) -> Option<serde_js
     Some(json!({"peak_bytes": plan.peak_bytes, "max_live_bytes": stream_alloc::memory::max_live_bytes(model, sim)}))
 }
 
-fn text(model: &Model, alloc: &Allocation, sim: &SimResult, report: &Option<policy::PolicyReport>) -> String {
+/// makespan / ideal (1 when the graph has no work).
+fn to_ideal(sim: &SimResult, ideal: &Ideal) -> f64 {
+    if ideal.makespan_us > 0.0 { sim.makespan_us / ideal.makespan_us } else { 1.0 }
+}
+
+fn text(
+    model: &Model,
+    alloc: &Allocation,
+    sim: &SimResult,
+    ideal: &Ideal,
+    report: &Option<policy::PolicyReport>,
+) -> String {
     let mut s = format!(
-        "{}: policy {}, {} streams, {} syncs\n  makespan {:.3} us, lower bound {:.3} us (critical path {:.3}, work/units {:.3}), ratio {:.3}\n  single stream {:.3} us, utilisation {:.1} %\n",
+        "{}: policy {}, {} streams, {} syncs\n  makespan {:.3} us, lower bound {:.3} us (critical path {:.3}, work/units {:.3}), ratio {:.3}\n  ideal {:.3} us (dynamic schedule, unlimited streams, free syncs), makespan / ideal {:.3}\n  single stream {:.3} us, utilisation {:.1} %\n",
         model.name,
         alloc.mode(),
         sim.streams,
@@ -53,6 +64,8 @@ fn text(model: &Model, alloc: &Allocation, sim: &SimResult, report: &Option<poli
         sim.critical_path_us,
         sim.work_bound_us,
         sim.ratio(),
+        ideal.makespan_us,
+        to_ideal(sim, ideal),
         sim.single_stream_us,
         sim.utilisation * 100.0
     );
@@ -75,9 +88,10 @@ pub fn run(args: SimulateArgs) -> i32 {
     let result = Inputs::load(&args.graph, &args.options).and_then(|inputs| {
         let (alloc, report) = inputs.compile(Stage::All, cfg)?;
         let sim = simulate(&inputs.model, &alloc, &cfg)?;
-        Ok((inputs.model, alloc, report, sim))
+        let ideal = ideal(&inputs.model, &cfg)?;
+        Ok((inputs.model, alloc, report, sim, ideal))
     });
-    let (model, alloc, report, sim) = match result {
+    let (model, alloc, report, sim, ideal) = match result {
         Ok(x) => x,
         Err(e) => {
             out::error(e);
@@ -95,6 +109,8 @@ pub fn run(args: SimulateArgs) -> i32 {
     let text = if args.json {
         let mut doc = sim.to_json();
         doc["graph"] = json!(model.name);
+        doc["ideal_us"] = json!(round3(ideal.makespan_us));
+        doc["ratio_to_ideal"] = json!(round3(to_ideal(&sim, &ideal)));
         doc["policy"] = report.map_or_else(|| json!({"name": "ge"}), |r| r.to_json());
         if let Some(m) = memory(&model, &alloc, &sim) {
             doc["memory"] = m;
@@ -103,7 +119,7 @@ pub fn run(args: SimulateArgs) -> i32 {
         t.push('\n');
         t
     } else {
-        text(&model, &alloc, &sim, &report)
+        text(&model, &alloc, &sim, &ideal, &report)
     };
     match out::print(&text) {
         Ok(()) => EXIT_OK,

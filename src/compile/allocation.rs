@@ -264,7 +264,9 @@ pub struct Allocation {
     /// Where the split's own pairs start in `syncs` (event mode; `None` before the split).
     pub(in crate::compile) split_syncs_from: Option<usize>,
     /// The split's event pairs in notify mode (empty in event mode, where they are the last
-    /// entries of `syncs`, ids continuing after the logical ones).
+    /// entries of `syncs`, ids continuing after the logical ones). GE's split events are
+    /// always events, with ids of their own; allocation JSON lists them in `syncs` all the
+    /// same, after the notifies (see [`Allocation::document_syncs`]).
     pub(in crate::compile) split_events: Vec<SyncPair>,
     /// Nodes that activate streams, and the physical streams each activates.
     pub(in crate::compile) activations: Vec<(NodeId, Vec<StreamId>)>,
@@ -389,6 +391,24 @@ impl Allocation {
     /// The split's event pairs in notify mode (empty in event mode).
     pub fn split_events(&self) -> &[SyncPair] {
         &self.split_events
+    }
+
+    /// Every record/wait pair as allocation JSON's `syncs` lists it, one entry per Send/Recv
+    /// pair whatever its kind, with the document's id: [`Self::syncs`] as they are, then, in
+    /// notify mode, the split's events numbered after the notifies (`sync_count + k`) with
+    /// GE's event id `k` beside. A reader orders nodes by `syncs` and stream order alone.
+    pub fn document_syncs(&self) -> impl Iterator<Item = (SyncPair, Option<EventId>)> + '_ {
+        let base = self.sync_count();
+        self.syncs
+            .iter()
+            .map(|p| (*p, None))
+            .chain(self.split_events.iter().map(move |p| (SyncPair { id: EventId(base + p.id.0), ..*p }, Some(p.id))))
+    }
+
+    /// Distinct ids of [`Self::document_syncs`] (`events.count`): in notify mode the notifies
+    /// and the split's events together.
+    pub fn document_sync_count(&self) -> u32 {
+        self.sync_count() + self.split_events.len() as u32
     }
 
     /// Nodes that activate streams, and the physical streams each activates.
@@ -544,7 +564,10 @@ enum Section<'a> {
     Events,
     Memory(crate::memory::MemoryJson<'a>),
     Nodes,
-    Pairs(&'a [SyncPair]),
+    /// Every pair, [`Allocation::document_syncs`].
+    Syncs,
+    /// A view of notify mode's split events in GE's numbering, not read for ordering.
+    SplitEvents,
     Streams,
     Str(&'a str),
     Version,
@@ -563,10 +586,10 @@ impl Serialize for AllocationJson<'_> {
             ("graph", Section::Str(&self.model.name)),
             ("mode", Section::Str(&a.mode)),
             ("nodes", Section::Nodes),
-            ("split_events", Section::Pairs(&a.split_events)),
+            ("split_events", Section::SplitEvents),
             ("stage", Section::Str(a.stage.as_str())),
             ("streams", Section::Streams),
-            ("syncs", Section::Pairs(&a.syncs)),
+            ("syncs", Section::Syncs),
             ("version", Section::Version),
         ];
         if let Some(p) = &plan {
@@ -602,7 +625,7 @@ impl Serialize for Writer<'_, '_> {
             Section::Memory(m) => m.serialize(s),
             Section::Events => {
                 let mut m = s.serialize_map(Some(3))?;
-                m.serialize_entry("count", &a.sync_count())?;
+                m.serialize_entry("count", &a.document_sync_count())?;
                 m.serialize_entry("kind", a.sync_kind.as_str())?;
                 m.serialize_entry("split_count", &a.split_event_count())?;
                 m.end()
@@ -620,7 +643,20 @@ impl Serialize for Writer<'_, '_> {
                 m.serialize_entry("split_to_logic", &MapOf(&split))?;
                 m.end()
             }
-            Section::Pairs(pairs) => s.collect_seq(pairs.iter().map(|p| PairJson { model, alloc: a, pair: p })),
+            Section::Syncs => s.collect_seq(a.document_syncs().map(|(pair, event_id)| PairJson {
+                model,
+                alloc: a,
+                pair,
+                event_id,
+                graphs: true,
+            })),
+            Section::SplitEvents => s.collect_seq(a.split_events.iter().map(|&pair| PairJson {
+                model,
+                alloc: a,
+                pair,
+                event_id: None,
+                graphs: false,
+            })),
             Section::Activations => {
                 let named = a.activations.iter().map(|(n, l)| (Cow::Borrowed(model.nodes[*n].name.as_str()), l));
                 let inserted = a
@@ -682,11 +718,15 @@ impl Serialize for NodeStreams<'_> {
 }
 
 /// A pair of `syncs` / `split_events`: `{"from", "id", "to"}`, ends named `node`,
-/// `node@attached` or `node@attached:<stream>` when the node has several.
+/// `node@attached` or `node@attached:<stream>` when the node has several. In `syncs`, an end
+/// in a subgraph names its graph (`from_graph` / `to_graph`: names are unique per graph only),
+/// and notify mode's split events say they are events, with GE's event id.
 struct PairJson<'a> {
     model: &'a Model,
     alloc: &'a Allocation,
-    pair: &'a SyncPair,
+    pair: SyncPair,
+    event_id: Option<EventId>,
+    graphs: bool,
 }
 
 impl PairJson<'_> {
@@ -702,10 +742,27 @@ impl PairJson<'_> {
 
 impl Serialize for PairJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(3))?;
+        let graph = |end: &SyncEnd| {
+            let g = self.model.nodes[end.node].graph;
+            (self.graphs && g != GraphId::ROOT).then(|| self.model.graph_label(g))
+        };
+        // Keys in sorted order, as the whole document.
+        let mut m = s.serialize_map(None)?;
+        if let Some(e) = self.event_id {
+            m.serialize_entry("event_id", &e)?;
+        }
         m.serialize_entry("from", &self.end_name(&self.pair.from))?;
+        if let Some(g) = graph(&self.pair.from) {
+            m.serialize_entry("from_graph", g)?;
+        }
         m.serialize_entry("id", &self.pair.id)?;
+        if self.event_id.is_some() {
+            m.serialize_entry("kind", "event")?;
+        }
         m.serialize_entry("to", &self.end_name(&self.pair.to))?;
+        if let Some(g) = graph(&self.pair.to) {
+            m.serialize_entry("to_graph", g)?;
+        }
         m.end()
     }
 }
@@ -733,14 +790,19 @@ impl Serialize for NodeJson<'_> {
         m.serialize_entry("graph", &self.model.graph_label(node.graph))?;
         m.serialize_entry("logical_stream", &stream_number(a.logical_stream[n]))?;
         m.serialize_entry("name", &node.name)?;
-        for (key, ids) in [
-            ("recv", self.syncs.recvs(n)),
-            ("recv_event", self.syncs.split_recvs(n)),
-            ("send", self.syncs.sends(n)),
-            ("send_event", self.syncs.split_sends(n)),
+        // The document's ids (`syncs`): notify mode's split events follow the notifies.
+        let base = a.sync_count();
+        for (key, ids, split) in [
+            ("recv", self.syncs.recvs(n), self.syncs.split_recvs(n)),
+            ("send", self.syncs.sends(n), self.syncs.split_sends(n)),
         ] {
-            if !ids.is_empty() {
-                m.serialize_entry(key, ids)?;
+            if split.is_empty() {
+                if !ids.is_empty() {
+                    m.serialize_entry(key, ids)?;
+                }
+            } else {
+                let all: Vec<EventId> = ids.iter().copied().chain(split.iter().map(|e| EventId(base + e.0))).collect();
+                m.serialize_entry(key, &all)?;
             }
         }
         m.serialize_entry("stream", &stream_number(a.stream[n]))?;

@@ -6,12 +6,16 @@
 //! streams the requesting model already uses, take the least-loaded stream whose task budget still
 //! fits under the per-stream limit, else create one; destroy is reference-counted.
 //!
-//! Records are keyed by a monotonically increasing id, not by handle, so a runtime that hands a
-//! destroyed stream's address out again cannot confuse the bookkeeping (§2.3's hidden hazard).
+//! Records carry a monotonically increasing id that orders the reuse index, not the handle, so a
+//! runtime that hands a destroyed stream's address out again cannot confuse the bookkeeping
+//! (§2.3's hidden hazard). The path GE takes on every model load (reuse off: create, then
+//! destroy) costs one lock, one hash insert and one lookup, and no allocation of its own
+//! (`cargo bench --bench pool`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
@@ -69,19 +73,56 @@ pub struct PoolStats {
     pub grants: u64,
 }
 
+/// Models bound to a stream. Almost every stream has exactly one, so the first is kept inline
+/// and the set (which allocates) only holds the others.
+#[derive(Debug)]
+struct Models {
+    first: u32,
+    more: BTreeSet<u32>,
+}
+
+impl Models {
+    fn one(model: u32) -> Self {
+        Models { first: model, more: BTreeSet::new() }
+    }
+    fn contains(&self, model: u32) -> bool {
+        self.first == model || self.more.contains(&model)
+    }
+    fn len(&self) -> usize {
+        1 + self.more.len()
+    }
+    fn insert(&mut self, model: u32) {
+        if model != self.first {
+            self.more.insert(model);
+        }
+    }
+    fn ascending(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = std::iter::once(self.first).chain(self.more.iter().copied()).collect();
+        v.sort_unstable();
+        v
+    }
+}
+
 #[derive(Debug)]
 struct Record {
+    /// Creation order: ties between equally loaded streams go to the oldest, and a runtime that
+    /// hands a destroyed stream's address out again never makes two records compare equal.
+    id: u64,
     handle: usize,
     stream_id: i32,
     key: (i32, u32),
     /// Models that ever received this stream. `DestroyStream` names no model, so a release cannot
     /// say which model let go; the set (and the task budget) only shrink when the stream dies.
-    models: BTreeSet<u32>,
+    models: Models,
     task_num: u32,
     refs: u32,
     /// In `by_key` (eligible for reuse).
     shared: bool,
 }
+
+/// `by_handle`'s value for a handle this pool destroyed: a second destroy succeeds (GE's
+/// contract). A new stream the runtime hands out at the same address replaces it.
+const DESTROYED: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Budget {
@@ -91,24 +132,95 @@ enum Budget {
     Unknown,
 }
 
-/// Marks a handle whose record was destroyed, so a second destroy succeeds (GE's contract).
-const DESTROYED: u64 = u64::MAX;
+/// Hashes stream handles: a folded 64×64→128 multiply, so both the low bits (bucket) and the
+/// high bits (hashbrown's tag) depend on every bit of the address, including the alignment
+/// zeros. Fixed constants: deterministic, and handles come from the runtime, not from an
+/// adversary. Several times cheaper than SipHash on this path.
+#[derive(Clone, Copy, Default)]
+struct HandleHasher(u64);
+
+impl Hasher for HandleHasher {
+    fn finish(&self) -> u64 {
+        let p = u128::from(self.0 ^ 0x243f_6a88_85a3_08d3).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (p as u64) ^ ((p >> 64) as u64)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = self.0.rotate_left(29) ^ n as u64;
+    }
+}
+
+/// A reuse-index entry, ordered least-loaded then oldest: `(task_num, record id, slot)`.
+type Shareable = (u32, u64, u32);
+
+type HandleMap<V> = HashMap<usize, V, BuildHasherDefault<HandleHasher>>;
 
 #[derive(Default)]
 struct State {
-    runtime: Option<Arc<Runtime>>,
     next_id: u64,
-    records: HashMap<u64, Record>,
-    by_handle: HashMap<usize, u64>,
-    /// Shareable streams per `(priority, flags)`, least-loaded first: `(task_num, record id)`.
-    by_key: BTreeMap<(i32, u32), BTreeSet<(u32, u64)>>,
+    /// Live records, indexed by slot; freed slots are reused, so the slab is as long as the most
+    /// streams ever alive at once.
+    records: Vec<Option<Record>>,
+    free: Vec<u32>,
+    /// Every handle this pool created: its record's slot, or [`DESTROYED`]. A get-or-create and
+    /// its destroy cost one hash insert and one lookup, and a destroyed handle keeps 16 bytes.
+    by_handle: HandleMap<u32>,
+    /// Shareable streams per `(priority, flags)`, least-loaded first.
+    by_key: BTreeMap<(i32, u32), BTreeSet<Shareable>>,
     /// Cached budgets for normal and huge streams.
     budgets: [Option<Budget>; 2],
     stats: PoolStats,
 }
 
+impl State {
+    /// Puts a record in a free slot.
+    fn place(&mut self, rec: Record) -> RtResult<u32> {
+        if let Some(slot) = self.free.pop()
+            && let Some(cell) = self.records.get_mut(slot as usize)
+        {
+            *cell = Some(rec);
+            return Ok(slot);
+        }
+        let slot = u32::try_from(self.records.len()).ok().filter(|&s| s != DESTROYED).ok_or_else(|| {
+            RtError::new(RtErrorKind::Limit, "GetOrCreateRtStream: the pool holds 2^32 - 1 live streams")
+        })?;
+        self.records.push(Some(rec));
+        Ok(slot)
+    }
+
+    /// Drops a record in its slot and, if shared, takes it out of the reuse index; its grant
+    /// count. In place: the record is never copied out.
+    fn retire(&mut self, slot: u32) -> Option<u32> {
+        let cell = self.records.get_mut(slot as usize)?;
+        let rec = cell.as_ref()?;
+        let (refs, shared, key, entry) = (rec.refs, rec.shared, rec.key, (rec.task_num, rec.id, slot));
+        *cell = None;
+        self.free.push(slot);
+        if shared && let Some(set) = self.by_key.get_mut(&key) {
+            set.remove(&entry);
+            if set.is_empty() {
+                self.by_key.remove(&key);
+            }
+        }
+        Some(refs)
+    }
+
+    fn live(&self, handle: usize) -> Option<&Record> {
+        let &slot = self.by_handle.get(&handle)?;
+        self.records.get(slot as usize)?.as_ref()
+    }
+}
+
 pub struct ReusableStreamPool {
     options: PoolOptions,
+    /// Resolved on the first request (under the lock) and kept: every handle is destroyed
+    /// through the table that created it. Outside the lock's state so the hot path borrows it
+    /// instead of cloning the `Arc` (two atomic operations per call).
+    runtime: OnceLock<Arc<Runtime>>,
     state: Mutex<State>,
 }
 
@@ -120,11 +232,10 @@ fn shareable(flags: u32) -> bool {
 
 impl ReusableStreamPool {
     pub fn new(options: PoolOptions) -> Self {
-        ReusableStreamPool { options, state: Mutex::new(State::default()) }
+        ReusableStreamPool { options, runtime: OnceLock::new(), state: Mutex::new(State::default()) }
     }
     pub fn with_runtime(options: PoolOptions, runtime: Arc<Runtime>) -> Self {
-        let state = State { runtime: Some(runtime), ..State::default() };
-        ReusableStreamPool { options, state: Mutex::new(state) }
+        ReusableStreamPool { options, runtime: OnceLock::from(runtime), state: Mutex::new(State::default()) }
     }
     pub fn options(&self) -> PoolOptions {
         self.options
@@ -133,13 +244,14 @@ impl ReusableStreamPool {
         self.state.lock().stats
     }
 
-    fn runtime(st: &mut State) -> RtResult<Arc<Runtime>> {
-        if let Some(rt) = &st.runtime {
-            return Ok(rt.clone());
+    /// The pool's runtime, resolving it on first use. Called under the state lock, so two
+    /// first requests cannot resolve different runtimes; a failed resolution is not kept.
+    fn runtime(&self) -> RtResult<&Runtime> {
+        if let Some(rt) = self.runtime.get() {
+            return Ok(rt);
         }
         let rt = Runtime::current()?;
-        st.runtime = Some(rt.clone());
-        Ok(rt)
+        Ok(self.runtime.get_or_init(|| rt))
     }
 
     fn budget(&self, st: &mut State, rt: &Runtime, flags: u32) -> Budget {
@@ -172,45 +284,11 @@ impl ReusableStreamPool {
     ) -> RtResult<(*mut c_void, bool)> {
         let mut guard = self.state.lock();
         let st = &mut *guard;
-        let rt = Self::runtime(st)?;
+        let rt = self.runtime()?;
         let key = (priority, rt_flags);
         let share = self.options.reuse && shareable(rt_flags);
-        if share {
-            let budget = self.budget(st, &rt, rt_flags);
-            let mut pick = None;
-            if let Some(set) = st.by_key.get(&key) {
-                for &(load, id) in set {
-                    let fits = match budget {
-                        Budget::Unlimited => true,
-                        Budget::Tasks(max) => {
-                            u64::from(load) + u64::from(task_num) + u64::from(RESERVED_TASK_NUM) <= u64::from(max)
-                        }
-                        Budget::Unknown => false,
-                    };
-                    if !fits {
-                        break; // ascending load: no later stream fits either
-                    }
-                    let rec = &st.records[&id];
-                    if !rec.models.contains(&rt_model_id) && rec.models.len() < MAX_MODELS_IN_ONE_STREAM {
-                        pick = Some((load, id));
-                        break;
-                    }
-                }
-            }
-            if let Some((load, id)) = pick {
-                let rec = st.records.get_mut(&id).expect("by_key names live records");
-                rec.models.insert(rt_model_id);
-                rec.task_num = load.saturating_add(task_num);
-                rec.refs += 1;
-                let handle = rec.handle;
-                let new_load = rec.task_num;
-                let set = st.by_key.get_mut(&key).expect("key present");
-                set.remove(&(load, id));
-                set.insert((new_load, id));
-                st.stats.reused += 1;
-                st.stats.grants += 1;
-                return Ok((handle as *mut c_void, true));
-            }
+        if share && let Some(handle) = self.try_share(st, rt, key, rt_model_id, task_num) {
+            return Ok((handle as *mut c_void, true));
         }
         let handle = rt.stream_create(priority, rt_flags)?;
         let stream_id = match rt.stream_get_id(handle) {
@@ -223,27 +301,85 @@ impl ReusableStreamPool {
             }
         };
         let id = st.next_id;
-        st.next_id += 1;
-        st.records.insert(
+        let rec = Record {
             id,
-            Record {
-                handle: handle as usize,
-                stream_id,
-                key,
-                models: BTreeSet::from([rt_model_id]),
-                task_num,
-                refs: 1,
-                shared: share,
-            },
-        );
-        st.by_handle.insert(handle as usize, id);
+            handle: handle as usize,
+            stream_id,
+            key,
+            models: Models::one(rt_model_id),
+            task_num,
+            refs: 1,
+            shared: share,
+        };
+        let slot = match st.place(rec) {
+            Ok(slot) => slot,
+            Err(e) => {
+                let _ = rt.stream_destroy(handle, false);
+                return Err(e);
+            }
+        };
+        st.next_id += 1;
         if share {
-            st.by_key.entry(key).or_default().insert((task_num, id));
+            st.by_key.entry(key).or_default().insert((task_num, id, slot));
+        }
+        if let Some(old) = st.by_handle.insert(handle as usize, slot)
+            && old != DESTROYED
+            && let Some(refs) = st.retire(old)
+        {
+            // The runtime handed out a stream this pool still holds, so that stream is gone
+            // on the device: retire its record rather than leave it reachable for reuse.
+            st.stats.live -= 1;
+            st.stats.grants -= u64::from(refs);
         }
         st.stats.created += 1;
         st.stats.live += 1;
         st.stats.grants += 1;
         Ok((handle, false))
+    }
+
+    /// Grants an existing shareable stream of `key`, if one fits (§2.4): the least-loaded whose
+    /// budget still takes `task_num` and that `rt_model_id` does not already use.
+    fn try_share(
+        &self,
+        st: &mut State,
+        rt: &Runtime,
+        key: (i32, u32),
+        rt_model_id: u32,
+        task_num: u32,
+    ) -> Option<usize> {
+        let budget = self.budget(st, rt, key.1);
+        let set = st.by_key.get(&key)?;
+        let mut pick = None;
+        for &(load, id, slot) in set {
+            let fits = match budget {
+                Budget::Unlimited => true,
+                Budget::Tasks(max) => {
+                    u64::from(load) + u64::from(task_num) + u64::from(RESERVED_TASK_NUM) <= u64::from(max)
+                }
+                Budget::Unknown => false,
+            };
+            if !fits {
+                break; // ascending load: no later stream fits either
+            }
+            let Some(Some(rec)) = st.records.get(slot as usize) else { continue };
+            if !rec.models.contains(rt_model_id) && rec.models.len() < MAX_MODELS_IN_ONE_STREAM {
+                pick = Some((load, id, slot));
+                break;
+            }
+        }
+        let (load, id, slot) = pick?;
+        let Some(Some(rec)) = st.records.get_mut(slot as usize) else { return None };
+        rec.models.insert(rt_model_id);
+        rec.task_num = load.saturating_add(task_num);
+        rec.refs += 1;
+        let (new_load, handle) = (rec.task_num, rec.handle);
+        if let Some(set) = st.by_key.get_mut(&key) {
+            set.remove(&(load, id, slot));
+            set.insert((new_load, id, slot));
+        }
+        st.stats.reused += 1;
+        st.stats.grants += 1;
+        Some(handle)
     }
 
     /// `DestroyStream(stream, is_force_destroy)`: drops one grant; the device stream is destroyed
@@ -256,60 +392,184 @@ impl ReusableStreamPool {
         }
         let mut guard = self.state.lock();
         let st = &mut *guard;
-        let Some(&id) = st.by_handle.get(&(stream as usize)) else {
+        let Some(entry) = st.by_handle.get_mut(&(stream as usize)) else {
             return Err(RtError::new(
                 RtErrorKind::UnknownHandle,
                 format!("DestroyStream: stream {stream:p} was not created by this pool"),
             ));
         };
-        if id == DESTROYED {
-            return Ok(());
-        }
-        let rec = st.records.get_mut(&id).expect("by_handle names live records");
+        let slot = *entry;
+        let Some(Some(rec)) = st.records.get_mut(slot as usize) else {
+            return Ok(()); // DESTROYED
+        };
         if rec.refs > 1 {
             rec.refs -= 1;
             st.stats.grants -= 1;
             return Ok(());
         }
-        let rt = st.runtime.clone().expect("a pool with records has a runtime");
+        // A live record means a create succeeded, which resolved the runtime.
+        let rt = self
+            .runtime
+            .get()
+            .ok_or_else(|| RtError::new(RtErrorKind::NoRuntime, "DestroyStream: the pool has no runtime"))?;
         rt.stream_destroy(stream, force)?;
-        let rec = st.records.remove(&id).expect("present");
-        if rec.shared
-            && let Some(set) = st.by_key.get_mut(&rec.key)
-        {
-            set.remove(&(rec.task_num, id));
-            if set.is_empty() {
-                st.by_key.remove(&rec.key);
-            }
-        }
-        st.by_handle.insert(rec.handle, DESTROYED);
+        *entry = DESTROYED;
+        st.retire(slot);
         st.stats.destroyed += 1;
         st.stats.live -= 1;
         st.stats.grants -= 1;
         Ok(())
     }
 
+    fn with_record<T>(&self, stream: *mut c_void, f: impl FnOnce(&Record) -> T) -> Option<T> {
+        self.state.lock().live(stream as usize).map(f)
+    }
+
     /// The runtime stream id recorded at creation (`aclrtStreamGetId`), -1 if unknown.
     pub fn stream_id(&self, stream: *mut c_void) -> Option<i32> {
-        let st = self.state.lock();
-        let id = *st.by_handle.get(&(stream as usize))?;
-        st.records.get(&id).map(|r| r.stream_id)
+        self.with_record(stream, |r| r.stream_id)
     }
 
     /// Models recorded on a live stream, ascending.
     pub fn models_of(&self, stream: *mut c_void) -> Vec<u32> {
-        let st = self.state.lock();
-        st.by_handle
-            .get(&(stream as usize))
-            .and_then(|id| st.records.get(id))
-            .map(|r| r.models.iter().copied().collect())
-            .unwrap_or_default()
+        self.with_record(stream, |r| r.models.ascending()).unwrap_or_default()
     }
 
     /// Tasks budgeted on a live stream.
     pub fn task_num_of(&self, stream: *mut c_void) -> Option<u32> {
-        let st = self.state.lock();
-        let id = st.by_handle.get(&(stream as usize))?;
-        st.records.get(id).map(|r| r.task_num)
+        self.with_record(stream, |r| r.task_num)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::seam::{RuntimeOps, RuntimeSource};
+
+    /// A runtime that hands out scripted handles (so addresses can repeat) and counts destroys.
+    struct Script {
+        next: Mutex<Vec<usize>>,
+        destroys: Mutex<Vec<usize>>,
+    }
+
+    fn script(user: *mut c_void) -> &'static Script {
+        // SAFETY: `user` is the leaked `Script` of `runtime_with`.
+        unsafe { &*(user as *const Script) }
+    }
+    unsafe extern "C" fn create(u: *mut c_void, s: *mut *mut c_void, _: i32, _: u32) -> i32 {
+        let h = script(u).next.lock().remove(0);
+        // SAFETY: the seam passes a valid out pointer.
+        unsafe { s.write(h as *mut c_void) };
+        0
+    }
+    unsafe extern "C" fn destroy(u: *mut c_void, s: *mut c_void, _: i32) -> i32 {
+        script(u).destroys.lock().push(s as usize);
+        0
+    }
+    unsafe extern "C" fn get_id(_: *mut c_void, s: *mut c_void, id: *mut i32) -> i32 {
+        // SAFETY: the seam passes a valid out pointer.
+        unsafe { id.write((s as usize / 16) as i32) };
+        0
+    }
+    unsafe extern "C" fn other_create(_: *mut c_void, _: *mut *mut c_void, _: u32) -> i32 {
+        1
+    }
+    unsafe extern "C" fn notify_create(_: *mut c_void, _: *mut *mut c_void, _: i32) -> i32 {
+        1
+    }
+    unsafe extern "C" fn other_destroy(_: *mut c_void, _: *mut c_void) -> i32 {
+        1
+    }
+
+    fn runtime_with(handles: &[usize]) -> (Arc<Runtime>, &'static Script) {
+        let s: &'static Script =
+            Box::leak(Box::new(Script { next: Mutex::new(handles.to_vec()), destroys: Mutex::new(Vec::new()) }));
+        let mut ops = RuntimeOps::empty();
+        ops.user = s as *const Script as *mut c_void;
+        ops.stream_create = Some(create);
+        ops.stream_destroy = Some(destroy);
+        ops.stream_get_id = Some(get_id);
+        ops.event_create = Some(other_create);
+        ops.event_destroy = Some(other_destroy);
+        ops.notify_create = Some(notify_create);
+        ops.notify_destroy = Some(other_destroy);
+        (Runtime::from_ops(&ops, RuntimeSource::Registered).unwrap(), s)
+    }
+
+    const P: u32 = RT_STREAM_PERSISTENT;
+    const REUSE: PoolOptions = PoolOptions { reuse: true, task_limit: Some(1 << 20) };
+
+    fn h(p: *mut c_void) -> usize {
+        p as usize
+    }
+
+    #[test]
+    fn an_address_handed_out_again_is_a_new_stream() {
+        let (rt, s) = runtime_with(&[0x100, 0x100]);
+        let pool = ReusableStreamPool::with_runtime(PoolOptions::default(), rt);
+        let (a, _) = pool.get_or_create(1, 0, P, 5).unwrap();
+        pool.destroy(a, false).unwrap();
+        let (b, _) = pool.get_or_create(2, 0, P, 7).unwrap();
+        assert_eq!((h(a), h(b)), (0x100, 0x100));
+        assert_eq!(pool.models_of(b), vec![2]);
+        assert_eq!(pool.task_num_of(b), Some(7));
+        pool.destroy(b, false).unwrap(); // the new stream: a device call
+        pool.destroy(b, false).unwrap(); // now destroyed: none
+        assert_eq!(*s.destroys.lock(), vec![0x100, 0x100]);
+        let st = pool.stats();
+        assert_eq!((st.created, st.destroyed, st.live, st.grants), (2, 2, 0, 0));
+        assert_eq!(pool.stream_id(b), None);
+    }
+
+    #[test]
+    fn a_freed_slot_reused_by_a_new_stream_is_shared_correctly() {
+        let (rt, s) = runtime_with(&[0x100, 0x200, 0x300]);
+        let pool = ReusableStreamPool::with_runtime(REUSE, rt);
+        let (a, _) = pool.get_or_create(1, 0, P, 5).unwrap();
+        pool.destroy(a, false).unwrap();
+        let (b, shared) = pool.get_or_create(1, 0, P, 5).unwrap();
+        assert_eq!((h(b), shared), (0x200, false), "a destroyed stream is never granted");
+        assert_eq!(pool.get_or_create(2, 0, P, 5).unwrap(), (b, true));
+        assert_eq!(pool.models_of(b), vec![1, 2]);
+        assert_eq!(pool.task_num_of(b), Some(10));
+        pool.destroy(b, false).unwrap();
+        pool.destroy(b, false).unwrap();
+        let (c, shared) = pool.get_or_create(3, 0, P, 5).unwrap();
+        assert_eq!((h(c), shared), (0x300, false), "the dead stream left the reuse index");
+        assert_eq!(*s.destroys.lock(), vec![0x100, 0x200]);
+    }
+
+    #[test]
+    fn a_live_address_handed_out_again_retires_the_old_record() {
+        let (rt, s) = runtime_with(&[0x100, 0x100]);
+        let pool = ReusableStreamPool::with_runtime(REUSE, rt);
+        let (a, _) = pool.get_or_create(1, 0, P, 5).unwrap();
+        // Same model: not shared, so the runtime is asked, and answers the live address.
+        let (b, shared) = pool.get_or_create(1, 0, P, 9).unwrap();
+        assert_eq!((h(a), h(b), shared), (0x100, 0x100, false));
+        let st = pool.stats();
+        assert_eq!((st.created, st.live, st.grants), (2, 1, 1));
+        assert_eq!(pool.task_num_of(b), Some(9), "the newest record answers for the address");
+        assert_eq!(pool.get_or_create(2, 0, P, 1).unwrap(), (b, true), "one entry in the reuse index");
+        assert_eq!(pool.task_num_of(b), Some(10));
+        pool.destroy(b, false).unwrap();
+        pool.destroy(b, false).unwrap();
+        pool.destroy(b, false).unwrap();
+        assert_eq!(*s.destroys.lock(), vec![0x100]);
+        assert_eq!(pool.stats().live, 0);
+    }
+
+    #[test]
+    fn handle_hash_spreads_aligned_addresses() {
+        // 16-byte-aligned handles must land in different buckets and tags.
+        let hash = |x: usize| {
+            let mut hs = HandleHasher::default();
+            hs.write_usize(x);
+            hs.finish()
+        };
+        let low: BTreeSet<u64> = (0..256usize).map(|i| hash(0x7f00_0000_1000 + 16 * i) & 255).collect();
+        let high: BTreeSet<u64> = (0..256usize).map(|i| hash(0x7f00_0000_1000 + 16 * i) >> 57).collect();
+        assert!(low.len() > 128, "{} distinct low bytes", low.len());
+        assert!(high.len() > 64, "{} distinct tags", high.len());
     }
 }

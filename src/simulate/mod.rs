@@ -1,13 +1,29 @@
 //! A discrete-event model of the device, to compare assignments.
 //!
-//! Each physical stream is a FIFO in the allocation's execution order. A node starts when it
-//! is at the head of its stream (the node before it has finished), every sync it waits on has
-//! been recorded and the wait latency has passed, and `cores` of the device's compute units
-//! are free; it runs for `cost_us`. Streams compete for units in stream-id order, so the
-//! result is deterministic. Nodes on no stream take no time.
+//! Each physical stream is a FIFO queue in the allocation's execution order, holding what
+//! runs on the device: the graph nodes on that stream and the nodes the pipeline inserted
+//! beside them (Send, Recv, SendNotify, RecvNotify from GE's `GenerateSyncEventNodes`;
+//! StreamActive from `UpdateStreamSwitchByLogicStream`), each where allocation JSON lists
+//! it. An entry runs for its `cost_us` holding `min(cores, units)` of the device's compute
+//! units; inserted nodes and nodes with no device task (`tasks: 0`) take no time and no
+//! units. A sync's wait gates the node it guards (the one right after its Recv): that node
+//! starts no earlier than the record's node finished plus the wait latency.
+//!
+//! Ties are broken by rounds, the rule the independent simulator (check_alloc.py) follows:
+//! time moves from event to event (an entry finishes, a wait's latency passes), and at each
+//! instant every stream, lowest id first, starts its head entry when the entry before it has
+//! finished, its waits are over and enough units are left after the lower-id streams of the
+//! same round. An entry finishes at the earliest in the next round, even with zero duration,
+//! so each inserted or task-less entry costs its stream one round at that instant, and a
+//! stream whose head became ready in an earlier round of an instant gets units first. The
+//! result is deterministic and independent of hash or thread order. docs/simulate.md has
+//! the whole model and the figures.
 
 pub mod dot;
+pub mod ideal;
 pub mod trace;
+
+pub use ideal::{Ideal, ideal};
 
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, BinaryHeap};
@@ -18,7 +34,7 @@ use crate::bail;
 use crate::compile::Allocation;
 use crate::error::Result;
 use crate::graph::csr::Csr;
-use crate::graph::{IdVec, Model, NodeId, StreamId};
+use crate::graph::{IdVec, InsertedId, Model, NodeId, StreamId};
 
 /// Device parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -106,13 +122,15 @@ impl PartialOrd for Event {
     }
 }
 
+/// Units a node holds while it runs: none for a node with no device task.
 fn units_of(model: &Model, n: NodeId, cfg: &SimConfig) -> u32 {
-    model.nodes[n].cores.min(cfg.units)
+    if model.nodes[n].tasks == 0 { 0 } else { model.nodes[n].cores.min(cfg.units) }
 }
 
+/// Time a node runs: nothing for a node with no device task, whatever its `cost_us` says.
 fn cost_of(model: &Model, n: NodeId) -> f64 {
-    let c = model.nodes[n].cost_us;
-    if c.is_finite() && c > 0.0 { c } else { 0.0 }
+    let node = &model.nodes[n];
+    if node.tasks > 0 && node.cost_us.is_finite() && node.cost_us > 0.0 { node.cost_us } else { 0.0 }
 }
 
 /// Longest path by `cost_us` over the nodes that run on a stream.
@@ -128,6 +146,69 @@ pub fn critical_path(model: &Model, on_stream: impl Fn(NodeId) -> bool) -> f64 {
     best
 }
 
+/// What a stream's queue holds: a graph node, or a node the pipeline inserted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    Node(NodeId),
+    Inserted(InsertedId),
+}
+
+/// Every physical stream's queue in execution order, as allocation JSON lists it: each graph
+/// node with the inserted nodes placed before and after it. A queue entry is a task index:
+/// graph nodes first (`NodeId`), then inserted nodes (`node count + InsertedId`).
+struct Queues {
+    lists: Vec<Vec<u32>>,
+    /// Stream of every task (`u32::MAX`: on no stream).
+    stream_of: Vec<u32>,
+    nodes: usize,
+}
+
+impl Queues {
+    fn build(model: &Model, alloc: &Allocation, order: &[NodeId]) -> Queues {
+        let nn = model.nodes.len();
+        let inserted = alloc.inserted();
+        let side = |before: bool| -> Csr<NodeId, InsertedId> {
+            Csr::group(nn, inserted.enumerate().filter(move |(_, x)| x.before == before).map(|(i, x)| (x.anchor, i)))
+        };
+        let (before, after) = (side(true), side(false));
+        let streams = inserted
+            .iter()
+            .map(|x| x.stream.0 + 1)
+            .chain(alloc.stream().iter().flatten().map(|s| s.0 + 1))
+            .fold(alloc.physical_count(), u32::max);
+        let mut stream_of = vec![u32::MAX; nn + inserted.len()];
+        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); streams as usize];
+        let mut push = |task: usize, s: StreamId| {
+            stream_of[task] = s.0;
+            lists[s.index()].push(task as u32);
+        };
+        for &n in order {
+            for &i in before.of(n) {
+                push(nn + i.index(), inserted[i].stream);
+            }
+            if let Some(s) = alloc.stream()[n] {
+                push(n.index(), s);
+            }
+            for &i in after.of(n) {
+                push(nn + i.index(), inserted[i].stream);
+            }
+        }
+        Queues { lists, stream_of, nodes: nn }
+    }
+
+    fn slot(&self, task: u32) -> Slot {
+        let t = task as usize;
+        if t < self.nodes { Slot::Node(NodeId::new(t)) } else { Slot::Inserted(InsertedId::new(t - self.nodes)) }
+    }
+
+    fn name(&self, model: &Model, alloc: &Allocation, task: u32) -> String {
+        match self.slot(task) {
+            Slot::Node(n) => model.nodes[n].name.clone(),
+            Slot::Inserted(i) => alloc.inserted()[i].name(model).into_owned(),
+        }
+    }
+}
+
 /// Simulates an allocation (any stage; physical streams are used).
 pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<SimResult> {
     if cfg.units == 0 {
@@ -138,13 +219,9 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
     }
     let nn = model.nodes.len();
     let order = model.all_nodes();
-    let streams = alloc.physical_count().max(alloc.stream().iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0));
-    let mut lists: Vec<Vec<NodeId>> = vec![Vec::new(); streams as usize];
-    for &n in &order {
-        if let Some(s) = alloc.stream()[n] {
-            lists[s.index()].push(n);
-        }
-    }
+    let queues = Queues::build(model, alloc, &order);
+    let streams = queues.lists.len();
+    let tasks = nn + alloc.inserted().len();
     let waits: Vec<(NodeId, NodeId)> = alloc
         .syncs()
         .iter()
@@ -152,41 +229,49 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
         .map(|p| (p.from.node, p.to.node))
         .filter(|&(f, t)| alloc.stream()[f].is_some() && alloc.stream()[t].is_some() && f != t)
         .collect();
-    // Waiters of each record node (CSR).
+    // Waiters of each record node (CSR); a wait gates the node it guards.
     let waiters: Csr<NodeId, NodeId> = Csr::group(nn, waits.iter().copied());
-    let mut waits_left = IdVec::filled(nn, 0u32);
+    let mut waits_left = vec![0u32; tasks];
     for &(_, t) in &waits {
-        waits_left[t] += 1;
+        waits_left[t.index()] += 1;
     }
-    let mut wait_ready = IdVec::filled(nn, 0.0f64);
-    let mut head = vec![0usize; streams as usize];
-    let mut busy = vec![false; streams as usize];
+    let mut wait_ready = vec![0.0f64; tasks];
+    let slot_cost = |task: u32| -> (f64, u32) {
+        match queues.slot(task) {
+            Slot::Node(n) => (cost_of(model, n), units_of(model, n, cfg)),
+            Slot::Inserted(_) => (0.0, 0),
+        }
+    };
+    let lists = &queues.lists;
+    let mut head = vec![0usize; streams];
+    let mut busy = vec![false; streams];
     let mut span: IdVec<NodeId, Option<(f64, f64)>> = IdVec::filled(nn, None);
     let mut free_units = cfg.units;
     let mut heap: BinaryHeap<Event> = BinaryHeap::new();
     let mut blocked: BTreeSet<u32> = BTreeSet::new();
-    let mut candidates: BTreeSet<u32> = (0..streams).collect();
+    let mut candidates: BTreeSet<u32> = (0..streams as u32).collect();
     let total: usize = lists.iter().map(Vec::len).sum();
     let mut done = 0usize;
     let mut busy_area = 0.0f64;
     let mut t = 0.0f64;
     loop {
-        // Try every candidate stream, lowest id first; a stream blocked on units retries
-        // whenever units are released.
+        // One round: every candidate stream, lowest id first, starts its head if it can; a
+        // stream blocked on units retries whenever units are released.
         for s in std::mem::take(&mut candidates) {
             let si = s as usize;
             if busy[si] || head[si] >= lists[si].len() {
                 continue;
             }
-            let n = lists[si][head[si]];
-            if waits_left[n] > 0 {
+            let task = lists[si][head[si]];
+            let ti = task as usize;
+            if waits_left[ti] > 0 {
                 continue;
             }
-            if wait_ready[n] > t {
-                heap.push(Event { time: wait_ready[n], kind: 1, id: s });
+            if wait_ready[ti] > t {
+                heap.push(Event { time: wait_ready[ti], kind: 1, id: s });
                 continue;
             }
-            let need = units_of(model, n, cfg);
+            let (c, need) = slot_cost(task);
             if need > free_units {
                 blocked.insert(s);
                 continue;
@@ -194,14 +279,18 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
             blocked.remove(&s);
             free_units -= need;
             busy[si] = true;
-            let c = cost_of(model, n);
             busy_area += c * need as f64;
-            span[n] = Some((t, t + c));
-            heap.push(Event { time: t + c, kind: 0, id: n.0 });
+            if let Slot::Node(n) = queues.slot(task) {
+                span[n] = Some((t, t + c));
+            }
+            heap.push(Event { time: t + c, kind: 0, id: task });
         }
         let Some(first) = heap.pop() else { break };
         t = first.time;
         let mut batch = vec![first];
+        // Streams blocked on units retry only when units come back: with no more free than
+        // when they last tried, they still cannot start.
+        let mut freed = false;
         while heap.peek().is_some_and(|e| e.time == t) {
             batch.push(heap.pop().expect("peeked"));
         }
@@ -210,25 +299,28 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
                 candidates.insert(ev.id);
                 continue;
             }
-            let n = NodeId(ev.id);
-            let s = alloc.stream()[n].expect("simulated nodes have a stream");
-            busy[s.index()] = false;
-            head[s.index()] += 1;
+            let s = queues.stream_of[ev.id as usize];
+            busy[s as usize] = false;
+            head[s as usize] += 1;
             done += 1;
-            free_units += units_of(model, n, cfg);
-            candidates.insert(s.0);
-            candidates.extend(blocked.iter().copied());
-            for &w in waiters.of(n) {
-                waits_left[w] -= 1;
-                wait_ready[w] = wait_ready[w].max(t + cfg.wait_latency_us);
-                if let Some(ws) = alloc.stream()[w] {
-                    candidates.insert(ws.0);
+            let released = slot_cost(ev.id).1;
+            free_units += released;
+            freed |= released > 0;
+            candidates.insert(s);
+            if let Slot::Node(n) = queues.slot(ev.id) {
+                for &w in waiters.of(n) {
+                    waits_left[w.index()] -= 1;
+                    wait_ready[w.index()] = wait_ready[w.index()].max(t + cfg.wait_latency_us);
+                    candidates.insert(queues.stream_of[w.index()]);
                 }
             }
         }
+        if freed {
+            candidates.extend(blocked.iter().copied());
+        }
     }
     if done < total {
-        let (s, n) = lists
+        let (s, task) = lists
             .iter()
             .enumerate()
             .find_map(|(s, l)| l.get(head[s]).map(|&n| (s, n)))
@@ -237,7 +329,7 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
             Failed,
             "simulate: deadlock in '{}': stream {s} is stuck at node '{}' ({} of {total} nodes ran)",
             model.name,
-            model.nodes[n].name,
+            queues.name(model, alloc, task),
             done
         );
     }

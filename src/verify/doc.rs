@@ -24,9 +24,9 @@ pub struct DocNode {
     pub model: Option<NodeId>,
     pub send: Vec<u64>,
     pub recv: Vec<u64>,
-    /// Split events of a notify-mode document (`send_event` / `recv_event`).
-    pub send_event: Vec<u64>,
-    pub recv_event: Vec<u64>,
+    /// Device tasks of the graph node (`tasks`; 0 for inserted nodes): a node without any is
+    /// transparent for rules 1 and 8.
+    pub tasks: u32,
 }
 
 /// One end of a sync: a document node and the stream it runs the record/wait on.
@@ -36,13 +36,12 @@ pub struct End {
     pub stream: u32,
 }
 
-/// One entry of `syncs`.
+/// One entry of `syncs`: the only synchronisation a reader may rely on (allocation-json.md:
+/// one entry per Send/Recv pair, whatever its kind). Other fields a writer adds, such as an
+/// old `split_events` list, are not read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DocSync {
     pub id: u64,
-    /// Which id space the sync belongs to: [`MAIN_SYNCS`], or [`SPLIT_EVENTS`] for the split's
-    /// events of a notify-mode document (allocation JSON `split_events`, ids of their own).
-    pub space: u8,
     pub from: End,
     pub to: End,
     /// Position in `syncs`, and the names as written, for messages.
@@ -50,11 +49,6 @@ pub struct DocSync {
     pub from_name: String,
     pub to_name: String,
 }
-
-/// The id space of `syncs`.
-pub const MAIN_SYNCS: u8 = 0;
-/// The id space of `split_events` (notify mode only: the split always adds events).
-pub const SPLIT_EVENTS: u8 = 1;
 
 /// A parsed allocation document.
 #[derive(Clone, Debug)]
@@ -64,8 +58,6 @@ pub struct Doc {
     pub node_of_model: IdVec<NodeId, usize>,
     pub notify: bool,
     pub event_count: u64,
-    /// `events.split_count`: in notify mode, the number of split event ids.
-    pub split_event_count: u64,
     pub logical: u64,
     pub physical: u64,
     pub attached_count: u64,
@@ -166,8 +158,7 @@ impl Doc {
                 model: model_id,
                 send: u64s(v.get("send")),
                 recv: u64s(v.get("recv")),
-                send_event: u64s(v.get("send_event")),
-                recv_event: u64s(v.get("recv_event")),
+                tasks: model_id.map_or(0, |id| model.nodes[id].tasks),
             });
         }
         for (id, n) in model.nodes.enumerate() {
@@ -188,7 +179,6 @@ impl Doc {
             node_of_model,
             notify: doc.pointer("/events/kind").and_then(Value::as_str) == Some("notify"),
             event_count: get_u64(doc, &["events", "count"]).unwrap_or(0),
-            split_event_count: get_u64(doc, &["events", "split_count"]).unwrap_or(0),
             logical: get_u64(doc, &["streams", "logical"]).unwrap_or(0),
             physical: get_u64(doc, &["streams", "physical"]).unwrap_or(0),
             attached_count: get_u64(doc, &["streams", "attached"]).unwrap_or(0),
@@ -196,14 +186,12 @@ impl Doc {
             activations: Vec::new(),
             problems: Vec::new(),
         };
-        d.read_syncs(doc, "syncs", MAIN_SYNCS);
-        if d.notify && doc.get("split_events").is_some() {
-            d.read_syncs(doc, "split_events", SPLIT_EVENTS);
-        }
+        d.read_syncs(doc);
         d.read_activations(doc);
         Ok(d)
     }
 
+    /// Graph nodes by name (inserted nodes are never sync ends).
     fn by_name(&self) -> HashMap<&str, Vec<usize>> {
         let mut m: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, n) in self.nodes.iter().enumerate() {
@@ -215,13 +203,14 @@ impl Doc {
     }
 
     /// Resolves `NAME`, `NAME@attached` or `NAME@attached:ID`; among same-named nodes of
-    /// different graphs, the one whose per-node `send` / `recv` lists the id.
+    /// different graphs, the one of `graph` (`from_graph` / `to_graph`) when given, else the
+    /// one whose per-node `send` / `recv` lists the id.
     fn resolve(
         &self,
         names: &HashMap<&str, Vec<usize>>,
         text: &str,
+        graph: Option<&str>,
         id: u64,
-        space: u8,
         sending: bool,
     ) -> Result<End, String> {
         let (name, att): (&str, Option<Option<u32>>) = if names.contains_key(text) {
@@ -235,7 +224,18 @@ impl Doc {
         } else {
             (text, None)
         };
-        let cands = names.get(name).ok_or_else(|| format!("'{name}' names no node"))?;
+        let all = names.get(name).ok_or_else(|| format!("'{name}' names no node"))?;
+        let in_graph: Vec<usize>;
+        let cands = match graph {
+            Some(g) => {
+                in_graph = all.iter().copied().filter(|&c| self.nodes[c].graph == g).collect();
+                if in_graph.is_empty() {
+                    return Err(format!("'{name}' names no node of graph '{g}'"));
+                }
+                &in_graph
+            }
+            None => all,
+        };
         let node = if cands.len() == 1 {
             cands[0]
         } else {
@@ -244,13 +244,7 @@ impl Doc {
                 .copied()
                 .filter(|&c| {
                     let n = &self.nodes[c];
-                    let list = match (space, sending) {
-                        (MAIN_SYNCS, true) => &n.send,
-                        (MAIN_SYNCS, false) => &n.recv,
-                        (_, true) => &n.send_event,
-                        (_, false) => &n.recv_event,
-                    };
-                    list.contains(&id)
+                    if sending { n.send.contains(&id) } else { n.recv.contains(&id) }
                 })
                 .collect();
             match listed.as_slice() {
@@ -276,7 +270,8 @@ impl Doc {
         Ok(End { node, stream })
     }
 
-    fn read_syncs(&mut self, doc: &Value, key: &str, space: u8) {
+    fn read_syncs(&mut self, doc: &Value) {
+        let key = "syncs";
         let Some(raw) = doc.get(key).and_then(Value::as_array) else {
             self.problems.push(v0(format!("'{key}' is missing or not an array")));
             return;
@@ -292,18 +287,13 @@ impl Doc {
                 problems.push(v0(format!("{key}[{i}] needs an integer 'id' and string 'from' and 'to'")));
                 continue;
             };
-            let f = self.resolve(&names, from, id, space, true);
-            let t = self.resolve(&names, to, id, space, false);
+            let graph = |k: &str| s.get(k).and_then(Value::as_str);
+            let f = self.resolve(&names, from, graph("from_graph"), id, true);
+            let t = self.resolve(&names, to, graph("to_graph"), id, false);
             match (f, t) {
-                (Ok(f), Ok(t)) => syncs.push(DocSync {
-                    id,
-                    space,
-                    from: f,
-                    to: t,
-                    index: i,
-                    from_name: from.into(),
-                    to_name: to.into(),
-                }),
+                (Ok(f), Ok(t)) => {
+                    syncs.push(DocSync { id, from: f, to: t, index: i, from_name: from.into(), to_name: to.into() })
+                }
                 (Err(e), _) | (_, Err(e)) => problems.push(v0(format!("{key}[{i}] (id {id}, {from} -> {to}): {e}"))),
             }
         }
@@ -339,12 +329,71 @@ impl Doc {
         main.len() + att.difference(&main).count()
     }
 
-    /// Ids (with their id space) and the pairs using them, in document order.
-    pub fn by_id(&self) -> BTreeMap<(u8, u64), Vec<usize>> {
-        let mut m: BTreeMap<(u8, u64), Vec<usize>> = BTreeMap::new();
+    /// Ids and the pairs using them, in document order.
+    pub fn by_id(&self) -> BTreeMap<u64, Vec<usize>> {
+        let mut m: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
         for (i, s) in self.syncs.iter().enumerate() {
-            m.entry((s.space, s.id)).or_default().push(i);
+            m.entry(s.id).or_default().push(i);
         }
         m
+    }
+
+    /// Whether document node `i` is a graph node with device tasks placed on a stream: the
+    /// nodes rules 1 and 8 order. Task-less and unplaced nodes are transparent.
+    pub fn bearing(&self, i: usize) -> bool {
+        let n = &self.nodes[i];
+        n.model.is_some() && n.tasks > 0 && n.stream.is_some()
+    }
+}
+
+/// One dependency rules 1 and 8 order: graph node `from` before graph node `to` (document
+/// node indexes), both with device tasks and a stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Dep {
+    pub from: usize,
+    pub to: usize,
+    /// `None`: an edge of the graph; `Some(x)`: the edge into `to` starts at the task-less (or
+    /// unplaced) node `x`, through which `from` reaches it.
+    pub via: Option<NodeId>,
+}
+
+impl Doc {
+    /// The graph's edges with task-less nodes contracted (allocation-json.md, rules 1 and 8):
+    /// `a -> view -> b` becomes `a -> b`. Nodes without device tasks, or without a stream, run
+    /// nothing, so only the task-bearing nodes on either side of them need an order. Sorted
+    /// and without repeats; a direct edge wins over a path through task-less nodes.
+    pub fn dependencies(&self, model: &Model) -> Vec<Dep> {
+        let bearing = |n: NodeId| self.bearing(self.node_of_model[n]);
+        // Nearest bearing ancestors of every non-bearing node, in each graph's topological order.
+        let mut providers: IdVec<NodeId, Vec<usize>> = IdVec::filled(model.nodes.len(), Vec::new());
+        let mut deps: Vec<Dep> = Vec::new();
+        for g in model.graphs.iter() {
+            for &n in &g.order {
+                let to = self.node_of_model[n];
+                let mut mine: BTreeSet<usize> = BTreeSet::new();
+                for e in model.in_edges(n) {
+                    if e.src == n {
+                        continue;
+                    }
+                    let from = self.node_of_model[e.src];
+                    match (bearing(e.src), bearing(n)) {
+                        (true, true) => deps.push(Dep { from, to, via: None }),
+                        (false, true) => {
+                            deps.extend(providers[e.src].iter().map(|&p| Dep { from: p, to, via: Some(e.src) }))
+                        }
+                        (true, false) => {
+                            mine.insert(from);
+                        }
+                        (false, false) => mine.extend(providers[e.src].iter().copied()),
+                    }
+                }
+                if !bearing(n) {
+                    providers[n] = mine.into_iter().collect();
+                }
+            }
+        }
+        deps.sort_unstable();
+        deps.dedup_by(|b, a| a.from == b.from && a.to == b.to);
+        deps
     }
 }

@@ -1,9 +1,10 @@
 //! What an assignment could achieve, computed from the graph alone (and the document's stream
-//! per node): the fewest edge-based syncs, and the graph's width.
+//! per node): the edge minimum (the fewest syncs when each joins the ends of one dependency),
+//! and the graph's width.
 
 use std::collections::{BTreeSet, VecDeque};
 
-use super::doc::Doc;
+use super::doc::{Dep, Doc};
 use crate::graph::Model;
 
 /// Above this many points (or task nodes) the quadratic-memory bitsets are not built.
@@ -43,21 +44,38 @@ impl Bits {
     }
 }
 
-/// The fewest syncs that order every cross-stream edge, when syncs are drawn from the graph's
-/// edges: the cross-stream edges u → v such that no other predecessor of v (its stream
-/// predecessor or another producer) is reachable from u. Reachability is a bitset per node,
-/// built in `nodes` order. Nodes on no stream are left out (nothing orders through them).
-pub fn min_sync_count(model: &Model, doc: &Doc) -> Option<usize> {
+/// The edge minimum: the fewest syncs that order every dependency (graph edges with task-less
+/// nodes contracted, [`Doc::dependencies`]) when each sync joins the two ends of one. These are
+/// the cross-stream dependencies u → v such that no other predecessor of v (its stream
+/// predecessor or another producer) is reachable from u: the cross-stream arcs of the
+/// transitive reduction of stream order plus dependencies, which is unique for a DAG.
+///
+/// Not a lower bound for syncs in general: a sync between other points (the split's, from the
+/// end of one piece of a stream to the start of the next) can order several dependencies that
+/// would each need a sync of their own here.
+///
+/// Reachability is a bitset per placed graph node, built in `nodes` order; above
+/// [`MAX_POINTS`] nodes, [`edge_sync_minimum_by_stream_reach`] answers instead.
+pub fn edge_sync_minimum(doc: &Doc, deps: &[Dep]) -> Option<usize> {
     let order: Vec<usize> =
         (0..doc.nodes.len()).filter(|&i| !doc.nodes[i].inserted && doc.nodes[i].stream.is_some()).collect();
     if order.len() > MAX_POINTS {
-        return min_sync_count_by_stream_reach(model, doc);
+        return edge_sync_minimum_by_stream_reach(doc, deps);
     }
     let mut idx = vec![usize::MAX; doc.nodes.len()];
     for (k, &i) in order.iter().enumerate() {
         idx[i] = k;
     }
     let n = order.len();
+    let mut producers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for d in deps {
+        let (j, k) = (idx[d.from], idx[d.to]);
+        if j >= k {
+            // Backwards in `nodes` (rule 1 reports it) or unplaced: no reduction is defined.
+            return None;
+        }
+        producers[k].push(j);
+    }
     let mut reach: Vec<Bits> = Vec::with_capacity(n);
     let mut last_on: std::collections::BTreeMap<u32, usize> = std::collections::BTreeMap::new();
     let mut count = 0usize;
@@ -68,15 +86,7 @@ pub fn min_sync_count(model: &Model, doc: &Doc) -> Option<usize> {
             preds.insert(p);
         }
         let mut cross: BTreeSet<usize> = BTreeSet::new();
-        let me = doc.nodes[i].model?;
-        for e in model.in_edges(me) {
-            let j = idx[doc.node_of_model[e.src]];
-            if j == usize::MAX {
-                continue;
-            }
-            if j >= k {
-                return None;
-            }
+        for &j in &producers[k] {
             preds.insert(j);
             if doc.nodes[order[j]].stream != Some(s) {
                 cross.insert(j);
@@ -101,11 +111,11 @@ pub fn min_sync_count(model: &Model, doc: &Doc) -> Option<usize> {
 /// Most entries (nodes × streams) the sparse minimum keeps: 256 MiB of `u32`.
 pub const MAX_STREAM_REACH: usize = 1 << 26;
 
-/// [`min_sync_count`] for graphs too large for a bitset per node: a backward sweep keeping, per
-/// node and stream, the earliest position on that stream the node reaches. A cross-stream edge
-/// u → v is needed unless another successor of u (its stream successor or another consumer)
-/// reaches v's stream at or before v. O((V + E) · S) time and V · S memory.
-pub fn min_sync_count_by_stream_reach(model: &Model, doc: &Doc) -> Option<usize> {
+/// [`edge_sync_minimum`] for graphs too large for a bitset per node: a backward sweep keeping,
+/// per node and stream, the earliest position on that stream the node reaches. A cross-stream
+/// dependency u → v is needed unless another successor of u (its stream successor or another
+/// consumer) reaches v's stream at or before v. O((V + E) · S) time and V · S memory.
+pub fn edge_sync_minimum_by_stream_reach(doc: &Doc, deps: &[Dep]) -> Option<usize> {
     let order: Vec<usize> =
         (0..doc.nodes.len()).filter(|&i| !doc.nodes[i].inserted && doc.nodes[i].stream.is_some()).collect();
     let n = order.len();
@@ -121,6 +131,14 @@ pub fn min_sync_count_by_stream_reach(model: &Model, doc: &Doc) -> Option<usize>
     let lanes = lane.len().max(1);
     if n.checked_mul(lanes)? > MAX_STREAM_REACH {
         return None;
+    }
+    let mut consumers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for d in deps {
+        let (j, k) = (idx[d.from], idx[d.to]);
+        if j >= k {
+            return None;
+        }
+        consumers[j].push(k);
     }
     let lane_of: Vec<usize> = order.iter().map(|&i| lane[&doc.nodes[i].stream.expect("filtered")]).collect();
     let mut pos = vec![0u32; n];
@@ -143,17 +161,7 @@ pub fn min_sync_count_by_stream_reach(model: &Model, doc: &Doc) -> Option<usize>
         if next_on_lane[k] != usize::MAX {
             succs.push(next_on_lane[k]);
         }
-        let me = doc.nodes[order[k]].model?;
-        for e in model.out_edges(me) {
-            let j = idx[doc.node_of_model[e.dst]];
-            if j == usize::MAX {
-                continue;
-            }
-            if j <= k {
-                return None;
-            }
-            succs.push(j);
-        }
+        succs.extend_from_slice(&consumers[k]);
         succs.sort_unstable();
         succs.dedup();
         for &v in &succs {
@@ -345,8 +353,9 @@ mod tests {
         let alloc = crate::allocate_from_preassigned(&model, crate::compile::Stage::Sync).unwrap();
         let value: Value = alloc.to_json(&model);
         let d = Doc::parse(&model, &value).unwrap();
-        let dense = min_sync_count(&model, &d).unwrap();
-        let sparse = min_sync_count_by_stream_reach(&model, &d).unwrap();
+        let deps = d.dependencies(&model);
+        let dense = edge_sync_minimum(&d, &deps).unwrap();
+        let sparse = edge_sync_minimum_by_stream_reach(&d, &deps).unwrap();
         assert_eq!(dense, sparse);
         assert_eq!(dense, alloc.syncs().len());
         assert!(dense >= 3, "{dense}");

@@ -2,10 +2,17 @@
 //! for a graph and an allocation document. It reads the document itself and shares no code
 //! with the passes beyond the graph model, so a bug in a pass is not mirrored here.
 //!
-//! Besides the verdict it reports what the assignment could have achieved: the minimum number
-//! of edge-based syncs ([`metrics::min_sync_count`], by per-edge bitset reachability, a different
-//! algorithm from the pass's vector-clock sweep) and the graph's width with an antichain witness
-//! ([`metrics::width`], Dilworth by bipartite matching).
+//! It reads what allocation-json.md says a reader reads: stream order, `syncs` (every
+//! Send/Recv pair, whatever its kind) and `activations`; nothing else orders two nodes. Nodes
+//! without device tasks are transparent: an edge through them is checked between the
+//! task-bearing nodes on either side ([`doc::Doc::dependencies`]).
+//!
+//! Besides the verdict it reports the edge minimum, the fewest syncs that order every
+//! dependency when each sync joins the two ends of one ([`metrics::edge_sync_minimum`], by
+//! per-node bitset reachability, a different algorithm from the pass's vector-clock sweep). It
+//! is not a lower bound: a sync between other points, such as the split's between two pieces
+//! of a stream, can order several dependencies at once. And it reports the graph's width with
+//! an antichain witness ([`metrics::width`], Dilworth by bipartite matching).
 
 #![forbid(unsafe_code)]
 
@@ -32,14 +39,17 @@ pub struct Violation {
 pub struct Report {
     pub graph: String,
     pub violations: Vec<Violation>,
-    /// Edges whose order was proven (rule 1).
+    /// Dependencies whose order was proven (rule 1): edges between task-bearing nodes, through
+    /// task-less ones.
     pub edges_checked: usize,
     /// Sync pairs in the document, and distinct ids.
     pub sync_pairs: usize,
     pub sync_ids: usize,
-    /// Fewest edge-based syncs that order every edge for this stream assignment; `None` when
-    /// the document is unreadable or the graph is over [`metrics::MAX_POINTS`].
-    pub min_sync_count: Option<usize>,
+    /// The edge minimum: fewest syncs that order every dependency for this stream assignment
+    /// when each sync joins the two ends of one (task-less nodes contracted). Not a lower bound
+    /// for syncs between other points. `None` when the document is unreadable or the graph is
+    /// too large ([`metrics::MAX_STREAM_REACH`]).
+    pub edge_sync_minimum: Option<usize>,
     /// Largest set of mutually independent task nodes, and one such set.
     pub width: Option<usize>,
     pub antichain: Vec<String>,
@@ -64,7 +74,7 @@ impl Report {
             "ok": self.ok(),
             "violations": self.violations.iter().map(|v| json!({"rule": v.rule, "message": v.message})).collect::<Vec<_>>(),
             "edges_checked": self.edges_checked,
-            "syncs": {"pairs": self.sync_pairs, "ids": self.sync_ids, "minimum": self.min_sync_count},
+            "syncs": {"pairs": self.sync_pairs, "ids": self.sync_ids, "edge_minimum": self.edge_sync_minimum},
             "width": {"value": self.width, "antichain": self.antichain},
             "streams_used": self.streams_used,
             "max_stream_tasks": self.max_stream_tasks.map(|(s, t)| json!({"stream": s, "tasks": t})),
@@ -96,11 +106,12 @@ pub fn check_with_limits(model: &Model, allocation: &Value, limits: tasks::Limit
         }
     };
     report.sync_pairs = doc.syncs.len();
-    report.sync_ids = doc.syncs.iter().map(|s| (s.space, s.id)).collect::<std::collections::BTreeSet<_>>().len();
+    report.sync_ids = doc.syncs.iter().map(|s| s.id).collect::<std::collections::BTreeSet<_>>().len();
     report.streams_used = doc.streams_used();
-    report.min_sync_count = metrics::min_sync_count(model, &doc);
+    let deps = doc.dependencies(model);
+    report.edge_sync_minimum = metrics::edge_sync_minimum(&doc, &deps);
     let mut vs = doc.problems.clone();
-    report.edges_checked = rules::check_rules(model, &doc, &mut vs);
+    report.edges_checked = rules::check_rules(model, &doc, &deps, &mut vs);
     report.max_stream_tasks = tasks::check_task_limits(model, &doc, limits, &mut vs);
     report.memory_overlaps_checked = memory::check_memory(model, &doc, allocation, &mut vs);
     report.violations = vs;

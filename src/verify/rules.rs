@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::Violation;
-use super::doc::{Doc, End, MAIN_SYNCS, SPLIT_EVENTS};
+use super::doc::{Dep, Doc, End};
 use crate::graph::{GraphId, Model, NodeId};
 
 fn v(rule: u32, message: String) -> Violation {
@@ -107,13 +107,29 @@ fn exempt(a: Class, b: Class) -> bool {
 
 /// What a happens-before query proves.
 enum Query {
-    Edge(NodeId, NodeId),
-    Reuse { id: u64, earlier: usize, later: usize },
+    /// A dependency: document nodes `from` and `to`, and the task-less node it passes through.
+    Edge(usize, usize, Option<NodeId>),
+    Reuse {
+        id: u64,
+        earlier: usize,
+        later: usize,
+    },
 }
 
-/// Checks rules 1 to 6; returns the number of edges checked under rule 1.
-pub fn check_rules(model: &Model, doc: &Doc, out: &mut Vec<Violation>) -> usize {
+/// "edge a -> b", or "dependency a -> b (through task-less 'x')" for a contracted one.
+fn dep_name(model: &Model, doc: &Doc, from: usize, to: usize, via: Option<NodeId>) -> String {
+    let (a, b) = (&doc.nodes[from].name, &doc.nodes[to].name);
+    match via {
+        None => format!("edge {a} -> {b}"),
+        Some(x) => format!("dependency {a} -> {b} (through task-less '{}')", model.nodes[x].name),
+    }
+}
+
+/// Checks rules 1 to 6; returns the number of dependencies checked under rule 1 (edges between
+/// task-bearing nodes, through task-less ones).
+pub fn check_rules(model: &Model, doc: &Doc, deps: &[Dep], out: &mut Vec<Violation>) -> usize {
     check_ids_and_streams(doc, out);
+    check_placed(model, doc, out);
     let (pts, dense) = Points::build(doc);
     if pts.streams > MAX_STREAMS {
         out.push(v(0, format!("{} streams are more than the checker handles ({MAX_STREAMS})", pts.streams)));
@@ -154,23 +170,24 @@ pub fn check_rules(model: &Model, doc: &Doc, out: &mut Vec<Violation>) -> usize 
     // Happens-before queries, answered when the sweep reaches the later point.
     let mut queries: Vec<Vec<(usize, Query)>> = (0..np).map(|_| Vec::new()).collect();
     let mut edges_checked = 0;
-    for e in model.edges.iter() {
-        let (a, b) = (doc.node_of_model[e.src], doc.node_of_model[e.dst]);
-        let (Some(pa), Some(pb)) = (pts.main(doc, &dense, a), pts.main(doc, &dense, b)) else { continue };
+    for d in deps {
+        let (Some(pa), Some(pb)) = (pts.main(doc, &dense, d.from), pts.main(doc, &dense, d.to)) else { continue };
         edges_checked += 1;
         if pa >= pb {
             out.push(v(
                 1,
                 format!(
-                    "edge {} -> {} is not ordered: '{}' comes after '{}' in nodes",
-                    doc.nodes[a].name, doc.nodes[b].name, doc.nodes[a].name, doc.nodes[b].name
+                    "{} is not ordered: '{}' comes after '{}' in nodes",
+                    dep_name(model, doc, d.from, d.to, d.via),
+                    doc.nodes[d.from].name,
+                    doc.nodes[d.to].name
                 ),
             ));
             continue;
         }
-        queries[pb].push((pa, Query::Edge(e.src, e.dst)));
+        queries[pb].push((pa, Query::Edge(d.from, d.to, d.via)));
     }
-    for ((_, id), pairs) in doc.by_id() {
+    for (id, pairs) in doc.by_id() {
         if pairs.len() < 2 {
             continue;
         }
@@ -248,15 +265,14 @@ pub fn check_rules(model: &Model, doc: &Doc, out: &mut Vec<Violation>) -> usize 
                 continue;
             }
             out.push(match what {
-                Query::Edge(a, b) => v(
+                Query::Edge(a, b, via) => v(
                     1,
                     format!(
-                        "edge {} -> {} is not ordered: no chain of stream order and syncs leads from '{}' (stream {}) to '{}' (stream {})",
-                        model.nodes[*a].name,
-                        model.nodes[*b].name,
-                        model.nodes[*a].name,
+                        "{} is not ordered: no chain of stream order and syncs leads from '{}' (stream {}) to '{}' (stream {})",
+                        dep_name(model, doc, *a, *b, *via),
+                        doc.nodes[*a].name,
                         stream_name(&dense, pts.stream[*q]),
-                        model.nodes[*b].name,
+                        doc.nodes[*b].name,
                         stream_name(&dense, s)
                     ),
                 ),
@@ -347,21 +363,32 @@ fn node_of_point<'d>(doc: &'d Doc, pts: &Points, p: usize) -> &'d str {
     &doc.nodes[i].name
 }
 
+/// Rule 1's premise: a node with device tasks runs on a stream. Nodes without any (Data,
+/// Const, views, NetOutput) may run on none.
+fn check_placed(model: &Model, doc: &Doc, out: &mut Vec<Violation>) {
+    for n in doc.nodes.iter().filter(|n| n.stream.is_none() && n.tasks > 0) {
+        let Some(id) = n.model else { continue };
+        out.push(v(
+            1,
+            format!(
+                "node '{}' of graph '{}' has {} device task(s) but runs on no stream (-1): nothing orders it",
+                n.name,
+                model.graph_label(model.nodes[id].graph),
+                n.tasks
+            ),
+        ));
+    }
+}
+
 /// Rules 5 and 6: continuous sync and stream ids, notify limit.
 fn check_ids_and_streams(doc: &Doc, out: &mut Vec<Violation>) {
-    for (space, count, what) in
-        [(MAIN_SYNCS, doc.event_count, "events.count"), (SPLIT_EVENTS, doc.split_event_count, "events.split_count")]
-    {
-        let ids: BTreeSet<u64> = doc.syncs.iter().filter(|s| s.space == space).map(|s| s.id).collect();
-        if space == SPLIT_EVENTS && !doc.notify {
-            continue;
-        }
-        if let Some(&bad) = ids.iter().find(|&&i| i >= count) {
-            out.push(v(5, format!("sync id {bad} is not below {what} = {count}")));
-        }
-        if let Some(missing) = (0..count).find(|i| !ids.contains(i)) {
-            out.push(v(5, format!("sync ids are not continuous: id {missing} of 0..{count} ({what}) is unused")));
-        }
+    let count = doc.event_count;
+    let ids: BTreeSet<u64> = doc.syncs.iter().map(|s| s.id).collect();
+    if let Some(&bad) = ids.iter().find(|&&i| i >= count) {
+        out.push(v(5, format!("sync id {bad} is not below events.count = {count}")));
+    }
+    if let Some(missing) = (0..count).find(|i| !ids.contains(i)) {
+        out.push(v(5, format!("sync ids are not continuous: id {missing} of 0..{count} (events.count) is unused")));
     }
     let main: BTreeSet<u32> = doc.nodes.iter().filter_map(|n| n.stream).collect();
     let attached: BTreeSet<u32> = doc.nodes.iter().flat_map(|n| n.attached.iter().copied()).collect();

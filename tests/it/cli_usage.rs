@@ -283,7 +283,7 @@ fn usage_errors_exit_2_with_a_tip_and_write_nothing() {
 }
 
 #[test]
-fn verify_reports_the_minimum_and_the_width() {
+fn verify_reports_the_edge_minimum_and_the_width() {
     let g = graph("resnet50_train.json");
     let plain = run(&["allocate", &g, "--format", "json", "-q", "--option", "max_parallel_num=AIcoreEngine:4"]);
     let off = run(&[
@@ -314,15 +314,16 @@ fn verify_reports_the_minimum_and_the_width() {
     let v = doc.as_object_mut().unwrap().remove("verify").expect("a verify object");
     assert_eq!(doc, plain, "verify=true only adds the verify object");
     assert_eq!(v["ok"], true);
-    assert!(v["edges_checked"].as_u64().unwrap() > 1000, "{v}");
+    // 2153 edges, of which 919 join two task-bearing nodes directly or through task-less ones.
+    assert!(v["edges_checked"].as_u64().unwrap() > 900, "{v}");
     let syncs = plain["events"]["count"].as_u64().unwrap();
-    let minimum = v["syncs"]["minimum"].as_u64().unwrap();
+    let minimum = v["syncs"]["edge_minimum"].as_u64().unwrap();
     assert!(minimum <= v["syncs"]["pairs"].as_u64().unwrap() && syncs > 0, "{v}");
     let width = v["width"]["value"].as_u64().unwrap();
     assert_eq!(v["width"]["antichain"].as_array().unwrap().len() as u64, width);
     let summary = text(&on.stderr);
     let line = summary.lines().find(|l| l.trim_start().starts_with("verify: ok;")).expect(&summary);
-    assert!(line.contains(&format!("minimum {minimum}")) && line.contains(&format!("width {width}")), "{line}");
+    assert!(line.contains(&format!("edge minimum {minimum}")) && line.contains(&format!("width {width}")), "{line}");
 
     // The document with its verify object still passes the checker.
     let file = tmp("verified.json");

@@ -9,6 +9,7 @@ mod fake_rt;
 
 mod activate_lists;
 mod bad_input;
+mod checker_agreement;
 mod cli;
 mod cli_usage;
 mod concurrency;
@@ -30,6 +31,7 @@ mod runtime_core;
 mod runtime_task_limits;
 mod session_stages;
 mod simulate_model;
+mod simulate_reference;
 mod single_stream;
 mod split_corpus;
 mod split_ge;

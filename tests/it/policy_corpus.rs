@@ -1,4 +1,4 @@
-//! Every policy on every corpus graph: checker-clean, syncs at the checker's minimum,
+//! Every policy on every corpus graph: checker-clean, syncs at the checker's edge minimum,
 //! min-streams at the width with an independent antichain, auto never slower than GE's default
 //! or per-operator, and auto's geometric-mean makespan / lower bound at most 1.10.
 
@@ -31,8 +31,8 @@ fn corpus_policies() {
             if p != Policy::Ge {
                 assert_eq!(
                     Some(alloc.syncs().len() + alloc.split_events().len()),
-                    r.min_sync_count,
-                    "{} {p:?}: syncs at the checker's minimum",
+                    r.edge_sync_minimum,
+                    "{} {p:?}: syncs at the checker's edge minimum",
                     m.name
                 );
             }

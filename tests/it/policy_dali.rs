@@ -59,7 +59,7 @@ fn checked(m: &Model) -> stream_alloc::Allocation {
     let a = allocate(m, Stage::All).unwrap();
     let r = verify::check(m, &a.to_json(m));
     assert!(r.ok(), "{:?}", r.violations);
-    assert_eq!(Some(a.sync_count() as usize), r.min_sync_count, "syncs equal the checker's minimum");
+    assert_eq!(Some(a.sync_count() as usize), r.edge_sync_minimum, "syncs equal the checker's edge minimum");
     a
 }
 

@@ -82,7 +82,7 @@ fn width_certificate_and_chains_on_random_dags() {
         let a = allocate(&m, Stage::All).unwrap();
         let r = verify::check(&m, &a.to_json(&m));
         assert!(r.ok(), "seed {seed}: {:?}", r.violations);
-        assert_eq!(Some(a.sync_count() as usize), r.min_sync_count, "seed {seed}");
+        assert_eq!(Some(a.sync_count() as usize), r.edge_sync_minimum, "seed {seed}");
         assert_eq!(a.logical_count() as usize, width.max(1), "seed {seed}");
     }
 }
@@ -97,7 +97,7 @@ fn budget_never_exceeds_its_stream_count() {
             assert!(a.logical_count() <= b, "seed {seed} budget {b}: {} streams", a.logical_count());
             let r = verify::check(&m, &a.to_json(&m));
             assert!(r.ok(), "seed {seed}: {:?}", r.violations);
-            assert_eq!(Some(a.sync_count() as usize), r.min_sync_count);
+            assert_eq!(Some(a.sync_count() as usize), r.edge_sync_minimum);
         }
     }
 }
@@ -113,7 +113,7 @@ fn synthetic_generators_allocate_under_every_policy() {
             let a = allocate(&m, Stage::All).unwrap();
             let r = verify::check(&m, &a.to_json(&m));
             assert!(r.ok(), "{} {p:?}: {:?}", m.name, r.violations.first());
-            assert_eq!(Some(a.sync_count() as usize), r.min_sync_count, "{} {p:?}", m.name);
+            assert_eq!(Some(a.sync_count() as usize), r.edge_sync_minimum, "{} {p:?}", m.name);
         }
     }
 }

@@ -302,8 +302,11 @@ fn default_plan_cuts_where_an_existing_sync_orders_the_pieces() {
     assert_eq!((a.split_event_count(), a.sync_count()), (2, 4));
 }
 
+/// In notify mode the split's syncs are events (GE: split events are always events) with ids
+/// of their own, and allocation JSON lists them in `syncs` like every other pair, numbered
+/// after the notifies: a reader orders by `syncs` alone.
 #[test]
-fn notify_mode_keeps_split_events_apart() {
+fn notify_mode_lists_split_events_in_syncs() {
     let (nodes, edges) = chain("a", 20, 1, 0);
     let m = model(r#""event":"notify","max_task_count":37"#, &nodes, &edges);
     let mut a = allocation_from_assigned(&m, vec![]);
@@ -319,6 +322,39 @@ fn notify_mode_keeps_split_events_apart() {
     assert_eq!(j["split_events"][0]["to"], "a9");
     assert_eq!(j["split_events"][1]["to"], "a16");
     assert_eq!(per_stream(&m, &a), vec![9, 7, 4]);
+    assert_eq!(j["events"]["count"], 2);
+    let syncs = j["syncs"].as_array().unwrap();
+    assert_eq!(syncs.len(), 2);
+    for (k, to) in [(0, "a9"), (1, "a16")] {
+        assert_eq!(syncs[k]["id"], k);
+        assert_eq!(
+            (syncs[k]["to"].as_str(), syncs[k]["kind"].as_str(), syncs[k]["event_id"].as_u64()),
+            (Some(to), Some("event"), Some(k as u64))
+        );
+    }
+    assert!(stream_alloc::verify::check(&m, &j).ok());
+
+    // With notifies of its own, the split's events follow them in the document's numbering.
+    let (mut nodes, mut edges) = (nodes, edges);
+    nodes.push(node("b", 1, 1, ""));
+    edges.push(("a19".into(), "b".into()));
+    let m = model(r#""event":"notify","max_task_count":37"#, &nodes, &edges);
+    let a = run(
+        &m,
+        vec![SyncPair {
+            id: stream_alloc::graph::EventId(0),
+            from: SyncEnd::main(id(&m, "a19")),
+            to: SyncEnd::main(id(&m, "b")),
+        }],
+    );
+    assert_eq!((a.sync_count(), a.split_event_count()), (1, 2));
+    let j = a.to_json(&m);
+    assert!(stream_alloc::verify::check(&m, &j).ok());
+    let ids: Vec<(u64, Option<&str>)> =
+        j["syncs"].as_array().unwrap().iter().map(|s| (s["id"].as_u64().unwrap(), s["kind"].as_str())).collect();
+    assert_eq!(ids[0], (0, None));
+    assert!(ids[1..].iter().enumerate().all(|(k, &(id, kind))| id == k as u64 + 1 && kind == Some("event")), "{ids:?}");
+    assert_eq!(j["events"]["count"], ids.len());
 }
 
 #[test]

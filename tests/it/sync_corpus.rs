@@ -1,6 +1,6 @@
 //! Every corpus graph under a test assignment: stream = engine subgraph index % 4 (a fixed
 //! multi-stream assignment for testing the sync stage until the static pass chain lands).
-//! The default mode must reach the checker's minimum, GE mode must keep at least as many, and
+//! The default mode must reach the checker's edge minimum, GE mode must keep at least as many, and
 //! every result must pass the checker.
 
 use crate::common;
@@ -52,8 +52,8 @@ fn corpus_default_mode_is_minimal_and_ge_mode_is_not_below() {
             let report = verify::check(&m, &alloc.to_json(&m));
             assert!(report.ok(), "{} ge={ge} lifetime={lifetime}: {:?}", m.name, report.violations);
             if !ge && !lifetime {
-                assert_eq!(Some(alloc.syncs().len()), report.min_sync_count, "{}: default mode not minimal", m.name);
-                minimum = report.min_sync_count;
+                assert_eq!(Some(alloc.syncs().len()), report.edge_sync_minimum, "{}: default mode not minimal", m.name);
+                minimum = report.edge_sync_minimum;
                 width = report.width;
             }
             counts.push((alloc.syncs().len(), alloc.sync_count()));

@@ -50,7 +50,13 @@ fn fixtures_produce_expected_pairs_and_counts() {
             assert!(e.message.contains(err), "{name}: error '{}' should mention {err}", e.message);
             continue;
         }
-        let known = ["ge", "default", "lifetime", "skip_checker", "skip_checker_ge", "checker_stage", "inserted"];
+        // An error of GE's alone: compat=ge fails, the other modes are as `expect` says.
+        if let Some(err) = expect.get("error_ge").and_then(Value::as_str) {
+            let e = allocate_from_preassigned(&model(&graph, "ge"), Stage::Sync).unwrap_err();
+            assert!(e.message.contains(err), "{name}: error '{}' should mention {err}", e.message);
+        }
+        let known =
+            ["ge", "default", "lifetime", "skip_checker", "skip_checker_ge", "checker_stage", "inserted", "error_ge"];
         let keys: Vec<&String> = expect.as_object().map(|o| o.keys().collect()).unwrap_or_default();
         assert!(keys.iter().all(|k| known.contains(&k.as_str())), "{name}: unknown key in expect: {keys:?}");
         assert!(

@@ -123,7 +123,7 @@ fn check_command_reports_and_exits() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["ok"], serde_json::json!(true));
-    assert_eq!(report["syncs"]["minimum"], serde_json::json!(3));
+    assert_eq!(report["syncs"]["edge_minimum"], serde_json::json!(3));
     let out = std::process::Command::new(exe).arg("check").arg(&graph).arg(&bad).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("edge a1 -> b1"));

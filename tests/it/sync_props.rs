@@ -1,5 +1,5 @@
 //! Random DAGs with random stream assignments: in every mode the checker accepts the result,
-//! and the default mode keeps exactly the checker's minimum number of syncs.
+//! and the default mode keeps exactly the checker's edge minimum number of syncs.
 
 use proptest::prelude::*;
 use stream_alloc::allocate_from_preassigned;
@@ -65,7 +65,7 @@ proptest! {
                 prop_assert!(broken.violations.iter().any(|v| v.rule == 1), "dropping a kept pair went unnoticed");
             }
             if mode == "default" {
-                prop_assert_eq!(Some(alloc.syncs().len()), report.min_sync_count, "default mode is not minimal");
+                prop_assert_eq!(Some(alloc.syncs().len()), report.edge_sync_minimum, "default mode is not minimal");
                 prop_assert_eq!(alloc.sync_count() as usize, alloc.syncs().len());
             }
             if mode == "lifetime" {

@@ -1,4 +1,4 @@
-//! The checker's two minimum-sync algorithms agree, and the sparse one serves graphs too large
+//! The checker's two edge-minimum algorithms agree, and the sparse one serves graphs too large
 //! for a bitset per node.
 
 use crate::common;
@@ -17,10 +17,10 @@ fn both_minimum_algorithms_agree_on_the_corpus() {
         let alloc = allocate(&model, Stage::Sync).unwrap();
         let value = alloc.to_json(&model);
         let doc = verify::doc::Doc::parse(&model, &value).unwrap();
-        let dense = metrics::min_sync_count(&model, &doc);
-        let sparse = metrics::min_sync_count_by_stream_reach(&model, &doc);
+        let dense = metrics::edge_sync_minimum(&doc, &doc.dependencies(&model));
+        let sparse = metrics::edge_sync_minimum_by_stream_reach(&doc, &doc.dependencies(&model));
         assert_eq!(dense, sparse, "{}", path.display());
-        assert_eq!(dense, Some(alloc.syncs().len()), "{}: the default mode reaches the minimum", path.display());
+        assert_eq!(dense, Some(alloc.syncs().len()), "{}: the default mode reaches the edge minimum", path.display());
     }
 }
 
@@ -48,5 +48,5 @@ fn large_graphs_get_a_minimum() {
     let alloc = allocate_from_preassigned(&model, Stage::Sync).unwrap();
     let report = verify::check(&model, &alloc.to_json(&model));
     assert!(report.violations.is_empty(), "{:?}", report.violations.first());
-    assert_eq!(report.min_sync_count, Some(alloc.syncs().len()));
+    assert_eq!(report.edge_sync_minimum, Some(alloc.syncs().len()));
 }

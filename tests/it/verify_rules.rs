@@ -44,7 +44,7 @@ fn a_correct_document_passes_and_reports_metrics() {
     let r = verify::check(&m, &doc(json!([{"id":0,"from":"a","to":"b"},{"id":1,"from":"b","to":"c"}]), 2));
     assert!(r.ok(), "{:?}", r.violations);
     assert_eq!(r.edges_checked, 3);
-    assert_eq!(r.min_sync_count, Some(2));
+    assert_eq!(r.edge_sync_minimum, Some(2));
     assert_eq!(r.streams_used, 2);
     // b, d and c: b and d are independent; so are d and c.
     assert_eq!(r.width, Some(2));
@@ -133,4 +133,79 @@ fn width_of_a_wide_graph() {
     let (w, anti) = verify::metrics::width(&m);
     assert_eq!(w, Some(5));
     assert_eq!(anti, vec!["m0", "m1", "m2", "m3", "m4"]);
+}
+
+/// Allocation JSON for a graph of `nodes` (name, tasks, stream) and `syncs`.
+fn small(nodes: &[(&str, u32, i64)], edges: &[(&str, &str)], syncs: Value) -> (Model, Value) {
+    let ns: Vec<String> = nodes
+        .iter()
+        .map(|(n, t, _)| format!(r#"{{"name":"{n}","type":"X","engine":"AIcoreEngine","tasks":{t}}}"#))
+        .collect();
+    let es: Vec<String> = edges.iter().map(|(a, b)| format!(r#"{{"src":"{a}","dst":"{b}"}}"#)).collect();
+    let m = gjson::load_str(&format!(
+        r#"{{"format":"stream-graph","version":1,"name":"g","nodes":[{}],"edges":[{}]}}"#,
+        ns.join(","),
+        es.join(",")
+    ))
+    .unwrap();
+    let streams = nodes.iter().map(|n| n.2).max().unwrap_or(-1) + 1;
+    let count = syncs.as_array().map_or(0, Vec::len);
+    let d = json!({
+        "format": "stream-allocation", "version": 1, "graph": "g", "mode": "static-multi",
+        "streams": {"logical": streams, "physical": streams, "attached": 0},
+        "events": {"kind": "event", "count": count},
+        "nodes": nodes.iter().map(|(n, _, s)| json!({"name": n, "graph": "", "logical_stream": s, "stream": s})).collect::<Vec<_>>(),
+        "syncs": syncs, "activations": [], "attached": []
+    });
+    (m, d)
+}
+
+#[test]
+fn a_node_with_tasks_needs_a_stream() {
+    let (m, d) = small(&[("a", 1, -1), ("b", 1, -1)], &[("a", "b")], json!([]));
+    let r = verify::check(&m, &d);
+    let msgs: Vec<&str> = r.violations.iter().filter(|v| v.rule == 1).map(|v| v.message.as_str()).collect();
+    assert_eq!(msgs.len(), 2, "{:?}", r.violations);
+    assert!(msgs[0].contains("'a'") && msgs[0].contains("no stream"), "{}", msgs[0]);
+    assert!(msgs[1].contains("'b'"), "{}", msgs[1]);
+    // Without tasks they may run on no stream.
+    let (m, d) = small(&[("a", 0, -1), ("b", 0, -1)], &[("a", "b")], json!([]));
+    assert!(verify::check(&m, &d).ok());
+}
+
+#[test]
+fn task_less_nodes_are_contracted() {
+    // a -> v -> b: v runs nothing, so a sync a -> b suffices, whether v has a stream or not.
+    for v_stream in [-1, 2] {
+        let nodes = [("a", 1, 0), ("v", 0, v_stream), ("b", 1, 1)];
+        let edges = [("a", "v"), ("v", "b")];
+        let (m, d) = small(&nodes, &edges, json!([{"id": 0, "from": "a", "to": "b"}]));
+        let r = verify::check(&m, &d);
+        assert!(r.ok(), "{:?}", r.violations);
+        assert_eq!((r.edges_checked, r.edge_sync_minimum), (1, Some(1)));
+        let (m, d) = small(&nodes, &edges, json!([]));
+        let r = verify::check(&m, &d);
+        assert_eq!(rules(&r), vec![1]);
+        assert!(r.violations[0].message.contains("dependency a -> b (through task-less 'v')"), "{:?}", r.violations);
+    }
+}
+
+#[test]
+fn only_syncs_order_nodes() {
+    // The same pair under another key (as notify mode's split events once were) orders nothing.
+    let (m, mut d) = small(&[("a", 1, 0), ("b", 1, 1)], &[("a", "b")], json!([]));
+    d["split_events"] = json!([{"id": 0, "from": "a", "to": "b"}]);
+    d["events"]["split_count"] = json!(1);
+    assert_eq!(rules(&verify::check(&m, &d)), vec![1]);
+}
+
+#[test]
+fn the_edge_minimum_is_not_a_lower_bound() {
+    // a1, a2 on stream 0 feed b1, b2 on stream 1 (a1 -> b1, a2 -> b2): from graph edges two
+    // syncs are needed, but one sync from a2 to b1 orders both.
+    let nodes = [("a1", 1, 0), ("a2", 1, 0), ("b1", 1, 1), ("b2", 1, 1)];
+    let (m, d) = small(&nodes, &[("a1", "b1"), ("a2", "b2")], json!([{"id": 0, "from": "a2", "to": "b1"}]));
+    let r = verify::check(&m, &d);
+    assert!(r.ok(), "{:?}", r.violations);
+    assert_eq!((r.sync_pairs, r.edge_sync_minimum), (1, Some(2)));
 }

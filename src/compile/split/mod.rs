@@ -493,6 +493,21 @@ pub fn split_steps(
             });
         }
     }
+    // Allocation JSON numbers the split's events after the notifies in one id space (rule 6:
+    // at most kMaxNotifyNum ids in notify mode), so the two together must fit.
+    if notify && alloc.document_sync_count() > crate::compile::sync::MAX_NOTIFY_NUM {
+        bail!(
+            Limit,
+            "graph '{}' needs {} notifies and {} split events; allocation JSON numbers them together \
+             ({} sync ids) and allows at most {} in notify mode (kMaxNotifyNum, allocation-json.md rule 6)",
+            model.name,
+            alloc.sync_count(),
+            alloc.split_events.len(),
+            alloc.document_sync_count(),
+            crate::compile::sync::MAX_NOTIFY_NUM
+        );
+    }
+
     if steps.update_active {
         activate::update_after_split(model, alloc, &pieces)?;
     }

@@ -131,14 +131,164 @@ fn insert_one_slow(
     Ok(())
 }
 
+/// Outside `compat=ge`, the task-less contraction: a node with no device task (`tasks: 0`:
+/// Data, Const, views such as Reshape or Permute, NetOutput) runs nothing, so a dependency
+/// `a -> view -> b` needs `a` before `b` and nothing else (allocation-json.md, rules 1 and 8).
+/// Such a node is transparent: it sends no sync, and an edge into it stands for edges into its
+/// nearest task-bearing consumers. GE (`compat=ge`) syncs every cross-stream edge instead.
+///
+/// Nodes GE's control-flow rules look at are never transparent, whatever their tasks, so those
+/// rules see the same nodes as in GE: Enter/RefEnter (no sync into a loop, activation orders
+/// it), StreamActive, StreamSwitch, stream labels and activation lists, loop activation,
+/// subgraph owners and `_subgraph_end_node`. Nor is a node that runs tasks all the same: on an
+/// attached stream, or by `_node_sqe_num` / `_hccl_task_num` (the split's counts). Syncs GE places for reasons other than an edge
+/// stay as they are: `CoverAllStreamByNetoutput` (the model's end waits for every attached
+/// stream, so the NetOutput keeps them), attached value dependencies and the loop's events.
+pub struct Contraction {
+    transparent: Vec<bool>,
+    /// Nearest task-bearing consumers (forward) and producers (backward) of transparent nodes,
+    /// in execution order, filled on demand.
+    consumers: Vec<Option<Box<[NodeId]>>>,
+    producers: Vec<Option<Box<[NodeId]>>>,
+}
+
+impl Contraction {
+    /// Facts that keep a node out of the contraction (see [`Contraction`]).
+    const OPAQUE: [u16; 6] = [
+        NodeFacts::ENTER,
+        NodeFacts::STREAM_ACTIVE,
+        NodeFacts::STREAM_SWITCH,
+        NodeFacts::LABEL,
+        NodeFacts::ACTIVE_LABELS,
+        NodeFacts::LOOP_ACTIVE,
+    ];
+
+    pub fn new(st: &SyncState<'_>) -> Self {
+        let model = st.model;
+        let transparent: Vec<bool> = model
+            .nodes
+            .enumerate()
+            .map(|(n, node)| {
+                node.tasks == 0
+                    && node.subgraphs.is_empty()
+                    && st.attached[n].is_empty()
+                    && !Self::OPAQUE.iter().any(|&f| st.facts.has(n, f))
+                    && !(st.facts.has(n, NodeFacts::GE_ATTRS)
+                        && (node.ge_attrs.flag("_subgraph_end_node")
+                            || crate::compile::split::main_task_count(model, n).map_or(true, |t| t > 0)))
+            })
+            .collect();
+        let n = model.nodes.len();
+        Contraction { transparent, consumers: vec![None; n], producers: vec![None; n] }
+    }
+
+    #[inline]
+    pub fn is_transparent(&self, n: NodeId) -> bool {
+        self.transparent[n.index()]
+    }
+
+    /// `n` itself, or the nearest task-bearing nodes it feeds (`forward`) or is fed by.
+    fn expand(&mut self, st: &SyncState<'_>, n: NodeId, forward: bool, out: &mut Vec<NodeId>) {
+        if !self.is_transparent(n) {
+            out.push(n);
+            return;
+        }
+        self.fill(st, n, forward);
+        let memo = if forward { &self.consumers } else { &self.producers };
+        out.extend_from_slice(memo[n.index()].as_deref().unwrap_or(&[]));
+    }
+
+    /// Memoises the closure of transparent node `t`: a post-order walk through transparent
+    /// nodes (iterative: chains of views may be long).
+    fn fill(&mut self, st: &SyncState<'_>, t: NodeId, forward: bool) {
+        let model = st.model;
+        let next = |x: NodeId| -> Vec<NodeId> {
+            if forward {
+                model.out_edges(x).map(|e| e.dst).collect()
+            } else {
+                model.in_edges(x).map(|e| e.src).collect()
+            }
+        };
+        let mut stack = vec![(t, false)];
+        while let Some((x, expanded)) = stack.pop() {
+            let memo = if forward { &mut self.consumers } else { &mut self.producers };
+            if memo[x.index()].is_some() {
+                continue;
+            }
+            let ys = next(x);
+            if !expanded {
+                stack.push((x, true));
+                stack.extend(ys.into_iter().filter(|&y| self.transparent[y.index()]).map(|y| (y, false)));
+                continue;
+            }
+            let mut v: Vec<NodeId> = Vec::new();
+            for y in ys {
+                if self.transparent[y.index()] {
+                    v.extend_from_slice(memo[y.index()].as_deref().unwrap_or(&[]));
+                } else if y != x {
+                    v.push(y);
+                }
+            }
+            v.sort_unstable_by_key(|&y| (st.pos[y], y));
+            v.dedup();
+            memo[x.index()] = Some(v.into_boxed_slice());
+        }
+    }
+}
+
+/// The default mode's insertion on the contracted graph: for every task-bearing node with a
+/// stream, one pair per task-bearing node it reaches by an edge or through transparent nodes
+/// (data edges first, then control, as GE walks them), under the same rules as GE's.
+fn insert_contracted(
+    st: &mut SyncState<'_>,
+    act: &ActivationMaps,
+    ffts: &[bool],
+    c: &mut Contraction,
+    order: &[NodeId],
+) -> Result<()> {
+    let model = st.model;
+    let mut stamp = vec![u32::MAX; model.nodes.len()];
+    let mut targets: Vec<NodeId> = Vec::new();
+    for (i, &cur) in order.iter().enumerate() {
+        if st.stream[cur].is_none() || c.is_transparent(cur) || under_ffts(st, ffts, cur) {
+            continue;
+        }
+        targets.clear();
+        for kind in [EdgeKind::Data, EdgeKind::Control] {
+            for &e in model.adjacency.out_edges(cur) {
+                let edge = &model.edges[e];
+                if edge.kind == kind {
+                    c.expand(st, edge.dst, true, &mut targets);
+                }
+            }
+        }
+        for &next in &targets {
+            if stamp[next.index()] != i as u32 {
+                stamp[next.index()] = i as u32;
+                insert_one(st, act, cur, next)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// GE: `InsertSyncEvents` then `InsertEventsForSubgraph`. Every data and control edge between two
 /// streams gets one pair; nested graphs' input-less nodes wait on their parent's producers and
-/// their `_subgraph_end_node` signals the parent's consumers.
+/// their `_subgraph_end_node` signals the parent's consumers. With [`SyncState::contract`],
+/// on the contracted graph ([`Contraction`]).
 pub fn insert_sync_events(st: &mut SyncState<'_>) -> Result<()> {
     let act = ActivationMaps::build(st);
     let ffts = ffts_graphs(st.model);
+    if st.contract {
+        let mut c = Contraction::new(st);
+        let order = std::mem::take(&mut st.order);
+        let result = insert_contracted(st, &act, &ffts, &mut c, &order);
+        st.order = order;
+        result?;
+        return insert_events_for_subgraph(st, &act, &ffts, Some(&mut c));
+    }
     insert_edge_events_with(st, &act, &ffts)?;
-    insert_events_for_subgraph(st, &act, &ffts)
+    insert_events_for_subgraph(st, &act, &ffts, None)
 }
 
 /// GE: `InsertOneEventInTwoNodes` for every out data edge, then every out control edge, of
@@ -154,7 +304,7 @@ pub fn insert_edge_events(st: &mut SyncState<'_>) -> Result<()> {
 pub fn insert_subgraph_events(st: &mut SyncState<'_>) -> Result<()> {
     let act = ActivationMaps::build(st);
     let ffts = ffts_graphs(st.model);
-    insert_events_for_subgraph(st, &act, &ffts)
+    insert_events_for_subgraph(st, &act, &ffts, None)
 }
 
 fn insert_edge_events_with(st: &mut SyncState<'_>, act: &ActivationMaps, ffts: &[bool]) -> Result<()> {
@@ -207,12 +357,27 @@ fn insert_edge_events_with(st: &mut SyncState<'_>, act: &ActivationMaps, ffts: &
     result
 }
 
-/// GE: `InsertEventsForSubgraph`.
-fn insert_events_for_subgraph(st: &mut SyncState<'_>, act: &ActivationMaps, ffts: &[bool]) -> Result<()> {
+/// GE: `InsertEventsForSubgraph`. With a contraction, a transparent end stands for the
+/// task-bearing nodes beyond it: the parent's producers through task-less nodes, the
+/// subgraph's first task-bearing nodes, the parent's task-bearing consumers.
+fn insert_events_for_subgraph(
+    st: &mut SyncState<'_>,
+    act: &ActivationMaps,
+    ffts: &[bool],
+    mut contraction: Option<&mut Contraction>,
+) -> Result<()> {
     let model = st.model;
     if model.graphs.len() == 1 {
         return Ok(());
     }
+    let mut expand = |st: &SyncState<'_>, n: NodeId, forward: bool| -> Vec<NodeId> {
+        let mut v = Vec::new();
+        match contraction.as_deref_mut() {
+            Some(c) => c.expand(st, n, forward, &mut v),
+            None => v.push(n),
+        }
+        v
+    };
     for g in model.all_graphs() {
         let Some(parent) = model.graphs[g].parent else { continue };
         if under_ffts(st, ffts, parent) {
@@ -222,14 +387,21 @@ fn insert_events_for_subgraph(st: &mut SyncState<'_>, act: &ActivationMaps, ffts
         for n in nodes {
             if st.stream[n].is_some() && model.adjacency.in_edges(n).is_empty() {
                 let ins: Vec<NodeId> = model.in_edges(parent).map(|e| e.src).collect();
+                let firsts = expand(st, n, true);
                 for i in ins {
-                    insert_one(st, act, i, n)?;
+                    for src in expand(st, i, false) {
+                        for &t in &firsts {
+                            insert_one(st, act, src, t)?;
+                        }
+                    }
                 }
             }
             if st.facts.has(n, NodeFacts::GE_ATTRS) && model.nodes[n].ge_attrs.flag("_subgraph_end_node") {
                 let outs: Vec<NodeId> = model.out_edges(parent).map(|e| e.dst).collect();
                 for o in outs {
-                    insert_one(st, act, n, o)?;
+                    for t in expand(st, o, true) {
+                        insert_one(st, act, n, t)?;
+                    }
                 }
             }
         }

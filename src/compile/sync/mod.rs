@@ -5,10 +5,12 @@
 //! plus per-node send/recv lists in GE's insertion order. Each step is its own module:
 //!
 //! * [`insert`] — `InsertSyncEvents`, `InsertEventsForSubgraph`, attached-stream value-dependency
-//!   events, `CoverAllStreamByNetoutput`.
+//!   events, `CoverAllStreamByNetoutput`. Outside `compat=ge` task-less nodes are contracted
+//!   first: syncs join task-bearing nodes only ([`insert::Contraction`]).
 //! * [`ge_opt`] — `OptimizeBySendEvents`, `OptimizeByRecvEvents`, `OptimizeByStreamActivate`,
 //!   StreamSwitch send removal (`compat=ge`).
-//! * [`reduce`] — the default mode's exact reduction (transitive reduction with vector clocks).
+//! * [`reduce`] — the default mode's exact reduction (transitive reduction with vector clocks),
+//!   on the contracted graph.
 //! * [`reuse`] — `ReuseEventForMultiDims`, `_event_multiplexing`, lifetime reuse.
 //! * [`continuous`] — `RefreshContinuousEvents` / `RefreshContinuousNotifies`.
 //! * [`materialise`] — `GenerateSyncEventNodes`.
@@ -182,6 +184,9 @@ pub struct SyncState<'m> {
     pub pos: IdVec<NodeId, u32>,
     pub kind: SyncKind,
     pub facts: NodeFacts,
+    /// Contract task-less nodes before inserting syncs (the default mode; GE syncs every
+    /// cross-stream edge, `compat=ge`): see [`insert::Contraction`].
+    pub contract: bool,
 }
 
 impl<'m> SyncState<'m> {
@@ -236,6 +241,7 @@ impl<'m> SyncState<'m> {
             pos,
             kind,
             facts: NodeFacts::build(model),
+            contract: false,
         }
     }
 
@@ -426,6 +432,7 @@ fn lifetime_with_multi_dims(st: &mut SyncState<'_>) -> (u32, usize) {
 pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<SyncReport> {
     let given = std::mem::take(&mut alloc.syncs);
     let mut st = SyncState::borrowed(model, &alloc.logical_stream, &alloc.attached, cfg.kind);
+    st.contract = !cfg.compat_ge;
     seed(&mut st, &given);
     insert::insert_sync_events(&mut st)?;
     let mut count;

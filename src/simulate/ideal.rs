@@ -1,0 +1,170 @@
+//! The reference to beat: a dynamic list schedule with unlimited streams and free syncs on
+//! the same device model as [`super::simulate`] (issue 15). Every ready node starts as soon as
+//! enough units are free, highest bottom level (longest path to an exit, its own duration
+//! included) first, ties by declaration order; a lower-priority node that fits starts while a
+//! higher one waits for units (backfilling). Nodes with no device task take no time and no
+//! units. As in the device model, time moves in rounds: a node that finishes at an instant,
+//! even one that takes no time, makes its successors ready for the next round of that
+//! instant, after the nodes already ready have had their turn.
+//!
+//! No static assignment is expected to beat it by much, so a policy's makespan over *ideal* is
+//! what it leaves on the table; the lower bound max(critical path, work / units) is often
+//! unreachable. The start order is a priority a list-scheduling policy can follow.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use serde_json::{Value, json};
+
+use super::{SimConfig, cost_of, round3, units_of};
+use crate::bail;
+use crate::error::Result;
+use crate::graph::{IdVec, Model, NodeId};
+
+/// The ideal schedule of a model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ideal {
+    pub makespan_us: f64,
+    /// Longest path by duration.
+    pub critical_path_us: f64,
+    /// Σ duration × units held / device units.
+    pub work_bound_us: f64,
+    /// max(critical path, work bound).
+    pub lower_bound_us: f64,
+    /// Longest path from each node to an exit, its own duration included: the priority.
+    pub bottom_level: IdVec<NodeId, f64>,
+    /// When each node starts.
+    pub start: IdVec<NodeId, f64>,
+    /// Every node in the order the schedule starts it.
+    pub order: Vec<NodeId>,
+}
+
+impl Ideal {
+    /// makespan / lower bound (1 when the graph has no work).
+    pub fn ratio(&self) -> f64 {
+        if self.lower_bound_us > 0.0 { self.makespan_us / self.lower_bound_us } else { 1.0 }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "makespan_us": round3(self.makespan_us),
+            "lower_bound_us": round3(self.lower_bound_us),
+            "critical_path_us": round3(self.critical_path_us),
+            "work_bound_us": round3(self.work_bound_us),
+        })
+    }
+}
+
+/// Ready-queue key: higher bottom level first, then the earlier declared node.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Prio {
+    level: f64,
+    node: NodeId,
+}
+
+impl Eq for Prio {}
+impl Ord for Prio {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.level.total_cmp(&o.level).then(o.node.cmp(&self.node))
+    }
+}
+impl PartialOrd for Prio {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// A running node, earliest finish first (then the lower id, for determinism).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Finish {
+    time: f64,
+    node: NodeId,
+}
+
+impl Eq for Finish {}
+impl Ord for Finish {
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.time.total_cmp(&self.time).then(o.node.cmp(&self.node))
+    }
+}
+impl PartialOrd for Finish {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// The ideal schedule of every node of `model` (root and subgraphs) on `cfg.units` units.
+pub fn ideal(model: &Model, cfg: &SimConfig) -> Result<Ideal> {
+    if cfg.units == 0 {
+        bail!(InvalidOption, "ideal schedule: units must be at least 1, got 0");
+    }
+    let nn = model.nodes.len();
+    let dur = |n: NodeId| cost_of(model, n);
+    let need = |n: NodeId| units_of(model, n, cfg);
+    let topo = model.all_nodes();
+    let mut bottom_level = IdVec::filled(nn, 0.0f64);
+    for &n in topo.iter().rev() {
+        let below = model.out_edges(n).map(|e| bottom_level[e.dst]).fold(0.0, f64::max);
+        bottom_level[n] = dur(n) + below;
+    }
+    let critical_path = bottom_level.iter().copied().fold(0.0, f64::max);
+    let work: f64 = model.nodes.ids().map(|n| dur(n) * need(n) as f64).sum();
+    let work_bound = work / cfg.units as f64;
+
+    let mut preds_left: IdVec<NodeId, u32> = IdVec::filled(nn, 0);
+    for e in model.edges.iter() {
+        preds_left[e.dst] += 1;
+    }
+    // Ready nodes by the units they need, each list in priority order.
+    let mut by_units: Vec<BinaryHeap<Prio>> = vec![BinaryHeap::new(); cfg.units as usize + 1];
+    for n in model.nodes.ids() {
+        if preds_left[n] == 0 {
+            by_units[need(n) as usize].push(Prio { level: bottom_level[n], node: n });
+        }
+    }
+    let mut running: BinaryHeap<Finish> = BinaryHeap::new();
+    let mut start = IdVec::filled(nn, 0.0f64);
+    let mut order = Vec::with_capacity(nn);
+    let mut free = cfg.units;
+    let mut t = 0.0f64;
+    loop {
+        // One round: the highest-priority ready node that fits, again and again, which starts
+        // what walking the ready list in priority order and starting every node that fits does.
+        while let Some((p, u)) =
+            (0..=free as usize).filter_map(|u| by_units[u].peek().map(|p| (*p, u))).max_by(|a, b| a.0.cmp(&b.0))
+        {
+            by_units[u].pop();
+            free -= u as u32;
+            start[p.node] = t;
+            order.push(p.node);
+            running.push(Finish { time: t + dur(p.node), node: p.node });
+        }
+        let Some(first) = running.pop() else { break };
+        t = first.time;
+        let mut finished = vec![first.node];
+        while running.peek().is_some_and(|f| f.time == t) {
+            finished.push(running.pop().expect("peeked").node);
+        }
+        for n in finished {
+            free += need(n);
+            for e in model.out_edges(n) {
+                preds_left[e.dst] -= 1;
+                if preds_left[e.dst] == 0 {
+                    by_units[need(e.dst) as usize].push(Prio { level: bottom_level[e.dst], node: e.dst });
+                }
+            }
+        }
+    }
+    if order.len() < nn {
+        bail!(Failed, "ideal schedule of '{}': {} of {nn} nodes never became ready (a cycle)", model.name, order.len());
+    }
+    Ok(Ideal {
+        makespan_us: t,
+        critical_path_us: critical_path,
+        work_bound_us: work_bound,
+        lower_bound_us: critical_path.max(work_bound),
+        bottom_level,
+        start,
+        order,
+    })
+}
