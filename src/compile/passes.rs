@@ -401,8 +401,29 @@ pub fn markdown() -> String {
     s.push_str(&format!("\nGE's single-stream chain: {}.\n", SINGLE_STREAM_CHAIN.join(" → ")));
     s.push_str(&format!("\nGE's sync stage (`InsertSyncNodesByLogicStream`): {}.\n", SYNC_STAGE_STEPS.join(" → ")));
     s.push_str(&format!("\nGE's split stage (`SplitStreamAndRefreshTaskDef`): {}.\n", SPLIT_STAGE_STEPS.join(" → ")));
+    s.push_str(STEP_NOTES);
     s
 }
+
+/// Where a step run alone does not do exactly what GE's function does, and why.
+const STEP_NOTES: &str = "
+## Where a step differs from GE's function
+
+- `SplitStreams` counts the wait (2 tasks) and record (1) it adds at each of its own cuts, which \
+GE does not: no piece ends above the limit. GE's unit test of 403 five-task nodes gives 199 + 199 + 5 \
+nodes (the middle stream 998 > 997 tasks); here 199 + 198 + 6. It also makes the Send/Recv nodes of its \
+own events (GE's `GenerateSyncEventNodes(false)`) and runs `PostProcessOfSplitStreams`; \
+`GenerateSyncEventNodes` named after it has nothing left to do. Events never made into Send/Recv nodes \
+before the split stay in `syncs` (GE's `ClearNodes2SyncEvents` would drop them from its maps).
+- `InsertOneEventInTwoNodes` runs on every data and control edge (GE's tests call it on one pair of \
+nodes); `InsertSyncEvents` is that walk plus `InsertEventsForSubgraph`, which is also a step of its own.
+- `UpdateStreamSwitchByLogicStream` leaves the loop to `SetActiveStreamsForLoop`, its own step. After \
+the split, `SetActiveStreamsForLoop` redoes the loop's list over physical streams and adds no events.
+- `ReuseEventForMultiDims` first numbers the ids in use densely, in their order (GE runs it on \
+refreshed ids).
+- `RefreshContinuousEvents` refreshes notifies under `event=notify` (GE's `RefreshContinuousNotifies`); \
+`_event_multiplexing` (only above 65 500 events) is no step of its own.
+";
 
 /// Finds a pass by GE name or module name.
 pub fn lookup(name: &str) -> Option<&'static PassEntry> {
