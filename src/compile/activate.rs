@@ -211,7 +211,7 @@ impl Activation {
     /// Writes the lists into `alloc.activations`, in execution order; returns the stream id space.
     pub fn store(&self, model: &Model, alloc: &mut Allocation) -> u32 {
         let mut lists = self.lists.clone();
-        alloc.activations = model.all_nodes().iter().filter_map(|n| lists.remove(n).map(|l| (*n, l))).collect();
+        alloc.activations = alloc.order(model).iter().filter_map(|n| lists.remove(n).map(|l| (*n, l))).collect();
         self.space
     }
 }

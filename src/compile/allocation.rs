@@ -276,6 +276,9 @@ pub struct Allocation {
     /// Logical origin of every physical stream (index = physical id).
     pub(in crate::compile) split_to_logic: Vec<StreamId>,
     pub(in crate::compile) inserted: IdVec<InsertedId, InsertedNode>,
+    /// Execution order of the model's nodes, chosen after the logical assignment (empty: GE's
+    /// `GetAllNodes` order, [`Model::all_nodes`]). See [`Allocation::order`].
+    pub(in crate::compile) order: Vec<NodeId>,
 }
 
 impl Allocation {
@@ -305,6 +308,7 @@ impl Allocation {
             huge_streams: Vec::new(),
             split_to_logic: (0..logical_count).map(StreamId).collect(),
             inserted: IdVec::new(),
+            order: Vec::new(),
         }
     }
 
@@ -434,6 +438,20 @@ impl Allocation {
     /// The nodes the pipeline inserted, anchored to model nodes.
     pub fn inserted(&self) -> &IdVec<InsertedId, InsertedNode> {
         &self.inserted
+    }
+
+    /// Every node of the model in execution order: each stream runs its nodes in this order
+    /// (allocation JSON lists `nodes` in it). A topological order with [`Model::all_nodes`]'s
+    /// structure (a node's subgraphs' nodes right after it). GE's `GetAllNodes` order under
+    /// `compat=ge`, for given streams and on one stream; otherwise the critical-path-first
+    /// order [`crate::compile::order`] chose for the assignment.
+    pub fn order<'a>(&'a self, model: &Model) -> Cow<'a, [NodeId]> {
+        if self.order.is_empty() { Cow::Owned(model.all_nodes()) } else { Cow::Borrowed(&self.order) }
+    }
+
+    /// Whether the execution order is GE's `GetAllNodes` order.
+    pub fn has_ge_order(&self) -> bool {
+        self.order.is_empty()
     }
 
     /// What a host sees before Send/Recv generation: the same allocation without the inserted
@@ -678,7 +696,7 @@ impl Serialize for Writer<'_, '_> {
                 let after =
                     Csr::group(nodes, a.inserted.enumerate().filter(|(_, i)| !i.before).map(|(id, i)| (i.anchor, id)));
                 let mut seq = s.serialize_seq(Some(nodes + a.inserted.len()))?;
-                for n in model.all_nodes() {
+                for &n in a.order(model).iter() {
                     for &i in before.of(n) {
                         seq.serialize_element(&InsertedJson { model, node: &a.inserted[i] })?;
                     }

@@ -13,6 +13,7 @@ pub mod allocation;
 pub mod dynamic;
 pub mod logical;
 pub mod mode;
+pub mod order;
 pub mod passes;
 pub mod policy;
 pub mod split;
@@ -44,7 +45,7 @@ pub fn logical_stage(model: &Model, options: &Options) -> Result<(Allocation, Op
             (logical, Some(report))
         }
     };
-    let alloc = Allocation::from_logical(
+    let mut alloc = Allocation::from_logical(
         mode.name(),
         options.event,
         logical.node_stream,
@@ -52,7 +53,18 @@ pub fn logical_stage(model: &Model, options: &Options) -> Result<(Allocation, Op
         logical.attached,
         logical.attached_count,
     );
+    choose_order(model, options, &mut alloc);
     Ok((alloc, report))
+}
+
+/// The execution order of a computed assignment: GE's under `compat=ge`, and wherever at most
+/// one stream runs (nothing overlaps, so the order changes no makespan); otherwise the
+/// critical path first ([`order::critical_path_first`]).
+fn choose_order(model: &Model, options: &Options, alloc: &mut Allocation) {
+    if options.compat_ge || alloc.logical_count + alloc.attached_count <= 1 {
+        return;
+    }
+    alloc.order = order::critical_path_first(model, &alloc.logical_stream);
 }
 
 /// Stage 2, GE's `InsertSyncNodesByLogicStream`: nothing to synchronise on one stream without

@@ -41,14 +41,14 @@ pub struct Tensors {
     pub until_end: Vec<bool>,
     /// The producer is bearing; otherwise the tensor exists from the start.
     pub produced: Vec<bool>,
-    /// Position of every node in execution order (`Model::all_nodes`).
+    /// Position of every node in execution order.
     pub pos: IdVec<NodeId, u32>,
 }
 
 impl Tensors {
-    /// Tensors of `model`, with `on_stream` telling which nodes run on a stream.
-    pub fn of(model: &Model, on_stream: impl Fn(NodeId) -> bool) -> Tensors {
-        let order = model.all_nodes();
+    /// Tensors of `model` in execution order `order`, with `on_stream` telling which nodes
+    /// run on a stream.
+    pub fn of(model: &Model, order: &[NodeId], on_stream: impl Fn(NodeId) -> bool) -> Tensors {
         let mut pos = IdVec::filled(model.nodes.len(), 0u32);
         for (i, &n) in order.iter().enumerate() {
             pos[n] = i as u32;
@@ -57,7 +57,7 @@ impl Tensors {
         let mut t = Tensors { list: Vec::new(), readers: Vec::new(), until_end: Vec::new(), produced: Vec::new(), pos };
         let mut stack: Vec<(NodeId, u32)> = Vec::new();
         let mut seen: Vec<(NodeId, u32)> = Vec::new();
-        for &n in &order {
+        for &n in order {
             let node = &model.nodes[n];
             if node.alias_input.is_some() {
                 continue;
@@ -133,7 +133,7 @@ impl Hb {
     pub fn of(model: &Model, alloc: &Allocation) -> Hb {
         let nn = model.nodes.len();
         let streams = alloc.stream().iter().flatten().map(|s| s.index() + 1).max().unwrap_or(0);
-        let order = model.all_nodes();
+        let order = alloc.order(model);
         let mut pos = IdVec::filled(nn, u32::MAX);
         for (i, &n) in order.iter().enumerate() {
             pos[n] = i as u32;
@@ -155,7 +155,7 @@ impl Hb {
         let mut last: Vec<Option<u32>> = vec![None; streams];
         let mut seq = vec![0u32; streams];
         let mut rows = 0u32;
-        for &n in &order {
+        for &n in order.iter() {
             let Some(s) = alloc.stream()[n] else { continue };
             let s = s.index();
             let base = clocks.len();
@@ -215,7 +215,7 @@ pub struct Lifetimes {
 
 impl Lifetimes {
     pub fn of(model: &Model, alloc: &Allocation) -> Lifetimes {
-        let tensors = Tensors::of(model, |n| alloc.stream()[n].is_some());
+        let tensors = Tensors::of(model, &alloc.order(model), |n| alloc.stream()[n].is_some());
         let hb = Hb::of(model, alloc);
         let mut footprint = Vec::with_capacity(tensors.len());
         let mut last_users = Vec::with_capacity(tensors.len());

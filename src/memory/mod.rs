@@ -133,7 +133,7 @@ impl Serialize for TensorJson<'_> {
 /// producer or reader finishes (the makespan for graph outputs); half-open, so a tensor
 /// freed at `t` and one allocated at `t` do not overlap.
 pub fn live_profile(model: &Model, sim: &SimResult) -> Vec<(f64, u64)> {
-    let t = Tensors::of(model, |n| sim.stream[n].is_some());
+    let t = Tensors::of(model, &model.all_nodes(), |n| sim.stream[n].is_some());
     let makespan = sim.makespan_us;
     // (time, +1 start / -1 end, bytes): ends sort before starts at equal times.
     let mut events: Vec<(f64, i8, u64)> = Vec::with_capacity(2 * t.len());

@@ -218,7 +218,7 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
         bail!(InvalidOption, "simulate: wait latency must be a finite number >= 0, got {}", cfg.wait_latency_us);
     }
     let nn = model.nodes.len();
-    let order = model.all_nodes();
+    let order = alloc.order(model);
     let queues = Queues::build(model, alloc, &order);
     let streams = queues.lists.len();
     let tasks = nn + alloc.inserted().len();
@@ -337,7 +337,7 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
     let cp = critical_path(model, on_stream);
     let mut work = 0.0;
     let mut single = 0.0;
-    for &n in &order {
+    for &n in order.iter() {
         if on_stream(n) {
             work += cost_of(model, n) * units_of(model, n, cfg) as f64;
             single += cost_of(model, n);

@@ -165,7 +165,7 @@ pub fn allocation_from_assigned(model: &Model, syncs: Vec<SyncPair>) -> Allocati
 pub fn insert_sync_nodes(model: &Model, alloc: &mut Allocation) {
     let (send, recv) = InsertedKind::sync_pair(alloc.sync_kind);
     let mut pos: IdVec<NodeId, usize> = IdVec::filled(model.nodes.len(), 0);
-    for (i, n) in model.all_nodes().into_iter().enumerate() {
+    for (i, &n) in alloc.order(model).iter().enumerate() {
         pos[n] = i;
     }
     // (anchor position, 0 send / 1 recv, sync) in GE's order.
@@ -344,7 +344,7 @@ pub fn split_steps(
     };
 
     // Stream contents in execution order.
-    let order = model.all_nodes();
+    let order = alloc.order(model).into_owned();
     let mut streams: Vec<Vec<Entry>> = vec![Vec::new(); space as usize];
     let mut main_entry: IdVec<NodeId, usize> = IdVec::filled(nodes, 0);
     for &n in &order {

@@ -196,17 +196,19 @@ impl<'m> SyncState<'m> {
         attached: IdVec<NodeId, Vec<StreamId>>,
         kind: SyncKind,
     ) -> Self {
-        Self::with(model, Cow::Owned(stream), Cow::Owned(attached), kind)
+        Self::with(model, Cow::Owned(stream), Cow::Owned(attached), kind, None)
     }
 
-    /// [`SyncState::new`] over an allocation's streams without copying them.
+    /// [`SyncState::new`] over an allocation's streams without copying them, in the
+    /// allocation's execution order (`None`: GE's `GetAllNodes`).
     pub fn borrowed(
         model: &'m Model,
         stream: &'m IdVec<NodeId, Option<StreamId>>,
         attached: &'m IdVec<NodeId, Vec<StreamId>>,
         kind: SyncKind,
+        order: Option<Vec<NodeId>>,
     ) -> Self {
-        Self::with(model, Cow::Borrowed(stream), Cow::Borrowed(attached), kind)
+        Self::with(model, Cow::Borrowed(stream), Cow::Borrowed(attached), kind, order)
     }
 
     fn with(
@@ -214,11 +216,13 @@ impl<'m> SyncState<'m> {
         stream: Cow<'m, IdVec<NodeId, Option<StreamId>>>,
         attached: Cow<'m, IdVec<NodeId, Vec<StreamId>>>,
         kind: SyncKind,
+        order: Option<Vec<NodeId>>,
     ) -> Self {
         // One graph: GE's `GetAllNodes` is the root's order.
         let root = &model.graphs[crate::graph::GraphId::ROOT].order;
-        let order =
-            if model.graphs.len() == 1 && root.len() == model.nodes.len() { root.clone() } else { model.all_nodes() };
+        let order = order.unwrap_or_else(|| {
+            if model.graphs.len() == 1 && root.len() == model.nodes.len() { root.clone() } else { model.all_nodes() }
+        });
         let mut pos = IdVec::filled(model.nodes.len(), 0u32);
         for (i, &n) in order.iter().enumerate() {
             pos[n] = i as u32;
@@ -431,7 +435,8 @@ fn lifetime_with_multi_dims(st: &mut SyncState<'_>) -> (u32, usize) {
 /// ahead of the inserted ones, as GE's event maps would hold them, and optimised with them.
 pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<SyncReport> {
     let given = std::mem::take(&mut alloc.syncs);
-    let mut st = SyncState::borrowed(model, &alloc.logical_stream, &alloc.attached, cfg.kind);
+    let order = (!alloc.has_ge_order()).then(|| alloc.order.clone());
+    let mut st = SyncState::borrowed(model, &alloc.logical_stream, &alloc.attached, cfg.kind, order);
     st.contract = !cfg.compat_ge;
     seed(&mut st, &given);
     insert::insert_sync_events(&mut st)?;
