@@ -443,8 +443,9 @@ impl Allocation {
     /// Every node of the model in execution order: each stream runs its nodes in this order
     /// (allocation JSON lists `nodes` in it). A topological order with [`Model::all_nodes`]'s
     /// structure (a node's subgraphs' nodes right after it). GE's `GetAllNodes` order under
-    /// `compat=ge`, for given streams and on one stream; otherwise the critical-path-first
-    /// order [`crate::compile::order`] chose for the assignment.
+    /// `compat=ge`, in GE's step-by-step passes, on one stream and in graphs with no costs;
+    /// otherwise the critical-path-first order [`crate::compile::order`] chose for the
+    /// assignment (computed or given).
     pub fn order<'a>(&'a self, model: &Model) -> Cow<'a, [NodeId]> {
         if self.order.is_empty() { Cow::Owned(model.all_nodes()) } else { Cow::Borrowed(&self.order) }
     }

@@ -57,14 +57,16 @@ pub fn logical_stage(model: &Model, options: &Options) -> Result<(Allocation, Op
     Ok((alloc, report))
 }
 
-/// The execution order of a computed assignment: GE's under `compat=ge`, and wherever at most
-/// one stream runs (nothing overlaps, so the order changes no makespan); otherwise the
-/// critical path first ([`order::critical_path_first`]).
-fn choose_order(model: &Model, options: &Options, alloc: &mut Allocation) {
+/// The execution order of an assignment, computed or given: GE's under `compat=ge`, and
+/// wherever at most one stream runs (nothing overlaps, so the order changes no makespan);
+/// otherwise the critical path first ([`order::critical_path_first`]), a function of the
+/// model and the logical streams alone, so a run from given streams orders as the whole
+/// pipeline does.
+pub(crate) fn choose_order(model: &Model, options: &Options, alloc: &mut Allocation) {
     if options.compat_ge || alloc.logical_count + alloc.attached_count <= 1 {
         return;
     }
-    alloc.order = order::critical_path_first(model, &alloc.logical_stream);
+    alloc.order = order::critical_path_first(model, &alloc.logical_stream).unwrap_or_default();
 }
 
 /// Stage 2, GE's `InsertSyncNodesByLogicStream`: nothing to synchronise on one stream without

@@ -10,14 +10,17 @@
 //! the node to an exit, its own cost included; nodes with no device task cost nothing), ties
 //! by declaration order; a node is ready when all its predecessors (data and control edges)
 //! have finished, plus the wait latency for a predecessor on another stream, and it starts
-//! when the device has the units it holds. The order is the order the schedule starts the
-//! nodes in, so it is topological; nodes on no stream come in as soon as they are ready.
+//! when the device has the units it holds; nodes on no stream run, in no time, as soon as they
+//! are ready. Each stream's nodes are listed in the order the schedule starts them; the streams
+//! are then interleaved as close to GE's order as the edges allow, so where the schedule keeps
+//! a stream's GE sequence nothing about that stream changes, and where it keeps them all the
+//! order is GE's own.
 //!
 //! Each graph of a model is ordered on its own (its edges only) and the graphs are stitched
 //! as [`Model::all_nodes`] stitches them: a node's subgraphs' nodes right after the node.
 //! O((V + E) log V).
 
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use crate::graph::{GraphId, IdVec, Model, NodeId, StreamId};
@@ -39,15 +42,72 @@ fn units(model: &Model, n: NodeId) -> u32 {
 }
 
 /// The execution order of `model` under the main-stream assignment `stream`: the list
-/// schedule described in the module documentation, every graph on its own.
-pub fn critical_path_first(model: &Model, stream: &IdVec<NodeId, Option<StreamId>>) -> Vec<NodeId> {
+/// schedule described in the module documentation, every graph on its own. A graph none of
+/// whose nodes has a cost keeps GE's order (there is no critical path to run first). `None`
+/// when the result is GE's order, [`Model::all_nodes`].
+pub fn critical_path_first(model: &Model, stream: &IdVec<NodeId, Option<StreamId>>) -> Option<Vec<NodeId>> {
     let streams = stream.iter().flatten().map(|s| s.index() + 1).max().unwrap_or(0);
     let mut per_graph: IdVec<GraphId, Vec<NodeId>> = IdVec::filled(model.graphs.len(), Vec::new());
     let mut sched = Scheduler::new(model, stream, streams);
+    let mut last = vec![None; streams];
+    let mut next = IdVec::filled(model.nodes.len(), None);
+    let mut left = IdVec::filled(model.nodes.len(), 0u32);
+    let mut changed = false;
     for g in model.graphs.ids() {
-        per_graph[g] = sched.graph(g);
+        let nodes = &model.graphs[g].order;
+        if !nodes.iter().any(|&n| cost(model, n) > 0.0) {
+            per_graph[g] = nodes.clone();
+            continue;
+        }
+        let started = sched.graph(g);
+        per_graph[g] = interleave(model, stream, g, &started, &mut last, &mut next, &mut left);
+        changed |= per_graph[g] != *nodes;
     }
-    stitch(model, &per_graph)
+    changed.then(|| stitch(model, &per_graph))
+}
+
+/// Graph `g`'s nodes with each stream's nodes in the order `started` gives them, interleaved
+/// as close to GE's order as the edges and those stream sequences allow: of the nodes whose
+/// predecessors and stream predecessor are listed, the first in GE's order comes next. Where
+/// the schedule keeps every stream's GE sequence the result is GE's order itself, so only the
+/// streams it reorders change the document.
+fn interleave(
+    model: &Model,
+    stream: &IdVec<NodeId, Option<StreamId>>,
+    g: GraphId,
+    started: &[NodeId],
+    last: &mut [Option<NodeId>],
+    next: &mut IdVec<NodeId, Option<NodeId>>,
+    left: &mut IdVec<NodeId, u32>,
+) -> Vec<NodeId> {
+    last.iter_mut().for_each(|l| *l = None);
+    for &n in started {
+        let mut k = model.in_edges(n).filter(|e| model.nodes[e.src].graph == g).count() as u32;
+        next[n] = None;
+        if let Some(s) = stream[n] {
+            if let Some(p) = last[s.index()] {
+                next[p] = Some(n);
+                k += 1;
+            }
+            last[s.index()] = Some(n);
+        }
+        left[n] = k;
+    }
+    let mut heap: BinaryHeap<Reverse<(u32, NodeId)>> =
+        started.iter().filter(|&&n| left[n] == 0).map(|&n| Reverse((model.topo_index[n], n))).collect();
+    let mut out = Vec::with_capacity(started.len());
+    while let Some(Reverse((_, n))) = heap.pop() {
+        out.push(n);
+        let succ = model.out_edges(n).map(|e| e.dst).filter(|&d| model.nodes[d].graph == g);
+        for d in succ.chain(next[n]) {
+            left[d] -= 1;
+            if left[d] == 0 {
+                heap.push(Reverse((model.topo_index[d], d)));
+            }
+        }
+    }
+    debug_assert_eq!(out.len(), started.len(), "the schedule's order satisfies every constraint");
+    out
 }
 
 /// The graphs' orders in [`Model::all_nodes`]'s structure.

@@ -255,7 +255,9 @@ impl<M: Deref<Target = Model>> Session<M> {
     fn assign(&mut self, given: bool) -> Result<()> {
         let mode = Mode::of(&self.model, &self.options);
         let (alloc, report) = if given {
-            (compile::preassigned_logical(&self.model, &self.options)?, None)
+            let mut alloc = compile::preassigned_logical(&self.model, &self.options)?;
+            compile::choose_order(&self.model, &self.options, &mut alloc);
+            (alloc, None)
         } else if mode.is_search() {
             let Some(search) = self.search else {
                 bail!(

@@ -15,6 +15,7 @@ mod cli_usage;
 mod concurrency;
 mod dynamic_corpus;
 mod dynamic_fixtures;
+mod execution_order;
 mod fuzz_props;
 mod header;
 mod loader;

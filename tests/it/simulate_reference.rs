@@ -418,10 +418,11 @@ fn ideal_schedule_is_feasible() {
 
 /// A Send is a queue entry: the one after `p` costs stream 0 a round at t = 1, so stream 1's
 /// `s` takes every unit first and `q` waits for it; with the Send left out, `q` would win on
-/// the lower stream id. `t` waits for `p` through its Recv.
+/// the lower stream id. `t` waits for `p` through its Recv. GE's order (`compat=ge`) keeps `s`
+/// ahead of `t` on stream 1, as declared; the default order would run `t`, the longer path, first.
 #[test]
 fn an_inserted_send_takes_a_round_and_gives_way() {
-    let text = r#"{"format": "stream-graph", "version": 1, "name": "send_round",
+    let text = r#"{"format": "stream-graph", "version": 1, "name": "send_round", "options": {"compat": "ge"},
       "nodes": [
         {"name": "p", "type": "Add", "engine": "AIcoreEngine", "cost_us": 1, "cores": 1, "stream": 0},
         {"name": "q", "type": "Add", "engine": "AIcoreEngine", "cost_us": 10, "cores": 24, "stream": 0},
