@@ -46,68 +46,24 @@ fn units(model: &Model, n: NodeId) -> u32 {
 /// whose nodes has a cost keeps GE's order (there is no critical path to run first). `None`
 /// when the result is GE's order, [`Model::all_nodes`].
 pub fn critical_path_first(model: &Model, stream: &IdVec<NodeId, Option<StreamId>>) -> Option<Vec<NodeId>> {
-    let streams = stream.iter().flatten().map(|s| s.index() + 1).max().unwrap_or(0);
+    let dur: IdVec<NodeId, f64> = model.nodes.ids().map(|n| cost(model, n)).collect();
+    if !dur.iter().any(|&d| d > 0.0) {
+        return None;
+    }
+    let mut sched = Scheduler::new(model, stream, dur);
     let mut per_graph: IdVec<GraphId, Vec<NodeId>> = IdVec::filled(model.graphs.len(), Vec::new());
-    let mut sched = Scheduler::new(model, stream, streams);
-    let mut last = vec![None; streams];
-    let mut next = IdVec::filled(model.nodes.len(), None);
-    let mut left = IdVec::filled(model.nodes.len(), 0u32);
     let mut changed = false;
     for g in model.graphs.ids() {
         let nodes = &model.graphs[g].order;
-        if !nodes.iter().any(|&n| cost(model, n) > 0.0) {
+        if !nodes.iter().any(|&n| sched.dur[n] > 0.0) {
             per_graph[g] = nodes.clone();
             continue;
         }
         let started = sched.graph(g);
-        per_graph[g] = interleave(model, stream, g, &started, &mut last, &mut next, &mut left);
+        per_graph[g] = sched.interleave(g, &started);
         changed |= per_graph[g] != *nodes;
     }
     changed.then(|| stitch(model, &per_graph))
-}
-
-/// Graph `g`'s nodes with each stream's nodes in the order `started` gives them, interleaved
-/// as close to GE's order as the edges and those stream sequences allow: of the nodes whose
-/// predecessors and stream predecessor are listed, the first in GE's order comes next. Where
-/// the schedule keeps every stream's GE sequence the result is GE's order itself, so only the
-/// streams it reorders change the document.
-fn interleave(
-    model: &Model,
-    stream: &IdVec<NodeId, Option<StreamId>>,
-    g: GraphId,
-    started: &[NodeId],
-    last: &mut [Option<NodeId>],
-    next: &mut IdVec<NodeId, Option<NodeId>>,
-    left: &mut IdVec<NodeId, u32>,
-) -> Vec<NodeId> {
-    last.iter_mut().for_each(|l| *l = None);
-    for &n in started {
-        let mut k = model.in_edges(n).filter(|e| model.nodes[e.src].graph == g).count() as u32;
-        next[n] = None;
-        if let Some(s) = stream[n] {
-            if let Some(p) = last[s.index()] {
-                next[p] = Some(n);
-                k += 1;
-            }
-            last[s.index()] = Some(n);
-        }
-        left[n] = k;
-    }
-    let mut heap: BinaryHeap<Reverse<(u32, NodeId)>> =
-        started.iter().filter(|&&n| left[n] == 0).map(|&n| Reverse((model.topo_index[n], n))).collect();
-    let mut out = Vec::with_capacity(started.len());
-    while let Some(Reverse((_, n))) = heap.pop() {
-        out.push(n);
-        let succ = model.out_edges(n).map(|e| e.dst).filter(|&d| model.nodes[d].graph == g);
-        for d in succ.chain(next[n]) {
-            left[d] -= 1;
-            if left[d] == 0 {
-                heap.push(Reverse((model.topo_index[d], d)));
-            }
-        }
-    }
-    debug_assert_eq!(out.len(), started.len(), "the schedule's order satisfies every constraint");
-    out
 }
 
 /// The graphs' orders in [`Model::all_nodes`]'s structure.
@@ -170,10 +126,19 @@ impl PartialOrd for Event {
     }
 }
 
-/// The list schedule's state, its buffers reused from graph to graph.
+/// No stream, in [`Scheduler::stream`].
+const NO_STREAM: u32 = u32::MAX;
+
+/// The list schedule's state, its buffers reused from graph to graph. Per-node facts are
+/// copied into dense arrays first: the walk touches them once per edge.
 struct Scheduler<'a> {
     model: &'a Model,
-    stream: &'a IdVec<NodeId, Option<StreamId>>,
+    /// Stream of every node (`NO_STREAM`: none), duration and units held.
+    stream: IdVec<NodeId, u32>,
+    dur: IdVec<NodeId, f64>,
+    need: IdVec<NodeId, u32>,
+    /// Graph of every node, to keep each graph's edges to itself.
+    graph: IdVec<NodeId, GraphId>,
     level: IdVec<NodeId, f64>,
     preds_left: IdVec<NodeId, u32>,
     /// Earliest start of a node from the predecessors finished so far.
@@ -184,18 +149,27 @@ struct Scheduler<'a> {
     /// Streams that may start a node at the current time.
     dirty: Vec<u32>,
     in_dirty: Vec<bool>,
-    /// Streams whose best ready node waits for units.
-    blocked: Vec<u32>,
+    /// Streams whose best ready node waits for units, by the units it needs (fewest first):
+    /// released units wake only those that may fit now.
+    blocked: BinaryHeap<Reverse<(u32, u32)>>,
     events: BinaryHeap<Event>,
     seq: u32,
+    /// For [`Scheduler::interleave`]: the node after each one on its stream, and the last
+    /// node seen on each stream.
+    next: IdVec<NodeId, Option<NodeId>>,
+    last: Vec<Option<NodeId>>,
 }
 
 impl<'a> Scheduler<'a> {
-    fn new(model: &'a Model, stream: &'a IdVec<NodeId, Option<StreamId>>, streams: usize) -> Self {
+    fn new(model: &'a Model, stream: &IdVec<NodeId, Option<StreamId>>, dur: IdVec<NodeId, f64>) -> Self {
         let nn = model.nodes.len();
+        let streams = stream.iter().flatten().map(|s| s.index() + 1).max().unwrap_or(0);
         Scheduler {
             model,
-            stream,
+            stream: stream.iter().map(|s| s.map_or(NO_STREAM, |s| s.0)).collect(),
+            dur,
+            need: model.nodes.ids().map(|n| units(model, n)).collect(),
+            graph: model.nodes.iter().map(|n| n.graph).collect(),
             level: IdVec::filled(nn, 0.0),
             preds_left: IdVec::filled(nn, 0),
             ready_at: IdVec::filled(nn, 0.0),
@@ -203,16 +177,18 @@ impl<'a> Scheduler<'a> {
             busy: vec![false; streams],
             dirty: Vec::new(),
             in_dirty: vec![false; streams],
-            blocked: Vec::new(),
+            blocked: BinaryHeap::new(),
             events: BinaryHeap::new(),
             seq: 0,
+            next: IdVec::filled(nn, None),
+            last: vec![None; streams],
         }
     }
 
-    /// Predecessors of `n` in its own graph.
-    fn preds(&self, n: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        let g = self.model.nodes[n].graph;
-        self.model.in_edges(n).map(|e| e.src).filter(move |&p| self.model.nodes[p].graph == g)
+    /// Predecessors of `n` in its own graph, counted by edge.
+    fn pred_count(&self, n: NodeId) -> u32 {
+        let g = self.graph[n];
+        self.model.adjacency.in_edges(n).iter().filter(|&&e| self.graph[self.model.edges[e].src] == g).count() as u32
     }
 
     fn push(&mut self, time: f64, finish: bool, node: NodeId) {
@@ -227,74 +203,88 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    /// The order of graph `g`'s nodes; GE's order for the graph if its edges hold a cycle.
+    /// The order in which the schedule starts graph `g`'s nodes; GE's order for the graph if
+    /// its edges hold a cycle.
     fn graph(&mut self, g: GraphId) -> Vec<NodeId> {
         let model = self.model;
         let nodes = &model.graphs[g].order;
         for &n in nodes.iter().rev() {
-            let below = model
-                .out_edges(n)
-                .filter(|e| model.nodes[e.dst].graph == g)
-                .map(|e| self.level[e.dst])
-                .fold(0.0, f64::max);
-            self.level[n] = cost(model, n) + below;
+            let mut below = 0.0f64;
+            for &e in model.adjacency.out_edges(n) {
+                let d = model.edges[e].dst;
+                if self.graph[d] == g {
+                    below = below.max(self.level[d]);
+                }
+            }
+            self.level[n] = self.dur[n] + below;
         }
+        // Nodes to handle at the current instant: (node, finished) — a node ready now, or one
+        // that finished now without taking time.
+        let mut now: Vec<(NodeId, bool)> = Vec::new();
         for &n in nodes {
-            self.preds_left[n] = self.preds(n).count() as u32;
+            self.preds_left[n] = self.pred_count(n);
             self.ready_at[n] = 0.0;
             if self.preds_left[n] == 0 {
-                self.push(0.0, false, n);
+                now.push((n, false));
             }
         }
+        now.reverse();
         let mut order = Vec::with_capacity(nodes.len());
         let mut free = UNITS;
         let mut t = 0.0f64;
         loop {
-            // Every event of this instant: finishes free their stream and units and release
-            // successors (a successor ready now joins this instant), then ready nodes join
-            // their stream's queue.
-            while let Some(ev) = self.events.peek().copied().filter(|e| e.time <= t) {
-                self.events.pop();
-                let n = ev.node;
-                if ev.finish {
-                    let s = self.stream[n];
-                    if let Some(s) = s {
-                        self.busy[s.index()] = false;
-                        self.mark(s.index());
-                    }
-                    let u = units(model, n);
-                    if u > 0 {
-                        free += u;
-                        for b in std::mem::take(&mut self.blocked) {
-                            self.mark(b as usize);
+            // Everything of this instant: finishes free their stream and units and release
+            // successors (one ready now joins this instant), ready nodes join their stream's
+            // queue, and nodes on no stream run at once.
+            loop {
+                let (n, finished) = match now.pop() {
+                    Some(x) => x,
+                    None => match self.events.peek() {
+                        Some(e) if e.time <= t => {
+                            let e = self.events.pop().expect("peeked");
+                            (e.node, e.finish)
                         }
+                        _ => break,
+                    },
+                };
+                let s = self.stream[n];
+                if !finished {
+                    if s == NO_STREAM {
+                        order.push(n);
+                        now.push((n, true));
+                    } else {
+                        self.ready[s as usize].push(Prio { level: self.level[n], node: n });
+                        self.mark(s as usize);
                     }
-                    for e in model.out_edges(n) {
-                        let d = e.dst;
-                        if model.nodes[d].graph != g {
-                            continue;
-                        }
-                        let lat = match (s, self.stream[d]) {
-                            (Some(a), Some(b)) if a != b => WAIT_LATENCY_US,
-                            _ => 0.0,
-                        };
-                        self.ready_at[d] = self.ready_at[d].max(t + lat);
-                        self.preds_left[d] -= 1;
-                        if self.preds_left[d] == 0 {
-                            let at = self.ready_at[d];
+                    continue;
+                }
+                if s != NO_STREAM {
+                    self.busy[s as usize] = false;
+                    self.mark(s as usize);
+                }
+                free += self.need[n];
+                while let Some(&Reverse((need, b))) = self.blocked.peek() {
+                    if need > free {
+                        break;
+                    }
+                    self.blocked.pop();
+                    self.mark(b as usize);
+                }
+                for &e in model.adjacency.out_edges(n) {
+                    let d = model.edges[e].dst;
+                    if self.graph[d] != g {
+                        continue;
+                    }
+                    let ds = self.stream[d];
+                    let lat = if s != NO_STREAM && ds != NO_STREAM && s != ds { WAIT_LATENCY_US } else { 0.0 };
+                    self.ready_at[d] = self.ready_at[d].max(t + lat);
+                    self.preds_left[d] -= 1;
+                    if self.preds_left[d] == 0 {
+                        let at = self.ready_at[d];
+                        if at <= t {
+                            now.push((d, false));
+                        } else {
                             self.push(at, false, d);
-                        }
-                    }
-                } else {
-                    match self.stream[n] {
-                        // On no stream: runs as soon as it is ready, in no time.
-                        None => {
-                            order.push(n);
-                            self.push(t, true, n);
-                        }
-                        Some(s) => {
-                            self.ready[s.index()].push(Prio { level: self.level[n], node: n });
-                            self.mark(s.index());
                         }
                     }
                 }
@@ -309,19 +299,27 @@ impl<'a> Scheduler<'a> {
                     continue;
                 }
                 let Some(&p) = self.ready[si].peek() else { continue };
-                let u = units(model, p.node);
+                let u = self.need[p.node];
                 if u > free {
-                    self.blocked.push(s);
+                    self.blocked.push(Reverse((u, s)));
                     continue;
                 }
                 self.ready[si].pop();
                 free -= u;
                 self.busy[si] = true;
                 order.push(p.node);
-                self.push(t + cost(model, p.node), true, p.node);
+                let d = self.dur[p.node];
+                if d > 0.0 {
+                    self.push(t + d, true, p.node);
+                } else {
+                    now.push((p.node, true));
+                }
             }
             dirty.clear();
             self.dirty = dirty;
+            if !now.is_empty() {
+                continue;
+            }
             match self.events.peek() {
                 Some(e) => t = t.max(e.time),
                 None => break,
@@ -337,5 +335,45 @@ impl<'a> Scheduler<'a> {
             return nodes.clone();
         }
         order
+    }
+
+    /// Graph `g`'s nodes with each stream's nodes in the order `started` gives them,
+    /// interleaved as close to GE's order as the edges and those stream sequences allow: of
+    /// the nodes whose predecessors and stream predecessor are listed, the first in GE's order
+    /// comes next. Where the schedule keeps every stream's GE sequence the result is GE's
+    /// order itself, so only the streams it reorders change the document.
+    fn interleave(&mut self, g: GraphId, started: &[NodeId]) -> Vec<NodeId> {
+        let model = self.model;
+        self.last.iter_mut().for_each(|l| *l = None);
+        // `preds_left` counts again: predecessors, then the stream predecessor.
+        for &n in started {
+            let mut k = self.pred_count(n);
+            self.next[n] = None;
+            let s = self.stream[n];
+            if s != NO_STREAM {
+                if let Some(p) = self.last[s as usize] {
+                    self.next[p] = Some(n);
+                    k += 1;
+                }
+                self.last[s as usize] = Some(n);
+            }
+            self.preds_left[n] = k;
+        }
+        let topo = &model.topo_index;
+        let mut heap: BinaryHeap<Reverse<(u32, NodeId)>> =
+            started.iter().filter(|&&n| self.preds_left[n] == 0).map(|&n| Reverse((topo[n], n))).collect();
+        let mut out = Vec::with_capacity(started.len());
+        while let Some(Reverse((_, n))) = heap.pop() {
+            out.push(n);
+            let succ = model.adjacency.out_edges(n).iter().map(|&e| model.edges[e].dst);
+            for d in succ.filter(|&d| self.graph[d] == g).chain(self.next[n]) {
+                self.preds_left[d] -= 1;
+                if self.preds_left[d] == 0 {
+                    heap.push(Reverse((topo[d], d)));
+                }
+            }
+        }
+        debug_assert_eq!(out.len(), started.len(), "the schedule's order satisfies every constraint");
+        out
     }
 }

@@ -167,7 +167,8 @@ impl<M: Deref<Target = Model>> Session<M> {
         self.stage
     }
 
-    /// Nodes in execution order (GE's `GetAllNodes`); node indexes address this list.
+    /// Nodes in GE's `GetAllNodes` order; node indexes address this list. (Each stream runs
+    /// its nodes in the allocation's execution order, [`crate::compile::Allocation::order`].)
     pub fn order(&self) -> &[NodeId] {
         &self.order
     }
