@@ -321,8 +321,14 @@ fn bounded(ctx: &Ctx<'_>, policy: Policy, cap: u32, report: &mut PolicyReport) -
 }
 
 /// Sync ids a logical result needs after sync insertion and reduction, when they might exceed
-/// `max_events` (`None`: they can not, every dependency and attached stream counted).
-fn sync_ids_over(model: &Model, options: &Options, logical: &LogicalResult, max_events: u32) -> Result<Option<u32>> {
+/// `max_events` (`None`: they can not, every dependency and attached stream counted), with
+/// the counts they are made of.
+fn sync_ids_over(
+    model: &Model,
+    options: &Options,
+    logical: &LogicalResult,
+    max_events: u32,
+) -> Result<Option<(u32, crate::compile::summary::ModelCounts)>> {
     let attached: usize = logical.attached.iter().map(Vec::len).sum();
     if (model.edges.len() + 2 * attached) as u64 <= u64::from(max_events) {
         return Ok(None);
@@ -338,7 +344,7 @@ fn sync_ids_over(model: &Model, options: &Options, logical: &LogicalResult, max_
     crate::compile::sync_stage(model, options, &mut alloc)?;
     let c = crate::compile::summary::ModelCounts::of(&alloc);
     let ids = c.event_num + c.notify_num;
-    Ok((ids > max_events).then_some(ids))
+    Ok((ids > max_events).then_some((ids, c)))
 }
 
 /// The logical result and report of a non-auto policy, within `max_streams` and `max_events`
@@ -377,14 +383,16 @@ pub fn assign(model: &Model, options: &Options, policy: Policy) -> Result<(Logic
         return Ok((logical, report));
     }
     let mut cut = false;
-    while let Some(ids) = sync_ids_over(model, options, &logical, max_events)? {
+    while let Some((ids, c)) = sync_ids_over(model, options, &logical, max_events)? {
         if a.count <= 1 {
             crate::bail!(
                 Limit,
-                "policy {} on graph '{}': {ids} sync ids exceed max_events={max_events} even with one policy stream \
-                 (the streams GE pins need them)",
+                "policy {} on graph '{}': {ids} sync ids ({} events, {} notifies) exceed max_events={max_events} \
+                 even with one policy stream (the streams GE pins need them)",
                 policy.name(),
-                model.name
+                model.name,
+                c.event_num,
+                c.notify_num
             );
         }
         // Fewer streams in proportion to the excess, at least one fewer.
