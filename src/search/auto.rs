@@ -78,7 +78,8 @@ pub fn choose(
             "syncs": sim.syncs,
             "event_ids": ids,
         });
-        if let Some(made) = s.report().and_then(|r| r.details.get("unbudgeted_streams")) {
+        if let Some(made) = s.report().and_then(|r| r.details.get("budgets")).and_then(|b| b.get("unbudgeted_streams"))
+        {
             row["unbudgeted_streams"] = made.clone();
         }
         let over = if alloc.logical_count() > max_streams {
@@ -121,12 +122,10 @@ pub fn choose(
     report.details.insert("chosen".into(), json!(chosen.name()));
     report.details.insert("makespan_us".into(), json!(round3(makespan)));
     report.details.insert("ideal_us".into(), json!(ideal_us));
-    report.details.insert("lower_bound_us".into(), json!(bound_us));
     report.details.insert(
         "why".into(),
         json!(format!(
-            "shortest simulated makespan ({} units, {} us per wait) within max_streams={} and max_events={}; \
-             ties: fewer streams, fewer syncs",
+            "shortest simulated makespan ({} units, {} us/wait) in {} streams, {} ids; then fewer streams, syncs",
             cfg.units,
             cfg.wait_latency_us,
             budget_text(max_streams),

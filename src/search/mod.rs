@@ -38,25 +38,31 @@ pub fn run<M: Deref<Target = Model>>(
     let budget = matches!(options.policy, Policy::Budget(_)) && stage >= Stage::Sync;
     let mut s = session(model, options, limits, sim);
     s.run_to(stage)?;
-    let bounded = s.report().is_some_and(|r| r.details.contains_key("unbudgeted_streams"))
-        || s.report().is_some_and(|r| r.details.contains_key("event_budget_streams"));
+    let bounded = s.report().is_some_and(|r| r.details.contains_key("budgets"));
     if (budget || bounded) && stage >= Stage::Sync {
         let mut extra = serde_json::Map::new();
         if budget {
             extra.extend(budget_makespans(s.model(), s.options(), &limits, s.allocation()?, stage)?);
         }
-        if bounded {
-            extra.extend(budget_cost(&s, &limits, stage, &sim)?);
-        }
+        let cost = if bounded { Some(budget_cost(&s, &limits, stage, &sim)?) } else { None };
         let (alloc, base) = s.into_result()?;
         let mut merged = base.unwrap_or_default();
         merged.details.extend(extra);
+        if let Some(cost) = cost {
+            if let Some(r) = cost.get("budget_cost") {
+                merged.details.insert("budget_cost".into(), r.clone());
+            }
+            if let Some(serde_json::Value::Object(b)) = merged.details.get_mut("budgets") {
+                b.extend(cost);
+            }
+        }
         return Ok((alloc, Some(merged)));
     }
     s.into_result()
 }
 
-/// What `max_streams` / `max_events` cost a policy: its simulated makespan within them and,
+/// What `max_streams` / `max_events` cost a policy (the report's `budgets` object, the ratio
+/// also as `budget_cost`): its simulated makespan within them and,
 /// from a second run without them, the unbudgeted makespan, streams and sync ids. The second
 /// run is skipped when the policy made more streams than the device creates, or fails on a
 /// device limit; the report says so.
@@ -74,7 +80,12 @@ fn budget_cost<M: Deref<Target = Model>>(
     m.insert("budgeted_makespan_us".into(), json!(round3(budgeted.makespan_us)));
     m.insert("budgeted_event_ids".into(), json!(auto::sync_ids(alloc)));
     m.insert("ideal_us".into(), json!(round3(reference.makespan_us)));
-    let made = s.report().and_then(|r| r.details.get("unbudgeted_streams")).and_then(|v| v.as_u64()).unwrap_or(0);
+    let made = s
+        .report()
+        .and_then(|r| r.details.get("budgets"))
+        .and_then(|b| b.get("unbudgeted_streams"))
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0);
     let device = crate::runtime::consts::MAX_STREAM_NUM as u64 - 1;
     if made > device {
         m.insert(

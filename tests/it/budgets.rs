@@ -77,14 +77,16 @@ fn per_operator_merged_to_the_stream_budget() {
     m.options.max_streams = Some(u32::MAX);
     let (free, report) = run(&m);
     assert_eq!(free.logical_count(), 6);
-    assert!(!report.unwrap().details.contains_key("unbudgeted_streams"));
+    assert!(!report.unwrap().details.contains_key("budgets"));
     m.options.max_streams = Some(2);
     let (a, report) = run(&m);
     assert!(a.logical_count() <= 2, "{} streams", a.logical_count());
     let r = verify::check(&m, &a.to_json(&m));
     assert!(r.ok(), "{:?}", r.violations);
     assert_eq!(Some(a.syncs().len()), r.edge_sync_minimum);
-    let d = report.unwrap().details;
+    let report = report.unwrap();
+    assert!(report.details["budget_cost"].as_f64().unwrap() >= 1.0);
+    let d = report.details["budgets"].as_object().unwrap();
     assert_eq!(d["unbudgeted_streams"], 6);
     assert_eq!(d["max_streams"], 2);
     let (with, without) = (d["budgeted_makespan_us"].as_f64().unwrap(), d["unbudgeted_makespan_us"].as_f64().unwrap());
@@ -105,7 +107,7 @@ fn event_budget_cuts_streams() {
             assert!(sync_ids(&a) <= max_events, "{p:?} max_events={max_events}: {} ids", sync_ids(&a));
             assert!(verify::check(&m, &a.to_json(&m)).ok(), "{p:?}");
             if max_events == 1 && p != Policy::PerBackend {
-                assert_eq!(report.unwrap().details["event_budget_streams"], 1, "{p:?}");
+                assert_eq!(report.unwrap().details["budgets"]["event_budget_streams"], 1, "{p:?}");
             }
         }
     }
@@ -120,7 +122,7 @@ fn unlimited_reproduces_unbound_output() {
             let policy = format!("policy={p}");
             let default = load(&path, &[&policy]);
             let (a, report) = run(&default);
-            if report.as_ref().is_some_and(|r| r.details.contains_key("unbudgeted_streams")) {
+            if report.as_ref().is_some_and(|r| r.details.contains_key("budgets")) {
                 continue;
             }
             let unlimited = load(&path, &[&policy, "max_streams=unlimited", "max_events=unlimited"]);
@@ -149,7 +151,7 @@ fn corpus_budget_binds_on_the_training_graph() {
     let (a, report) = run(&m);
     assert!(a.logical_count() <= 64);
     assert!(verify::check(&m, &a.to_json(&m)).ok());
-    let d = report.unwrap().details;
+    let d = report.unwrap().details["budgets"].as_object().unwrap().clone();
     assert!(d["unbudgeted_streams"].as_u64().unwrap() > 64);
     assert!(d.contains_key("unbudgeted_makespan_us") || d.contains_key("unbudgeted_skipped"), "{d:?}");
 }

@@ -110,14 +110,8 @@ fn corpus_streams_stay_within_the_task_limit() {
     }
     assert_eq!(
         exceptions,
-        [
-            "resnet50_train policy=per-operator 64",
-            "resnet50_train policy=min-streams 64",
-            "resnet50_train policy=auto 64",
-            "resnet50_train policy=per-operator 128",
-            "resnet50_train policy=min-streams 128",
-            "resnet50_train policy=auto 128",
-        ]
+        // Within max_streams=64 the training graph's widest nodes wait for fewer streams.
+        ["resnet50_train policy=auto 64"]
     );
 }
 

@@ -349,9 +349,8 @@ fn sync_ids_over(
 
 /// The logical result and report of a non-auto policy, within `max_streams` and `max_events`
 /// (GE's own policy keeps GE's rules). Streams GE pins count against `max_streams` first.
-/// When the policy made more streams than the budget, the report says how many
-/// (`unbudgeted_streams`); when the sync ids did not fit, how far the streams were cut
-/// (`event_budget_streams`).
+/// When a budget binds, the report's `budgets` object says so: how many streams the policy
+/// made (`unbudgeted_streams`), how far the sync ids cut them (`event_budget_streams`).
 pub fn assign(model: &Model, options: &Options, policy: Policy) -> Result<(LogicalResult, PolicyReport)> {
     let ctx = Ctx::new(model, options)?;
     let mut report = PolicyReport { name: policy.name(), details: Default::default() };
@@ -373,17 +372,17 @@ pub fn assign(model: &Model, options: &Options, policy: Policy) -> Result<(Logic
     let max_streams = options.stream_budget();
     let cap = if max_streams == u32::MAX { u32::MAX } else { max_streams.saturating_sub(pinned.len() as u32).max(1) };
     let (mut a, made) = bounded(&ctx, policy, cap, &mut report)?;
+    let mut budgets = serde_json::Map::new();
     if made > cap {
-        report.details.insert("max_streams".into(), json!(max_streams));
-        report.details.insert("unbudgeted_streams".into(), json!(made));
+        budgets.insert("max_streams".into(), json!(max_streams));
+        budgets.insert("unbudgeted_streams".into(), json!(made));
     }
     let max_events = options.event_budget();
     let mut logical = finish(&ctx, &a);
-    if max_events == u32::MAX {
-        return Ok((logical, report));
-    }
     let mut cut = false;
-    while let Some((ids, c)) = sync_ids_over(model, options, &logical, max_events)? {
+    while max_events != u32::MAX
+        && let Some((ids, c)) = sync_ids_over(model, options, &logical, max_events)?
+    {
         if a.count <= 1 {
             crate::bail!(
                 Limit,
@@ -403,8 +402,11 @@ pub fn assign(model: &Model, options: &Options, policy: Policy) -> Result<(Logic
         cut = true;
     }
     if cut {
-        report.details.insert("max_events".into(), json!(max_events));
-        report.details.insert("event_budget_streams".into(), json!(a.count));
+        budgets.insert("max_events".into(), json!(max_events));
+        budgets.insert("event_budget_streams".into(), json!(a.count));
+    }
+    if !budgets.is_empty() {
+        report.details.insert("budgets".into(), Value::Object(budgets));
     }
     Ok((logical, report))
 }
