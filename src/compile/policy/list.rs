@@ -44,9 +44,14 @@ pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
     let n = ctx.order.len();
     let cap = max_streams.max(1) as usize;
     let node = |p: u32| ctx.order[p as usize];
+    // As the simulator times them: a node with no device task takes no time.
     let cost = |p: u32| {
-        let c = model.nodes[node(p)].cost_us;
-        if ctx.role[node(p)] != Role::None && c.is_finite() && c > 0.0 { c } else { 0.0 }
+        let r = &model.nodes[node(p)];
+        if ctx.role[node(p)] != Role::None && r.tasks > 0 && r.cost_us.is_finite() && r.cost_us > 0.0 {
+            r.cost_us
+        } else {
+            0.0
+        }
     };
     let is_task = |p: u32| ctx.role[node(p)] == Role::Task;
     let need = |p: u32| if is_task(p) { model.nodes[node(p)].cores.min(DEVICE_UNITS) } else { 0 };
