@@ -10,8 +10,8 @@
 //! ever run). Nodes without tasks, pinned nodes and nodes on no stream take no stream and no
 //! units here; followers join a neighbour's stream afterwards, as for every policy.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeSet, BinaryHeap};
 
 use super::budget::DEVICE_UNITS;
 use super::{Assignment, Ctx, Role};
@@ -22,6 +22,9 @@ pub const WAIT_LATENCY_US: f64 = 1.0;
 const NONE: u32 = u32::MAX;
 /// Stream mark of pinned nodes: always another stream than a policy stream.
 const PINNED: u32 = u32::MAX - 1;
+/// Ready nodes a round looks past when they can not start (too few units, no stream that
+/// precedes them), and idle streams a node looks through: bounds the work per event.
+const SCAN: usize = 128;
 
 /// A running node by position, earliest finish first, then the lower position.
 #[derive(Clone, Copy, PartialEq)]
@@ -63,58 +66,53 @@ pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
     // Stream of each position as the schedule sees it (followers take their first producer's).
     let mut on = vec![NONE; n];
     let mut finish = vec![0.0f64; n];
-    // Per stream: busy until, last position, and whether it is running a node now.
-    let mut last: Vec<u32> = Vec::new();
-    let mut busy: Vec<bool> = Vec::new();
-    let mut ready: Vec<u32> = (0..n as u32).filter(|&p| preds_left[p as usize] == 0).collect();
+    let mut st = Streams { last: Vec::new(), busy: Vec::new(), idle: BTreeSet::new(), cap };
+    let mut homes = Vec::new();
+    // Ready task nodes, highest bottom level first, then the earlier position.
+    let mut heap: BinaryHeap<(u64, Reverse<u32>)> = BinaryHeap::new();
+    let mut newly: Vec<u32> = (0..n as u32).filter(|&p| preds_left[p as usize] == 0).collect();
     let mut running: BinaryHeap<Finish> = BinaryHeap::new();
     let mut free_units = DEVICE_UNITS;
     let mut t = 0.0f64;
     let mut done = 0usize;
     loop {
         // Nodes that take no stream start at once.
-        let mut k = 0;
-        while k < ready.len() {
-            let p = ready[k];
+        for p in newly.drain(..) {
             if is_task(p) {
-                k += 1;
+                heap.push((bl[p as usize].to_bits(), Reverse(p)));
                 continue;
             }
-            ready.swap_remove(k);
-            let r = node(p);
-            on[p as usize] = match ctx.role[r] {
+            on[p as usize] = match ctx.role[node(p)] {
                 Role::Pinned => PINNED,
                 Role::Follower => ctx.pred.of(p).iter().map(|&q| on[q as usize]).find(|&s| s != NONE).unwrap_or(NONE),
                 _ => NONE,
             };
             running.push(Finish(t + cost(p), p));
         }
-        ready.sort_unstable_by(|&a, &b| bl[b as usize].total_cmp(&bl[a as usize]).then(a.cmp(&b)));
-        let mut started = Vec::new();
         for strict in [true, false] {
-            for &p in &ready {
-                if need(p) > free_units || started.contains(&p) {
+            let mut skipped = Vec::new();
+            let mut any = false;
+            while st.can_take() && free_units > 0 && skipped.len() < SCAN {
+                let Some(k) = heap.pop() else { break };
+                let p = k.1.0;
+                let place =
+                    if need(p) <= free_units { pick(ctx, p, &on, &finish, &st, t, strict, &mut homes) } else { None };
+                let Some((s, at)) = place else {
+                    skipped.push(k);
                     continue;
-                }
-                let Some((s, at)) = pick(ctx, p, &on, &finish, &last, &busy, cap, t, strict) else { continue };
-                if s == last.len() {
-                    last.push(p);
-                    busy.push(true);
-                } else {
-                    last[s] = p;
-                    busy[s] = true;
-                }
+                };
+                st.take(s, p);
                 on[p as usize] = s as u32;
                 free_units -= need(p);
                 running.push(Finish(at + cost(p), p));
-                started.push(p);
+                any = true;
             }
+            heap.extend(skipped);
             // Out-of-order placement only when nothing else could ever start.
-            if !started.is_empty() || !running.is_empty() {
+            if any || !running.is_empty() {
                 break;
             }
         }
-        ready.retain(|p| !started.contains(p));
         let Some(Finish(time, first)) = running.pop() else { break };
         t = time;
         let mut finished = vec![first];
@@ -126,19 +124,19 @@ pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
             finish[p as usize] = t;
             if is_task(p) {
                 free_units += need(p);
-                busy[on[p as usize] as usize] = false;
+                st.release(on[p as usize] as usize);
             }
             for &q in ctx.succ.of(p) {
                 preds_left[q as usize] -= 1;
                 if preds_left[q as usize] == 0 {
-                    ready.push(q);
+                    newly.push(q);
                 }
             }
         }
     }
     debug_assert_eq!(done, n, "the root order is a DAG");
     // Streams numbered by their first node in topological order.
-    let mut renumber = vec![NONE; last.len()];
+    let mut renumber = vec![NONE; st.last.len()];
     let mut count = 0;
     let mut a = Assignment::new(model);
     for p in 0..n as u32 {
@@ -155,34 +153,88 @@ pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
     a
 }
 
+/// Streams as the schedule keeps them.
+struct Streams {
+    /// Last position placed on each stream.
+    last: Vec<u32>,
+    busy: Vec<bool>,
+    /// Idle streams, lowest id first.
+    idle: BTreeSet<u32>,
+    cap: usize,
+}
+
+impl Streams {
+    /// Places position `p` on stream `s` (`s == last.len()`: a fresh one).
+    fn take(&mut self, s: usize, p: u32) {
+        if s == self.last.len() {
+            self.last.push(p);
+            self.busy.push(true);
+        } else {
+            self.idle.remove(&(s as u32));
+            self.last[s] = p;
+            self.busy[s] = true;
+        }
+    }
+
+    fn release(&mut self, s: usize) {
+        self.busy[s] = false;
+        self.idle.insert(s as u32);
+    }
+
+    fn can_take(&self) -> bool {
+        !self.idle.is_empty() || self.last.len() < self.cap
+    }
+}
+
 /// The stream that starts position `p` earliest at time `t`, and when: an idle stream whose
 /// last node precedes `p` (any idle stream unless `strict`), or a fresh one within the cap.
-/// Ties go to the latest-finishing producer's stream, then to streams in use, lowest first.
+/// Only a producer's stream can start it earlier than any other stream, so those are looked
+/// at one by one and the rest as one. Ties go to the latest-finishing producer's stream, then
+/// to producers' streams, then to other streams in use.
 #[allow(clippy::too_many_arguments)]
 fn pick(
     ctx: &Ctx<'_>,
     p: u32,
     on: &[u32],
     finish: &[f64],
-    last: &[u32],
-    busy: &[bool],
-    cap: usize,
+    st: &Streams,
     t: f64,
     strict: bool,
+    homes: &mut Vec<u32>,
 ) -> Option<(usize, f64)> {
     let preds = ctx.pred.of(p);
-    let start_on = |s: u32| {
-        preds
-            .iter()
-            .filter(|&&q| on[q as usize] != NONE && on[q as usize] != s)
-            .map(|&q| finish[q as usize] + WAIT_LATENCY_US)
-            .fold(t, f64::max)
-    };
-    let home = preds
-        .iter()
-        .filter(|&&q| on[q as usize] != NONE && on[q as usize] != PINNED)
-        .max_by(|&&a, &&b| finish[a as usize].total_cmp(&finish[b as usize]).then(a.cmp(&b)))
-        .map(|&q| on[q as usize] as usize);
+    // The latest wait per stream, as the two largest from different streams.
+    let mut first = (f64::NEG_INFINITY, NONE);
+    let mut second = f64::NEG_INFINITY;
+    let mut home: Option<(f64, u32, u32)> = None;
+    homes.clear();
+    for &q in preds {
+        let s = on[q as usize];
+        if s == NONE {
+            continue;
+        }
+        let w = finish[q as usize] + WAIT_LATENCY_US;
+        if s == first.1 {
+            first.0 = first.0.max(w);
+        } else if w > first.0 {
+            second = second.max(first.0);
+            first = (w, s);
+        } else {
+            second = second.max(w);
+        }
+        if s != PINNED {
+            homes.push(s);
+            let key = (finish[q as usize], q, s);
+            if home.is_none_or(|h| key.0 > h.0 || (key.0 == h.0 && key.1 > h.1)) {
+                home = Some(key);
+            }
+        }
+    }
+    let home = home.map(|h| h.2 as usize);
+    let start_on = |s: u32| if s == first.1 { second.max(t) } else { first.0.max(t) };
+    let eligible = |s: usize| !st.busy[s] && (!strict || st.last[s] < p);
+    homes.sort_unstable();
+    homes.dedup();
     let mut best: Option<(usize, f64)> = None;
     let mut consider = |s: usize, at: f64| {
         let better = match best {
@@ -193,13 +245,24 @@ fn pick(
             best = Some((s, at));
         }
     };
-    for s in 0..last.len() {
-        if !busy[s] && (!strict || last[s] < p) {
-            consider(s, start_on(s as u32));
+    for &s in homes.iter() {
+        if eligible(s as usize) {
+            consider(s as usize, start_on(s));
         }
     }
-    if last.len() < cap {
-        consider(last.len(), start_on(NONE - 2));
+    // Any other idle stream: every producer is across, so the lowest eligible one will do
+    // (looked for among the first few, which keeps a wide graph's schedule linear).
+    let other = st
+        .idle
+        .iter()
+        .take(SCAN)
+        .find(|&&s| homes.binary_search(&s).is_err() && eligible(s as usize))
+        .map(|&s| s as usize);
+    if let Some(s) = other {
+        consider(s, start_on(NONE - 2));
+    }
+    if st.last.len() < st.cap {
+        consider(st.last.len(), start_on(NONE - 2));
     }
     best
 }

@@ -314,15 +314,18 @@ fn bounded(ctx: &Ctx<'_>, policy: Policy, cap: u32, report: &mut PolicyReport) -
             (budget::merge(ctx, &cover, n.min(cap)), made)
         }
         Policy::List => {
-            let unbounded = list::assign(ctx, u32::MAX);
-            if unbounded.count <= cap { (unbounded, 0) } else { (list::assign(ctx, cap), unbounded.count) }
+            // Fewer streams than the cap: the cap never bound, the unbounded run is the same.
+            let a = list::assign(ctx, cap);
+            let made = if a.count < cap { a.count } else { list::assign(ctx, u32::MAX).count };
+            (a, made)
         }
     })
 }
 
 /// Sync ids a logical result needs after sync insertion and reduction, when they might exceed
-/// `max_events` (`None`: they can not, every dependency and attached stream counted), with
-/// the counts they are made of.
+/// `max_events`, with the counts they are made of. `None` without the trial when they can
+/// not: a sync joins the ends of a dependency across streams, or an attached stream or a nested
+/// graph's node to its parent, and each of those is counted.
 fn sync_ids_over(
     model: &Model,
     options: &Options,
@@ -330,7 +333,9 @@ fn sync_ids_over(
     max_events: u32,
 ) -> Result<Option<(u32, crate::compile::summary::ModelCounts)>> {
     let attached: usize = logical.attached.iter().map(Vec::len).sum();
-    if (model.edges.len() + 2 * attached) as u64 <= u64::from(max_events) {
+    let nested = model.nodes.iter().filter(|n| n.graph != GraphId::ROOT).count();
+    let crossing = model.edges.iter().filter(|e| logical.node_stream[e.src] != logical.node_stream[e.dst]).count();
+    if (crossing + 2 * (attached + nested)) as u64 <= u64::from(max_events) {
         return Ok(None);
     }
     let mut alloc = crate::compile::Allocation::from_logical(
