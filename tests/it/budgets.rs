@@ -262,3 +262,35 @@ proptest! {
         }
     }
 }
+
+/// A fan of 600 independent operators in notify mode needs more notifies than the device has
+/// under per-operator and min-streams without budgets; within the default ones no candidate of
+/// auto is past a device limit.
+#[test]
+fn budgets_keep_a_wide_fan_within_the_device() {
+    let mut b = ModelBuilder::new("fan600");
+    b.add_node(NodeSpec::new("src", "Relu", "AIcoreEngine"));
+    for i in 0..600 {
+        let mut s = NodeSpec::new(format!("n{i}"), "Relu", "AIcoreEngine");
+        s.cost_us = 5.0;
+        s.cores = 1;
+        b.add_node(s);
+    }
+    b.add_node(NodeSpec::new("out", "Relu", "AIcoreEngine"));
+    for i in 0..600 {
+        b.add_edge(EdgeSpec::data("src", format!("n{i}")));
+        b.add_edge(EdgeSpec::data(format!("n{i}"), "out"));
+    }
+    b.options.set_assignment("event=notify").unwrap();
+    b.options.policy = Policy::Auto;
+    let m = b.build().unwrap();
+    let (a, report) = run(&m);
+    let d = report.unwrap().details;
+    let rows = d["candidates"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r.get("rejected").is_none()), "{rows:?}");
+    let merged: Vec<&str> =
+        rows.iter().filter(|r| r.get("unbudgeted_streams").is_some()).map(|r| r["policy"].as_str().unwrap()).collect();
+    assert!(merged.contains(&"per-operator") && merged.contains(&"min-streams"), "{merged:?}");
+    assert!(a.logical_count() <= 64 && sync_ids(&a) <= 1024);
+    assert!(verify::check(&m, &a.to_json(&m)).ok());
+}
