@@ -85,8 +85,8 @@ const POLICIES: &[&str] = &[
 
 /// Every corpus graph at limits 64, 128 and 1024 in every policy: no physical stream over
 /// the limit by rule 7. A node waiting for, or recording to, more streams than fit in one piece
-/// (resnet50_train's all-reduce buckets under per-operator, min-streams and auto at 64 and 128)
-/// has its Send/Recv nodes spread over pieces.
+/// (once resnet50_train's all-reduce buckets under per-operator, min-streams and auto at 64 and
+/// 128) has its Send/Recv nodes spread over pieces.
 #[test]
 fn corpus_streams_stay_within_the_task_limit() {
     let mut separated = Vec::new();
@@ -106,12 +106,11 @@ fn corpus_streams_stay_within_the_task_limit() {
         }
     }
     // The cases that need it, and no others: a node with its syncs that fits stays whole.
-    // Within max_streams=64 the training graph's widest nodes wait on fewer streams, so
-    // fewer cases need it than without the budget.
+    // Within max_streams=64, and with each stream's nodes critical path first, no corpus
+    // case needs it at present (the fixtures below do).
     for case in &separated {
         assert!(case.starts_with("resnet50_train ") && !case.ends_with(" 1024"), "{case}");
     }
-    assert!(!separated.is_empty(), "{separated:?}");
 }
 
 /// One node between 60 producers and 60 consumers, each on a stream of its own: 120 wait

@@ -349,6 +349,8 @@ fn sync_ids_over(
         logical.attached.clone(),
         logical.attached_count,
     );
+    // The pipeline's execution order: the syncs it needs depend on it.
+    crate::compile::choose_order(model, options, &mut alloc);
     crate::compile::sync_stage(model, options, &mut alloc)?;
     let c = crate::compile::summary::ModelCounts::of(&alloc);
     let ids = c.event_num + c.notify_num;
