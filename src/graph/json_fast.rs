@@ -1,0 +1,294 @@
+//! The common shapes of a node and an edge of graph JSON, read without serde: an object whose
+//! keys are each given once, strings without escapes, integers as plain digits. This is what
+//! exporters write for nearly every element of a large graph. Anything else (another key, a
+//! null, an escape, a duplicate key, a negative or fractional count, a missing required field)
+//! gives `None`, and the loader reads that element through the schema as before, so every
+//! message and every value stays what the schema path gives.
+//!
+//! Elements come from the document already checked for syntax (they are `RawValue`s), so the
+//! scanner only needs to recognise the shape, not to validate JSON.
+
+use serde_json::Value;
+
+use super::EdgeKind;
+use super::attrs::NodeAttrs;
+use super::builder::NodeSpec;
+
+struct Scan<'a> {
+    s: &'a str,
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn new(s: &'a str) -> Self {
+        Scan { s, b: s.as_bytes(), i: 0 }
+    }
+
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    /// The next byte after white space, not consumed.
+    #[inline]
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.b.get(self.i).copied()
+    }
+
+    #[inline]
+    fn eat(&mut self, c: u8) -> Option<()> {
+        if self.peek()? == c {
+            self.i += 1;
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// A string without escapes.
+    #[inline]
+    fn str(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\')?;
+        self.i = start + len;
+        if self.b[self.i] == b'\\' {
+            return None;
+        }
+        self.i += 1;
+        // Quotes are ASCII, so both ends are character boundaries.
+        self.s.get(start..start + len)
+    }
+
+    #[inline]
+    fn key(&mut self) -> Option<&'a str> {
+        let k = self.str()?;
+        self.eat(b':')?;
+        Some(k)
+    }
+
+    /// A number's text.
+    fn number(&mut self) -> Option<&'a str> {
+        self.ws();
+        let start = self.i;
+        while let Some(b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') = self.b.get(self.i) {
+            self.i += 1;
+        }
+        if self.i == start { None } else { self.s.get(start..self.i) }
+    }
+
+    /// An integer in `[0, u32::MAX]` written as plain digits.
+    fn uint32(&mut self) -> Option<u32> {
+        let t = self.number()?;
+        if !t.bytes().all(|c| c.is_ascii_digit()) || t.len() > 10 {
+            return None;
+        }
+        t.parse::<u64>().ok().and_then(|n| u32::try_from(n).ok())
+    }
+
+    /// A finite number >= 0, as the schema path reads it (through a JSON value).
+    fn non_negative(&mut self) -> Option<f64> {
+        let t = self.number()?;
+        if t.starts_with('-') {
+            return None;
+        }
+        let x = if t.len() <= 15 && t.bytes().all(|c| c.is_ascii_digit()) {
+            // Exact in f64, as a JSON integer read as a value and then as f64.
+            t.parse::<u64>().ok()? as f64
+        } else {
+            serde_json::from_str::<Value>(t).ok()?.as_f64()?
+        };
+        (x.is_finite() && x >= 0.0).then_some(x)
+    }
+
+    /// `,` (true) or `}` (false) after a member.
+    #[inline]
+    fn next_member(&mut self) -> Option<bool> {
+        match self.peek()? {
+            b',' => {
+                self.i += 1;
+                Some(true)
+            }
+            b'}' => {
+                self.i += 1;
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+
+    fn end(&mut self) -> Option<()> {
+        self.ws();
+        (self.i == self.b.len()).then_some(())
+    }
+}
+
+/// Sets `slot` once: a key given twice goes the schema path (the last one counts there).
+#[inline]
+fn once<T>(slot: &mut Option<T>, v: T) -> Option<()> {
+    if slot.is_some() {
+        return None;
+    }
+    *slot = Some(v);
+    Some(())
+}
+
+/// A node `{"name", "type", "engine", "tasks", "cost_us", "cores", "attrs"}` whose `attrs`
+/// hold only string labels (`stream_label`, `user_stream_label`, `parallel_group`).
+pub(crate) fn node(raw: &str) -> Option<NodeSpec> {
+    let mut s = Scan::new(raw);
+    s.eat(b'{')?;
+    let (mut name, mut op_type, mut engine) = (None, None, None);
+    let (mut tasks, mut cost_us, mut cores) = (None, None, None);
+    let mut attrs: Option<NodeAttrs> = None;
+    loop {
+        match s.key()? {
+            "name" => once(&mut name, s.str()?)?,
+            "type" => once(&mut op_type, s.str()?)?,
+            "engine" => once(&mut engine, s.str()?)?,
+            "tasks" => once(&mut tasks, s.uint32()?)?,
+            "cost_us" => once(&mut cost_us, s.non_negative()?)?,
+            "cores" => once(&mut cores, s.uint32()?)?,
+            "attrs" => once(&mut attrs, labels(&mut s)?)?,
+            _ => return None,
+        }
+        if !s.next_member()? {
+            break;
+        }
+    }
+    s.end()?;
+    let mut spec = NodeSpec::new(name?, op_type?, engine?);
+    if let Some(t) = tasks {
+        spec.tasks = t;
+    }
+    spec.cost_us = cost_us.unwrap_or(0.0);
+    spec.cores = cores.unwrap_or(0);
+    if let Some(a) = attrs {
+        spec.attrs = a;
+    }
+    Some(spec)
+}
+
+/// `attrs` with string labels only; an empty label is no label (as the schema path reads it).
+fn labels(s: &mut Scan<'_>) -> Option<NodeAttrs> {
+    s.eat(b'{')?;
+    let (mut stream, mut user, mut group) = (None, None, None);
+    if s.peek()? == b'}' {
+        s.i += 1;
+    } else {
+        loop {
+            match s.key()? {
+                "stream_label" => once(&mut stream, s.str()?)?,
+                "user_stream_label" => once(&mut user, s.str()?)?,
+                "parallel_group" => once(&mut group, s.str()?)?,
+                _ => return None,
+            }
+            if !s.next_member()? {
+                break;
+            }
+        }
+    }
+    let label = |v: Option<&str>| v.filter(|v| !v.is_empty()).map(str::to_string);
+    Some(NodeAttrs {
+        stream_label: label(stream),
+        user_stream_label: label(user),
+        parallel_group: label(group),
+        ..NodeAttrs::default()
+    })
+}
+
+/// An edge read by [`edge`]: its ends by name, borrowed from the document.
+pub(crate) struct FastEdge<'a> {
+    pub src: &'a str,
+    pub dst: &'a str,
+    pub kind: EdgeKind,
+    pub src_port: u32,
+    pub dst_port: u32,
+}
+
+/// An edge `{"src", "dst", "kind", "src_port", "dst_port"}`.
+pub(crate) fn edge(raw: &str) -> Option<FastEdge<'_>> {
+    let mut s = Scan::new(raw);
+    s.eat(b'{')?;
+    let (mut src, mut dst, mut kind, mut src_port, mut dst_port) = (None, None, None, None, None);
+    loop {
+        match s.key()? {
+            "src" => once(&mut src, s.str()?)?,
+            "dst" => once(&mut dst, s.str()?)?,
+            "kind" => once(
+                &mut kind,
+                match s.str()? {
+                    "data" => EdgeKind::Data,
+                    "control" => EdgeKind::Control,
+                    _ => return None,
+                },
+            )?,
+            "src_port" => once(&mut src_port, s.uint32()?)?,
+            "dst_port" => once(&mut dst_port, s.uint32()?)?,
+            _ => return None,
+        }
+        if !s.next_member()? {
+            break;
+        }
+    }
+    s.end()?;
+    Some(FastEdge {
+        src: src?,
+        dst: dst?,
+        kind: kind.unwrap_or(EdgeKind::Data),
+        src_port: src_port.unwrap_or(0),
+        dst_port: dst_port.unwrap_or(0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_common_node_shape() {
+        let n = node(r#"{"name":"a","type":"Add","engine":"AIcoreEngine","tasks":2,"cost_us":1.5,"cores":3,"attrs":{"stream_label":"s","parallel_group":""}}"#).unwrap();
+        assert_eq!((n.name.as_str(), n.op_type.as_str(), n.engine.as_str()), ("a", "Add", "AIcoreEngine"));
+        assert_eq!((n.tasks, n.cost_us, n.cores), (2, 1.5, 3));
+        assert_eq!(n.attrs.stream_label.as_deref(), Some("s"));
+        assert_eq!(n.attrs.parallel_group, None);
+        let d = node(" { \"name\" : \"b\" ,\n \"type\":\"Const\", \"engine\":\"DNN_VM_GE_LOCAL\" } ").unwrap();
+        assert_eq!((d.tasks, d.cost_us, d.cores), (1, 0.0, 0));
+    }
+
+    #[test]
+    fn leaves_everything_else_to_the_schema() {
+        for raw in [
+            r#"{"name":"a","type":"Add"}"#,
+            r#"{"name":"a","type":"Add","engine":"E","name":"b"}"#,
+            r#"{"name":"a\n","type":"Add","engine":"E"}"#,
+            r#"{"name":"a","type":"Add","engine":"E","tasks":-1}"#,
+            r#"{"name":"a","type":"Add","engine":"E","tasks":1.0}"#,
+            r#"{"name":"a","type":"Add","engine":"E","tasks":4294967296}"#,
+            r#"{"name":"a","type":"Add","engine":"E","cost_us":-0}"#,
+            r#"{"name":"a","type":"Add","engine":"E","cost_us":null}"#,
+            r#"{"name":"a","type":"Add","engine":"E","stream":1}"#,
+            r#"{"name":"a","type":"Add","engine":"E","attrs":{"dims":1}}"#,
+            r#"{"name":1,"type":"Add","engine":"E"}"#,
+            r#"{}"#,
+            r#"[]"#,
+        ] {
+            assert!(node(raw).is_none(), "{raw}");
+        }
+        for raw in [
+            r#"{"src":"a"}"#,
+            r#"{"src":"a","dst":"b","kind":"ctrl"}"#,
+            r#"{"src":"a","dst":"b","src_port":1e0}"#,
+            r#"{"src":"a","dst":"b","dst":"c"}"#,
+            r#"{"src":"a","dst":"b","extra":0}"#,
+        ] {
+            assert!(edge(raw).is_none(), "{raw}");
+        }
+        let e = edge(r#"{"src":"a","dst":"b","kind":"control","src_port":1,"dst_port":2}"#).unwrap();
+        assert_eq!((e.src, e.dst, e.kind, e.src_port, e.dst_port), ("a", "b", EdgeKind::Control, 1, 2));
+    }
+}
