@@ -198,6 +198,12 @@ impl ModelBuilder {
 
     /// Resolves every name, checks every reference and builds the immutable model.
     pub fn build(self) -> Result<Model> {
+        self.build_indexed(Vec::new())
+    }
+
+    /// [`build`](Self::build) with the name index of the first graphs already made (node
+    /// positions by name, every name once: what the loader's fast path makes while reading).
+    pub(crate) fn build_indexed(self, mut indexes: Vec<NameIndex>) -> Result<Model> {
         let ModelBuilder {
             source,
             graphs: specs,
@@ -256,8 +262,14 @@ impl ModelBuilder {
         let mut base = 0u32;
         for (gi, g) in specs.iter().enumerate() {
             let where_ = graph_where(&g.name, gi);
-            let mut index = NameIndex::with_capacity(g.nodes.len()).map_err(|_| no_memory("nodes", g.nodes.len()))?;
+            let given = indexes.get_mut(gi).map(std::mem::take).filter(|i| i.len() == g.nodes.len());
+            let indexed = given.is_some();
+            let mut index = match given {
+                Some(index) => index,
+                None => NameIndex::with_capacity(g.nodes.len()).map_err(|_| no_memory("nodes", g.nodes.len()))?,
+            };
             let name_of = |p: u32| g.nodes[p as usize].name.as_str();
+            let mut last_engine: Option<(&str, EngineId)> = None;
             for (k, spec) in g.nodes.iter().enumerate() {
                 if spec.name.is_empty() {
                     bail!(Field, "a node of {where_} has an empty name");
@@ -265,7 +277,11 @@ impl ModelBuilder {
                 if spec.op_type.is_empty() {
                     bail!(Field, "node '{}' of {where_}: empty type", spec.name);
                 }
-                let engine = engines.lookup(&spec.engine).ok_or_else(|| {
+                let engine = match last_engine {
+                    Some((name, id)) if name == spec.engine => Some(id),
+                    _ => engines.lookup(&spec.engine),
+                };
+                let engine = engine.ok_or_else(|| {
                     err!(
                         UnknownEngine,
                         "node '{}' of {where_}: unknown engine '{}' (known engines: {}; a graph's `engines` field can add one)",
@@ -274,6 +290,7 @@ impl ModelBuilder {
                         engines.names()
                     )
                 })?;
+                last_engine = Some((spec.engine.as_str(), engine));
                 check_node_attrs(spec, &where_)?;
                 if let Some(s) = spec.stream {
                     if s != -1 && !(0..=i64::from(u32::MAX - 1)).contains(&s) {
@@ -281,6 +298,9 @@ impl ModelBuilder {
                     }
                 }
                 engine_ids.push(engine);
+                if indexed {
+                    continue;
+                }
                 let known = index.insert(&spec.name, k as u32, name_of).map_err(|_| no_memory("nodes", g.nodes.len()))?;
                 if known.is_some() {
                     bail!(DuplicateName, "duplicate node name '{}' in {where_}", spec.name);
@@ -617,8 +637,11 @@ fn check_aliases(
     edges: &IdVec<EdgeId, Edge>,
     graphs: &IdVec<GraphId, Graph>,
 ) -> Result<()> {
+    let (sized, aliases) = nodes.iter().fold((false, false), |(s, a), n| {
+        (s || n.out_bytes.is_some(), a || n.alias_input.is_some())
+    });
     let where_ = |n: &Node| graph_where(&graphs[n.graph].name, n.graph.index());
-    for e in edges.iter().filter(|e| e.kind == EdgeKind::Data) {
+    for e in edges.iter().filter(|e| sized && e.kind == EdgeKind::Data) {
         let src = &nodes[e.src];
         if let Some(sizes) = &src.out_bytes {
             if e.src_port as usize >= sizes.len() {
@@ -634,7 +657,7 @@ fn check_aliases(
             }
         }
     }
-    if nodes.iter().all(|n| n.alias_input.is_none()) {
+    if !aliases {
         return Ok(());
     }
     let mut fed: Vec<(NodeId, u32)> =
@@ -708,7 +731,7 @@ fn check_node_attrs(spec: &NodeSpec, where_: &str) -> Result<()> {
             bail!(Attribute, "node '{node}' of {where_}: attrs.attached_streams[{i}] ('{}') has stream_num 0", a.name);
         }
     }
-    for (name, ty) in KNOWN_GE_ATTRS {
+    for (name, ty) in KNOWN_GE_ATTRS.iter().filter(|_| !spec.ge_attrs.is_empty()) {
         if let Some(v) = spec.ge_attrs.get(name) {
             if !ty.accepts(v) {
                 bail!(Attribute, "node '{node}' of {where_}: ge_attrs.{name} must be {}, got {v}", ty.describe());

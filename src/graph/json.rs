@@ -44,7 +44,10 @@ pub fn load_str(text: &str) -> Result<Model> {
 }
 
 pub fn load_slice(bytes: &[u8]) -> Result<Model> {
-    builder_from_slice(bytes)?.build()
+    match json_fast::document(bytes) {
+        Some((b, index)) => b.build_indexed(vec![index]),
+        None => builder_from_schema(bytes)?.build(),
+    }
 }
 
 /// Parses a graph document already held as a `Value` (tests and hosts that build one).
@@ -778,6 +781,14 @@ fn probe_name(raw: &RawValue) -> Option<String> {
 /// Parses a graph document into a builder without validating references, so a host can add
 /// to it before building.
 pub fn builder_from_slice(bytes: &[u8]) -> Result<ModelBuilder> {
+    match json_fast::document(bytes) {
+        Some((b, _)) => Ok(b),
+        None => builder_from_schema(bytes),
+    }
+}
+
+/// [`builder_from_slice`] through the schema alone (every document; every message).
+pub(crate) fn builder_from_schema(bytes: &[u8]) -> Result<ModelBuilder> {
     take_fault();
     let doc: TopDoc<'_> = match serde_json::from_slice::<MapOnly<TopDoc<'_>>>(bytes) {
         Ok(d) => d.0,

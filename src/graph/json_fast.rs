@@ -10,9 +10,11 @@
 
 use serde_json::Value;
 
-use super::EdgeKind;
 use super::attrs::NodeAttrs;
-use super::builder::NodeSpec;
+use super::builder::{LoadedEdge, ModelBuilder, NodeSpec};
+use super::json::{GRAPH_FORMAT, GRAPH_VERSION};
+use super::names::NameIndex;
+use super::{EdgeKind, Shape};
 
 struct Scan<'a> {
     s: &'a str,
@@ -54,9 +56,9 @@ impl<'a> Scan<'a> {
     fn str(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.i;
-        let len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\')?;
+        let len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
         self.i = start + len;
-        if self.b[self.i] == b'\\' {
+        if self.b[self.i] != b'"' {
             return None;
         }
         self.i += 1;
@@ -84,7 +86,7 @@ impl<'a> Scan<'a> {
     /// An integer in `[0, u32::MAX]` written as plain digits.
     fn uint32(&mut self) -> Option<u32> {
         let t = self.number()?;
-        if !t.bytes().all(|c| c.is_ascii_digit()) || t.len() > 10 {
+        if !plain_digits(t) || t.len() > 10 {
             return None;
         }
         t.parse::<u64>().ok().and_then(|n| u32::try_from(n).ok())
@@ -96,7 +98,7 @@ impl<'a> Scan<'a> {
         if t.starts_with('-') {
             return None;
         }
-        let x = if t.len() <= 15 && t.bytes().all(|c| c.is_ascii_digit()) {
+        let x = if t.len() <= 15 && plain_digits(t) {
             // Exact in f64, as a JSON integer read as a value and then as f64.
             t.parse::<u64>().ok()? as f64
         } else {
@@ -127,6 +129,11 @@ impl<'a> Scan<'a> {
     }
 }
 
+/// A JSON integer >= 0 as digits only (no leading zero but in "0").
+fn plain_digits(t: &str) -> bool {
+    !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit()) && (t.len() == 1 || !t.starts_with('0'))
+}
+
 /// Sets `slot` once: a key given twice goes the schema path (the last one counts there).
 #[inline]
 fn once<T>(slot: &mut Option<T>, v: T) -> Option<()> {
@@ -141,6 +148,12 @@ fn once<T>(slot: &mut Option<T>, v: T) -> Option<()> {
 /// hold only string labels (`stream_label`, `user_stream_label`, `parallel_group`).
 pub(crate) fn node(raw: &str) -> Option<NodeSpec> {
     let mut s = Scan::new(raw);
+    let spec = node_at(&mut s)?;
+    s.end()?;
+    Some(spec)
+}
+
+fn node_at(s: &mut Scan<'_>) -> Option<NodeSpec> {
     s.eat(b'{')?;
     let (mut name, mut op_type, mut engine) = (None, None, None);
     let (mut tasks, mut cost_us, mut cores) = (None, None, None);
@@ -153,14 +166,13 @@ pub(crate) fn node(raw: &str) -> Option<NodeSpec> {
             "tasks" => once(&mut tasks, s.uint32()?)?,
             "cost_us" => once(&mut cost_us, s.non_negative()?)?,
             "cores" => once(&mut cores, s.uint32()?)?,
-            "attrs" => once(&mut attrs, labels(&mut s)?)?,
+            "attrs" => once(&mut attrs, labels(s)?)?,
             _ => return None,
         }
         if !s.next_member()? {
             break;
         }
     }
-    s.end()?;
     let mut spec = NodeSpec::new(name?, op_type?, engine?);
     if let Some(t) = tasks {
         spec.tasks = t;
@@ -213,6 +225,12 @@ pub(crate) struct FastEdge<'a> {
 /// An edge `{"src", "dst", "kind", "src_port", "dst_port"}`.
 pub(crate) fn edge(raw: &str) -> Option<FastEdge<'_>> {
     let mut s = Scan::new(raw);
+    let e = edge_at(&mut s)?;
+    s.end()?;
+    Some(e)
+}
+
+fn edge_at<'a>(s: &mut Scan<'a>) -> Option<FastEdge<'a>> {
     s.eat(b'{')?;
     let (mut src, mut dst, mut kind, mut src_port, mut dst_port) = (None, None, None, None, None);
     loop {
@@ -235,7 +253,6 @@ pub(crate) fn edge(raw: &str) -> Option<FastEdge<'_>> {
             break;
         }
     }
-    s.end()?;
     Some(FastEdge {
         src: src?,
         dst: dst?,
@@ -245,9 +262,140 @@ pub(crate) fn edge(raw: &str) -> Option<FastEdge<'_>> {
     })
 }
 
+/// The elements of an array, each read by `item`; `false` from `item` gives up.
+fn array<'a>(s: &mut Scan<'a>, mut item: impl FnMut(&mut Scan<'a>) -> Option<()>) -> Option<()> {
+    s.eat(b'[')?;
+    if s.peek()? == b']' {
+        s.i += 1;
+        return Some(());
+    }
+    loop {
+        item(s)?;
+        match s.peek()? {
+            b',' => s.i += 1,
+            b']' => {
+                s.i += 1;
+                return Some(());
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// A whole document of one graph in the common shape: `format`, `version`, `name`, `shape`,
+/// `source`, `nodes` (each in [`node`]'s shape, names unique), then `edges` (each in
+/// [`edge`]'s shape, both ends naming nodes), and `subgraphs` only when empty. Anything else
+/// gives `None` and the document goes the schema path from the start, which gives the same
+/// builder for every document this reads. Also returns the root's name index (node
+/// positions by name), so that building need not index the names again.
+pub(crate) fn document(bytes: &[u8]) -> Option<(ModelBuilder, NameIndex)> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut s = Scan::new(text);
+    s.eat(b'{')?;
+    let (mut format, mut version, mut name, mut shape, mut source) = (None, None, None, None, None);
+    let mut nodes: Option<Vec<NodeSpec>> = None;
+    let mut edges: Option<Vec<LoadedEdge>> = None;
+    let mut subgraphs = None;
+    let mut index = NameIndex::default();
+    loop {
+        match s.key()? {
+            "format" => once(&mut format, s.str()?)?,
+            "version" => once(&mut version, s.uint32()?)?,
+            "name" => once(&mut name, s.str()?)?,
+            "shape" => once(&mut shape, s.str()?)?,
+            "source" => once(&mut source, s.str()?)?,
+            "subgraphs" => once(&mut subgraphs, array(&mut s, |_| None)?)?,
+            "nodes" => {
+                let mut specs: Vec<NodeSpec> = Vec::new();
+                array(&mut s, |s| {
+                    if specs.len() == specs.capacity() {
+                        specs.try_reserve(specs.len().max(1024)).ok()?;
+                    }
+                    specs.push(node_at(s)?);
+                    let k = specs.len() - 1;
+                    let known = index.insert(&specs[k].name, k as u32, |p| specs[p as usize].name.as_str()).ok()?;
+                    known.is_none().then_some(())
+                })?;
+                once(&mut nodes, specs)?;
+            }
+            "edges" => {
+                // Ends resolve against the nodes, so they come first.
+                let specs = nodes.as_ref()?;
+                let position = |name: &str| index.get(name, |p| specs[p as usize].name.as_str());
+                let mut list: Vec<LoadedEdge> = Vec::new();
+                array(&mut s, |s| {
+                    if list.len() == list.capacity() {
+                        list.try_reserve(list.len().max(1024)).ok()?;
+                    }
+                    let e = edge_at(s)?;
+                    let (src, dst) = (position(e.src)?, position(e.dst)?);
+                    list.push(LoadedEdge { src, dst, src_port: e.src_port, dst_port: e.dst_port, kind: e.kind });
+                    Some(())
+                })?;
+                once(&mut edges, list)?;
+            }
+            _ => return None,
+        }
+        if !s.next_member()? {
+            break;
+        }
+    }
+    s.end()?;
+    if format? != GRAPH_FORMAT || version? as u64 != GRAPH_VERSION {
+        return None;
+    }
+    let mut b = ModelBuilder::new(name?);
+    b.source = source.map(str::to_string);
+    let root = b.root_mut();
+    root.shape = match shape {
+        None | Some("static") => Shape::Static,
+        Some("dynamic") => Shape::Dynamic,
+        Some(_) => return None,
+    };
+    root.nodes = nodes?;
+    root.loaded_edges = edges?;
+    Some((b, index))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fast path reads a document exactly as the schema does, or leaves it.
+    fn same_as_schema(doc: &str) -> bool {
+        let Some((fast, index)) = document(doc.as_bytes()) else { return false };
+        let slow = super::super::json::builder_from_schema(doc.as_bytes()).expect("the schema reads it");
+        assert_eq!(fast.graphs, slow.graphs, "{doc}");
+        assert_eq!((&fast.source, &fast.options), (&slow.source, &slow.options), "{doc}");
+        assert_eq!(index.len(), fast.graphs[0].nodes.len());
+        let (a, b) = (fast.build().unwrap(), slow.build().unwrap());
+        assert_eq!((&a.nodes, &a.edges, &a.graphs), (&b.nodes, &b.edges, &b.graphs));
+        true
+    }
+
+    #[test]
+    fn documents_in_the_common_shape_read_as_through_the_schema() {
+        let head = r#"{"format":"stream-graph","version":1,"name":"g","#;
+        let nodes = r#""nodes":[{"name":"a","type":"Data","engine":"DNN_VM_GE_LOCAL","tasks":0},
+            {"name":"b","type":"Add","engine":"AIcoreEngine","cost_us":2.5,"cores":1,"attrs":{"stream_label":"s"}},
+            {"name":"c","type":"Add","engine":"AIcoreEngine","cost_us":0.1000000000000000055511151231257827}]"#;
+        let edges = r#""edges":[{"src":"a","dst":"b"},{"src":"b","dst":"c","kind":"control","dst_port":1}]"#;
+        assert!(same_as_schema(&format!("{head}{nodes},{edges}}}")));
+        assert!(same_as_schema(&format!("{head}\"shape\":\"dynamic\",\"source\":\"x\",{nodes},{edges},\"subgraphs\":[]}}\n")));
+        // Edges before nodes, options, a dangling edge, escapes: the schema path.
+        assert!(!same_as_schema(&format!("{head}{edges},{nodes}}}")));
+        assert!(!same_as_schema(&format!("{head}{nodes},{edges},\"options\":{{}}}}")));
+        assert!(!same_as_schema(&format!("{head}{nodes},\"edges\":[{{\"src\":\"a\",\"dst\":\"zz\"}}]}}")));
+        assert!(!same_as_schema(&format!("{head}{},{edges}}}", nodes.replace("\"b\"", "\"\\u0062\""))));
+        // Not JSON, or not a graph the schema accepts: never read here.
+        assert!(document(format!("{head}{nodes},{edges}}} x").as_bytes()).is_none());
+        assert!(document(format!("{head}{nodes},{edges},\"version\":1}}").as_bytes()).is_none());
+        assert!(document(format!("{head}{},{edges}}}", nodes.replace("\"c\"", "\"b\"")).as_bytes()).is_none());
+        assert!(document(format!("{head}{},{edges}}}", nodes.replace("\"tasks\":0", "\"tasks\":00")).as_bytes()).is_none());
+        assert!(document(format!("{head}{},{edges}}}", nodes.replace("\"a\"", "\"a\u{1}\"")).as_bytes()).is_none());
+        assert!(document(b"{\"format\":\"stream-graph\",\"version\":1,\"name\":\"\xff\",\"nodes\":[],\"edges\":[]}").is_none());
+        assert!(document(format!("{head}\"shape\":\"flat\",{nodes},{edges}}}").as_bytes()).is_none());
+    }
 
     #[test]
     fn reads_the_common_node_shape() {

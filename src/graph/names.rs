@@ -1,8 +1,9 @@
 //! An index of names by position: an open-addressing table of `u32` positions keyed by a fast
 //! hash of the name's bytes. The names themselves stay where they are (in the node specs, then
-//! in the model's nodes); a lookup reads them through a `name_of` function. One `u64` per slot
-//! (a 32-bit hash tag and the position), so a million names take 16 MB and most misses never
-//! touch a name. Deterministic: no random seed.
+//! in the model's nodes); a lookup reads them through a `name_of` function. One `u64` per slot:
+//! 32 bits of the hash, which also place the slot, and the position. So a million names take
+//! 16 MB, most misses never touch a name, and the table grows without reading a name.
+//! Deterministic: no random seed.
 
 use std::collections::TryReserveError;
 
@@ -57,10 +58,11 @@ impl NameIndex {
         self.len == 0
     }
 
+    /// The 32 bits of a name's hash that the table keeps (never 0 in a used slot: the
+    /// position part is at least 1).
     #[inline]
-    fn start(&self, h: u64) -> usize {
-        // The low bits of the mixed hash pick the slot; the high 32 bits are the tag.
-        (h as usize) & (self.slots.len() - 1)
+    fn tag(name: &str) -> u64 {
+        hash(name.as_bytes()) >> 32
     }
 
     /// The position of `name`, if indexed.
@@ -69,10 +71,9 @@ impl NameIndex {
         if self.slots.is_empty() {
             return None;
         }
-        let h = hash(name.as_bytes());
-        let tag = h >> 32;
+        let tag = Self::tag(name);
         let mask = self.slots.len() - 1;
-        let mut i = self.start(h);
+        let mut i = tag as usize & mask;
         loop {
             let s = self.slots[i];
             if s == 0 {
@@ -89,8 +90,7 @@ impl NameIndex {
     }
 
     /// Indexes `name` at `pos`; when the name is there already, keeps the first position and
-    /// returns it. `name_of` gives the name at every position indexed so far (for a lookup and
-    /// for growing the table).
+    /// returns it. `name_of` gives the name at every position indexed so far.
     pub fn insert<'a>(
         &mut self,
         name: &str,
@@ -98,12 +98,11 @@ impl NameIndex {
         name_of: impl Fn(u32) -> &'a str,
     ) -> Result<Option<u32>, TryReserveError> {
         if (self.len + 1) * 2 > self.slots.len() {
-            self.grow(&name_of)?;
+            self.grow()?;
         }
-        let h = hash(name.as_bytes());
-        let tag = h >> 32;
+        let tag = Self::tag(name);
         let mask = self.slots.len() - 1;
-        let mut i = self.start(h);
+        let mut i = tag as usize & mask;
         loop {
             let s = self.slots[i];
             if s == 0 {
@@ -121,16 +120,14 @@ impl NameIndex {
         }
     }
 
-    fn grow<'a>(&mut self, name_of: &impl Fn(u32) -> &'a str) -> Result<(), TryReserveError> {
-        let old = std::mem::take(&mut self.slots);
+    fn grow(&mut self) -> Result<(), TryReserveError> {
+        let size = Self::size_for(self.len + 1).max(self.slots.len() * 2);
         let mut slots = Vec::new();
-        let size = Self::size_for(self.len + 1).max(old.len() * 2);
         slots.try_reserve_exact(size)?;
         slots.resize(size, 0);
         let mask = size - 1;
-        for s in old.into_iter().filter(|&s| s != 0) {
-            let h = hash(name_of((s as u32) - 1).as_bytes());
-            let mut i = (h as usize) & mask;
+        for s in std::mem::take(&mut self.slots).into_iter().filter(|&s| s != 0) {
+            let mut i = (s >> 32) as usize & mask;
             while slots[i] != 0 {
                 i = (i + 1) & mask;
             }
