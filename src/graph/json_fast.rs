@@ -148,12 +148,13 @@ fn once<T>(slot: &mut Option<T>, v: T) -> Option<()> {
 /// hold only string labels (`stream_label`, `user_stream_label`, `parallel_group`).
 pub(crate) fn node(raw: &str) -> Option<NodeSpec> {
     let mut s = Scan::new(raw);
-    let spec = node_at(&mut s)?;
+    let (spec, _) = node_at(&mut s)?;
     s.end()?;
     Some(spec)
 }
 
-fn node_at(s: &mut Scan<'_>) -> Option<NodeSpec> {
+/// A node and its name as written.
+fn node_at<'a>(s: &mut Scan<'a>) -> Option<(NodeSpec, &'a str)> {
     s.eat(b'{')?;
     let (mut name, mut op_type, mut engine) = (None, None, None);
     let (mut tasks, mut cost_us, mut cores) = (None, None, None);
@@ -173,7 +174,8 @@ fn node_at(s: &mut Scan<'_>) -> Option<NodeSpec> {
             break;
         }
     }
-    let mut spec = NodeSpec::new(name?, op_type?, engine?);
+    let name = name?;
+    let mut spec = NodeSpec::new(name, op_type?, engine?);
     if let Some(t) = tasks {
         spec.tasks = t;
     }
@@ -182,7 +184,7 @@ fn node_at(s: &mut Scan<'_>) -> Option<NodeSpec> {
     if let Some(a) = attrs {
         spec.attrs = a;
     }
-    Some(spec)
+    Some((spec, name))
 }
 
 /// `attrs` with string labels only; an empty label is no label (as the schema path reads it).
@@ -282,6 +284,23 @@ fn array<'a>(s: &mut Scan<'a>, mut item: impl FnMut(&mut Scan<'a>) -> Option<()>
     }
 }
 
+/// Edges resolved together: their lookups miss the cache independently of each other, so the
+/// processor overlaps them.
+const BATCH: usize = 256;
+
+/// Resolves a batch of edges by the node names (every end must name a node) into `list`.
+fn resolve(batch: &mut Vec<FastEdge<'_>>, list: &mut Vec<LoadedEdge>, index: &NameIndex, names: &[&str]) -> Option<()> {
+    if list.capacity() - list.len() < batch.len() {
+        list.try_reserve(list.len().max(BATCH * 4)).ok()?;
+    }
+    let name_of = |p: u32| names[p as usize];
+    for e in batch.drain(..) {
+        let (src, dst) = (index.get(e.src, name_of)?, index.get(e.dst, name_of)?);
+        list.push(LoadedEdge { src, dst, src_port: e.src_port, dst_port: e.dst_port, kind: e.kind });
+    }
+    Some(())
+}
+
 /// A whole document of one graph in the common shape: `format`, `version`, `name`, `shape`,
 /// `source`, `nodes` (each in [`node`]'s shape, names unique), then `edges` (each in
 /// [`edge`]'s shape, both ends naming nodes), and `subgraphs` only when empty. Anything else
@@ -297,6 +316,9 @@ pub(crate) fn document(bytes: &[u8]) -> Option<(ModelBuilder, NameIndex)> {
     let mut edges: Option<Vec<LoadedEdge>> = None;
     let mut subgraphs = None;
     let mut index = NameIndex::default();
+    // Node names as written, by position: a lookup reads 16 bytes here and the name in the
+    // document, not a whole node spec.
+    let mut names: Vec<&str> = Vec::new();
     loop {
         match s.key()? {
             "format" => once(&mut format, s.str()?)?,
@@ -310,28 +332,29 @@ pub(crate) fn document(bytes: &[u8]) -> Option<(ModelBuilder, NameIndex)> {
                 array(&mut s, |s| {
                     if specs.len() == specs.capacity() {
                         specs.try_reserve(specs.len().max(1024)).ok()?;
+                        names.try_reserve(specs.capacity() - names.len()).ok()?;
                     }
-                    specs.push(node_at(s)?);
-                    let k = specs.len() - 1;
-                    let known = index.insert(&specs[k].name, k as u32, |p| specs[p as usize].name.as_str()).ok()?;
+                    let (spec, name) = node_at(s)?;
+                    specs.push(spec);
+                    names.push(name);
+                    let known = index.insert(name, (names.len() - 1) as u32, |p| names[p as usize]).ok()?;
                     known.is_none().then_some(())
                 })?;
                 once(&mut nodes, specs)?;
             }
             "edges" => {
                 // Ends resolve against the nodes, so they come first.
-                let specs = nodes.as_ref()?;
-                let position = |name: &str| index.get(name, |p| specs[p as usize].name.as_str());
+                nodes.as_ref()?;
                 let mut list: Vec<LoadedEdge> = Vec::new();
+                let mut batch: Vec<FastEdge<'_>> = Vec::with_capacity(BATCH);
                 array(&mut s, |s| {
-                    if list.len() == list.capacity() {
-                        list.try_reserve(list.len().max(1024)).ok()?;
+                    batch.push(edge_at(s)?);
+                    if batch.len() == BATCH {
+                        resolve(&mut batch, &mut list, &index, &names)?;
                     }
-                    let e = edge_at(s)?;
-                    let (src, dst) = (position(e.src)?, position(e.dst)?);
-                    list.push(LoadedEdge { src, dst, src_port: e.src_port, dst_port: e.dst_port, kind: e.kind });
                     Some(())
                 })?;
+                resolve(&mut batch, &mut list, &index, &names)?;
                 once(&mut edges, list)?;
             }
             _ => return None,
