@@ -293,9 +293,11 @@ fn resolve(batch: &mut Vec<FastEdge<'_>>, list: &mut Vec<LoadedEdge>, index: &Na
     if list.capacity() - list.len() < batch.len() {
         list.try_reserve(list.len().max(BATCH * 4)).ok()?;
     }
-    let name_of = |p: u32| names[p as usize];
-    for e in batch.drain(..) {
-        let (src, dst) = (index.get(e.src, name_of)?, index.get(e.dst, name_of)?);
+    let keys: Vec<&str> = batch.iter().flat_map(|e| [e.src, e.dst]).collect();
+    let mut found = Vec::with_capacity(keys.len());
+    index.get_batch(&keys, |p| names[p as usize], &mut found);
+    for (e, ends) in batch.drain(..).zip(found.chunks_exact(2)) {
+        let (src, dst) = (ends[0]?, ends[1]?);
         list.push(LoadedEdge { src, dst, src_port: e.src_port, dst_port: e.dst_port, kind: e.kind });
     }
     Some(())
