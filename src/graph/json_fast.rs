@@ -56,7 +56,7 @@ impl<'a> Scan<'a> {
     fn str(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.i;
-        let len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        let len = string_end(&self.b[start..])?;
         self.i = start + len;
         if self.b[self.i] != b'"' {
             return None;
@@ -127,6 +127,25 @@ impl<'a> Scan<'a> {
         self.ws();
         (self.i == self.b.len()).then_some(())
     }
+}
+
+/// The position of the first `"`, `\\` or control character in `b`, eight bytes at a time.
+#[inline]
+fn string_end(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut at = 0;
+    while let Some(chunk) = b.get(at..at + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().ok()?);
+        let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+        // Bytes below 0x20, a quote, a backslash; the lowest flagged byte is exact.
+        let hit = (w.wrapping_sub(ONES * 0x20) & !w & HIGH) | zero(w ^ (ONES * b'"' as u64)) | zero(w ^ (ONES * b'\\' as u64));
+        if hit != 0 {
+            return Some(at + (hit.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    b[at..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).map(|p| at + p)
 }
 
 /// A JSON integer >= 0 as digits only (no leading zero but in "0").
@@ -420,6 +439,18 @@ mod tests {
         assert!(document(format!("{head}{},{edges}}}", nodes.replace("\"a\"", "\"a\u{1}\"")).as_bytes()).is_none());
         assert!(document(b"{\"format\":\"stream-graph\",\"version\":1,\"name\":\"\xff\",\"nodes\":[],\"edges\":[]}").is_none());
         assert!(document(format!("{head}\"shape\":\"flat\",{nodes},{edges}}}").as_bytes()).is_none());
+    }
+
+    #[test]
+    fn finds_the_end_of_a_string() {
+        for text in ["", "a", "abcdefg", "abcdefgh", "abcdefghijklmnopq", "é中文字符串啊"] {
+            for stop in ["\"", "\\", "\n", "\u{1f}", "\u{0}"] {
+                let s = format!("{text}{stop}x\"");
+                assert_eq!(string_end(s.as_bytes()), Some(text.len()), "{s:?}");
+            }
+            assert_eq!(string_end(text.as_bytes()), None);
+        }
+        assert_eq!(string_end("abc\u{7f}\u{80} ~\"".as_bytes()), Some(8));
     }
 
     #[test]
