@@ -307,6 +307,12 @@ fn array<'a>(s: &mut Scan<'a>, mut item: impl FnMut(&mut Scan<'a>) -> Option<()>
 /// processor overlaps them.
 const BATCH: usize = 256;
 
+/// Indexes `names[from..]`; `None` when a name is there already.
+fn index_names(index: &mut NameIndex, names: &[&str], from: usize) -> Option<()> {
+    let known = index.insert_batch(from as u32, &names[from..], |p| names[p as usize]).ok()?;
+    known.is_none().then_some(())
+}
+
 /// Resolves a batch of edges by the node names (every end must name a node) into `list`.
 fn resolve(batch: &mut Vec<FastEdge<'_>>, list: &mut Vec<LoadedEdge>, index: &NameIndex, names: &[&str]) -> Option<()> {
     if list.capacity() - list.len() < batch.len() {
@@ -358,9 +364,12 @@ pub(crate) fn document(bytes: &[u8]) -> Option<(ModelBuilder, NameIndex)> {
                     let (spec, name) = node_at(s)?;
                     specs.push(spec);
                     names.push(name);
-                    let known = index.insert(name, (names.len() - 1) as u32, |p| names[p as usize]).ok()?;
-                    known.is_none().then_some(())
+                    if names.len() % BATCH == 0 {
+                        index_names(&mut index, &names, names.len() - BATCH)?;
+                    }
+                    Some(())
                 })?;
+                index_names(&mut index, &names, names.len() - names.len() % BATCH)?;
                 once(&mut nodes, specs)?;
             }
             "edges" => {

@@ -151,6 +151,41 @@ impl NameIndex {
         }
     }
 
+    /// Indexes `keys` at positions `first, first + 1, …`, reading their slots in one pass
+    /// first (the misses overlap; the inserts then hit the cache). Returns the position of the
+    /// first key already indexed, if any, having indexed the keys before it.
+    pub fn insert_batch<'a>(
+        &mut self,
+        first: u32,
+        keys: &[&str],
+        name_of: impl Fn(u32) -> &'a str,
+    ) -> Result<Option<u32>, TryReserveError> {
+        while (self.len + keys.len()) * 2 > self.slots.len() {
+            self.grow()?;
+        }
+        let mask = self.slots.len() - 1;
+        let tags: Vec<u64> = keys.iter().map(|k| Self::tag(k)).collect();
+        let warm = tags.iter().fold(0u64, |acc, &t| acc ^ self.slots[t as usize & mask]);
+        std::hint::black_box(warm);
+        for (k, (key, tag)) in keys.iter().zip(tags).enumerate() {
+            let pos = first + k as u32;
+            let mut i = tag as usize & mask;
+            loop {
+                let s = self.slots[i];
+                if s == 0 {
+                    self.slots[i] = (tag << 32) | (u64::from(pos) + 1);
+                    self.len += 1;
+                    break;
+                }
+                if s >> 32 == tag && name_of((s as u32) - 1) == *key {
+                    return Ok(Some(pos));
+                }
+                i = (i + 1) & mask;
+            }
+        }
+        Ok(None)
+    }
+
     fn grow(&mut self) -> Result<(), TryReserveError> {
         let size = Self::size_for(self.len + 1).max(self.slots.len() * 2);
         let mut slots = Vec::new();
@@ -185,6 +220,16 @@ mod tests {
             assert_eq!(idx.get(n, |p| names[p as usize].as_str()), Some(i as u32));
         }
         assert_eq!(idx.get("node_5000", |p| names[p as usize].as_str()), None);
+        let mut batched = NameIndex::default();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        for (c, chunk) in refs.chunks(300).enumerate() {
+            assert_eq!(batched.insert_batch((c * 300) as u32, chunk, |p| refs[p as usize]).unwrap(), None);
+        }
+        assert!(refs.iter().enumerate().all(|(i, n)| batched.get(n, |p| refs[p as usize]) == Some(i as u32)));
+        let again = ["fresh", "node_9", "later"];
+        let all: Vec<&str> = refs.iter().copied().chain(again).collect();
+        assert_eq!(batched.insert_batch(5000, &again, |p| all[p as usize]).unwrap(), Some(5001));
+        assert_eq!(batched.get("fresh", |p| all[p as usize]), Some(5000));
         let keys: Vec<&str> = ["node_3", "none", "node_4999", "", "node_0"].into();
         let mut out = Vec::new();
         idx.get_batch(&keys, |p| names[p as usize].as_str(), &mut out);
