@@ -301,7 +301,8 @@ impl ModelBuilder {
                 if indexed {
                     continue;
                 }
-                let known = index.insert(&spec.name, k as u32, name_of).map_err(|_| no_memory("nodes", g.nodes.len()))?;
+                let known =
+                    index.insert(&spec.name, k as u32, name_of).map_err(|_| no_memory("nodes", g.nodes.len()))?;
                 if known.is_some() {
                     bail!(DuplicateName, "duplicate node name '{}' in {where_}", spec.name);
                 }
@@ -637,9 +638,8 @@ fn check_aliases(
     edges: &IdVec<EdgeId, Edge>,
     graphs: &IdVec<GraphId, Graph>,
 ) -> Result<()> {
-    let (sized, aliases) = nodes.iter().fold((false, false), |(s, a), n| {
-        (s || n.out_bytes.is_some(), a || n.alias_input.is_some())
-    });
+    let (sized, aliases) =
+        nodes.iter().fold((false, false), |(s, a), n| (s || n.out_bytes.is_some(), a || n.alias_input.is_some()));
     let where_ = |n: &Node| graph_where(&graphs[n.graph].name, n.graph.index());
     for e in edges.iter().filter(|e| sized && e.kind == EdgeKind::Data) {
         let src = &nodes[e.src];

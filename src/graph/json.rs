@@ -19,9 +19,9 @@ use serde_json::{Map, Value};
 
 use super::attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs, NodeAttrs};
 use super::builder::{EdgeSpec, EventSpec, GraphSpec, LoadedEdge, ModelBuilder, NodeSpec, PartitionSpec, no_memory};
+use super::engines::EngineOverride;
 use super::json_fast;
 use super::names::NameIndex;
-use super::engines::EngineOverride;
 use super::{EdgeKind, Model, Shape};
 use crate::error::{Error, ErrorKind, Result};
 

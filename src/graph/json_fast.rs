@@ -139,7 +139,9 @@ fn string_end(b: &[u8]) -> Option<usize> {
         let w = u64::from_le_bytes(chunk.try_into().ok()?);
         let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
         // Bytes below 0x20, a quote, a backslash; the lowest flagged byte is exact.
-        let hit = (w.wrapping_sub(ONES * 0x20) & !w & HIGH) | zero(w ^ (ONES * b'"' as u64)) | zero(w ^ (ONES * b'\\' as u64));
+        let hit = (w.wrapping_sub(ONES * 0x20) & !w & HIGH)
+            | zero(w ^ (ONES * b'"' as u64))
+            | zero(w ^ (ONES * b'\\' as u64));
         if hit != 0 {
             return Some(at + (hit.trailing_zeros() / 8) as usize);
         }
@@ -434,7 +436,9 @@ mod tests {
             {"name":"c","type":"Add","engine":"AIcoreEngine","cost_us":0.1000000000000000055511151231257827}]"#;
         let edges = r#""edges":[{"src":"a","dst":"b"},{"src":"b","dst":"c","kind":"control","dst_port":1}]"#;
         assert!(same_as_schema(&format!("{head}{nodes},{edges}}}")));
-        assert!(same_as_schema(&format!("{head}\"shape\":\"dynamic\",\"source\":\"x\",{nodes},{edges},\"subgraphs\":[]}}\n")));
+        assert!(same_as_schema(&format!(
+            "{head}\"shape\":\"dynamic\",\"source\":\"x\",{nodes},{edges},\"subgraphs\":[]}}\n"
+        )));
         // Edges before nodes, options, a dangling edge, escapes: the schema path.
         assert!(!same_as_schema(&format!("{head}{edges},{nodes}}}")));
         assert!(!same_as_schema(&format!("{head}{nodes},{edges},\"options\":{{}}}}")));
@@ -444,9 +448,14 @@ mod tests {
         assert!(document(format!("{head}{nodes},{edges}}} x").as_bytes()).is_none());
         assert!(document(format!("{head}{nodes},{edges},\"version\":1}}").as_bytes()).is_none());
         assert!(document(format!("{head}{},{edges}}}", nodes.replace("\"c\"", "\"b\"")).as_bytes()).is_none());
-        assert!(document(format!("{head}{},{edges}}}", nodes.replace("\"tasks\":0", "\"tasks\":00")).as_bytes()).is_none());
+        assert!(
+            document(format!("{head}{},{edges}}}", nodes.replace("\"tasks\":0", "\"tasks\":00")).as_bytes()).is_none()
+        );
         assert!(document(format!("{head}{},{edges}}}", nodes.replace("\"a\"", "\"a\u{1}\"")).as_bytes()).is_none());
-        assert!(document(b"{\"format\":\"stream-graph\",\"version\":1,\"name\":\"\xff\",\"nodes\":[],\"edges\":[]}").is_none());
+        assert!(
+            document(b"{\"format\":\"stream-graph\",\"version\":1,\"name\":\"\xff\",\"nodes\":[],\"edges\":[]}")
+                .is_none()
+        );
         assert!(document(format!("{head}\"shape\":\"flat\",{nodes},{edges}}}").as_bytes()).is_none());
     }
 
