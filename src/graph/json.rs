@@ -6,6 +6,10 @@
 //! `ge_attrs`) stay free-form values. Each typed field reads through a checker that names the
 //! field and the value at fault; element wrappers add which node, edge, subgraph or entry it
 //! was, so a message reads `node 'a' of root graph 'g': field 'tasks' must be …, got -1`.
+//!
+//! A document in the common shape is read first without serde, in one pass
+//! ([`super::json_fast`]); only a document that it does not recognise (anything the schema
+//! would reject among them) comes here, so the fast path never changes a message.
 
 use std::cell::RefCell;
 use std::fmt;
