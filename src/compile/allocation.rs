@@ -1,6 +1,7 @@
 //! The result of the pipeline and its allocation JSON v1 form (docs/allocation-json.md).
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
@@ -276,6 +277,12 @@ pub struct Allocation {
     /// Logical origin of every physical stream (index = physical id).
     pub(in crate::compile) split_to_logic: Vec<StreamId>,
     pub(in crate::compile) inserted: IdVec<InsertedId, InsertedNode>,
+    /// Sync ends that are an inserted Send/Recv node rather than the node beside it, by
+    /// (position in [`Allocation::document_syncs`], `to` side): where the split puts a node's
+    /// own waits on an earlier piece than the node, or its own records on a later one, because
+    /// the node with all its syncs does not fit in one piece (GE cuts between Send/Recv nodes
+    /// too). Almost always empty, so it lives beside the pairs rather than in every end.
+    pub(in crate::compile) end_via: BTreeMap<(u32, bool), InsertedId>,
 }
 
 impl Allocation {
@@ -302,6 +309,7 @@ impl Allocation {
             split_events: Vec::new(),
             activations: Vec::new(),
             inserted_activations: Vec::new(),
+            end_via: BTreeMap::new(),
             huge_streams: Vec::new(),
             split_to_logic: (0..logical_count).map(StreamId).collect(),
             inserted: IdVec::new(),
@@ -405,6 +413,20 @@ impl Allocation {
             .chain(self.split_events.iter().map(move |p| (SyncPair { id: EventId(base + p.id.0), ..*p }, Some(p.id))))
     }
 
+    /// The inserted Send (`to == false`) or Recv node that stands for one end of the pair at
+    /// `index` of [`Self::document_syncs`], where the split separated the two (see `end_via`).
+    pub fn end_via(&self, index: usize, to: bool) -> Option<InsertedId> {
+        if self.end_via.is_empty() {
+            return None;
+        }
+        self.end_via.get(&(index as u32, to)).copied()
+    }
+
+    /// Whether some sync end is an inserted node ([`Self::end_via`]).
+    pub fn has_end_via(&self) -> bool {
+        !self.end_via.is_empty()
+    }
+
     /// Distinct ids of [`Self::document_syncs`] (`events.count`): in notify mode the notifies
     /// and the split's events together.
     pub fn document_sync_count(&self) -> u32 {
@@ -442,6 +464,8 @@ impl Allocation {
         let mut view = self.clone();
         let mut new_id: IdVec<InsertedId, Option<InsertedId>> = IdVec::filled(self.inserted.len(), None);
         view.inserted = IdVec::new();
+        // Without the sync nodes, every end is its node again.
+        view.end_via.clear();
         for (id, ins) in self.inserted.enumerate() {
             if keep_stream_active && !ins.kind.is_sync() {
                 new_id[id] = Some(view.inserted.push(ins.clone()));
@@ -643,20 +667,25 @@ impl Serialize for Writer<'_, '_> {
                 m.serialize_entry("split_to_logic", &MapOf(&split))?;
                 m.end()
             }
-            Section::Syncs => s.collect_seq(a.document_syncs().map(|(pair, event_id)| PairJson {
+            Section::Syncs => s.collect_seq(a.document_syncs().enumerate().map(|(i, (pair, event_id))| PairJson {
                 model,
                 alloc: a,
                 pair,
                 event_id,
                 graphs: true,
+                via: (a.end_via(i, false), a.end_via(i, true)),
             })),
-            Section::SplitEvents => s.collect_seq(a.split_events.iter().map(|&pair| PairJson {
-                model,
-                alloc: a,
-                pair,
-                event_id: None,
-                graphs: false,
-            })),
+            Section::SplitEvents => {
+                let base = a.syncs.len();
+                s.collect_seq(a.split_events.iter().enumerate().map(|(k, &pair)| PairJson {
+                    model,
+                    alloc: a,
+                    pair,
+                    event_id: None,
+                    graphs: false,
+                    via: (a.end_via(base + k, false), a.end_via(base + k, true)),
+                }))
+            }
             Section::Activations => {
                 let named = a.activations.iter().map(|(n, l)| (Cow::Borrowed(model.nodes[*n].name.as_str()), l));
                 let inserted = a
@@ -727,10 +756,16 @@ struct PairJson<'a> {
     pair: SyncPair,
     event_id: Option<EventId>,
     graphs: bool,
+    /// The inserted nodes standing for (`from`, `to`), where the split separated an end from
+    /// its node ([`Allocation::end_via`]).
+    via: (Option<InsertedId>, Option<InsertedId>),
 }
 
 impl PairJson<'_> {
-    fn end_name(&self, end: &SyncEnd) -> String {
+    fn end_name(&self, end: &SyncEnd, via: Option<InsertedId>) -> String {
+        if let Some(i) = via {
+            return self.alloc.inserted[i].name(self.model).into_owned();
+        }
         let name = &self.model.nodes[end.node].name;
         match end.attached {
             None => name.clone(),
@@ -751,7 +786,7 @@ impl Serialize for PairJson<'_> {
         if let Some(e) = self.event_id {
             m.serialize_entry("event_id", &e)?;
         }
-        m.serialize_entry("from", &self.end_name(&self.pair.from))?;
+        m.serialize_entry("from", &self.end_name(&self.pair.from, self.via.0))?;
         if let Some(g) = graph(&self.pair.from) {
             m.serialize_entry("from_graph", g)?;
         }
@@ -759,7 +794,7 @@ impl Serialize for PairJson<'_> {
         if self.event_id.is_some() {
             m.serialize_entry("kind", "event")?;
         }
-        m.serialize_entry("to", &self.end_name(&self.pair.to))?;
+        m.serialize_entry("to", &self.end_name(&self.pair.to, self.via.1))?;
         if let Some(g) = graph(&self.pair.to) {
             m.serialize_entry("to_graph", g)?;
         }

@@ -143,7 +143,16 @@ impl Hb {
         let arcs = alloc
             .syncs()
             .iter()
-            .filter(|p| p.from.attached.is_none() && p.to.attached.is_none())
+            .enumerate()
+            // An end the split put on a Send/Recv node away from its node (`end_via`) is left
+            // out with its sync: fewer facts, still safe.
+            .filter(|&(k, p)| {
+                p.from.attached.is_none()
+                    && p.to.attached.is_none()
+                    && alloc.end_via(k, false).is_none()
+                    && alloc.end_via(k, true).is_none()
+            })
+            .map(|(_, p)| p)
             .map(|p| (p.to.node, p.from.node))
             .filter(|&(t, f)| {
                 pos[f] < pos[t] && matches!((alloc.stream()[f], alloc.stream()[t]), (Some(a), Some(b)) if a != b)

@@ -34,6 +34,7 @@ use crate::bail;
 use crate::compile::Allocation;
 use crate::error::Result;
 use crate::graph::csr::Csr;
+use crate::graph::ids::Idx;
 use crate::graph::{IdVec, InsertedId, Model, NodeId, StreamId};
 
 /// Device parameters.
@@ -146,6 +147,25 @@ pub fn critical_path(model: &Model, on_stream: impl Fn(NodeId) -> bool) -> f64 {
     best
 }
 
+/// A task of [`Queues`]: graph nodes first, then inserted nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TaskIx(u32);
+
+impl TaskIx {
+    fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl Idx for TaskIx {
+    fn from_index(i: usize) -> Self {
+        TaskIx(i as u32)
+    }
+    fn to_index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// What a stream's queue holds: a graph node, or a node the pipeline inserted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slot {
@@ -229,10 +249,27 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
         .map(|p| (p.from.node, p.to.node))
         .filter(|&(f, t)| alloc.stream()[f].is_some() && alloc.stream()[t].is_some() && f != t)
         .collect();
-    // Waiters of each record node (CSR); a wait gates the node it guards.
-    let waiters: Csr<NodeId, NodeId> = Csr::group(nn, waits.iter().copied());
+    // The tasks each sync joins: its nodes, or the Send/Recv node an end is where the split
+    // separated the two (`Allocation::end_via`).
+    let task_waits: Vec<(TaskIx, TaskIx)> = if alloc.has_end_via() {
+        let task = |n: NodeId, via: Option<InsertedId>| TaskIx(via.map_or(n.index(), |i| nn + i.index()) as u32);
+        alloc
+            .syncs()
+            .iter()
+            .chain(alloc.split_events().iter())
+            .enumerate()
+            .map(|(k, p)| (task(p.from.node, alloc.end_via(k, false)), task(p.to.node, alloc.end_via(k, true))))
+            .filter(|&(f, t)| {
+                f != t && queues.stream_of[f.0 as usize] != u32::MAX && queues.stream_of[t.0 as usize] != u32::MAX
+            })
+            .collect()
+    } else {
+        waits.iter().map(|&(f, t)| (TaskIx(f.index() as u32), TaskIx(t.index() as u32))).collect()
+    };
+    // Waiters of each record task (CSR); a wait gates the task it guards.
+    let waiters: Csr<TaskIx, TaskIx> = Csr::group(tasks, task_waits.iter().copied());
     let mut waits_left = vec![0u32; tasks];
-    for &(_, t) in &waits {
+    for &(_, t) in &task_waits {
         waits_left[t.index()] += 1;
     }
     let mut wait_ready = vec![0.0f64; tasks];
@@ -307,12 +344,10 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
             free_units += released;
             freed |= released > 0;
             candidates.insert(s);
-            if let Slot::Node(n) = queues.slot(ev.id) {
-                for &w in waiters.of(n) {
-                    waits_left[w.index()] -= 1;
-                    wait_ready[w.index()] = wait_ready[w.index()].max(t + cfg.wait_latency_us);
-                    candidates.insert(queues.stream_of[w.index()]);
-                }
+            for &w in waiters.of(TaskIx(ev.id)) {
+                waits_left[w.index()] -= 1;
+                wait_ready[w.index()] = wait_ready[w.index()].max(t + cfg.wait_latency_us);
+                candidates.insert(queues.stream_of[w.index()]);
             }
         }
         if freed {

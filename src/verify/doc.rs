@@ -193,10 +193,16 @@ impl Doc {
 
     /// Graph nodes by name (inserted nodes are never sync ends).
     fn by_name(&self) -> HashMap<&str, Vec<usize>> {
+        // Graph nodes, then inserted ones: a sync end names an inserted Send/Recv node where
+        // the split put it on another piece than its node (allocation-json.md, `syncs`), and a
+        // graph node of the same name comes first.
         let mut m: HashMap<&str, Vec<usize>> = HashMap::new();
-        for (i, n) in self.nodes.iter().enumerate() {
-            if !n.inserted {
-                m.entry(n.name.as_str()).or_default().push(i);
+        for inserted in [false, true] {
+            for (i, n) in self.nodes.iter().enumerate().filter(|(_, n)| n.inserted == inserted) {
+                let entry = m.entry(n.name.as_str()).or_default();
+                if !inserted || entry.is_empty() {
+                    entry.push(i);
+                }
             }
         }
         m

@@ -22,10 +22,12 @@
 //! choice here is to stay within the limit: `compat=ge` keeps GE's cut points wherever GE's
 //! pieces stay within it and cuts one node earlier where they would not (199 + 198 + 6).
 //!
-//! Known gap: a node's own Send/Recv nodes stay on its stream, so a node waiting for (or
-//! recording to) more streams than fit in the room overflows (a NetOutput waiting on 213
-//! streams of resnet50_train at limits 64 and 128); GE would cut between the Recv nodes, which
-//! needs sync ends on inserted nodes in allocation JSON. The checker reports such a stream.
+//! A node and its own Send/Recv nodes stay on one piece while they fit in one together. A node
+//! waiting for (or recording to) more streams than that (resnet50_train's all-reduce buckets
+//! under min-streams wait on 46 streams and record to 130, against a room of 37 at limit 64)
+//! is split into one entry per wait, the node, and one per record ([`Part`]), and the plan cuts
+//! between them as GE does; a sync whose Send or Recv lands on another piece than its node
+//! names that Send/Recv node ([`Allocation::end_via`], allocation-json.md).
 
 pub mod plan;
 
@@ -37,7 +39,7 @@ use crate::bail;
 use crate::error::Result;
 use crate::graph::csr::Csr;
 use crate::graph::engines::names;
-use crate::graph::{EventId, GraphId, IdVec, Model, NodeId, Options, StreamId, SyncKind};
+use crate::graph::{EventId, GraphId, IdVec, InsertedId, Model, NodeId, Options, StreamId, SyncKind};
 use plan::Cut;
 
 /// `kReservedTaskNum`: 7 DFX (profiling) tasks plus 20 spare per stream.
@@ -201,11 +203,38 @@ struct Entry {
     /// Position of that attached stream in the node's list.
     attached_index: usize,
     tasks: u64,
+    /// Of `tasks`, those of the node's own Send/Recv nodes on this stream.
+    sync_tasks: u64,
+    part: Part,
+}
+
+/// What of a node an entry holds. A node and its own Send/Recv nodes are one entry, so a cut
+/// never falls between them, unless they do not fit in one piece together: then the entry is
+/// split into one entry per wait, the node, and one per record, as GE (whose Send/Recv are
+/// graph nodes by the time it splits) would cut between them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    /// The node with its own Send/Recv nodes.
+    Whole,
+    /// One of the node's own Recv nodes.
+    Wait(InsertedId),
+    /// The node alone, its Send/Recv nodes in entries of their own.
+    Own,
+    /// One of the node's own Send nodes.
+    Record(InsertedId),
 }
 
 impl Entry {
     fn end(&self) -> SyncEnd {
         SyncEnd { node: self.node, attached: self.attached }
+    }
+
+    /// The inserted node the entry is, if it is one.
+    fn inserted(&self) -> Option<InsertedId> {
+        match self.part {
+            Part::Wait(i) | Part::Record(i) => Some(i),
+            Part::Whole | Part::Own => None,
+        }
     }
 }
 
@@ -351,11 +380,26 @@ pub fn split_steps(
         if let Some(s) = alloc.logical_stream[n] {
             main_entry[n] = streams[s.index()].len();
             let tasks = main_tasks[n] + main_syncs[n];
-            streams[s.index()].push(Entry { node: n, attached: None, attached_index: 0, tasks });
+            streams[s.index()].push(Entry {
+                node: n,
+                attached: None,
+                attached_index: 0,
+                tasks,
+                sync_tasks: main_syncs[n],
+                part: Part::Whole,
+            });
         }
         for (i, &a) in alloc.attached[n].iter().enumerate() {
-            let tasks = counts.attached_of(model, n, i)? + attached_syncs.get(&(n, a)).copied().unwrap_or(0);
-            streams[a.index()].push(Entry { node: n, attached: Some(a), attached_index: i, tasks });
+            let sync_tasks = attached_syncs.get(&(n, a)).copied().unwrap_or(0);
+            let tasks = counts.attached_of(model, n, i)? + sync_tasks;
+            streams[a.index()].push(Entry {
+                node: n,
+                attached: Some(a),
+                attached_index: i,
+                tasks,
+                sync_tasks,
+                part: Part::Whole,
+            });
         }
     }
 
@@ -371,6 +415,8 @@ pub fn split_steps(
             streams[s.index()][main_entry[*n]].tasks = charge + main_syncs[*n];
         }
     }
+
+    let separated = separate_oversized(alloc, &mut streams, &limit);
 
     let cuts = plan_all(model, options.compat_ge, alloc, &streams, &limit)?;
 
@@ -399,6 +445,8 @@ pub fn split_steps(
     let logical_attached = alloc.attached.clone();
     let mut stream = alloc.logical_stream.clone();
     let mut pieces: SplitPieces = vec![Vec::new(); space as usize];
+    // Physical streams of the Send/Recv nodes in entries of their own.
+    let mut part_stream: BTreeMap<InsertedId, StreamId> = BTreeMap::new();
     for (s, entries) in streams.iter().enumerate() {
         let mut current = StreamId(s as u32);
         let mut next_cut = 0;
@@ -408,9 +456,12 @@ pub fn split_steps(
                 pieces[s].push((current, e.node));
                 next_cut += 1;
             }
-            match e.attached {
-                None => stream[e.node] = Some(current),
-                Some(_) => alloc.attached[e.node][e.attached_index] = current,
+            match (e.inserted(), e.attached) {
+                (Some(i), _) => {
+                    part_stream.insert(i, current);
+                }
+                (None, None) => stream[e.node] = Some(current),
+                (None, Some(_)) => alloc.attached[e.node][e.attached_index] = current,
             }
         }
     }
@@ -430,13 +481,37 @@ pub fn split_steps(
         });
         SyncEnd { node: end.node, attached }
     };
+    // A Send/Recv node of its own by (anchor, logical stream, sync id, before the anchor).
+    let part_of: BTreeMap<(NodeId, StreamId, Option<EventId>, bool), InsertedId> = part_stream
+        .keys()
+        .map(|&i| {
+            let ins = &alloc.inserted[i];
+            ((ins.anchor, ins.logical_stream, ins.sync_id, ins.before), i)
+        })
+        .collect();
     for i in 0..alloc.syncs.len() {
         let p = alloc.syncs[i];
-        alloc.syncs[i] = SyncPair { id: p.id, from: physical_end(alloc, p.from), to: physical_end(alloc, p.to) };
+        let (from, to) = (physical_end(alloc, p.from), physical_end(alloc, p.to));
+        if separated {
+            // An end whose Send/Recv node landed on another piece than its node is that node.
+            for (logical, physical, to_side) in [(p.from, from, false), (p.to, to, true)] {
+                let Some(ls) = logical.attached.or(alloc.logical_stream[logical.node]) else { continue };
+                let Some(&ins) = part_of.get(&(logical.node, ls, Some(p.id), to_side)) else { continue };
+                let node_stream = physical.attached.or(alloc.stream[logical.node]);
+                if node_stream != Some(part_stream[&ins]) {
+                    alloc.end_via.insert((i as u32, to_side), ins);
+                }
+            }
+        }
+        alloc.syncs[i] = SyncPair { id: p.id, from, to };
     }
     for i in alloc.inserted.ids() {
         let ins = &alloc.inserted[i];
         if !ins.kind.is_sync() {
+            continue;
+        }
+        if let Some(&p) = part_stream.get(&i) {
+            alloc.inserted[i].stream = p;
             continue;
         }
         let n = ins.anchor;
@@ -453,14 +528,19 @@ pub fn split_steps(
     // The split's syncs, in new-stream order, with their Send/Recv nodes.
     let notify = alloc.sync_kind == SyncKind::Notify;
     let mut planned = Vec::new();
+    // The Send/Recv node each end of a planned sync is, when it is one.
+    let mut planned_via: Vec<(Option<InsertedId>, Option<InsertedId>)> = Vec::new();
     for &(_, _, s, k) in &numbered {
         let c = cuts[s][k];
         if c.sync {
-            let from = physical_end(alloc, streams[s][c.pos - 1].end());
-            let to = physical_end(alloc, streams[s][c.pos].end());
-            planned.push((s, from, to));
+            let (before, after) = (&streams[s][c.pos - 1], &streams[s][c.pos]);
+            planned.push((s, physical_end(alloc, before.end()), physical_end(alloc, after.end())));
+            planned_via.push((before.inserted(), after.inserted()));
         }
     }
+    // Where the split's own Send/Recv go among the inserted nodes: next to the Send/Recv node
+    // an end is (records after it, waits before it), else last (see `place_inserted`).
+    let mut placed: Vec<(InsertedId, InsertedId, bool)> = Vec::new();
     let first = if notify { 0 } else { alloc.sync_count().max(steps.event_base.unwrap_or(0)) };
     let mut names = SplitNames::new(model, alloc, &planned, first);
     if !notify {
@@ -469,18 +549,29 @@ pub fn split_steps(
     for (k, &(s, from, to)) in planned.iter().enumerate() {
         let id = EventId(first + k as u32);
         let pair = SyncPair { id, from, to };
+        let index = (alloc.syncs.len() + alloc.split_events.len()) as u32;
         if notify {
             alloc.split_events.push(pair)
         } else {
             alloc.syncs.push(pair)
         }
-        for (end, before, kind) in [(from, false, InsertedKind::Send), (to, true, InsertedKind::Recv)] {
+        let (from_via, to_via) = planned_via[k];
+        for (end, via, to_side, kind) in
+            [(from, from_via, false, InsertedKind::Send), (to, to_via, true, InsertedKind::Recv)]
+        {
             let node = &model.nodes[end.node];
             let reuse = names.take(&model.graphs[node.graph].name, kind, id);
-            let physical = match end.attached {
+            let mut physical = match end.attached {
                 None => alloc.stream[end.node].unwrap_or(StreamId(s as u32)),
                 Some(a) => a,
             };
+            let mut before = to_side;
+            if let Some(v) = via {
+                alloc.end_via.insert((index, to_side), v);
+                physical = alloc.inserted[v].stream;
+                before = alloc.inserted[v].before;
+                placed.push((InsertedId::new(alloc.inserted.len()), v, to_side));
+            }
             alloc.inserted.push(InsertedNode {
                 naming: Naming::Sync { graph: node.graph, reuse },
                 kind,
@@ -492,6 +583,9 @@ pub fn split_steps(
                 sync_id: Some(id),
             });
         }
+    }
+    if !placed.is_empty() {
+        place_inserted(alloc, &placed);
     }
     // Allocation JSON numbers the split's events after the notifies in one id space (rule 6:
     // at most kMaxNotifyNum ids in notify mode), so the two together must fit.
@@ -513,6 +607,83 @@ pub fn split_steps(
     }
     post_process(alloc)?;
     Ok(pieces)
+}
+
+/// Moves each of the split's Send/Recv nodes `(new, next_to, wait)` next to the Send/Recv node
+/// its end is: a wait right before it, a record right after it. Inserted nodes are listed, and
+/// queued on their stream, beside their anchor in id order, so the order is the ids' order:
+/// they are renumbered, and every id held elsewhere with them.
+fn place_inserted(alloc: &mut Allocation, placed: &[(InsertedId, InsertedId, bool)]) {
+    let mut key: Vec<(u32, i8)> = (0..alloc.inserted.len() as u32).map(|i| (i, 0)).collect();
+    for &(new, next_to, wait) in placed {
+        key[new.index()] = (next_to.0, if wait { -1 } else { 1 });
+    }
+    let mut order: Vec<u32> = (0..key.len() as u32).collect();
+    order.sort_by_key(|&i| (key[i as usize], i));
+    let mut renumber = vec![InsertedId(0); key.len()];
+    let old = std::mem::take(&mut alloc.inserted);
+    let mut slots: Vec<Option<InsertedNode>> = old.into_vec().into_iter().map(Some).collect();
+    for (to, &from) in order.iter().enumerate() {
+        renumber[from as usize] = InsertedId(to as u32);
+        alloc.inserted.push(slots[from as usize].take().expect("each inserted node moves once"));
+    }
+    for v in alloc.end_via.values_mut() {
+        *v = renumber[v.index()];
+    }
+    for (i, _) in &mut alloc.inserted_activations {
+        *i = renumber[i.index()];
+    }
+}
+
+/// Splits every entry that cannot fit in a middle piece with its own Send/Recv nodes (on a
+/// stream that needs cutting) into one entry per wait, the node, and one per record
+/// ([`Part`]). Returns whether any entry was split.
+fn separate_oversized(alloc: &Allocation, streams: &mut [Vec<Entry>], limit: &dyn Fn(u32) -> u64) -> bool {
+    let reserve = u64::from(RESERVED_TASKS);
+    let middle = plan::SPLIT_RECV_TASKS + plan::SPLIT_SEND_TASKS;
+    // Separating helps only where a piece can hold one wait between the split's own events.
+    let oversized = |e: &Entry, cap: u64| e.sync_tasks > 0 && e.tasks + middle > cap && 2 + middle <= cap;
+    let mut wanted: BTreeSet<(NodeId, StreamId)> = BTreeSet::new();
+    for (s, entries) in streams.iter().enumerate() {
+        let cap = limit(s as u32).saturating_sub(reserve);
+        if entries.iter().map(|e| e.tasks).sum::<u64>() <= cap {
+            continue;
+        }
+        wanted.extend(entries.iter().filter(|e| oversized(e, cap)).map(|e| (e.node, StreamId(s as u32))));
+    }
+    if wanted.is_empty() {
+        return false;
+    }
+    // The Send/Recv nodes of each such entry, in their order beside the node.
+    let mut own: BTreeMap<(NodeId, StreamId), Vec<InsertedId>> = BTreeMap::new();
+    for (i, ins) in alloc.inserted.enumerate() {
+        if ins.kind.sync_tasks().is_some() && wanted.contains(&(ins.anchor, ins.logical_stream)) {
+            own.entry((ins.anchor, ins.logical_stream)).or_default().push(i);
+        }
+    }
+    for (s, entries) in streams.iter_mut().enumerate() {
+        if !entries.iter().any(|e| wanted.contains(&(e.node, StreamId(s as u32))) && e.part == Part::Whole) {
+            continue;
+        }
+        let mut out = Vec::with_capacity(entries.len());
+        for e in entries.drain(..) {
+            let Some(list) = own.get(&(e.node, StreamId(s as u32))).filter(|_| e.part == Part::Whole) else {
+                out.push(e);
+                continue;
+            };
+            let part = |i: InsertedId, part: Part| Entry {
+                tasks: alloc.inserted[i].kind.sync_tasks().unwrap_or(0),
+                sync_tasks: 0,
+                part,
+                ..e
+            };
+            out.extend(list.iter().filter(|&&i| alloc.inserted[i].before).map(|&i| part(i, Part::Wait(i))));
+            out.push(Entry { tasks: e.tasks - e.sync_tasks, sync_tasks: 0, part: Part::Own, ..e });
+            out.extend(list.iter().filter(|&&i| !alloc.inserted[i].before).map(|&i| part(i, Part::Record(i))));
+        }
+        *entries = out;
+    }
+    true
 }
 
 /// Names of the split's Send/Recv nodes: `<graph>_<Send|Recv>_<id>`, with `_Reuse_<k>` (k from
@@ -611,9 +782,10 @@ fn plan_all(
             .iter()
             .map(|e| {
                 let node = &model.nodes[e.node];
-                !node.subgraphs.is_empty()
-                    || node.ge_attrs.flag(SUBGRAPH_FIRST_ACTIVE)
-                    || NO_SPLIT_TYPES.contains(&node.op_type.as_str())
+                e.inserted().is_none()
+                    && (!node.subgraphs.is_empty()
+                        || node.ge_attrs.flag(SUBGRAPH_FIRST_ACTIVE)
+                        || NO_SPLIT_TYPES.contains(&node.op_type.as_str()))
             })
             .collect();
         let labels: Vec<Option<&str>> =
@@ -642,7 +814,13 @@ fn plan_all(
             *f |= depth > 0;
         }
         let orders = orders.get_or_insert_with(|| SyncOrders::new(model, alloc, streams));
-        let mut free = |p: usize| p > 0 && orders.orders(entries[p - 1].end(), entries[p].end());
+        // Existing syncs order two whole nodes; a Send/Recv entry of its own is not an end.
+        let mut free = |p: usize| {
+            p > 0
+                && entries[p - 1].inserted().is_none()
+                && entries[p].inserted().is_none()
+                && orders.orders(entries[p - 1].end(), entries[p].end())
+        };
         match plan::min_sync(&c, &forbidden, &mut free, cap) {
             Some(cuts) => all.push(cuts),
             None => all.push(plan::ge_greedy(&c, &forbidden, &labels, cap)),
@@ -670,7 +848,7 @@ impl SyncOrders {
         let mut pos_main: IdVec<NodeId, Option<(u32, u32)>> = IdVec::filled(model.nodes.len(), None);
         let mut pos_attached = BTreeMap::new();
         for (s, entries) in streams.iter().enumerate() {
-            for (p, e) in entries.iter().enumerate() {
+            for (p, e) in entries.iter().enumerate().filter(|(_, e)| e.inserted().is_none()) {
                 let at = (s as u32, p as u32);
                 match e.attached {
                     None => pos_main[e.node] = Some(at),
