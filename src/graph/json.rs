@@ -8,7 +8,7 @@
 //! was, so a message reads `node 'a' of root graph 'g': field 'tasks' must be …, got -1`.
 //!
 //! A document in the common shape is read first without serde, in one pass
-//! ([`super::json_fast`]); only a document that it does not recognise (anything the schema
+//! (`json_fast.rs`); only a document that it does not recognise (anything the schema
 //! would reject among them) comes here, so the fast path never changes a message.
 
 use std::cell::RefCell;
