@@ -103,7 +103,9 @@ Options (--option KEY=VALUE; GE's option names are accepted too):
   auto_multistream_parallel_mode=MODE   cv, LoadBalance[:N], MainStream:N, WeightedLoadBalance:N (N in 1..64)
   max_task_count=N, max_huge_task_count=N   per-stream task limits (normal, huge)
   unlimited_depth=true|false            the device needs no split
-  policy=ge|single|per-backend|per-operator|min-streams|budget:N|auto
+  policy=ge|single|per-backend|per-operator|min-streams|budget:N|list|auto
+  max_streams=N|unlimited               policy streams of every policy but ge (default 64); more are merged
+  max_events=N|unlimited                sync ids of every policy but ge (default 1024); more merge streams
   compat=ge                             reproduce GE's results exactly in every stage
   event_reuse=lifetime                  reuse sync ids whose lifetimes do not overlap
   verify=true|false                     run the checker on the result; `allocate` reports it

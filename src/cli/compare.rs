@@ -29,7 +29,7 @@ pub struct CompareArgs {
     /// Graph JSON v1 file, or a directory of them.
     pub path: PathBuf,
     /// Comma-separated policies.
-    #[arg(long, default_value = "ge,per-operator,min-streams,budget:8,auto")]
+    #[arg(long, default_value = "ge,per-operator,min-streams,budget:8,list,auto")]
     pub policies: String,
     #[arg(long, value_enum, default_value = "markdown")]
     pub format: TableFormat,
@@ -61,6 +61,10 @@ struct Row {
     to_ideal: f64,
     /// Arena bytes of the memory plan; `None` when the graph gives no `out_bytes`.
     peak: Option<u64>,
+    /// Sync ids (events and notifies) the allocation uses.
+    event_ids: u32,
+    /// auto's candidate rows, as its report gives them (empty for other policies).
+    candidates: Vec<Value>,
 }
 
 fn graphs(path: &Path) -> Result<Vec<PathBuf>, String> {
@@ -94,9 +98,12 @@ fn row(path: &PathBuf, options: &[String], policy: &str, cfg: &SimConfig, ideal:
             v.message
         ));
     }
-    let chosen = match (&inputs.options.policy, &report) {
-        (Policy::Auto, Some(r)) => r.details.get("chosen").and_then(|v| v.as_str()).unwrap_or("").to_string(),
-        _ => String::new(),
+    let (chosen, candidates) = match (&inputs.options.policy, &report) {
+        (Policy::Auto, Some(r)) => (
+            r.details.get("chosen").and_then(|v| v.as_str()).unwrap_or("").to_string(),
+            r.details.get("candidates").and_then(|v| v.as_array()).cloned().unwrap_or_default(),
+        ),
+        _ => (String::new(), Vec::new()),
     };
     Ok(Row {
         graph: model.name.clone(),
@@ -111,6 +118,8 @@ fn row(path: &PathBuf, options: &[String], policy: &str, cfg: &SimConfig, ideal:
         ideal: ideal.makespan_us,
         to_ideal: if ideal.makespan_us > 0.0 { sim.makespan_us / ideal.makespan_us } else { 1.0 },
         peak: stream_alloc::memory::plan_allocation(model, &alloc).map(|p| p.peak_bytes),
+        event_ids: stream_alloc::search::auto::sync_ids(&alloc),
+        candidates,
     })
 }
 
@@ -134,9 +143,13 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                         "syncs": r.syncs, "edge_min_syncs": r.min_syncs, "makespan_us": round3(r.makespan),
                         "lower_bound_us": round3(r.lower_bound), "ratio": round3(r.ratio),
                         "ideal_us": round3(r.ideal), "ratio_to_ideal": round3(r.to_ideal),
+                        "event_ids": r.event_ids,
                     });
                     if let Some(p) = r.peak {
                         v["peak_bytes"] = json!(p);
+                    }
+                    if !r.candidates.is_empty() {
+                        v["candidates"] = Value::Array(r.candidates.clone());
                     }
                     v
                 })
@@ -147,12 +160,12 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
         }
         TableFormat::Csv => {
             let mut s = String::from(
-                "graph,policy,chosen,streams,syncs,edge_min_syncs,makespan_us,lower_bound_us,ratio,ideal_us,ratio_to_ideal",
+                "graph,policy,chosen,streams,syncs,edge_min_syncs,makespan_us,lower_bound_us,ratio,ideal_us,ratio_to_ideal,event_ids",
             );
             s.push_str(if mem { ",peak_bytes\n" } else { "\n" });
             for r in rows {
                 s.push_str(&format!(
-                    "{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3}{}{}\n",
+                    "{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{}{}{}\n",
                     r.graph,
                     r.policy,
                     r.chosen,
@@ -164,6 +177,7 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                     r.ratio,
                     r.ideal,
                     r.to_ideal,
+                    r.event_ids,
                     if mem { "," } else { "" },
                     peak(r)
                 ));
@@ -172,20 +186,21 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
         }
         TableFormat::Markdown => {
             let mut s = String::from(if mem {
-                "| graph | policy | streams | syncs | edge-min syncs | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound | peak bytes |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+                "| graph | policy | streams | syncs | edge-min syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound | peak bytes |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
             } else {
-                "| graph | policy | streams | syncs | edge-min syncs | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+                "| graph | policy | streams | syncs | edge-min syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
             });
             for r in rows {
                 let policy =
                     if r.chosen.is_empty() { r.policy.clone() } else { format!("{} → {}", r.policy, r.chosen) };
                 s.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |{}\n",
+                    "| {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |{}\n",
                     r.graph,
                     policy,
                     r.streams,
                     r.syncs,
                     opt(r.min_syncs),
+                    r.event_ids,
                     r.makespan,
                     r.ideal,
                     r.lower_bound,
@@ -203,9 +218,53 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                 let (g_ideal, g_bound) = (geomean(of().map(|r| r.to_ideal)), geomean(of().map(|r| r.ratio)));
                 s.push_str(&format!("| {p} | {g_ideal:.3} | {worst:.3} | {g_bound:.3} |\n"));
             }
+            s.push_str(&candidate_table(rows));
             s
         }
     }
+}
+
+/// auto's candidates per graph (markdown): every candidate's columns, or why it was rejected.
+fn candidate_table(rows: &[Row]) -> String {
+    let mut s = String::new();
+    let num = |c: &Value, k: &str| c.get(k).and_then(Value::as_f64);
+    for r in rows.iter().filter(|r| !r.candidates.is_empty()) {
+        if s.is_empty() {
+            s.push_str(
+                "\n### auto's candidates\n\n| graph | candidate | streams | syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | note |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+            );
+        }
+        for c in &r.candidates {
+            let cell = |k: &str| c.get(k).map_or_else(|| "-".to_string(), |v| v.to_string());
+            let ms = num(c, "makespan_us");
+            let ideal = num(c, "ideal_us").unwrap_or(r.ideal);
+            let to_ideal = match ms {
+                Some(m) if ideal > 0.0 => format!("{:.3}", m / ideal),
+                Some(_) => "1.000".to_string(),
+                None => "-".to_string(),
+            };
+            let name = c.get("policy").and_then(Value::as_str).unwrap_or("");
+            let note = match c.get("rejected").and_then(Value::as_str) {
+                Some(why) => format!("rejected: {}", why.replace('|', "/")),
+                None if name == r.chosen => "chosen".to_string(),
+                None => String::new(),
+            };
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} |\n",
+                r.graph,
+                name,
+                cell("streams"),
+                cell("syncs"),
+                cell("event_ids"),
+                ms.map_or_else(|| "-".to_string(), |m| format!("{m:.3}")),
+                ideal,
+                num(c, "lower_bound_us").map_or_else(|| "-".to_string(), |b| format!("{b:.3}")),
+                to_ideal,
+                note
+            ));
+        }
+    }
+    s
 }
 
 pub fn run(args: CompareArgs) -> i32 {

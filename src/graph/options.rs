@@ -115,6 +115,8 @@ pub enum Policy {
     PerOperator,
     MinStreams,
     Budget(u32),
+    /// List scheduling by bottom level onto at most `max_streams` streams.
+    List,
     Auto,
 }
 
@@ -126,6 +128,7 @@ impl Policy {
             "per-backend" => Policy::PerBackend,
             "per-operator" => Policy::PerOperator,
             "min-streams" => Policy::MinStreams,
+            "list" => Policy::List,
             "auto" => Policy::Auto,
             _ => match value.strip_prefix("budget:").map(str::parse::<u32>) {
                 Some(Ok(n)) if n >= 1 => Policy::Budget(n),
@@ -133,7 +136,7 @@ impl Policy {
                     return Err(invalid(
                         "policy",
                         value,
-                        "expected ge, single, per-backend, per-operator, min-streams, budget:N (N >= 1) or auto",
+                        "expected ge, single, per-backend, per-operator, min-streams, budget:N (N >= 1), list or auto",
                     ));
                 }
             },
@@ -148,6 +151,7 @@ impl Policy {
             Policy::PerOperator => "per-operator".into(),
             Policy::MinStreams => "min-streams".into(),
             Policy::Budget(n) => format!("budget:{n}"),
+            Policy::List => "list".into(),
             Policy::Auto => "auto".into(),
         }
     }
@@ -191,6 +195,35 @@ pub struct Options {
     /// first stream id they hand out (`None`: one past the ids the graph gives). A whole
     /// allocation always starts a fresh context.
     pub next_stream: Option<u32>,
+    /// `max_streams`: policy streams every policy but GE's stays within (`None`: the default,
+    /// [`DEFAULT_MAX_STREAMS`]; `u32::MAX`: unlimited).
+    pub max_streams: Option<u32>,
+    /// `max_events`: sync ids a policy's result may use (`None`: the default,
+    /// [`DEFAULT_MAX_EVENTS`]; `u32::MAX`: unlimited).
+    pub max_events: Option<u32>,
+}
+
+/// GE's ceiling for automatic multi-stream (`ge.autoMultistreamParallelMode`'s N is at most 64).
+pub const DEFAULT_MAX_STREAMS: u32 = 64;
+/// Event ids a policy may use when nothing says otherwise: the device runtime's seam has no
+/// event-count query, so the budget is the notify allocator's size, the smaller of the two.
+pub const DEFAULT_MAX_EVENTS: u32 = 1024;
+
+impl Options {
+    /// The stream budget of every policy but GE's (`u32::MAX`: unlimited).
+    pub fn stream_budget(&self) -> u32 {
+        self.max_streams.unwrap_or(DEFAULT_MAX_STREAMS)
+    }
+
+    /// The sync-id budget of every policy but GE's (`u32::MAX`: unlimited).
+    pub fn event_budget(&self) -> u32 {
+        self.max_events.unwrap_or(DEFAULT_MAX_EVENTS)
+    }
+
+    /// The options without budgets: what a policy would do unbounded.
+    pub fn unbudgeted(&self) -> Options {
+        Options { max_streams: Some(u32::MAX), max_events: Some(u32::MAX), ..self.clone() }
+    }
 }
 
 /// Every key [`Options::set`] accepts, for help texts and error messages.
@@ -212,6 +245,8 @@ pub const OPTION_KEYS: &[&str] = &[
     "verify",
     "max_memory",
     "next_stream",
+    "max_streams",
+    "max_events",
 ];
 
 /// GE's option names, accepted as synonyms of ours.
@@ -260,6 +295,22 @@ fn parse_count(key: &str, v: &Value) -> Result<u32> {
     match n {
         Some(n) if n >= 1 && n <= u64::from(u32::MAX) => Ok(n as u32),
         _ => Err(invalid(key, &value_text(v), "expected an integer >= 1")),
+    }
+}
+
+/// A budget: an integer >= 1 or `unlimited` (`u32::MAX`).
+fn parse_budget(key: &str, v: &Value) -> Result<u32> {
+    if v.as_str().is_some_and(|s| s.trim() == "unlimited") {
+        return Ok(u32::MAX);
+    }
+    let n = match v {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    match n {
+        Some(n) if n >= 1 && n < u64::from(u32::MAX) => Ok(n as u32),
+        _ => Err(invalid(key, &value_text(v), "expected an integer >= 1 or \"unlimited\"")),
     }
 }
 
@@ -388,6 +439,8 @@ impl Options {
             "verify" => self.verify = parse_bool(key, value)?,
             "max_memory" => self.max_memory = Some(parse_bytes(key, value)?),
             "next_stream" => self.next_stream = Some(parse_stream_id(key, value)?),
+            "max_streams" => self.max_streams = Some(parse_budget(key, value)?),
+            "max_events" => self.max_events = Some(parse_budget(key, value)?),
             _ => unreachable!("every canonical key is handled"),
         }
         Ok(())
@@ -486,6 +539,23 @@ mod tests {
         for bad in ["-1", "x", "1048576", ""] {
             let e = o.set_str("next_stream", bad).unwrap_err();
             assert!(e.message.contains("next_stream"), "{e}");
+        }
+    }
+
+    #[test]
+    fn budgets_take_counts_or_unlimited() {
+        let mut o = Options::default();
+        assert_eq!((o.stream_budget(), o.event_budget()), (DEFAULT_MAX_STREAMS, DEFAULT_MAX_EVENTS));
+        o.set_str("max_streams", "unlimited").unwrap();
+        o.set("max_events", &json!(16)).unwrap();
+        assert_eq!((o.stream_budget(), o.event_budget()), (u32::MAX, 16));
+        for key in ["max_streams", "max_events"] {
+            for bad in ["0", "abc", "-1", "", "1.5", "4294967295"] {
+                let e = o.set_str(key, bad).unwrap_err();
+                assert_eq!(e.code(), "E10001", "{key}={bad}");
+                assert!(e.message.contains(key), "{e}");
+            }
+            assert!(o.set(key, &json!(true)).is_err());
         }
     }
 

@@ -1,22 +1,32 @@
 //! `auto`: every other policy (GE's default among them) run through the whole pipeline and
 //! the simulator; the shortest makespan wins, ties going to fewer streams, then fewer syncs,
-//! then the earlier candidate. GE and per-operator are always candidates, so auto is never
-//! slower than either under the simulator. With `max_memory`, a candidate whose memory plan
-//! needs more is rejected (docs/memory.md).
+//! then the earlier candidate. GE, per-operator and list are always candidates, so auto is
+//! never slower than any of them under the simulator. A candidate past `max_streams` logical
+//! streams or `max_events` sync ids (GE's own assignment may be) is rejected, as is one past a
+//! device limit; with `max_memory`, a candidate whose memory plan needs more (docs/memory.md).
+//! Every row carries the graph's ideal makespan and lower bound beside the candidate's.
 
 use serde_json::json;
 
 use crate::bail;
 use crate::compile::policy::{Ctx, PolicyReport, min_streams};
+use crate::compile::summary::ModelCounts;
 use crate::compile::{Stage, TaskLimits};
 use crate::driver::Session;
 use crate::error::{ErrorKind, Result};
 use crate::graph::{Model, Options, Policy};
-use crate::simulate::{SimConfig, round3, simulate};
+use crate::simulate::{SimConfig, ideal, round3, simulate};
+
+/// Sync ids an allocation uses: events and notifies, the split's included.
+pub fn sync_ids(alloc: &crate::compile::Allocation) -> u32 {
+    let c = ModelCounts::of(alloc);
+    c.event_num + c.notify_num
+}
 
 /// The candidates for a graph: the fixed policies, then budgets below the width.
 pub fn candidates(width: usize) -> Vec<Policy> {
-    let mut v = vec![Policy::Ge, Policy::Single, Policy::PerBackend, Policy::PerOperator, Policy::MinStreams];
+    let mut v =
+        vec![Policy::Ge, Policy::Single, Policy::PerBackend, Policy::PerOperator, Policy::MinStreams, Policy::List];
     for b in [2u32, 4, 8, 16] {
         if (b as usize) < width {
             v.push(Policy::Budget(b));
@@ -40,25 +50,50 @@ pub fn choose(
     let mut rows = Vec::new();
     crate::memory::budget::require_sizes(model, options)?;
     let mut smallest = None;
+    let reference = ideal(model, cfg)?;
+    let (ideal_us, bound_us) = (round3(reference.makespan_us), round3(reference.lower_bound_us));
+    let (max_streams, max_events) = (options.stream_budget(), options.event_budget());
     for (i, p) in candidates(width).into_iter().enumerate() {
         let mut s = Session::new(model, Options { policy: p, ..options.clone() }, *limits);
         // A candidate past a device limit (streams, events, notifies) is not an answer, but
         // another candidate may be: it is reported and dropped, never fatal to the search.
         match s.run_to(Stage::All) {
             Err(e) if e.kind == ErrorKind::Limit => {
-                rows.push(json!({"policy": p.name(), "rejected": e.to_string()}));
+                rows.push(json!({
+                    "policy": p.name(), "rejected": e.to_string(), "ideal_us": ideal_us, "lower_bound_us": bound_us,
+                }));
                 continue;
             }
             r => r?,
         }
         let alloc = s.allocation()?;
         let sim = simulate(model, alloc, cfg)?;
+        let ids = sync_ids(alloc);
         let mut row = json!({
             "policy": p.name(),
+            "ideal_us": ideal_us,
+            "lower_bound_us": bound_us,
             "makespan_us": round3(sim.makespan_us),
             "streams": sim.streams,
             "syncs": sim.syncs,
+            "event_ids": ids,
         });
+        if let Some(made) = s.report().and_then(|r| r.details.get("budgets")).and_then(|b| b.get("unbudgeted_streams"))
+        {
+            row["unbudgeted_streams"] = made.clone();
+        }
+        let over = if alloc.logical_count() > max_streams {
+            Some(format!("{} logical streams exceed max_streams={max_streams}", alloc.logical_count()))
+        } else if ids > max_events {
+            Some(format!("{ids} sync ids exceed max_events={max_events}"))
+        } else {
+            None
+        };
+        if let Some(why) = over {
+            row["rejected"] = json!(why);
+            rows.push(row);
+            continue;
+        }
         let fits = crate::memory::budget::judge(model, options, alloc, &mut row, &mut smallest, p.name());
         rows.push(row);
         if !fits {
@@ -86,13 +121,22 @@ pub fn choose(
     let mut report = PolicyReport { name: "auto".into(), details: Default::default() };
     report.details.insert("chosen".into(), json!(chosen.name()));
     report.details.insert("makespan_us".into(), json!(round3(makespan)));
+    report.details.insert("ideal_us".into(), json!(ideal_us));
     report.details.insert(
         "why".into(),
         json!(format!(
-            "shortest simulated makespan ({} units, {} us per wait); ties: fewer streams, fewer syncs",
-            cfg.units, cfg.wait_latency_us
+            "shortest simulated makespan ({} units, {} us/wait) in {} streams, {} ids; then fewer streams, syncs",
+            cfg.units,
+            cfg.wait_latency_us,
+            budget_text(max_streams),
+            budget_text(max_events)
         )),
     );
     report.details.insert("candidates".into(), json!(rows));
     Ok((chosen, report))
+}
+
+/// A budget as the option writes it.
+pub fn budget_text(b: u32) -> String {
+    if b == u32::MAX { "unlimited".into() } else { b.to_string() }
 }

@@ -26,7 +26,8 @@ pub fn session<M: Deref<Target = Model>>(model: M, options: Options, limits: Tas
 }
 
 /// Runs `model` to `stage` in the mode `options` select; returns the allocation and the
-/// policy's report (for `budget:N` with the makespan it cost, from a second, unbounded run).
+/// policy's report (for `budget:N` with the makespan it cost, from a second, unbounded run;
+/// for a policy that `max_streams` or `max_events` bound, with what the budgets cost).
 pub fn run<M: Deref<Target = Model>>(
     model: M,
     options: Options,
@@ -37,14 +38,78 @@ pub fn run<M: Deref<Target = Model>>(
     let budget = matches!(options.policy, Policy::Budget(_)) && stage >= Stage::Sync;
     let mut s = session(model, options, limits, sim);
     s.run_to(stage)?;
-    if budget {
-        let report = budget_makespans(s.model(), s.options(), &limits, s.allocation()?, stage)?;
+    let bounded = s.report().is_some_and(|r| r.details.contains_key("budgets"));
+    if (budget || bounded) && stage >= Stage::Sync {
+        let mut extra = serde_json::Map::new();
+        if budget {
+            extra.extend(budget_makespans(s.model(), s.options(), &limits, s.allocation()?, stage)?);
+        }
+        let cost = if bounded { Some(budget_cost(&s, &limits, stage, &sim)?) } else { None };
         let (alloc, base) = s.into_result()?;
         let mut merged = base.unwrap_or_default();
-        merged.details.extend(report);
+        merged.details.extend(extra);
+        if let Some(cost) = cost {
+            if let Some(r) = cost.get("budget_cost") {
+                merged.details.insert("budget_cost".into(), r.clone());
+            }
+            if let Some(serde_json::Value::Object(b)) = merged.details.get_mut("budgets") {
+                b.extend(cost);
+            }
+        }
         return Ok((alloc, Some(merged)));
     }
     s.into_result()
+}
+
+/// What `max_streams` / `max_events` cost a policy (the report's `budgets` object, the ratio
+/// also as `budget_cost`): its simulated makespan within them and,
+/// from a second run without them, the unbudgeted makespan, streams and sync ids. The second
+/// run is skipped when the policy made more streams than the device creates, or fails on a
+/// device limit; the report says so.
+fn budget_cost<M: Deref<Target = Model>>(
+    s: &Session<M>,
+    limits: &TaskLimits,
+    stage: Stage,
+    sim: &SimConfig,
+) -> Result<serde_json::Map<String, serde_json::Value>> {
+    let model = s.model();
+    let alloc = s.allocation()?;
+    let budgeted = simulate(model, alloc, sim)?;
+    let reference = crate::simulate::ideal(model, sim)?;
+    let mut m = serde_json::Map::new();
+    m.insert("budgeted_makespan_us".into(), json!(round3(budgeted.makespan_us)));
+    m.insert("budgeted_event_ids".into(), json!(auto::sync_ids(alloc)));
+    m.insert("ideal_us".into(), json!(round3(reference.makespan_us)));
+    let made = s
+        .report()
+        .and_then(|r| r.details.get("budgets"))
+        .and_then(|b| b.get("unbudgeted_streams"))
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0);
+    let device = crate::runtime::consts::MAX_STREAM_NUM as u64 - 1;
+    if made > device {
+        m.insert(
+            "unbudgeted_skipped".into(),
+            json!(format!("{made} unbudgeted streams exceed the {device} the device creates")),
+        );
+        return Ok(m);
+    }
+    let options = Options { verify: false, ..s.options().unbudgeted() };
+    let mut u = Session::new(model, options, *limits);
+    match u.run_to(stage) {
+        Err(e) if e.kind == crate::error::ErrorKind::Limit => {
+            m.insert("unbudgeted_skipped".into(), json!(e.to_string()));
+        }
+        r => {
+            r?;
+            let unbudgeted = simulate(model, u.allocation()?, sim)?;
+            m.insert("unbudgeted_makespan_us".into(), json!(round3(unbudgeted.makespan_us)));
+            m.insert("unbudgeted_event_ids".into(), json!(auto::sync_ids(u.allocation()?)));
+            let ratio = if unbudgeted.makespan_us > 0.0 { budgeted.makespan_us / unbudgeted.makespan_us } else { 1.0 };
+            m.insert("budget_cost".into(), json!(round3(ratio)));
+        }
+    }
+    Ok(m)
 }
 
 /// Simulated makespan of a budget result against the unbounded (min-streams) one.
@@ -57,7 +122,7 @@ fn budget_makespans(
 ) -> Result<serde_json::Map<String, serde_json::Value>> {
     let cfg = SimConfig::default();
     let bounded = simulate(model, alloc, &cfg)?;
-    let unbounded_options = Options { policy: Policy::MinStreams, verify: false, ..options.clone() };
+    let unbounded_options = Options { policy: Policy::MinStreams, verify: false, ..options.unbudgeted() };
     let mut s = Session::new(model, unbounded_options, *limits);
     s.run_to(stage)?;
     let unbounded = simulate(model, s.allocation()?, &cfg)?;

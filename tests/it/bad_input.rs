@@ -184,6 +184,8 @@ rows!(
     event_backwards,
     event_attached_unknown,
     opt_next_stream_negative,
+    opt_max_streams_zero,
+    opt_max_events_word,
 );
 
 #[test]

@@ -9,6 +9,7 @@ mod fake_rt;
 
 mod activate_lists;
 mod bad_input;
+mod budgets;
 mod checker_agreement;
 mod cli;
 mod cli_usage;

@@ -88,7 +88,8 @@ fn auto_survives_infeasible_candidates() {
         );
         json::load_str(&doc).unwrap()
     };
-    let m = fan(600, "");
+    // Without budgets: within them every policy merges down to what the device has.
+    let m = fan(600, r#","max_streams":"unlimited","max_events":"unlimited""#);
     let limits = TaskLimits::from_options(&m.options);
     let (alloc, report) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
     let report = report.unwrap();

@@ -2,6 +2,9 @@
 //! list schedule (Graham) on `cost_us` and `cores`: whenever nodes are ready, the one with
 //! the longest remaining path (critical path first) starts first; a chain is bound to the
 //! stream that is free when its first node starts, and its later nodes wait for that stream.
+//!
+//! The same machinery keeps every other policy within `max_streams` ([`merge_groups`]): the
+//! streams a policy made are the groups, bound to the budget's streams the same way.
 
 use std::collections::{BTreeSet, BinaryHeap};
 
@@ -26,12 +29,47 @@ impl PartialOrd for Timed {
     }
 }
 
+/// The min-streams chains on at most `budget` streams.
 pub fn merge(ctx: &Ctx<'_>, cover: &ChainCover, budget: u32) -> Assignment {
+    if cover.chains.len() as u32 <= budget {
+        return cover.assignment(ctx);
+    }
+    merge_groups(ctx, &cover.chains, budget)
+}
+
+/// A policy's streams on at most `budget` streams: each stream's task nodes as a group.
+pub fn merge_assignment(ctx: &Ctx<'_>, a: &Assignment, budget: u32) -> Assignment {
+    if a.count <= budget {
+        return Assignment { stream: a.stream.clone(), count: a.count };
+    }
+    let mut groups = vec![Vec::new(); a.count as usize];
+    for &n in &ctx.order {
+        if ctx.role[n] == Role::Task
+            && let Some(s) = a.stream[n]
+        {
+            groups[s as usize].push(n);
+        }
+    }
+    groups.retain(|g| !g.is_empty());
+    merge_groups(ctx, &groups, budget.max(1))
+}
+
+/// Binds groups of task nodes (each in topological order) to `budget` streams by the list
+/// schedule; a group may have several ready nodes at once (a policy stream need not be a
+/// chain), which then queue on the group's stream.
+pub fn merge_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assignment {
     let model = ctx.model;
     let units = DEVICE_UNITS;
-    let width = cover.chains.len() as u32;
+    let width = groups.len() as u32;
     if width <= budget {
-        return cover.assignment(ctx);
+        let mut a = Assignment::new(model);
+        for (i, g) in groups.iter().enumerate() {
+            for &n in g {
+                a.stream[n] = Some(i as u32);
+            }
+        }
+        a.count = width;
+        return a;
     }
     let nn = model.nodes.len();
     let cost = |n: NodeId| {
@@ -39,7 +77,7 @@ pub fn merge(ctx: &Ctx<'_>, cover: &ChainCover, budget: u32) -> Assignment {
         if ctx.role[n] != Role::None && c.is_finite() && c > 0.0 { c } else { 0.0 }
     };
     let mut chain_of = IdVec::filled(nn, u32::MAX);
-    for (i, c) in cover.chains.iter().enumerate() {
+    for (i, c) in groups.iter().enumerate() {
         for &n in c {
             chain_of[n] = i as u32;
         }
@@ -53,7 +91,7 @@ pub fn merge(ctx: &Ctx<'_>, cover: &ChainCover, budget: u32) -> Assignment {
     for &n in &ctx.order {
         indeg[n] = model.in_edges(n).count() as u32;
     }
-    let need = |n: NodeId| if ctx.role[n] == Role::Task { model.nodes[n].cores.min(units) } else { 0 };
+    let need = |n: NodeId| if chain_of[n] != u32::MAX { model.nodes[n].cores.min(units) } else { 0 };
     // Heap key: longest remaining path first, then topological position.
     let prio = |n: NodeId| (bl[n].to_bits(), std::cmp::Reverse(ctx.pos[n]), n.0);
     type Key = (u64, std::cmp::Reverse<u32>, u32);
@@ -69,7 +107,7 @@ pub fn merge(ctx: &Ctx<'_>, cover: &ChainCover, budget: u32) -> Assignment {
     let mut newly: Vec<NodeId> = ctx.order.iter().copied().filter(|&n| indeg[n] == 0).collect();
     loop {
         for n in newly.drain(..) {
-            if ctx.role[n] != Role::Task {
+            if chain_of[n] == u32::MAX {
                 running.push(Timed(t + cost(n), n.0));
             } else if binding[chain_of[n] as usize] == u32::MAX {
                 unbound.push(prio(n));
@@ -78,6 +116,13 @@ pub fn merge(ctx: &Ctx<'_>, cover: &ChainCover, budget: u32) -> Assignment {
             }
         }
         loop {
+            // Ready nodes of a group bound since they were queued move to its stream.
+            while let Some(&k) = unbound.peek()
+                && binding[chain_of[NodeId(k.2)] as usize] != u32::MAX
+            {
+                unbound.pop();
+                bound[binding[chain_of[NodeId(k.2)] as usize] as usize].push(k);
+            }
             let mut best: Option<(Key, Option<u32>)> = None;
             for &s in &free_streams {
                 if let Some(&k) = bound[s as usize].peek()
@@ -124,7 +169,7 @@ pub fn merge(ctx: &Ctx<'_>, cover: &ChainCover, budget: u32) -> Assignment {
             finished.push(NodeId(running.pop().expect("peeked").1));
         }
         for n in finished {
-            if ctx.role[n] == Role::Task {
+            if chain_of[n] != u32::MAX {
                 free_units += need(n);
                 free_streams.insert(binding[chain_of[n] as usize]);
             }
@@ -140,7 +185,7 @@ pub fn merge(ctx: &Ctx<'_>, cover: &ChainCover, budget: u32) -> Assignment {
     used.sort_unstable();
     used.dedup();
     let mut a = Assignment::new(model);
-    for (c, chain) in cover.chains.iter().enumerate() {
+    for (c, chain) in groups.iter().enumerate() {
         // Every chain was scheduled: the order is a DAG, so the list schedule runs every node.
         let s = used.binary_search(&binding[c]).unwrap_or(0) as u32;
         for &n in chain {

@@ -14,6 +14,7 @@
 //! a search above this module (`crate::search`).
 
 pub mod budget;
+pub mod list;
 pub mod min_streams;
 pub mod per_operator;
 
@@ -281,34 +282,136 @@ pub fn per_backend(ctx: &Ctx<'_>) -> Assignment {
     a
 }
 
-/// The logical result and report of a non-auto policy.
-pub fn assign(model: &Model, options: &Options, policy: Policy) -> Result<(LogicalResult, PolicyReport)> {
-    let ctx = Ctx::new(model, options)?;
-    let mut report = PolicyReport { name: policy.name(), details: Default::default() };
-    let a = match policy {
-        Policy::Ge => return Ok((ctx.base, report)),
-        Policy::Single => single(&ctx),
-        Policy::PerBackend => per_backend(&ctx),
-        Policy::PerOperator => per_operator::assign(&ctx),
+/// The policy's own assignment with at most `cap` policy streams: a policy that makes more
+/// has them merged by the budget machinery. Also says how many streams it made unbounded.
+fn bounded(ctx: &Ctx<'_>, policy: Policy, cap: u32, report: &mut PolicyReport) -> Result<(Assignment, u32)> {
+    let model = ctx.model;
+    let fit = |a: Assignment| {
+        let made = a.count;
+        (budget::merge_assignment(ctx, &a, cap), made)
+    };
+    Ok(match policy {
+        Policy::Ge | Policy::Auto => {
+            crate::bail!(Internal, "policy {} has no assignment of its own to bound", policy.name())
+        }
+        Policy::Single => fit(single(ctx)),
+        Policy::PerBackend => fit(per_backend(ctx)),
+        Policy::PerOperator => fit(per_operator::assign(ctx)),
         Policy::MinStreams => {
-            let cover = min_streams::chain_cover(&ctx);
+            let cover = min_streams::chain_cover(ctx);
             report.details.insert("width".into(), json!(cover.chains.len()));
             report.details.insert(
                 "antichain".into(),
                 json!(cover.antichain.iter().map(|&n| model.nodes[n].name.clone()).collect::<Vec<_>>()),
             );
-            cover.assignment(&ctx)
+            (budget::merge(ctx, &cover, cap), cover.chains.len() as u32)
         }
         Policy::Budget(n) => {
-            let cover = min_streams::chain_cover(&ctx);
-            let b = budget::merge(&ctx, &cover, n);
+            let cover = min_streams::chain_cover(ctx);
             report.details.insert("budget".into(), json!(n));
             report.details.insert("width".into(), json!(cover.chains.len()));
-            b
+            let made = cover.chains.len().min(n as usize) as u32;
+            (budget::merge(ctx, &cover, n.min(cap)), made)
         }
-        Policy::Auto => {
-            crate::bail!(Internal, "policy auto is a search over whole pipeline runs; run it through the driver")
+        Policy::List => {
+            // Fewer streams than the cap: the cap never bound, the unbounded run is the same.
+            let a = list::assign(ctx, cap);
+            let made = if a.count < cap { a.count } else { list::assign(ctx, u32::MAX).count };
+            (a, made)
         }
-    };
-    Ok((finish(&ctx, &a), report))
+    })
+}
+
+/// Sync ids a logical result needs after sync insertion and reduction, when they might exceed
+/// `max_events`, with the counts they are made of. `None` without the trial when they can
+/// not: a sync joins the ends of a dependency across streams, or an attached stream or a nested
+/// graph's node to its parent, and each of those is counted.
+fn sync_ids_over(
+    model: &Model,
+    options: &Options,
+    logical: &LogicalResult,
+    max_events: u32,
+) -> Result<Option<(u32, crate::compile::summary::ModelCounts)>> {
+    let attached: usize = logical.attached.iter().map(Vec::len).sum();
+    let nested = model.nodes.iter().filter(|n| n.graph != GraphId::ROOT).count();
+    let crossing = model.edges.iter().filter(|e| logical.node_stream[e.src] != logical.node_stream[e.dst]).count();
+    if (crossing + 2 * (attached + nested)) as u64 <= u64::from(max_events) {
+        return Ok(None);
+    }
+    let mut alloc = crate::compile::Allocation::from_logical(
+        "budget-trial",
+        options.event,
+        logical.node_stream.clone(),
+        logical.main_stream_count,
+        logical.attached.clone(),
+        logical.attached_count,
+    );
+    crate::compile::sync_stage(model, options, &mut alloc)?;
+    let c = crate::compile::summary::ModelCounts::of(&alloc);
+    let ids = c.event_num + c.notify_num;
+    Ok((ids > max_events).then_some((ids, c)))
+}
+
+/// The logical result and report of a non-auto policy, within `max_streams` and `max_events`
+/// (GE's own policy keeps GE's rules). Streams GE pins count against `max_streams` first.
+/// When a budget binds, the report's `budgets` object says so: how many streams the policy
+/// made (`unbudgeted_streams`), how far the sync ids cut them (`event_budget_streams`).
+pub fn assign(model: &Model, options: &Options, policy: Policy) -> Result<(LogicalResult, PolicyReport)> {
+    let ctx = Ctx::new(model, options)?;
+    let mut report = PolicyReport { name: policy.name(), details: Default::default() };
+    if policy == Policy::Ge {
+        return Ok((ctx.base, report));
+    }
+    if policy == Policy::Auto {
+        crate::bail!(Internal, "policy auto is a search over whole pipeline runs; run it through the driver");
+    }
+    let mut pinned: Vec<u32> = model
+        .nodes
+        .ids()
+        .filter(|&n| ctx.role[n] == Role::Pinned)
+        .filter_map(|n| ctx.base.node_stream[n])
+        .map(|s| s.0)
+        .collect();
+    pinned.sort_unstable();
+    pinned.dedup();
+    let max_streams = options.stream_budget();
+    let cap = if max_streams == u32::MAX { u32::MAX } else { max_streams.saturating_sub(pinned.len() as u32).max(1) };
+    let (mut a, made) = bounded(&ctx, policy, cap, &mut report)?;
+    let mut budgets = serde_json::Map::new();
+    if made > cap {
+        budgets.insert("max_streams".into(), json!(max_streams));
+        budgets.insert("unbudgeted_streams".into(), json!(made));
+    }
+    let max_events = options.event_budget();
+    let mut logical = finish(&ctx, &a);
+    let mut cut = false;
+    while max_events != u32::MAX
+        && let Some((ids, c)) = sync_ids_over(model, options, &logical, max_events)?
+    {
+        if a.count <= 1 {
+            crate::bail!(
+                Limit,
+                "policy {} on graph '{}': {ids} sync ids ({} events, {} notifies) exceed max_events={max_events} \
+                 even with one policy stream (the streams GE pins need them)",
+                policy.name(),
+                model.name,
+                c.event_num,
+                c.notify_num
+            );
+        }
+        // Fewer streams in proportion to the excess, at least one fewer.
+        let fewer = (u64::from(a.count) * u64::from(max_events) / u64::from(ids)) as u32;
+        let cap = fewer.min(a.count - 1).max(1);
+        a = bounded(&ctx, policy, cap, &mut PolicyReport::default())?.0;
+        logical = finish(&ctx, &a);
+        cut = true;
+    }
+    if cut {
+        budgets.insert("max_events".into(), json!(max_events));
+        budgets.insert("event_budget_streams".into(), json!(a.count));
+    }
+    if !budgets.is_empty() {
+        report.details.insert("budgets".into(), Value::Object(budgets));
+    }
+    Ok((logical, report))
 }

@@ -1,0 +1,268 @@
+//! `list`: a priority-aware assignment. The task nodes are list-scheduled on the simulator's
+//! device model (24 units; a node holds `min(cores, units)` of them for its `cost_us`) onto at
+//! most `max_streams` streams: whenever units and a stream are free, the ready node with the
+//! highest bottom level (longest cost-weighted path to an exit, its own cost included; ties
+//! by topological position) starts, on the stream that lets it start earliest. A stream other
+//! than a producer's costs the wait latency, so a node stays on its latest producer's stream
+//! when that is as early, which saves syncs; a fresh stream is opened only when it starts the
+//! node strictly earlier. A stream runs its nodes in topological order in the pipeline, so a
+//! node only joins a stream whose last node comes before it there (unless nothing else could
+//! ever run). Nodes without tasks, pinned nodes and nodes on no stream take no stream and no
+//! units here; followers join a neighbour's stream afterwards, as for every policy.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeSet, BinaryHeap};
+
+use super::budget::DEVICE_UNITS;
+use super::{Assignment, Ctx, Role};
+
+/// Time from a record to the end of the wait on it: the simulator's default, in µs.
+pub const WAIT_LATENCY_US: f64 = 1.0;
+
+const NONE: u32 = u32::MAX;
+/// Stream mark of pinned nodes: always another stream than a policy stream.
+const PINNED: u32 = u32::MAX - 1;
+/// Ready nodes a round looks past when they can not start (too few units, no stream that
+/// precedes them), and idle streams a node looks through: bounds the work per event.
+const SCAN: usize = 128;
+
+/// A running node by position, earliest finish first, then the lower position.
+#[derive(Clone, Copy, PartialEq)]
+struct Finish(f64, u32);
+impl Eq for Finish {}
+impl Ord for Finish {
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.0.total_cmp(&self.0).then(o.1.cmp(&self.1))
+    }
+}
+impl PartialOrd for Finish {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// The list schedule's streams for the task nodes, at most `max_streams` of them.
+pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
+    let model = ctx.model;
+    let n = ctx.order.len();
+    let cap = max_streams.max(1) as usize;
+    let node = |p: u32| ctx.order[p as usize];
+    // As the simulator times them: a node with no device task takes no time.
+    let cost = |p: u32| {
+        let r = &model.nodes[node(p)];
+        if ctx.role[node(p)] != Role::None && r.tasks > 0 && r.cost_us.is_finite() && r.cost_us > 0.0 {
+            r.cost_us
+        } else {
+            0.0
+        }
+    };
+    let is_task = |p: u32| ctx.role[node(p)] == Role::Task;
+    let need = |p: u32| if is_task(p) { model.nodes[node(p)].cores.min(DEVICE_UNITS) } else { 0 };
+    let mut bl = vec![0.0f64; n];
+    for p in (0..n as u32).rev() {
+        bl[p as usize] = cost(p) + ctx.succ.of(p).iter().map(|&q| bl[q as usize]).fold(0.0, f64::max);
+    }
+    let mut preds_left: Vec<u32> = (0..n as u32).map(|p| ctx.pred.of(p).len() as u32).collect();
+    // Stream of each position as the schedule sees it (followers take their first producer's).
+    let mut on = vec![NONE; n];
+    let mut finish = vec![0.0f64; n];
+    let mut st = Streams { last: Vec::new(), busy: Vec::new(), idle: BTreeSet::new(), cap };
+    let mut homes = Vec::new();
+    // Ready task nodes, highest bottom level first, then the earlier position.
+    let mut heap: BinaryHeap<(u64, Reverse<u32>)> = BinaryHeap::new();
+    let mut newly: Vec<u32> = (0..n as u32).filter(|&p| preds_left[p as usize] == 0).collect();
+    let mut running: BinaryHeap<Finish> = BinaryHeap::new();
+    let mut free_units = DEVICE_UNITS;
+    let mut t = 0.0f64;
+    let mut done = 0usize;
+    loop {
+        // Nodes that take no stream start at once.
+        for p in newly.drain(..) {
+            if is_task(p) {
+                heap.push((bl[p as usize].to_bits(), Reverse(p)));
+                continue;
+            }
+            on[p as usize] = match ctx.role[node(p)] {
+                Role::Pinned => PINNED,
+                Role::Follower => ctx.pred.of(p).iter().map(|&q| on[q as usize]).find(|&s| s != NONE).unwrap_or(NONE),
+                _ => NONE,
+            };
+            running.push(Finish(t + cost(p), p));
+        }
+        for strict in [true, false] {
+            let mut skipped = Vec::new();
+            let mut any = false;
+            while st.can_take() && free_units > 0 && skipped.len() < SCAN {
+                let Some(k) = heap.pop() else { break };
+                let p = k.1.0;
+                let place =
+                    if need(p) <= free_units { pick(ctx, p, &on, &finish, &st, t, strict, &mut homes) } else { None };
+                let Some((s, at)) = place else {
+                    skipped.push(k);
+                    continue;
+                };
+                st.take(s, p);
+                on[p as usize] = s as u32;
+                free_units -= need(p);
+                running.push(Finish(at + cost(p), p));
+                any = true;
+            }
+            heap.extend(skipped);
+            // Out-of-order placement only when nothing else could ever start.
+            if any || !running.is_empty() {
+                break;
+            }
+        }
+        let Some(Finish(time, first)) = running.pop() else { break };
+        t = time;
+        let mut finished = vec![first];
+        while running.peek().is_some_and(|f| f.0 == t) {
+            finished.push(running.pop().expect("peeked").1);
+        }
+        for p in finished {
+            done += 1;
+            finish[p as usize] = t;
+            if is_task(p) {
+                free_units += need(p);
+                st.release(on[p as usize] as usize);
+            }
+            for &q in ctx.succ.of(p) {
+                preds_left[q as usize] -= 1;
+                if preds_left[q as usize] == 0 {
+                    newly.push(q);
+                }
+            }
+        }
+    }
+    debug_assert_eq!(done, n, "the root order is a DAG");
+    // Streams numbered by their first node in topological order.
+    let mut renumber = vec![NONE; st.last.len()];
+    let mut count = 0;
+    let mut a = Assignment::new(model);
+    for p in 0..n as u32 {
+        let s = on[p as usize];
+        if is_task(p) && s != NONE {
+            if renumber[s as usize] == NONE {
+                renumber[s as usize] = count;
+                count += 1;
+            }
+            a.stream[node(p)] = Some(renumber[s as usize]);
+        }
+    }
+    a.count = count;
+    a
+}
+
+/// Streams as the schedule keeps them.
+struct Streams {
+    /// Last position placed on each stream.
+    last: Vec<u32>,
+    busy: Vec<bool>,
+    /// Idle streams, lowest id first.
+    idle: BTreeSet<u32>,
+    cap: usize,
+}
+
+impl Streams {
+    /// Places position `p` on stream `s` (`s == last.len()`: a fresh one).
+    fn take(&mut self, s: usize, p: u32) {
+        if s == self.last.len() {
+            self.last.push(p);
+            self.busy.push(true);
+        } else {
+            self.idle.remove(&(s as u32));
+            self.last[s] = p;
+            self.busy[s] = true;
+        }
+    }
+
+    fn release(&mut self, s: usize) {
+        self.busy[s] = false;
+        self.idle.insert(s as u32);
+    }
+
+    fn can_take(&self) -> bool {
+        !self.idle.is_empty() || self.last.len() < self.cap
+    }
+}
+
+/// The stream that starts position `p` earliest at time `t`, and when: an idle stream whose
+/// last node precedes `p` (any idle stream unless `strict`), or a fresh one within the cap.
+/// Only a producer's stream can start it earlier than any other stream, so those are looked
+/// at one by one and the rest as one. Ties go to the latest-finishing producer's stream, then
+/// to producers' streams, then to other streams in use.
+#[allow(clippy::too_many_arguments)]
+fn pick(
+    ctx: &Ctx<'_>,
+    p: u32,
+    on: &[u32],
+    finish: &[f64],
+    st: &Streams,
+    t: f64,
+    strict: bool,
+    homes: &mut Vec<u32>,
+) -> Option<(usize, f64)> {
+    let preds = ctx.pred.of(p);
+    // The latest wait per stream, as the two largest from different streams.
+    let mut first = (f64::NEG_INFINITY, NONE);
+    let mut second = f64::NEG_INFINITY;
+    let mut home: Option<(f64, u32, u32)> = None;
+    homes.clear();
+    for &q in preds {
+        let s = on[q as usize];
+        if s == NONE {
+            continue;
+        }
+        let w = finish[q as usize] + WAIT_LATENCY_US;
+        if s == first.1 {
+            first.0 = first.0.max(w);
+        } else if w > first.0 {
+            second = second.max(first.0);
+            first = (w, s);
+        } else {
+            second = second.max(w);
+        }
+        if s != PINNED {
+            homes.push(s);
+            let key = (finish[q as usize], q, s);
+            if home.is_none_or(|h| key.0 > h.0 || (key.0 == h.0 && key.1 > h.1)) {
+                home = Some(key);
+            }
+        }
+    }
+    let home = home.map(|h| h.2 as usize);
+    let start_on = |s: u32| if s == first.1 { second.max(t) } else { first.0.max(t) };
+    let eligible = |s: usize| !st.busy[s] && (!strict || st.last[s] < p);
+    homes.sort_unstable();
+    homes.dedup();
+    let mut best: Option<(usize, f64)> = None;
+    let mut consider = |s: usize, at: f64| {
+        let better = match best {
+            None => true,
+            Some((b, bt)) => at < bt || (at == bt && home == Some(s) && home != Some(b)),
+        };
+        if better {
+            best = Some((s, at));
+        }
+    };
+    for &s in homes.iter() {
+        if eligible(s as usize) {
+            consider(s as usize, start_on(s));
+        }
+    }
+    // Any other idle stream: every producer is across, so the lowest eligible one will do
+    // (looked for among the first few, which keeps a wide graph's schedule linear).
+    let other = st
+        .idle
+        .iter()
+        .take(SCAN)
+        .find(|&&s| homes.binary_search(&s).is_err() && eligible(s as usize))
+        .map(|&s| s as usize);
+    if let Some(s) = other {
+        consider(s, start_on(NONE - 2));
+    }
+    if st.last.len() < st.cap {
+        consider(st.last.len(), start_on(NONE - 2));
+    }
+    best
+}

@@ -1,0 +1,296 @@
+//! `max_streams` and `max_events` (issue 15): the options, the budget merge of a policy that
+//! makes more streams, fewer streams until the sync ids fit, the report of what the budgets
+//! cost, auto's candidate rows, and every policy within both budgets on random graphs.
+
+use proptest::prelude::*;
+
+use crate::common;
+use stream_alloc::compile::summary::ModelCounts;
+use stream_alloc::compile::{Stage, TaskLimits};
+use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
+use stream_alloc::graph::{Model, ModelBuilder, Options, Policy, json};
+use stream_alloc::search;
+use stream_alloc::simulate::SimConfig;
+use stream_alloc::verify;
+
+fn load(path: &std::path::Path, options: &[&str]) -> Model {
+    let mut b = json::builder_from_slice(&std::fs::read(path).unwrap()).unwrap();
+    for o in options {
+        b.options.set_assignment(o).unwrap();
+    }
+    b.build().unwrap()
+}
+
+fn run(m: &Model) -> (stream_alloc::Allocation, Option<stream_alloc::compile::policy::PolicyReport>) {
+    let limits = TaskLimits::from_options(&m.options);
+    search::run(m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap()
+}
+
+fn sync_ids(a: &stream_alloc::Allocation) -> u32 {
+    let c = ModelCounts::of(a);
+    c.event_num + c.notify_num
+}
+
+/// `src` fans out to `width` independent operators that join in `out`.
+fn fan(width: usize) -> Model {
+    let mut b = ModelBuilder::new(format!("fan{width}"));
+    let mut node = |name: String, cost: f64| {
+        let mut s = NodeSpec::new(name, "Relu", "AIcoreEngine");
+        s.cost_us = cost;
+        s.cores = 4;
+        b.add_node(s);
+    };
+    node("src".into(), 1.0);
+    for i in 0..width {
+        node(format!("n{i}"), 10.0 + i as f64);
+    }
+    node("out".into(), 1.0);
+    for i in 0..width {
+        b.add_edge(EdgeSpec::data("src", format!("n{i}")));
+        b.add_edge(EdgeSpec::data(format!("n{i}"), "out"));
+    }
+    b.build().unwrap()
+}
+
+#[test]
+fn invalid_budgets_name_the_option() {
+    let mut o = Options::default();
+    for (key, value) in [("max_streams", "0"), ("max_streams", "abc"), ("max_events", "0"), ("max_events", "-3")] {
+        let e = o.set_str(key, value).unwrap_err();
+        assert_eq!(e.code(), "E10001", "{key}={value}");
+        assert!(e.message.contains(key) && e.message.contains(value), "{e}");
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stream-alloc"))
+        .args(["allocate", common::corpus_graph("squeezenet1_1.json").to_str().unwrap(), "--option", "max_streams=0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("max_streams"));
+}
+
+/// per-operator puts six independent operators on six streams; `max_streams=2` merges them to
+/// two, the checker agrees, and the report says what the budget cost.
+#[test]
+fn per_operator_merged_to_the_stream_budget() {
+    let mut m = fan(6);
+    m.options.policy = Policy::PerOperator;
+    m.options.max_streams = Some(u32::MAX);
+    let (free, report) = run(&m);
+    assert_eq!(free.logical_count(), 6);
+    assert!(!report.unwrap().details.contains_key("budgets"));
+    m.options.max_streams = Some(2);
+    let (a, report) = run(&m);
+    assert!(a.logical_count() <= 2, "{} streams", a.logical_count());
+    let r = verify::check(&m, &a.to_json(&m));
+    assert!(r.ok(), "{:?}", r.violations);
+    assert_eq!(Some(a.syncs().len()), r.edge_sync_minimum);
+    let report = report.unwrap();
+    assert!(report.details["budget_cost"].as_f64().unwrap() >= 1.0);
+    let d = report.details["budgets"].as_object().unwrap();
+    assert_eq!(d["unbudgeted_streams"], 6);
+    assert_eq!(d["max_streams"], 2);
+    let (with, without) = (d["budgeted_makespan_us"].as_f64().unwrap(), d["unbudgeted_makespan_us"].as_f64().unwrap());
+    assert!(with >= without, "{with} < {without}");
+    assert!(d["budget_cost"].as_f64().unwrap() >= 1.0);
+    assert!(d["ideal_us"].as_f64().unwrap() > 0.0);
+}
+
+/// `max_events` cuts streams until the sync ids fit; one stream needs none.
+#[test]
+fn event_budget_cuts_streams() {
+    let mut m = fan(6);
+    for p in [Policy::PerOperator, Policy::MinStreams, Policy::List, Policy::PerBackend, Policy::Budget(4)] {
+        m.options.policy = p;
+        for max_events in [1u32, 4, 7] {
+            m.options.max_events = Some(max_events);
+            let (a, report) = run(&m);
+            assert!(sync_ids(&a) <= max_events, "{p:?} max_events={max_events}: {} ids", sync_ids(&a));
+            assert!(verify::check(&m, &a.to_json(&m)).ok(), "{p:?}");
+            if max_events == 1 && p != Policy::PerBackend {
+                assert_eq!(report.unwrap().details["budgets"]["event_budget_streams"], 1, "{p:?}");
+            }
+        }
+    }
+}
+
+/// Budgets that do not bind change nothing: `max_streams=unlimited` gives the default's bytes
+/// on every corpus graph the default budget does not bind, and GE's policy ignores budgets.
+#[test]
+fn unlimited_reproduces_unbound_output() {
+    for path in common::corpus_paths() {
+        for p in ["ge", "per-operator", "min-streams", "list", "budget:8"] {
+            let policy = format!("policy={p}");
+            let default = load(&path, &[&policy]);
+            let (a, report) = run(&default);
+            if report.as_ref().is_some_and(|r| r.details.contains_key("budgets")) {
+                continue;
+            }
+            let unlimited = load(&path, &[&policy, "max_streams=unlimited", "max_events=unlimited"]);
+            let (b, _) = run(&unlimited);
+            assert_eq!(a.to_json(&default).to_string(), b.to_json(&unlimited).to_string(), "{} {p}", path.display());
+        }
+        let tight = load(&path, &["max_streams=1", "max_events=1"]);
+        let (a, _) = run(&tight);
+        let (b, _) = run(&load(&path, &[]));
+        assert_eq!(a.to_json(&tight).to_string(), b.to_json(&tight).to_string(), "{}: ge", path.display());
+        let compat = load(&path, &["compat=ge", "max_streams=1", "max_events=1"]);
+        let (c, _) = run(&compat);
+        let (d, _) = run(&load(&path, &["compat=ge"]));
+        assert_eq!(c.to_json(&compat).to_string(), d.to_json(&compat).to_string(), "{}: compat=ge", path.display());
+    }
+}
+
+/// The one corpus graph wider than 64: min-streams makes 214 streams unbounded, at most 64
+/// within the default budget, and reports the unbudgeted run beside.
+#[test]
+fn corpus_budget_binds_on_the_training_graph() {
+    let path = common::corpus_graph("resnet50_train.json");
+    let (free, _) = run(&load(&path, &["policy=min-streams", "max_streams=unlimited"]));
+    assert!(free.logical_count() > 64);
+    let m = load(&path, &["policy=min-streams"]);
+    let (a, report) = run(&m);
+    assert!(a.logical_count() <= 64);
+    assert!(verify::check(&m, &a.to_json(&m)).ok());
+    let d = report.unwrap().details["budgets"].as_object().unwrap().clone();
+    assert!(d["unbudgeted_streams"].as_u64().unwrap() > 64);
+    assert!(d.contains_key("unbudgeted_makespan_us") || d.contains_key("unbudgeted_skipped"), "{d:?}");
+}
+
+/// auto's report: a row per candidate with the ideal, the lower bound, the makespan, streams,
+/// syncs and event ids (or why it was rejected), list among them; the choice within budgets.
+#[test]
+fn auto_reports_every_candidate() {
+    for (file, extra) in [("googlenet.json", None), ("googlenet.json", Some("max_streams=2")), ("bert_base.json", None)]
+    {
+        let path = common::corpus_graph(file);
+        let mut options = vec!["policy=auto"];
+        options.extend(extra);
+        let m = load(&path, &options);
+        let (a, report) = run(&m);
+        let d = report.unwrap().details;
+        let rows = d["candidates"].as_array().unwrap();
+        assert!(rows.iter().any(|r| r["policy"] == "list"), "{rows:?}");
+        for r in rows {
+            for k in ["ideal_us", "lower_bound_us"] {
+                assert!(r[k].is_number(), "{file}: {r}");
+            }
+            if r.get("rejected").is_none() {
+                for k in ["makespan_us", "streams", "syncs", "event_ids"] {
+                    assert!(r[k].is_number(), "{file}: {r}");
+                }
+            }
+        }
+        assert!(d["ideal_us"].as_f64().unwrap() <= d["makespan_us"].as_f64().unwrap() + 1e-9);
+        assert!(a.logical_count() <= m.options.stream_budget());
+        assert!(sync_ids(&a) <= m.options.event_budget());
+        assert!(verify::check(&m, &a.to_json(&m)).ok());
+    }
+}
+
+/// On every corpus graph auto stays within the default budgets (64 streams, 1,024 sync ids).
+#[test]
+fn corpus_auto_within_budgets() {
+    for path in common::corpus_paths() {
+        let m = load(&path, &["policy=auto"]);
+        let (a, _) = run(&m);
+        assert!(a.physical_count() <= 64, "{}: {} streams", m.name, a.physical_count());
+        assert!(sync_ids(&a) <= 1024, "{}: {} sync ids", m.name, sync_ids(&a));
+    }
+}
+
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
+
+fn random_dag(seed: u64, n: usize, density: u64) -> Model {
+    let mut r = Lcg(seed);
+    let mut b = ModelBuilder::new(format!("dag{seed}"));
+    for i in 0..n {
+        // Some nodes have no task (followers) and one engine in three is another.
+        let engine = if r.next() % 3 == 0 { "VectorEngine" } else { "AIcoreEngine" };
+        let mut s = NodeSpec::new(format!("n{i}"), "Add", engine);
+        s.tasks = if r.next() % 5 == 4 { 0 } else { 1 };
+        s.cost_us = 1.0 + (r.next() % 9) as f64;
+        s.cores = 1 + (r.next() % 24) as u32;
+        b.add_node(s);
+    }
+    for j in 1..n {
+        for i in 0..j {
+            if r.next() % 100 < density {
+                b.add_edge(EdgeSpec::data(format!("n{i}"), format!("n{j}")));
+            }
+        }
+    }
+    b.build().unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Every policy within both budgets, checker-clean, syncs at the edge minimum.
+    #[test]
+    fn every_policy_within_both_budgets(
+        seed in any::<u64>(),
+        n in 2usize..24,
+        density in 3u64..40,
+        max_streams in 1u32..8,
+        max_events in 1u32..24,
+    ) {
+        let mut m = random_dag(seed, n, density);
+        m.options.max_streams = Some(max_streams);
+        m.options.max_events = Some(max_events);
+        for p in [
+            Policy::Single,
+            Policy::PerBackend,
+            Policy::PerOperator,
+            Policy::MinStreams,
+            Policy::Budget(3),
+            Policy::List,
+            Policy::Auto,
+        ] {
+            m.options.policy = p;
+            let (a, _) = run(&m);
+            prop_assert!(a.logical_count() <= max_streams, "{:?}: {} streams > {}", p, a.logical_count(), max_streams);
+            prop_assert!(sync_ids(&a) <= max_events, "{:?}: {} ids > {}", p, sync_ids(&a), max_events);
+            let r = verify::check(&m, &a.to_json(&m));
+            prop_assert!(r.ok(), "{:?}: {:?}", p, r.violations.first());
+            prop_assert_eq!(Some(a.syncs().len()), r.edge_sync_minimum, "{:?}", p);
+        }
+    }
+}
+
+/// A fan of 600 independent operators in notify mode needs more notifies than the device has
+/// under per-operator and min-streams without budgets; within the default ones no candidate of
+/// auto is past a device limit.
+#[test]
+fn budgets_keep_a_wide_fan_within_the_device() {
+    let mut b = ModelBuilder::new("fan600");
+    b.add_node(NodeSpec::new("src", "Relu", "AIcoreEngine"));
+    for i in 0..600 {
+        let mut s = NodeSpec::new(format!("n{i}"), "Relu", "AIcoreEngine");
+        s.cost_us = 5.0;
+        s.cores = 1;
+        b.add_node(s);
+    }
+    b.add_node(NodeSpec::new("out", "Relu", "AIcoreEngine"));
+    for i in 0..600 {
+        b.add_edge(EdgeSpec::data("src", format!("n{i}")));
+        b.add_edge(EdgeSpec::data(format!("n{i}"), "out"));
+    }
+    b.options.set_assignment("event=notify").unwrap();
+    b.options.policy = Policy::Auto;
+    let m = b.build().unwrap();
+    let (a, report) = run(&m);
+    let d = report.unwrap().details;
+    let rows = d["candidates"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r.get("rejected").is_none()), "{rows:?}");
+    let merged: Vec<&str> =
+        rows.iter().filter(|r| r.get("unbudgeted_streams").is_some()).map(|r| r["policy"].as_str().unwrap()).collect();
+    assert!(merged.contains(&"per-operator") && merged.contains(&"min-streams"), "{merged:?}");
+    assert!(a.logical_count() <= 64 && sync_ids(&a) <= 1024);
+    assert!(verify::check(&m, &a.to_json(&m)).ok());
+}
