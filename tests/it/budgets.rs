@@ -294,3 +294,23 @@ fn budgets_keep_a_wide_fan_within_the_device() {
     assert!(a.logical_count() <= 64 && sync_ids(&a) <= 1024);
     assert!(verify::check(&m, &a.to_json(&m)).ok());
 }
+
+/// A dynamic-shape root runs on one stream unless the host enables multi-stream for it; then,
+/// outside compat=ge, the policies choose its streams as for a static root (bert_base_dynamic:
+/// several streams, every edge ordered), and compat=ge keeps GE's dynamic strategy.
+#[test]
+fn dynamic_multi_stream_lets_the_policy_choose() {
+    let path = common::corpus_dir().join("bert_base_dynamic.json");
+    let one = run(&load(&path, &["policy=auto"])).0;
+    assert_eq!(one.physical_count(), 1, "dynamic shape without multi-stream runs on one stream");
+    let m = load(&path, &["policy=auto", "dynamic_multi_stream=true"]);
+    let many = run(&m).0;
+    assert!(many.physical_count() > 1, "auto keeps one stream with multi-stream enabled");
+    let report = verify::check(&m, &many.to_json(&m));
+    assert!(report.ok(), "{:?}", report.violations);
+    let ge = load(&path, &["compat=ge", "dynamic_multi_stream=true"]);
+    let ge_policy = load(&path, &["policy=per-operator", "compat=ge", "dynamic_multi_stream=true"]);
+    let (a, b) = (run(&ge).0, run(&ge_policy).0);
+    assert_eq!(a.stream(), b.stream(), "compat=ge follows GE's dynamic strategy");
+    assert_eq!(a.syncs(), b.syncs());
+}

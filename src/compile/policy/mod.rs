@@ -89,7 +89,10 @@ impl<'m> Ctx<'m> {
     /// GE's logical result for the model's GE mode, and the node roles.
     pub fn new(model: &'m Model, options: &Options) -> Result<Self> {
         let base = ge_logical(model, options)?;
-        let dynamic_root = model.root().shape == Shape::Dynamic;
+        // A dynamic-shape root runs on one stream unless the host enables multi-stream for
+        // it (GE's `ENABLE_DYNAMIC_SHAPE_MULTI_STREAM`); then the executor runs whatever streams
+        // the nodes carry, and outside `compat=ge` the policy chooses them as for a static root.
+        let dynamic_root = model.root().shape == Shape::Dynamic && (options.compat_ge || !options.dynamic_multi_stream);
         let role = IdVec::from_vec(
             model
                 .nodes
