@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::attrs::{GeAttrs, KNOWN_GE_ATTRS, NodeAttrs};
 use super::engines::{EngineOverride, EngineTable};
-use super::ids::{EdgeId, GraphId, IdVec, NodeId, StreamId};
+use super::ids::{EdgeId, EngineId, GraphId, IdVec, NodeId, StreamId};
+use super::names::NameIndex;
 use super::{Adjacency, Edge, EdgeKind, Graph, Model, Node, Options, PartitionEntry, Shape, topo};
 use crate::error::Result;
 use crate::{bail, err};
@@ -83,7 +84,41 @@ pub struct GraphSpec {
     pub parent: Option<String>,
     pub shape: Shape,
     pub nodes: Vec<NodeSpec>,
+    /// Edges by name; they follow `loaded_edges` in edge order.
     pub edges: Vec<EdgeSpec>,
+    /// Edges read from a graph file, their ends resolved to positions in `nodes` while reading
+    /// (20 bytes each, where an [`EdgeSpec`] holds two names); they come first in edge order.
+    pub(crate) loaded_edges: Vec<LoadedEdge>,
+    /// Loaded edges whose ends did not name a node when read, by name (checked by `build`).
+    pub(crate) unresolved_edges: Vec<EdgeSpec>,
+}
+
+/// An edge of a graph file, resolved while reading: `src` and `dst` are positions in its
+/// graph's `nodes`, or `src` is [`LoadedEdge::UNRESOLVED`] and `dst` a position in
+/// `unresolved_edges`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LoadedEdge {
+    pub src: u32,
+    pub dst: u32,
+    pub src_port: u32,
+    pub dst_port: u32,
+    pub kind: EdgeKind,
+}
+
+impl LoadedEdge {
+    pub const UNRESOLVED: u32 = u32::MAX;
+}
+
+impl GraphSpec {
+    /// Edges in all, loaded and by name.
+    pub fn edge_count(&self) -> usize {
+        self.loaded_edges.len() + self.edges.len()
+    }
+}
+
+/// A table sized by the input that the process cannot get: an error, not an abort.
+pub(crate) fn no_memory(what: &str, n: usize) -> crate::Error {
+    crate::Error::new(crate::error::ErrorKind::Limit, format!("cannot allocate memory for {n} {what}"))
 }
 
 /// A `partition` entry by name.
@@ -163,6 +198,12 @@ impl ModelBuilder {
 
     /// Resolves every name, checks every reference and builds the immutable model.
     pub fn build(self) -> Result<Model> {
+        self.build_indexed(Vec::new())
+    }
+
+    /// [`build`](Self::build) with the name index of the first graphs already made (node
+    /// positions by name, every name once: what the loader's fast path makes while reading).
+    pub(crate) fn build_indexed(self, mut indexes: Vec<NameIndex>) -> Result<Model> {
         let ModelBuilder {
             source,
             graphs: specs,
@@ -188,7 +229,7 @@ impl ModelBuilder {
         }
 
         // Graph names: unique, non-empty for subgraphs.
-        let mut graph_by_name: HashMap<&str, GraphId> = HashMap::new();
+        let mut graph_by_name: HashMap<String, GraphId> = HashMap::new();
         for (i, g) in specs.iter().enumerate().skip(1) {
             if g.name.is_empty() {
                 bail!(Subgraph, "subgraph {i} has no name");
@@ -199,12 +240,12 @@ impl ModelBuilder {
             if g.name == specs[0].name {
                 bail!(DuplicateName, "subgraph '{}' has the root graph's name", g.name);
             }
-            if graph_by_name.insert(&g.name, GraphId::new(i)).is_some() {
+            if graph_by_name.insert(g.name.clone(), GraphId::new(i)).is_some() {
                 bail!(DuplicateName, "two subgraphs are named '{}'", g.name);
             }
         }
         let total_nodes: usize = specs.iter().map(|g| g.nodes.len()).sum();
-        let total_edges: usize = specs.iter().map(|g| g.edges.len()).sum();
+        let total_edges: usize = specs.iter().map(GraphSpec::edge_count).sum();
         if total_nodes > MAX_ITEMS || total_edges > MAX_ITEMS {
             bail!(
                 Limit,
@@ -212,24 +253,35 @@ impl ModelBuilder {
             );
         }
 
-        // Nodes, graph by graph; names unique within their graph.
-        let mut nodes: IdVec<NodeId, Node> = IdVec::new();
-        let mut graphs: IdVec<GraphId, Graph> = IdVec::new();
-        let mut name_maps: Vec<HashMap<&str, NodeId>> = Vec::with_capacity(specs.len());
-        let mut owned_names: Vec<(NodeId, &[String])> = Vec::new();
+        // Nodes, graph by graph; names unique within their graph. Everything about a node that
+        // can fail is checked on the specs first; then each spec moves into its node, in place
+        // (the node table reuses the spec table's memory: a million nodes are not held twice).
+        let mut name_maps: Vec<GraphNames> = Vec::with_capacity(specs.len());
+        let mut engine_ids: Vec<EngineId> = Vec::new();
+        engine_ids.try_reserve_exact(total_nodes).map_err(|_| no_memory("nodes", total_nodes))?;
+        let mut base = 0u32;
         for (gi, g) in specs.iter().enumerate() {
-            let gid = GraphId::new(gi);
             let where_ = graph_where(&g.name, gi);
-            let mut map = HashMap::with_capacity(g.nodes.len());
-            let mut ids = Vec::with_capacity(g.nodes.len());
-            for spec in &g.nodes {
+            let given = indexes.get_mut(gi).map(std::mem::take).filter(|i| i.len() == g.nodes.len());
+            let indexed = given.is_some();
+            let mut index = match given {
+                Some(index) => index,
+                None => NameIndex::with_capacity(g.nodes.len()).map_err(|_| no_memory("nodes", g.nodes.len()))?,
+            };
+            let name_of = |p: u32| g.nodes[p as usize].name.as_str();
+            let mut last_engine: Option<(&str, EngineId)> = None;
+            for (k, spec) in g.nodes.iter().enumerate() {
                 if spec.name.is_empty() {
                     bail!(Field, "a node of {where_} has an empty name");
                 }
                 if spec.op_type.is_empty() {
                     bail!(Field, "node '{}' of {where_}: empty type", spec.name);
                 }
-                let engine = engines.lookup(&spec.engine).ok_or_else(|| {
+                let engine = match last_engine {
+                    Some((name, id)) if name == spec.engine => Some(id),
+                    _ => engines.lookup(&spec.engine),
+                };
+                let engine = engine.ok_or_else(|| {
                     err!(
                         UnknownEngine,
                         "node '{}' of {where_}: unknown engine '{}' (known engines: {}; a graph's `engines` field can add one)",
@@ -238,55 +290,84 @@ impl ModelBuilder {
                         engines.names()
                     )
                 })?;
+                last_engine = Some((spec.engine.as_str(), engine));
                 check_node_attrs(spec, &where_)?;
-                let stream = match spec.stream {
-                    None | Some(-1) => None,
-                    Some(s) if (0..=i64::from(u32::MAX - 1)).contains(&s) => Some(StreamId(s as u32)),
-                    Some(s) => {
+                if let Some(s) = spec.stream {
+                    if s != -1 && !(0..=i64::from(u32::MAX - 1)).contains(&s) {
                         bail!(Field, "node '{}' of {where_}: stream {s} is out of range (-1 or a stream id)", spec.name)
                     }
-                };
-                let id = nodes.push(Node {
-                    name: spec.name.clone(),
-                    op_type: spec.op_type.clone(),
-                    engine,
+                }
+                engine_ids.push(engine);
+                if indexed {
+                    continue;
+                }
+                let known =
+                    index.insert(&spec.name, k as u32, name_of).map_err(|_| no_memory("nodes", g.nodes.len()))?;
+                if known.is_some() {
+                    bail!(DuplicateName, "duplicate node name '{}' in {where_}", spec.name);
+                }
+            }
+            name_maps.push(GraphNames { index, base });
+            base += g.nodes.len() as u32;
+        }
+        let mut specs = specs;
+        let mut nodes: Vec<Node> = Vec::new();
+        let mut graphs: IdVec<GraphId, Graph> = IdVec::new();
+        let mut owned_names: Vec<(NodeId, Vec<String>)> = Vec::new();
+        let mut engine_of = engine_ids.into_iter();
+        for (gi, g) in specs.iter_mut().enumerate() {
+            let gid = GraphId::new(gi);
+            let first = nodes.len();
+            let mut next = first as u32;
+            let taken = std::mem::take(&mut g.nodes);
+            let count = taken.len();
+            let converted = taken.into_iter().map(|spec| {
+                let id = NodeId(next);
+                next += 1;
+                if !spec.subgraphs.is_empty() {
+                    owned_names.push((id, spec.subgraphs));
+                }
+                Node {
+                    name: spec.name,
+                    op_type: spec.op_type,
+                    engine: engine_of.next().unwrap_or_default(),
                     graph: gid,
                     tasks: spec.tasks,
                     cost_us: spec.cost_us,
                     cores: spec.cores,
-                    attrs: spec.attrs.clone(),
-                    ge_attrs: spec.ge_attrs.clone(),
+                    attrs: spec.attrs,
+                    ge_attrs: spec.ge_attrs,
                     subgraphs: Vec::new(),
-                    stream,
-                    attached_stream_ids: spec.attached_stream_ids.iter().map(|&s| StreamId(s)).collect(),
-                    attached_tasks: spec.attached_tasks.clone(),
-                    out_bytes: spec.out_bytes.clone(),
+                    stream: spec.stream.filter(|&s| s != -1).map(|s| StreamId(s as u32)),
+                    attached_stream_ids: spec.attached_stream_ids.into_iter().map(StreamId).collect(),
+                    attached_tasks: spec.attached_tasks,
+                    out_bytes: spec.out_bytes,
                     alias_input: spec.alias_input,
-                });
-                if map.insert(spec.name.as_str(), id).is_some() {
-                    bail!(DuplicateName, "duplicate node name '{}' in {where_}", spec.name);
                 }
-                if !spec.subgraphs.is_empty() {
-                    owned_names.push((id, &spec.subgraphs));
-                }
-                ids.push(id);
+            });
+            if first == 0 {
+                nodes = converted.collect();
+            } else {
+                nodes.try_reserve(count).map_err(|_| no_memory("nodes", total_nodes))?;
+                nodes.extend(converted);
             }
-            name_maps.push(map);
             graphs.push(Graph {
                 name: g.name.clone(),
                 shape: g.shape,
                 parent: None,
-                nodes: ids,
+                nodes: (first..nodes.len()).map(NodeId::new).collect(),
                 order: Vec::new(),
                 edges: Vec::new(),
             });
         }
+        let mut nodes: IdVec<NodeId, Node> = IdVec::from_vec(nodes);
         check_continuous_labels(&nodes, &graphs)?;
 
         // Parents: a subgraph's `parent` names a node of some other graph. A node's own
         // `subgraphs` list settles which one when the name occurs in several graphs.
         let mut claimed: HashMap<GraphId, NodeId> = HashMap::new();
-        for &(owner, names) in &owned_names {
+        for (owner, names) in &owned_names {
+            let owner = *owner;
             for name in names {
                 let g = *graph_by_name.get(name.as_str()).ok_or_else(|| {
                     err!(Subgraph, "node '{}' owns subgraph '{name}', which does not exist", nodes[owner].name)
@@ -311,7 +392,7 @@ impl ModelBuilder {
                 .iter()
                 .enumerate()
                 .filter(|&(other, _)| other != gi)
-                .filter_map(|(_, m)| m.get(parent_name).copied())
+                .filter_map(|(_, m)| m.find(&nodes, parent_name))
                 .collect();
             let parent = match claimed.get(&gid) {
                 Some(&owner) => {
@@ -340,7 +421,8 @@ impl ModelBuilder {
             nodes[parent].subgraphs.push(gid);
         }
         // Keep each owner's subgraphs in the order the owner declared them.
-        for &(owner, names) in &owned_names {
+        for (owner, names) in &owned_names {
+            let owner = *owner;
             let order: Vec<GraphId> = names.iter().map(|n| graph_by_name[n.as_str()]).collect();
             let mut rest: Vec<GraphId> =
                 nodes[owner].subgraphs.iter().copied().filter(|g| !order.contains(g)).collect();
@@ -362,14 +444,15 @@ impl ModelBuilder {
         }
 
         // Edges within each graph, then a stable topological order per graph.
-        let mut edges: IdVec<EdgeId, Edge> = IdVec::with_capacity(total_edges);
+        let mut edges: Vec<Edge> = Vec::new();
+        edges.try_reserve_exact(total_edges).map_err(|_| no_memory("edges", total_edges))?;
         for (gi, g) in specs.iter().enumerate() {
             let gid = GraphId::new(gi);
             let where_ = graph_where(&g.name, gi);
-            let map = &name_maps[gi];
-            for (k, e) in g.edges.iter().enumerate() {
-                let resolve = |end: &str, role: &str| {
-                    map.get(end).copied().ok_or_else(|| {
+            let names = &name_maps[gi];
+            let resolve = |k: usize, e: &EdgeSpec| {
+                let end = |end: &str, role: &str| {
+                    names.find(&nodes, end).ok_or_else(|| {
                         err!(
                             UnknownNode,
                             "edge {k} ('{}' -> '{}') of {where_}: {role} '{end}' is not a node of that graph",
@@ -378,12 +461,34 @@ impl ModelBuilder {
                         )
                     })
                 };
-                let src = resolve(&e.src, "source")?;
-                let dst = resolve(&e.dst, "destination")?;
-                let id = edges.push(Edge { src, dst, kind: e.kind, src_port: e.src_port, dst_port: e.dst_port });
-                graphs[gid].edges.push(id);
+                Ok::<_, crate::Error>(Edge {
+                    src: end(&e.src, "source")?,
+                    dst: end(&e.dst, "destination")?,
+                    kind: e.kind,
+                    src_port: e.src_port,
+                    dst_port: e.dst_port,
+                })
+            };
+            let first = edges.len();
+            for (k, e) in g.loaded_edges.iter().enumerate() {
+                edges.push(if e.src == LoadedEdge::UNRESOLVED {
+                    resolve(k, &g.unresolved_edges[e.dst as usize])?
+                } else {
+                    Edge {
+                        src: NodeId(names.base + e.src),
+                        dst: NodeId(names.base + e.dst),
+                        kind: e.kind,
+                        src_port: e.src_port,
+                        dst_port: e.dst_port,
+                    }
+                });
             }
+            for (k, e) in g.edges.iter().enumerate() {
+                edges.push(resolve(g.loaded_edges.len() + k, e)?);
+            }
+            graphs[gid].edges = (first..edges.len()).map(EdgeId::new).collect();
         }
+        let edges: IdVec<EdgeId, Edge> = IdVec::from_vec(edges);
         check_aliases(&nodes, &edges, &graphs)?;
         let mut topo_index = IdVec::filled(nodes.len(), 0u32);
         for gid in graphs.ids() {
@@ -411,7 +516,7 @@ impl ModelBuilder {
 
         let partition = match partition {
             None => None,
-            Some(entries) => Some(resolve_partition(&entries, &graphs, &graph_by_name, &name_maps, &engines)?),
+            Some(entries) => Some(resolve_partition(&entries, &nodes, &graphs, &graph_by_name, &name_maps, &engines)?),
         };
         let given = resolve_events(&events, &nodes, &graphs, &graph_by_name, &name_maps)?;
         let adjacency = Adjacency::build(nodes.len(), &edges);
@@ -442,8 +547,8 @@ fn resolve_events(
     specs: &[EventSpec],
     nodes: &IdVec<NodeId, Node>,
     graphs: &IdVec<GraphId, Graph>,
-    graph_by_name: &HashMap<&str, GraphId>,
-    name_maps: &[HashMap<&str, NodeId>],
+    graph_by_name: &HashMap<String, GraphId>,
+    name_maps: &[GraphNames],
 ) -> Result<Vec<super::GivenEvent>> {
     let mut out = Vec::with_capacity(specs.len());
     for (i, e) in specs.iter().enumerate() {
@@ -464,8 +569,8 @@ fn resolve_events(
                     .ok_or_else(|| err!(UnknownNode, "events[{i}]: {side}_graph '{g}' is not a graph of the model"))?,
             };
             let where_ = graph_where(&graphs[g].name, g.index());
-            let n = *name_maps[g.index()]
-                .get(name)
+            let n = name_maps[g.index()]
+                .find(nodes, name)
                 .ok_or_else(|| err!(UnknownNode, "events[{i}]: {side} '{name}' is not a node of {where_}"))?;
             let stream = match attached {
                 None => nodes[n].stream.ok_or_else(|| {
@@ -533,8 +638,10 @@ fn check_aliases(
     edges: &IdVec<EdgeId, Edge>,
     graphs: &IdVec<GraphId, Graph>,
 ) -> Result<()> {
+    let (sized, aliases) =
+        nodes.iter().fold((false, false), |(s, a), n| (s || n.out_bytes.is_some(), a || n.alias_input.is_some()));
     let where_ = |n: &Node| graph_where(&graphs[n.graph].name, n.graph.index());
-    for e in edges.iter().filter(|e| e.kind == EdgeKind::Data) {
+    for e in edges.iter().filter(|e| sized && e.kind == EdgeKind::Data) {
         let src = &nodes[e.src];
         if let Some(sizes) = &src.out_bytes {
             if e.src_port as usize >= sizes.len() {
@@ -549,6 +656,9 @@ fn check_aliases(
                 );
             }
         }
+    }
+    if !aliases {
+        return Ok(());
     }
     let mut fed: Vec<(NodeId, u32)> =
         edges.iter().filter(|e| e.kind == EdgeKind::Data).map(|e| (e.dst, e.dst_port)).collect();
@@ -566,6 +676,19 @@ fn check_aliases(
         }
     }
     Ok(())
+}
+
+/// A graph's node names: positions in its spec list, the graph's first node id added.
+struct GraphNames {
+    index: NameIndex,
+    base: u32,
+}
+
+impl GraphNames {
+    fn find(&self, nodes: &IdVec<NodeId, Node>, name: &str) -> Option<NodeId> {
+        let base = self.base;
+        self.index.get(name, |p| nodes[NodeId(base + p)].name.as_str()).map(|p| NodeId(base + p))
+    }
 }
 
 fn graph_where(name: &str, index: usize) -> String {
@@ -608,7 +731,7 @@ fn check_node_attrs(spec: &NodeSpec, where_: &str) -> Result<()> {
             bail!(Attribute, "node '{node}' of {where_}: attrs.attached_streams[{i}] ('{}') has stream_num 0", a.name);
         }
     }
-    for (name, ty) in KNOWN_GE_ATTRS {
+    for (name, ty) in KNOWN_GE_ATTRS.iter().filter(|_| !spec.ge_attrs.is_empty()) {
         if let Some(v) = spec.ge_attrs.get(name) {
             if !ty.accepts(v) {
                 bail!(Attribute, "node '{node}' of {where_}: ge_attrs.{name} must be {}, got {v}", ty.describe());
@@ -633,9 +756,10 @@ fn check_node_attrs(spec: &NodeSpec, where_: &str) -> Result<()> {
 
 fn resolve_partition(
     entries: &[PartitionSpec],
+    nodes: &IdVec<NodeId, Node>,
     graphs: &IdVec<GraphId, Graph>,
-    graph_by_name: &HashMap<&str, GraphId>,
-    name_maps: &[HashMap<&str, NodeId>],
+    graph_by_name: &HashMap<String, GraphId>,
+    name_maps: &[GraphNames],
     engines: &EngineTable,
 ) -> Result<Vec<PartitionEntry>> {
     let mut seen: HashMap<NodeId, usize> = HashMap::new();
@@ -662,7 +786,7 @@ fn resolve_partition(
         }
         let mut ids = Vec::with_capacity(e.nodes.len());
         for n in &e.nodes {
-            let id = *name_maps[graph.index()].get(n.as_str()).ok_or_else(|| {
+            let id = name_maps[graph.index()].find(nodes, n).ok_or_else(|| {
                 err!(
                     Partition,
                     "partition[{i}] ('{}'): node '{n}' is not a node of {}",

@@ -6,6 +6,10 @@
 //! `ge_attrs`) stay free-form values. Each typed field reads through a checker that names the
 //! field and the value at fault; element wrappers add which node, edge, subgraph or entry it
 //! was, so a message reads `node 'a' of root graph 'g': field 'tasks' must be …, got -1`.
+//!
+//! A document in the common shape is read first without serde, in one pass
+//! (`json_fast.rs`); only a document that it does not recognise (anything the schema
+//! would reject among them) comes here, so the fast path never changes a message.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -18,8 +22,10 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs, NodeAttrs};
-use super::builder::{EdgeSpec, EventSpec, GraphSpec, ModelBuilder, NodeSpec, PartitionSpec};
+use super::builder::{EdgeSpec, EventSpec, GraphSpec, LoadedEdge, ModelBuilder, NodeSpec, PartitionSpec, no_memory};
 use super::engines::EngineOverride;
+use super::json_fast;
+use super::names::NameIndex;
 use super::{EdgeKind, Model, Shape};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -42,7 +48,10 @@ pub fn load_str(text: &str) -> Result<Model> {
 }
 
 pub fn load_slice(bytes: &[u8]) -> Result<Model> {
-    builder_from_slice(bytes)?.build()
+    match json_fast::document(bytes) {
+        Some((b, index)) => b.build_indexed(vec![index]),
+        None => builder_from_schema(bytes)?.build(),
+    }
 }
 
 /// Parses a graph document already held as a `Value` (tests and hosts that build one).
@@ -308,7 +317,8 @@ macro_rules! checkers {
     ($($name:ident: $check:ident -> $t:ty;)*) => {
         $(
             pub fn $name<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<$t>, D::Error> {
-                $check(d, stringify!($name).trim_start_matches("r#"))
+                const NAME: &str = stringify!($name);
+                $check(d, match NAME.strip_prefix("r#") { Some(bare) => bare, None => NAME })
             }
         )*
     };
@@ -775,6 +785,14 @@ fn probe_name(raw: &RawValue) -> Option<String> {
 /// Parses a graph document into a builder without validating references, so a host can add
 /// to it before building.
 pub fn builder_from_slice(bytes: &[u8]) -> Result<ModelBuilder> {
+    match json_fast::document(bytes) {
+        Some((b, _)) => Ok(b),
+        None => builder_from_schema(bytes),
+    }
+}
+
+/// [`builder_from_slice`] through the schema alone (every document; every message).
+pub(crate) fn builder_from_schema(bytes: &[u8]) -> Result<ModelBuilder> {
     take_fault();
     let doc: TopDoc<'_> = match serde_json::from_slice::<MapOnly<TopDoc<'_>>>(bytes) {
         Ok(d) => d.0,
@@ -918,39 +936,35 @@ fn parse_shape(s: Option<&str>, what: &str) -> Result<Shape> {
     }
 }
 
-/// A table sized by the input that the process cannot get: an error, not an abort.
-fn no_memory(what: &str, n: usize) -> Error {
-    Error::new(ErrorKind::Limit, format!("cannot allocate memory for {n} {what}"))
-}
-
-/// Reads one graph's nodes and edges; `label` names the graph in messages.
+/// Reads one graph's nodes and edges; `label` names the graph in messages. Each element is
+/// read in its common shape without serde when it has it ([`json_fast`]), through the schema
+/// otherwise. Edges are resolved to node positions as they are read, through a name index of
+/// the graph's nodes.
 fn read_body(g: &mut GraphSpec, nodes: &[&RawValue], edges: &[&RawValue], label: &str, doc: &[u8]) -> Result<()> {
-    g.nodes.try_reserve(nodes.len()).map_err(|_| no_memory("nodes", nodes.len()))?;
+    g.nodes.try_reserve_exact(nodes.len()).map_err(|_| no_memory("nodes", nodes.len()))?;
+    let mut index = NameIndex::with_capacity(nodes.len()).map_err(|_| no_memory("nodes", nodes.len()))?;
     for (i, raw) in nodes.iter().enumerate() {
-        let n: NodeDoc = parse_element(raw).map_err(|e| {
-            // A node's name is checked before anything else in it.
-            if e.is_data() {
-                let saved = take_fault();
-                let name = parse_raw::<NameProbe>(raw).ok().map(|p| p.name.filter(|v| !v.is_null()));
-                take_fault();
-                FAULT.with(|f| *f.borrow_mut() = saved);
-                match name {
-                    Some(None) => return missing(&format!("node {i} of {label}"), "name"),
-                    Some(Some(v)) if !v.is_string() => {
-                        return Error::new(
-                            ErrorKind::Field,
-                            format!("node {i} of {label}: field 'name' must be a string, got {}", short(&v)),
-                        );
-                    }
-                    _ => {}
-                }
-            }
-            located(e, Place::Node(i, probe_name(raw)), label, Some((raw, doc)))
-        })?;
-        g.nodes.push(node_spec(n, i, label)?);
+        let spec = match json_fast::node(raw.get()) {
+            Some(spec) => spec,
+            None => node_spec(read_node(raw, i, label, doc)?, i, label)?,
+        };
+        g.nodes.push(spec);
+        let specs = &g.nodes;
+        index
+            .insert(&specs[i].name, i as u32, |p| specs[p as usize].name.as_str())
+            .map_err(|_| no_memory("nodes", nodes.len()))?;
     }
-    g.edges.try_reserve(edges.len()).map_err(|_| no_memory("edges", edges.len()))?;
+    g.loaded_edges.try_reserve_exact(edges.len()).map_err(|_| no_memory("edges", edges.len()))?;
+    let specs = &g.nodes;
+    let position = |name: &str| index.get(name, |p| specs[p as usize].name.as_str());
     for (i, raw) in edges.iter().enumerate() {
+        if let Some(e) = json_fast::edge(raw.get()) {
+            if let (Some(src), Some(dst)) = (position(e.src), position(e.dst)) {
+                let (kind, src_port, dst_port) = (e.kind, e.src_port, e.dst_port);
+                g.loaded_edges.push(LoadedEdge { src, dst, src_port, dst_port, kind });
+                continue;
+            }
+        }
         let e: EdgeDoc = parse_element(raw).map_err(|e| located(e, Place::Edge(i), label, Some((raw, doc))))?;
         let kind = match e.kind.as_deref() {
             None | Some("data") => EdgeKind::Data,
@@ -963,15 +977,49 @@ fn read_body(g: &mut GraphSpec, nodes: &[&RawValue], edges: &[&RawValue], label:
             }
         };
         let need = |v: Option<String>, f: &str| v.ok_or_else(|| missing(&format!("edge {i} of {label}"), f));
-        g.edges.push(EdgeSpec {
+        let spec = EdgeSpec {
             src: need(e.src, "src")?,
             dst: need(e.dst, "dst")?,
             kind,
             src_port: e.src_port.unwrap_or(0),
             dst_port: e.dst_port.unwrap_or(0),
-        });
+        };
+        let (src_port, dst_port) = (spec.src_port, spec.dst_port);
+        let loaded = match (position(&spec.src), position(&spec.dst)) {
+            (Some(src), Some(dst)) => LoadedEdge { src, dst, src_port, dst_port, kind },
+            _ => {
+                g.unresolved_edges.push(spec);
+                let dst = (g.unresolved_edges.len() - 1) as u32;
+                LoadedEdge { src: LoadedEdge::UNRESOLVED, dst, src_port, dst_port, kind }
+            }
+        };
+        g.loaded_edges.push(loaded);
     }
     Ok(())
+}
+
+/// A node through the schema, its fault placed.
+fn read_node(raw: &RawValue, i: usize, label: &str, doc: &[u8]) -> Result<NodeDoc> {
+    parse_element(raw).map_err(|e| {
+        // A node's name is checked before anything else in it.
+        if e.is_data() {
+            let saved = take_fault();
+            let name = parse_raw::<NameProbe>(raw).ok().map(|p| p.name.filter(|v| !v.is_null()));
+            take_fault();
+            FAULT.with(|f| *f.borrow_mut() = saved);
+            match name {
+                Some(None) => return missing(&format!("node {i} of {label}"), "name"),
+                Some(Some(v)) if !v.is_string() => {
+                    return Error::new(
+                        ErrorKind::Field,
+                        format!("node {i} of {label}: field 'name' must be a string, got {}", short(&v)),
+                    );
+                }
+                _ => {}
+            }
+        }
+        located(e, Place::Node(i, probe_name(raw)), label, Some((raw, doc)))
+    })
 }
 
 fn node_spec(n: NodeDoc, index: usize, graph: &str) -> Result<NodeSpec> {

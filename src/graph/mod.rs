@@ -11,6 +11,8 @@ pub mod csr;
 pub mod engines;
 pub mod ids;
 pub mod json;
+mod json_fast;
+pub mod names;
 pub mod options;
 pub mod partition;
 pub mod synth;
