@@ -24,6 +24,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use crate::graph::{GraphId, IdVec, Model, NodeId, StreamId};
+use crate::simulate::ideal::Prio;
 
 /// Compute units of the device the schedule assumes (the simulator's default).
 const UNITS: u32 = super::policy::budget::DEVICE_UNITS;
@@ -82,25 +83,6 @@ fn stitch(model: &Model, per_graph: &IdVec<GraphId, Vec<NodeId>>) -> Vec<NodeId>
         }
     }
     out
-}
-
-/// Ready-queue key: higher bottom level first, then the earlier declared node.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Prio {
-    level: f64,
-    node: NodeId,
-}
-
-impl Eq for Prio {}
-impl Ord for Prio {
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.level.total_cmp(&o.level).then(o.node.cmp(&self.node))
-    }
-}
-impl PartialOrd for Prio {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
 }
 
 /// A timed event, earliest first: a node finishes (`finish`) or becomes ready (its waits

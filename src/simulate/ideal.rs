@@ -55,11 +55,12 @@ impl Ideal {
     }
 }
 
-/// Ready-queue key: higher bottom level first, then the earlier declared node.
+/// Ready-queue key: higher bottom level first, then the earlier declared node. The pipeline's
+/// execution order (`compile::order`) ranks ready nodes by it too.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Prio {
-    level: f64,
-    node: NodeId,
+pub(crate) struct Prio {
+    pub(crate) level: f64,
+    pub(crate) node: NodeId,
 }
 
 impl Eq for Prio {}
