@@ -29,7 +29,7 @@ use crate::simulate::ideal::Prio;
 /// Compute units of the device the schedule assumes (the simulator's default).
 const UNITS: u32 = super::policy::budget::DEVICE_UNITS;
 /// Latency of a wait between streams the schedule assumes, in µs (the simulator's default).
-const WAIT_LATENCY_US: f64 = 1.0;
+const WAIT_LATENCY_US: f64 = crate::graph::device::DEFAULT_WAIT_LATENCY_US;
 
 /// Time a node runs: nothing for a node with no device task.
 fn cost(model: &Model, n: NodeId) -> f64 {

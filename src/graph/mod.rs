@@ -8,6 +8,7 @@
 pub mod attrs;
 pub mod builder;
 pub mod csr;
+pub mod device;
 pub mod engines;
 pub mod ids;
 pub mod json;

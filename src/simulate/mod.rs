@@ -48,7 +48,10 @@ pub struct SimConfig {
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig { units: crate::compile::policy::budget::DEVICE_UNITS, wait_latency_us: 1.0 }
+        SimConfig {
+            units: crate::graph::device::DEFAULT_UNITS,
+            wait_latency_us: crate::graph::device::DEFAULT_WAIT_LATENCY_US,
+        }
     }
 }
 
