@@ -11,6 +11,7 @@
 pub mod activate;
 pub mod allocation;
 pub mod dynamic;
+pub mod libstdcxx;
 pub mod logical;
 pub mod mode;
 pub mod order;

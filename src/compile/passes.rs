@@ -161,6 +161,17 @@ pub static PASSES: &[PassEntry] = &[
         summary: "renumber used stream ids densely from 0",
     },
     PassEntry {
+        ge_name: "RefreshContinuousStreamsByNodeIds",
+        name: "refresh_by_node_ids",
+        kind: PassKind::Model(|ctx| {
+            let l = &mut ctx.logical;
+            l.next_stream = crate::compile::dynamic::refresh::run_by_node_ids(l.model, &mut l.node_stream);
+            Ok(())
+        }),
+        summary: "dynamic roots: renumber the ids of the root's and dynamic subgraphs' direct nodes densely; \
+                  main-stream nodes to 0",
+    },
+    PassEntry {
         ge_name: "AssignAttachedStreamPass",
         name: "attached_stream",
         kind: PassKind::Model(|ctx| logical::attached_stream::run_all(&mut ctx.logical)),
@@ -423,6 +434,29 @@ the split, `SetActiveStreamsForLoop` redoes the loop's list over physical stream
 refreshed ids).
 - `RefreshContinuousEvents` refreshes notifies under `event=notify` (GE's `RefreshContinuousNotifies`); \
 `_event_multiplexing` (only above 65 500 events) is no step of its own.
+- `SplitStreams` reports every piece of a huge logical stream as huge (`huge_streams` [0, 1] after a \
+single-stream model splits once), under `compat=ge` too. GE writes its huge-stream list once, in \
+`AssignSingleStream`, and keeps [0]; its runtime then creates the later pieces as normal streams, \
+although the split filled each of them up to the huge limit (GE's own unit test puts 8 080 tasks on \
+piece 1, whose normal depth is 1 024). A piece must be created huge to hold what the split put on it.
+
+## `compat=ge` and GE's standard library
+
+`AssignAttachedStreamPass` and the dynamic allocator's `AssignAttachedResource` number attached \
+streams group by group. GE keeps the groups in a `std::unordered_map<std::string, …>` and numbers \
+them in its iteration order, which is libstdc++'s (GE is built with GCC). Under `compat=ge` the \
+groups are numbered in that order, reproduced by `src/compile/libstdcxx.rs`: the key hash is \
+`std::hash<std::string>`, i.e. `std::_Hash_bytes(data, len, 0xc70f6907)`, the 64-bit MurmurHash2 \
+variant of libstdc++'s `hash_bytes.cc`; the bucket counts are `_Prime_rehash_policy`'s (1 when empty, \
+then 13, 29, 59, 127, …: the next of its primes at or above twice the old count, each time the \
+element count would pass the bucket count); a new key is linked first in its bucket when the bucket \
+has keys, else at the head of the list, and a rehash relinks the list in order the same way. \
+Iteration walks the list from its head. Hashes and orders (up to 700 keys, across six rehashes) \
+were checked against a g++ 12 program; the unit tests keep some of its output. With two groups the \
+group a node named last comes first: relu3/relu4 of `group0` get the first attached stream and \
+relu1/relu2 of `_default_stream_info_group`, named before, the second \
+(`tests/fixtures/logical/attached_groups.compat.expected`). Outside `compat=ge` groups go in name \
+order, which reads better and does not depend on a standard library.
 ";
 
 /// Finds a pass by GE name or module name.

@@ -160,7 +160,7 @@ pub fn assign(model: &Model, options: &Options) -> Result<LogicalResult> {
         }
         1
     };
-    let (attached, attached_count) = attached::run(model, &st.node_stream, main_stream_count)?;
+    let (attached, attached_count) = attached::run(model, &st.node_stream, main_stream_count, options.compat_ge)?;
     Ok(LogicalResult { node_stream: st.node_stream, main_stream_count, attached, attached_count })
 }
 

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::DynamicState;
-use crate::graph::{IdVec, Model, Node, NodeId, StreamId, is_data_like_type};
+use crate::graph::{GraphId, IdVec, Model, Node, NodeId, StreamId, is_data_like_type};
 
 /// Renumbers the streams densely and puts the main-stream nodes on stream 0; returns the main
 /// stream count (at least 1).
@@ -50,24 +50,33 @@ pub fn on_main_stream(node: &Node) -> bool {
     is_data_like_type(&node.op_type) || node.op_type == "NetOutput" || !node.subgraphs.is_empty()
 }
 
-/// GE: `RefreshContinuousStreamsByNodeIds`, after the MiniDAG custom pass on a dynamic root.
+/// GE: `RefreshContinuousStreamsByNodeIds`, after the MiniDAG custom pass on a dynamic root
+/// (also a `pass` step of its own, `refresh_by_node_ids`).
 ///
-/// The path cover hands out fresh ids past the dynamic ones and can leave engine streams
-/// empty. The main-stream nodes ([`on_main_stream`]) and nodes without a stream go back to
-/// stream 0, as the dynamic refresh put them; the ids held by the other nodes are renumbered
-/// densely in increasing order (streams that lost every node disappear; label and
-/// independent-engine streams keep their relative order). Only the ids of the nodes that stay
-/// are counted, so a stream the pass emptied is not kept alive for the task-less main-stream
-/// nodes: they join whichever stream becomes 0. Returns the main stream count (at least 1).
+/// It walks the direct nodes of the root and of every dynamic-shape subgraph; known-shape
+/// subgraphs keep their ids as given. Of those nodes, the ones without a stream, the ones GE
+/// forces onto the main stream ([`on_main_stream`]: the Data family, variables, constants,
+/// `FileConstant`, `ConstPlaceHolder`, `NetOutput`) and the ones that own subgraphs are
+/// skipped; the ids the others hold are renumbered densely from 0 in increasing order, and the
+/// skipped nodes go to stream 0. A stream the path cover emptied is therefore gone, and the
+/// task-less main-stream nodes join whichever stream becomes 0. Returns the stream count:
+/// the ids counted, at least 1.
 pub fn run_by_node_ids(model: &Model, node_stream: &mut IdVec<NodeId, Option<StreamId>>) -> u32 {
+    let walked: Vec<NodeId> = model
+        .all_graphs()
+        .into_iter()
+        .filter(|&g| g == GraphId::ROOT || model.is_dynamic(g))
+        .flat_map(|g| model.graphs[g].order.iter().copied())
+        .collect();
+    let keeps = |n: NodeId, s: &Option<StreamId>| s.is_some() && !on_main_stream(&model.nodes[n]);
     let used: BTreeSet<StreamId> =
-        model.nodes.ids().filter(|&n| !on_main_stream(&model.nodes[n])).filter_map(|n| node_stream[n]).collect();
+        walked.iter().filter(|&&n| keeps(n, &node_stream[n])).filter_map(|&n| node_stream[n]).collect();
     let remap: BTreeMap<StreamId, StreamId> =
         used.iter().enumerate().map(|(i, &old)| (old, StreamId(i as u32))).collect();
-    for n in model.nodes.ids() {
+    for &n in &walked {
         let s = &mut node_stream[n];
         *s = match *s {
-            Some(old) if !on_main_stream(&model.nodes[n]) => remap.get(&old).copied(),
+            Some(old) if keeps(n, s) => remap.get(&old).copied(),
             _ => Some(StreamId(0)),
         };
     }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::LogicalState;
 use crate::bail;
+use crate::compile::libstdcxx;
 use crate::error::Result;
 use crate::graph::{AttachedFormat, AttachedStreamInfo, GraphId, Node, NodeId, StreamId};
 
@@ -81,16 +82,17 @@ pub fn group_and_key(node: &Node, a: &AttachedStreamInfo, main: i64) -> Result<O
     Ok(Some((group, key)))
 }
 
-/// Per group (GE: unordered map; here group-name order), per key in key order, one stream id
-/// is shared by every node with that key; `next_stream` advances by the key's stream count,
-/// which must be 1. Ids therefore follow key strings, not topology, as in GE.
+/// Per group, per key in key order, one stream id is shared by every node with that key;
+/// `next_stream` advances by the key's stream count, which must be 1. Ids therefore follow key
+/// strings, not topology, as in GE. Groups are taken in [`group_order`].
 pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
     st.main_stream_num.get_or_insert(st.next_stream);
     let model = st.model;
     if !st.graph_has(g, super::fact::ATTACHED) {
         return Ok(());
     }
-    let mut groups: BTreeMap<String, Vec<Request>> = BTreeMap::new();
+    // Groups in the order a node first names them.
+    let mut groups: Vec<(String, Vec<Request>)> = Vec::new();
     for &n in &model.graphs[g].order {
         let node = &model.nodes[n];
         if !st.has(n, super::fact::ATTACHED) {
@@ -99,11 +101,18 @@ pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
         let main = st.node_stream[n].map_or(-1, |s| i64::from(s.0));
         for (i, a) in node.attrs.attached_streams.iter().enumerate() {
             let Some((group, key)) = group_and_key(node, a, main)? else { continue };
-            groups.entry(group).or_default().push(Request { node: n, entry: i, key, num: a.stream_num });
+            let request = Request { node: n, entry: i, key, num: a.stream_num };
+            match groups.iter_mut().find(|(name, _)| *name == group) {
+                Some((_, requests)) => requests.push(request),
+                None => groups.push((group, vec![request])),
+            }
         }
     }
     let mut assigned: Vec<(NodeId, usize, StreamId)> = Vec::new();
-    for requests in groups.into_values() {
+    let names: Vec<&str> = groups.iter().map(|(name, _)| name.as_str()).collect();
+    let order = group_order(&names, st.options.compat_ge)?;
+    let mut groups: Vec<Option<Vec<Request>>> = groups.into_iter().map(|(_, r)| Some(r)).collect();
+    for requests in order.into_iter().filter_map(|i| groups[i].take()) {
         let mut by_key: BTreeMap<&str, (u32, Vec<&Request>)> = BTreeMap::new();
         for r in &requests {
             let slot = by_key.entry(r.key.as_str()).or_insert((r.num, Vec::new()));
@@ -122,4 +131,18 @@ pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The order attached-stream groups are numbered in, given their names in the order nodes
+/// first name them: under `compat=ge` the iteration order of GE's
+/// `std::unordered_map<std::string, …>` of groups as GCC's libstdc++ builds it
+/// ([`libstdcxx::iteration_order`]); otherwise group-name order, which reads better and does
+/// not depend on a standard library's hash.
+pub fn group_order(names_first_seen: &[&str], compat_ge: bool) -> Result<Vec<usize>> {
+    if compat_ge {
+        return libstdcxx::iteration_order(names_first_seen);
+    }
+    let mut order: Vec<usize> = (0..names_first_seen.len()).collect();
+    order.sort_by_key(|&i| names_first_seen[i]);
+    Ok(order)
 }
