@@ -9,6 +9,7 @@ mod allocate;
 mod check;
 mod compare;
 mod dot;
+mod import;
 mod out;
 mod pass;
 mod simulate;
@@ -46,6 +47,7 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     Dot(dot::DotArgs),
     Compare(compare::CompareArgs),
+    Import(import::ImportArgs),
 }
 
 impl Command {
@@ -59,6 +61,7 @@ impl Command {
             Command::Simulate(a) => ("simulate", &a.options),
             Command::Dot(a) => ("dot", &a.options),
             Command::Compare(a) => ("compare", &a.options),
+            Command::Import(_) => ("import", &[]),
         }
     }
 }
@@ -85,5 +88,6 @@ pub fn main() -> i32 {
         Command::Simulate(args) => simulate::run(args),
         Command::Dot(args) => dot::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Import(args) => import::run(args),
     }
 }

@@ -24,6 +24,7 @@ mod logical_cli;
 mod logical_corpus;
 mod logical_fixtures;
 mod mem_pool;
+mod onnx_import;
 mod memory;
 mod partition;
 mod policy_corpus;
