@@ -343,20 +343,28 @@ def ext(name, shape):
     return t
 
 
+def path(scope):
+    """PyTorch's exporter's node scope for a module path: layer1.0.conv2 -> /layer1/layer1.0/conv2."""
+    comps = []
+    for p in scope.split("."):
+        comps.append(comps[-1] + "." + p if p.isdigit() and comps else p)
+    return "/" + "/".join(comps)
+
+
 def resnet50():
     n, inits = [], []
     def conv(x, cin, cout, k, s, scope):
         wname = f"{scope}.weight"
         inits.append(ext(wname, [cout, cin, k, k]))
         inits.append(ext(f"{scope}.bias", [cout]))
-        out = f"/{scope.replace('.', '/')}/Conv_output_0"
-        n.append(helper.make_node("Conv", [x, wname, f"{scope}.bias"], [out], name=f"/{scope.replace('.', '/')}/Conv",
+        out = f"{path(scope)}/Conv_output_0"
+        n.append(helper.make_node("Conv", [x, wname, f"{scope}.bias"], [out], name=f"{path(scope)}/Conv",
                                   kernel_shape=[k, k], strides=[s, s], pads=[k // 2] * 4))
         return out
-    def relu(x, scope):
-        out = f"/{scope}/Relu_output_0"
-        n.append(helper.make_node("Relu", [x], [out], name=f"/{scope}/Relu"))
-        return out
+    def relu(x, scope, k=0):
+        name = f"{path(scope)}{'_' + str(k) if k else ''}/Relu"
+        n.append(helper.make_node("Relu", [x], [name + "_output_0"], name=name))
+        return name + "_output_0"
     x = conv("input", 3, 64, 7, 2, "conv1")
     x = relu(x, "relu")
     n.append(helper.make_node("MaxPool", [x], ["/maxpool/MaxPool_output_0"], name="/maxpool/MaxPool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
@@ -365,13 +373,13 @@ def resnet50():
         for b in range(blocks):
             s = stride if b == 0 else 1
             sc = f"layer{li}.{b}"
-            y = relu(conv(x, cin, width, 1, 1, f"{sc}.conv1"), f"{sc}/relu")
-            y = relu(conv(y, width, width, 3, s, f"{sc}.conv2"), f"{sc}/relu_1")
+            y = relu(conv(x, cin, width, 1, 1, f"{sc}.conv1"), f"{sc}.relu")
+            y = relu(conv(y, width, width, 3, s, f"{sc}.conv2"), f"{sc}.relu", 1)
             y = conv(y, width, width * 4, 1, 1, f"{sc}.conv3")
             idn = conv(x, cin, width * 4, 1, s, f"{sc}.downsample.0") if b == 0 else x
             out = f"/layer{li}/layer{li}.{b}/Add_output_0"
             n.append(helper.make_node("Add", [y, idn], [out], name=f"/layer{li}/layer{li}.{b}/Add"))
-            x = relu(out, f"layer{li}/layer{li}.{b}/relu_2")
+            x = relu(out, f"{sc}.relu", 2)
             cin = width * 4
     n.append(helper.make_node("GlobalAveragePool", [x], ["/avgpool/GlobalAveragePool_output_0"], name="/avgpool/GlobalAveragePool"))
     n.append(helper.make_node("Flatten", ["/avgpool/GlobalAveragePool_output_0"], ["/Flatten_output_0"], name="/Flatten", axis=1))

@@ -424,7 +424,11 @@ impl Lowerer<'_> {
         let op = node.op_type.as_deref().unwrap_or("");
         let domain = decode::domain(node);
         let opset = self.dec.opset_of(node);
-        let who = || format!("node {} in graph '{gname}' (opset {opset})", describe(node, index));
+        let who = || {
+            let set =
+                if domain.is_empty() { format!("opset {opset}") } else { format!("domain '{domain}' opset {opset}") };
+            format!("node {} in graph '{gname}' ({set})", describe(node, index))
+        };
         let srcs: Vec<Option<Source>> =
             node.input.iter().map(|n| if n.is_empty() { None } else { table.get(n.as_str()).cloned() }).collect();
         for (k, n) in node.input.iter().enumerate() {
@@ -492,7 +496,7 @@ impl Lowerer<'_> {
             }
         }
 
-        let folded = op != "Constant"
+        let folded = !matches!(op, "Constant" | "ConstantOfShape")
             && !outs.is_empty()
             && !node.input.is_empty()
             && subgraph_names.is_empty()
