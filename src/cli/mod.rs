@@ -12,6 +12,7 @@ mod dot;
 mod import;
 mod out;
 mod pass;
+mod replay;
 mod simulate;
 mod summary;
 mod usage;
@@ -48,6 +49,7 @@ enum Command {
     Dot(dot::DotArgs),
     Compare(compare::CompareArgs),
     Import(import::ImportArgs),
+    Replay(replay::ReplayArgs),
 }
 
 impl Command {
@@ -62,6 +64,7 @@ impl Command {
             Command::Dot(a) => ("dot", &a.options),
             Command::Compare(a) => ("compare", &a.options),
             Command::Import(_) => ("import", &[]),
+            Command::Replay(a) => ("replay", &a.options),
         }
     }
 }
@@ -89,5 +92,6 @@ pub fn main() -> i32 {
         Command::Dot(args) => dot::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Import(args) => import::run(args),
+        Command::Replay(args) => replay::run(args),
     }
 }
