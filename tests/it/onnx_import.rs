@@ -416,8 +416,7 @@ fn every_bad_file_is_refused_with_a_clear_error() {
 
 #[test]
 fn unknown_op_cost_runs_an_operator_without_a_rule() {
-    let mut o = ImportOptions::default();
-    o.unknown_op_cost_us = Some(12.5);
+    let o = ImportOptions { unknown_op_cost_us: Some(12.5), ..Default::default() };
     let i = import("unknown_op.onnx", &o);
     let n = nodes(&doc(&i), None);
     assert_eq!(n["y"]["type"], "FancyOp");
