@@ -9,8 +9,10 @@ mod allocate;
 mod check;
 mod compare;
 mod dot;
+mod import;
 mod out;
 mod pass;
+mod replay;
 mod simulate;
 mod summary;
 mod usage;
@@ -46,6 +48,8 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     Dot(dot::DotArgs),
     Compare(compare::CompareArgs),
+    Import(import::ImportArgs),
+    Replay(replay::ReplayArgs),
 }
 
 impl Command {
@@ -59,6 +63,8 @@ impl Command {
             Command::Simulate(a) => ("simulate", &a.options),
             Command::Dot(a) => ("dot", &a.options),
             Command::Compare(a) => ("compare", &a.options),
+            Command::Import(_) => ("import", &[]),
+            Command::Replay(a) => ("replay", &a.options),
         }
     }
 }
@@ -85,5 +91,7 @@ pub fn main() -> i32 {
         Command::Simulate(args) => simulate::run(args),
         Command::Dot(args) => dot::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Import(args) => import::run(args),
+        Command::Replay(args) => replay::run(args),
     }
 }
