@@ -11,6 +11,7 @@ mod compare;
 mod dot;
 mod out;
 mod pass;
+mod replay;
 mod simulate;
 mod summary;
 mod usage;
@@ -46,6 +47,7 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     Dot(dot::DotArgs),
     Compare(compare::CompareArgs),
+    Replay(replay::ReplayArgs),
 }
 
 impl Command {
@@ -59,6 +61,7 @@ impl Command {
             Command::Simulate(a) => ("simulate", &a.options),
             Command::Dot(a) => ("dot", &a.options),
             Command::Compare(a) => ("compare", &a.options),
+            Command::Replay(a) => ("replay", &a.options),
         }
     }
 }
@@ -85,5 +88,6 @@ pub fn main() -> i32 {
         Command::Simulate(args) => simulate::run(args),
         Command::Dot(args) => dot::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Replay(args) => replay::run(args),
     }
 }
