@@ -16,6 +16,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("verify", 2),
     ("runtime", 2),
     ("memory", 3),
+    ("replay", 3),
     ("driver", 4),
     ("search", 5),
     ("capi", 6),
