@@ -12,6 +12,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("error", 0),
     ("graph", 0),
     ("compile", 1),
+    ("import", 1),
     ("simulate", 2),
     ("verify", 2),
     ("runtime", 2),
