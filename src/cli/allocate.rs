@@ -6,6 +6,7 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
+use stream_alloc::baseline::{self, Peer};
 use stream_alloc::compile::allocation::error_json_string;
 use stream_alloc::compile::policy::PolicyReport;
 use stream_alloc::compile::{Allocation, Stage, TaskLimits};
@@ -149,6 +150,25 @@ impl Inputs {
     /// The pipeline up to `stage` through the one driver, `auto` decided under `sim`.
     pub fn compile(&self, stage: Stage, sim: SimConfig) -> Result<(Allocation, Option<PolicyReport>), Error> {
         search::run(&self.model, self.options.clone(), self.limits, stage, sim)
+    }
+
+    /// The graph for one entry of a `--policies` list: a peer baseline (`xla`, `nimble`,
+    /// `opara`, `ort`) or `policy=NAME` over the other options.
+    pub fn load_policy(path: &PathBuf, options: &[String], policy: &str) -> Result<(Inputs, Option<Peer>), Error> {
+        if let Some(peer) = Peer::parse(policy) {
+            return Ok((Inputs::load(path, options)?, Some(peer)));
+        }
+        let mut opts = options.to_vec();
+        opts.push(format!("policy={policy}"));
+        Ok((Inputs::load(path, &opts)?, None))
+    }
+
+    /// [`Self::compile`] of the whole pipeline, or the peer's baseline allocation.
+    pub fn compile_as(&self, peer: Option<Peer>, sim: SimConfig) -> Result<(Allocation, Option<PolicyReport>), Error> {
+        match peer {
+            Some(p) => baseline::allocate(&self.model, p, &self.options, self.limits).map(|(a, r)| (a, Some(r))),
+            None => self.compile(Stage::All, sim),
+        }
     }
 }
 
