@@ -2078,6 +2078,17 @@ sa_status sa_stream_ctx_event_elapsed_time(const struct sa_stream_ctx *ctx,
 sa_status sa_session_get_summary(struct sa_session *session, struct sa_summary **out);
 
 /**
+ * Takes the summary of a finished allocation (GE's `Session::GetCompiledGraphSummary`) into a
+ * new snapshot in `*out` (free with `sa_summary_free`), with its memory plan when the graph
+ * gives `out_bytes`, so `sa_summary_ge_method` answers every method of GE's
+ * `CompiledGraphSummary`. `SA_STAGE` until `sa_session_generate_send_recv` has run.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_session_get_compiled_summary(struct sa_session *session, struct sa_summary **out);
+
+/**
  * Frees a summary. NULL is a no-op.
  *
  * # Safety
@@ -2191,6 +2202,34 @@ sa_status sa_summary_string_info(const struct sa_summary *summary,
 sa_status sa_summary_render(const struct sa_summary *summary,
                             const char *format,
                             const char **text);
+
+/**
+ * Answers the method `method` of GE's `CompiledGraphSummary` (by its name, e.g.
+ * `"GetFeatureMemorySize"`) as one number in `*value`; `*value` is 0 on failure, and the
+ * reason is in `sa_last_error_message`.
+ *
+ * * `IsStatic`: 1 when the root graph is static-shape, else 0.
+ * * `GetStreamNum`: the model's `stream_num`. `GetEventNum`: its `event_num`, for static
+ *   graphs only (`SA_INVALID_STATE` otherwise, as GE fails it).
+ * * Memory, from the memory plan of a summary taken with `sa_session_get_compiled_summary`
+ *   of a static graph that gives `out_bytes` (`SA_NOT_FOUND` without sizes, `SA_STAGE` for a
+ *   summary from `sa_session_get_summary`, `SA_INVALID_STATE` for a dynamic graph):
+ *   `GetFeatureMemorySize` and `GetRefreshableFeatureMemorySize` are the plan's arena bytes,
+ *   `GetFixedFeatureMemorySize` is 0 (no tensor is pinned to a fixed address),
+ *   `GetFeatureMemoryBaseRefreshable` is 1, `GetAllFeatureMemoryTypeSize` the bytes of its one
+ *   (default-type, not fixed) entry.
+ * * `GetConstMemorySize`, `GetOutputShapes`, `GetOutputDtypes`, `GetIOIndexesWithSameAddr`,
+ *   `GetExternalWeightPaths`: `SA_NOT_FOUND` (graph JSON carries none of it).
+ *
+ * `SA_INVALID_ARGUMENT` for another name. Thread-safe.
+ *
+ * # Safety
+ * `summary` is NULL or a live handle; `method` is NULL or NUL-terminated; `value` is NULL or
+ * writable.
+ */
+sa_status sa_summary_ge_method(const struct sa_summary *summary,
+                               const char *method,
+                               uint64_t *value);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -18,6 +18,7 @@ pub mod driver;
 pub mod error;
 pub mod graph;
 pub mod memory;
+pub mod replay;
 pub mod runtime;
 pub mod search;
 pub mod simulate;

@@ -37,6 +37,7 @@ if(STEP STREQUAL "install")
             lib/cmake/StreamAlloc/StreamAllocConfigVersion.cmake
             lib/pkgconfig/stream_alloc.pc lib/pkgconfig/stream_alloc_static.pc
             include/stream_alloc/ge_compat/stream_alloc_ge_status.h
+            include/stream_alloc/ge_compat/stream_alloc_ge_types.h
             include/stream_alloc/ge_compat/framework/runtime/stream_allocator.h
             include/stream_alloc/ge_compat/framework/runtime/event_allocator.h
             include/stream_alloc/ge_compat/framework/runtime/notify_allocator.h

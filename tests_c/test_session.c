@@ -273,11 +273,62 @@ static void test_partition_entry(void) {
     sa_graph_free(g);
 }
 
+/* GE's CompiledGraphSummary answers: only after the last stage; memory from the plan when
+ * the graph gives out_bytes (this one does not); what graph JSON cannot tell fails, saying why. */
+static void test_compiled_summary(void) {
+    sa_summary *sum = NULL;
+    CHECK_STATUS(sa_session_get_compiled_summary(NULL, &sum), SA_NULL_POINTER);
+    CHECK_LAST_ERROR("SA3001", "'session'");
+    sa_session *s = run(0);
+    CHECK_STATUS(sa_session_get_compiled_summary(s, &sum), SA_STAGE);
+    CHECK(sum == NULL);
+    CHECK_CONTAINS(sa_last_error_message(), "not finished (stage 'split')");
+    CHECK_CONTAINS(sa_session_last_error(s), "sa_session_generate_send_recv");
+    CHECK_STATUS(sa_session_get_compiled_summary(s, NULL), SA_NULL_POINTER);
+    CHECK_OK(sa_session_generate_send_recv(s));
+    CHECK_OK(sa_session_get_compiled_summary(s, &sum));
+    uint32_t streams = 0, events = 0;
+    CHECK_OK(sa_summary_counts(sum, &streams, &events, NULL));
+    sa_session_free(s);
+
+    uint64_t v = 99;
+    CHECK_OK(sa_summary_ge_method(sum, "IsStatic", &v));
+    CHECK(v == 1);
+    CHECK_OK(sa_summary_ge_method(sum, "GetStreamNum", &v));
+    CHECK(v == streams);
+    CHECK_OK(sa_summary_ge_method(sum, "GetEventNum", &v));
+    CHECK(v == events);
+    v = 99;
+    CHECK_STATUS(sa_summary_ge_method(sum, "GetFeatureMemorySize", &v), SA_NOT_FOUND);
+    CHECK(v == 0);
+    CHECK_LAST_ERROR("SA3006", "gives no tensor sizes (out_bytes)");
+    CHECK_STATUS(sa_summary_ge_method(sum, "GetFixedFeatureMemorySize", &v), SA_NOT_FOUND);
+    CHECK_STATUS(sa_summary_ge_method(sum, "GetConstMemorySize", &v), SA_NOT_FOUND);
+    CHECK_CONTAINS(sa_last_error_message(), "CompiledGraphSummary::GetConstMemorySize: graph JSON v1 does not carry");
+    CHECK_STATUS(sa_summary_ge_method(sum, "GetOutputShapes", &v), SA_NOT_FOUND);
+    CHECK_STATUS(sa_summary_ge_method(sum, "GetExternalWeightPaths", &v), SA_NOT_FOUND);
+    CHECK_STATUS(sa_summary_ge_method(sum, "GetWeights", &v), SA_INVALID_ARGUMENT);
+    CHECK_CONTAINS(sa_last_error_message(), "'GetWeights' is not a method of CompiledGraphSummary");
+    CHECK_STATUS(sa_summary_ge_method(sum, NULL, &v), SA_NULL_POINTER);
+    CHECK_STATUS(sa_summary_ge_method(sum, "IsStatic", NULL), SA_NULL_POINTER);
+    CHECK_STATUS(sa_summary_ge_method(NULL, "IsStatic", &v), SA_NULL_POINTER);
+    sa_summary_free(sum);
+
+    /* A summary taken with sa_session_get_summary has no memory answers. */
+    s = run(0);
+    CHECK_OK(sa_session_get_summary(s, &sum));
+    CHECK_STATUS(sa_summary_ge_method(sum, "GetFeatureMemorySize", &v), SA_STAGE);
+    CHECK_CONTAINS(sa_last_error_message(), "sa_session_get_compiled_summary");
+    sa_summary_free(sum);
+    sa_session_free(s);
+}
+
 int main(void) {
     test_stage_order();
     test_task_counts_split();
     test_summary();
     test_partition_entry();
+    test_compiled_summary();
     puts("test_session: ok");
     return 0;
 }

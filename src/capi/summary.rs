@@ -10,8 +10,10 @@ use std::ffi::{CString, c_char};
 
 use super::session::{sa_session, with_session};
 use super::{
-    ApiError, ApiResult, SA_NOT_FOUND, SA_NULL_POINTER, ffi_boundary, lossy_cstring, out_ptr, sa_status, write_out,
+    ApiError, ApiResult, SA_INVALID_ARGUMENT, SA_INVALID_STATE, SA_NOT_FOUND, SA_NULL_POINTER, SA_STAGE, ffi_boundary,
+    lossy_cstring, out_ptr, sa_status, write_out,
 };
+use crate::compile::SessionStage;
 use crate::compile::summary::StreamAllocationSummary;
 
 struct EntryView {
@@ -38,6 +40,7 @@ pub struct sa_summary {
     text: CString,
     json: CString,
     dot: CString,
+    memory: Memory,
 }
 
 /// # Safety
@@ -77,6 +80,63 @@ impl sa_summary {
     }
 }
 
+/// What the memory methods of `CompiledGraphSummary` answer from.
+enum Memory {
+    /// Taken by `sa_session_get_summary`: no memory plan was made.
+    NotAsked,
+    /// The graph gives no `out_bytes`.
+    NoSizes,
+    /// The arena bytes of the memory plan.
+    Planned(u64),
+}
+
+/// Builds a snapshot of the session's current stage; with `memory`, also plans its memory.
+fn snapshot(s: &super::session::sa_session, memory: bool) -> ApiResult<sa_summary> {
+    let summary = s.session.summary()?;
+    let model = s.session.model();
+    let memory = if memory {
+        match crate::memory::plan_allocation(model, s.session.allocation()?) {
+            Some(plan) => Memory::Planned(plan.peak_bytes),
+            None => Memory::NoSizes,
+        }
+    } else {
+        Memory::NotAsked
+    };
+    let graphs = summary
+        .graphs
+        .iter()
+        .map(|g| GraphView {
+            name: lossy_cstring(&g.name),
+            dot: lossy_cstring(&g.stream_graph),
+            entries: g
+                .streams
+                .iter()
+                .map(|i| EntryView {
+                    label: lossy_cstring(&i.user_stream_label),
+                    string_info: lossy_cstring(&i.to_string_info()),
+                    attached: i.attached_stream_ids.clone(),
+                    nodes: i.nodes.iter().map(|&n| s.session.index_of(n)).collect(),
+                })
+                .collect(),
+        })
+        .collect();
+    let order = s.session.order();
+    let node_names = order.iter().map(|&n| s.names[n.index()].clone()).collect();
+    let node_types = order.iter().map(|&n| lossy_cstring(&model.nodes[n].op_type)).collect();
+    let mut json = serde_json::to_string_pretty(&summary.to_json(model)).expect("JSON serialises");
+    json.push('\n');
+    Ok(sa_summary {
+        text: lossy_cstring(&summary.to_text()),
+        json: lossy_cstring(&json),
+        dot: lossy_cstring(&summary.to_dot()),
+        summary,
+        graphs,
+        node_names,
+        node_types,
+        memory,
+    })
+}
+
 /// Takes the stream allocation summary of the session's current stage into a new snapshot in
 /// `*out` (free with `sa_summary_free`). `SA_STAGE` before logical assignment.
 ///
@@ -87,40 +147,41 @@ pub unsafe extern "C" fn sa_session_get_summary(session: *mut sa_session, out: *
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
             let out = out_ptr(out, "out")?;
-            let summary = s.session.summary()?;
-            let model = s.session.model();
-            let graphs = summary
-                .graphs
-                .iter()
-                .map(|g| GraphView {
-                    name: lossy_cstring(&g.name),
-                    dot: lossy_cstring(&g.stream_graph),
-                    entries: g
-                        .streams
-                        .iter()
-                        .map(|i| EntryView {
-                            label: lossy_cstring(&i.user_stream_label),
-                            string_info: lossy_cstring(&i.to_string_info()),
-                            attached: i.attached_stream_ids.clone(),
-                            nodes: i.nodes.iter().map(|&n| s.session.index_of(n)).collect(),
-                        })
-                        .collect(),
-                })
-                .collect();
-            let order = s.session.order();
-            let node_names = order.iter().map(|&n| s.names[n.index()].clone()).collect();
-            let node_types = order.iter().map(|&n| lossy_cstring(&model.nodes[n].op_type)).collect();
-            let mut json = serde_json::to_string_pretty(&summary.to_json(model)).expect("JSON serialises");
-            json.push('\n');
-            let v = sa_summary {
-                text: lossy_cstring(&summary.to_text()),
-                json: lossy_cstring(&json),
-                dot: lossy_cstring(&summary.to_dot()),
-                summary,
-                graphs,
-                node_names,
-                node_types,
-            };
+            let v = snapshot(s, false)?;
+            write_out(out, Box::into_raw(Box::new(v)));
+            Ok(())
+        })
+    })
+}
+
+/// Takes the summary of a finished allocation (GE's `Session::GetCompiledGraphSummary`) into a
+/// new snapshot in `*out` (free with `sa_summary_free`), with its memory plan when the graph
+/// gives `out_bytes`, so `sa_summary_ge_method` answers every method of GE's
+/// `CompiledGraphSummary`. `SA_STAGE` until `sa_session_generate_send_recv` has run.
+///
+/// # Safety
+/// `session` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_get_compiled_summary(
+    session: *mut sa_session,
+    out: *mut *mut sa_summary,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let out = out_ptr(out, "out")?;
+            let stage = s.session.stage();
+            if stage != SessionStage::Generated {
+                return Err(ApiError::new(
+                    SA_STAGE,
+                    format!(
+                        "model '{}': the allocation is not finished (stage '{}'); a compiled graph summary needs \
+                         sa_session_generate_send_recv to have run",
+                        s.session.model().name,
+                        stage.as_str()
+                    ),
+                ));
+            }
+            let v = snapshot(s, true)?;
             write_out(out, Box::into_raw(Box::new(v)));
             Ok(())
         })
@@ -372,6 +433,138 @@ pub unsafe extern "C" fn sa_summary_render(
                 }
             };
             write_out(out, v.as_ptr());
+            Ok(())
+        })
+    })
+}
+
+/// The methods of GE's `CompiledGraphSummary` that `sa_summary_ge_method` answers, in GE's
+/// declaration order.
+const GE_METHODS: [&str; 13] = [
+    "IsStatic",
+    "GetConstMemorySize",
+    "GetFeatureMemorySize",
+    "GetFixedFeatureMemorySize",
+    "GetAllFeatureMemoryTypeSize",
+    "GetRefreshableFeatureMemorySize",
+    "GetFeatureMemoryBaseRefreshable",
+    "GetStreamNum",
+    "GetEventNum",
+    "GetOutputShapes",
+    "GetOutputDtypes",
+    "GetIOIndexesWithSameAddr",
+    "GetExternalWeightPaths",
+];
+
+impl sa_summary {
+    /// GE's answer to `method` as one number (see `sa_summary_ge_method`).
+    fn ge_method(&self, method: &str) -> ApiResult<u64> {
+        let root = &self.summary.graphs[0];
+        let model = &self.summary.model;
+        // GE's Builder fills event and memory fields for static graphs only.
+        let static_only = |what: &str| -> ApiResult<()> {
+            if root.is_static {
+                Ok(())
+            } else {
+                Err(ApiError::new(
+                    SA_INVALID_STATE,
+                    format!(
+                        "CompiledGraphSummary::{method}: model '{model}' is dynamic-shape; GE answers {what} for \
+                         static graphs only"
+                    ),
+                ))
+            }
+        };
+        let feature = |what: &str| -> ApiResult<u64> {
+            static_only(what)?;
+            match self.memory {
+                Memory::Planned(bytes) => Ok(bytes),
+                Memory::NoSizes => Err(ApiError::new(
+                    SA_NOT_FOUND,
+                    format!(
+                        "CompiledGraphSummary::{method}: model '{model}' gives no tensor sizes (out_bytes), so \
+                         there is no memory plan to answer from"
+                    ),
+                )),
+                Memory::NotAsked => Err(ApiError::new(
+                    SA_STAGE,
+                    format!(
+                        "CompiledGraphSummary::{method}: this summary was taken with sa_session_get_summary, \
+                         which plans no memory; take it with sa_session_get_compiled_summary"
+                    ),
+                )),
+            }
+        };
+        let unknowable = |what: &str| -> ApiResult<u64> {
+            Err(ApiError::new(
+                SA_NOT_FOUND,
+                format!(
+                    "CompiledGraphSummary::{method}: graph JSON v1 does not carry {what}, so stream-alloc cannot know it"
+                ),
+            ))
+        };
+        match method {
+            "IsStatic" => Ok(u64::from(root.is_static)),
+            "GetStreamNum" => Ok(u64::from(self.summary.counts.stream_num)),
+            "GetEventNum" => {
+                static_only("event_num")?;
+                Ok(u64::from(self.summary.counts.event_num))
+            }
+            // The plan is one arena at one base: all of it is feature memory, none is pinned to
+            // a fixed address, so all of it is refreshable and the base can move.
+            "GetFeatureMemorySize" | "GetRefreshableFeatureMemorySize" | "GetAllFeatureMemoryTypeSize" => {
+                feature("feature memory")
+            }
+            "GetFixedFeatureMemorySize" => feature("feature memory").map(|_| 0),
+            "GetFeatureMemoryBaseRefreshable" => feature("feature memory").map(|_| 1),
+            "GetConstMemorySize" => unknowable("weight (const) sizes"),
+            "GetOutputShapes" => unknowable("tensor shapes"),
+            "GetOutputDtypes" => unknowable("tensor data types"),
+            "GetIOIndexesWithSameAddr" => unknowable("which inputs and outputs share an address"),
+            "GetExternalWeightPaths" => unknowable("external weight files"),
+            other => Err(ApiError::new(
+                SA_INVALID_ARGUMENT,
+                format!("'{other}' is not a method of CompiledGraphSummary (one of: {})", GE_METHODS.join(", ")),
+            )),
+        }
+    }
+}
+
+/// Answers the method `method` of GE's `CompiledGraphSummary` (by its name, e.g.
+/// `"GetFeatureMemorySize"`) as one number in `*value`; `*value` is 0 on failure, and the
+/// reason is in `sa_last_error_message`.
+///
+/// * `IsStatic`: 1 when the root graph is static-shape, else 0.
+/// * `GetStreamNum`: the model's `stream_num`. `GetEventNum`: its `event_num`, for static
+///   graphs only (`SA_INVALID_STATE` otherwise, as GE fails it).
+/// * Memory, from the memory plan of a summary taken with `sa_session_get_compiled_summary`
+///   of a static graph that gives `out_bytes` (`SA_NOT_FOUND` without sizes, `SA_STAGE` for a
+///   summary from `sa_session_get_summary`, `SA_INVALID_STATE` for a dynamic graph):
+///   `GetFeatureMemorySize` and `GetRefreshableFeatureMemorySize` are the plan's arena bytes,
+///   `GetFixedFeatureMemorySize` is 0 (no tensor is pinned to a fixed address),
+///   `GetFeatureMemoryBaseRefreshable` is 1, `GetAllFeatureMemoryTypeSize` the bytes of its one
+///   (default-type, not fixed) entry.
+/// * `GetConstMemorySize`, `GetOutputShapes`, `GetOutputDtypes`, `GetIOIndexesWithSameAddr`,
+///   `GetExternalWeightPaths`: `SA_NOT_FOUND` (graph JSON carries none of it).
+///
+/// `SA_INVALID_ARGUMENT` for another name. Thread-safe.
+///
+/// # Safety
+/// `summary` is NULL or a live handle; `method` is NULL or NUL-terminated; `value` is NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_summary_ge_method(
+    summary: *const sa_summary,
+    method: *const c_char,
+    value: *mut u64,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_summary(summary, |s| {
+            let out = out_ptr(value, "value")?;
+            write_out(out, 0);
+            let method = super::arg_str(method, "method")?;
+            let v = s.ge_method(method)?;
+            write_out(out, v);
             Ok(())
         })
     })

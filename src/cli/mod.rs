@@ -12,6 +12,7 @@ mod device;
 mod dot;
 mod out;
 mod pass;
+mod replay;
 mod simulate;
 mod summary;
 mod usage;
@@ -47,6 +48,7 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     Dot(dot::DotArgs),
     Compare(compare::CompareArgs),
+    Replay(replay::ReplayArgs),
 }
 
 impl Command {
@@ -60,6 +62,7 @@ impl Command {
             Command::Simulate(a) => ("simulate", &a.options),
             Command::Dot(a) => ("dot", &a.options),
             Command::Compare(a) => ("compare", &a.options),
+            Command::Replay(a) => ("replay", &a.options),
         }
     }
 }
@@ -86,5 +89,6 @@ pub fn main() -> i32 {
         Command::Simulate(args) => simulate::run(args),
         Command::Dot(args) => dot::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Replay(args) => replay::run(args),
     }
 }

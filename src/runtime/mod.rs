@@ -11,6 +11,7 @@
 
 pub mod allocators;
 pub mod consts;
+pub mod cuda;
 pub mod error;
 pub mod mem_pool;
 pub mod pool;
@@ -23,7 +24,7 @@ pub use error::{RtError, RtErrorKind, RtResult};
 pub use mem_pool::{MemPool, MemPoolStats};
 pub use pool::{PoolOptions, PoolStats, ReusableStreamPool};
 pub use rt2::{ExternalAllocators, Occupied, ResourceCounts, StaticCounts, occupy};
-pub use seam::{Runtime, RuntimeOps, RuntimeSource};
+pub use seam::{Backend, Runtime, RuntimeOps, RuntimeSource};
 pub use stream_ops::StreamContext;
 
 /// GE's split-time device queries (`SplitStreamAndRefreshTaskDef`): tasks per normal and huge
@@ -39,7 +40,7 @@ pub struct DeviceLimits {
 
 /// The device's answers to the split's queries through the seam, for the compile side.
 /// `Ok(None)`: the process has no runtime and none was asked for (`SA_RUNTIME_LIB` unset), so
-/// compiling works without a device. `Err`: a runtime is there but the normal-stream query
+/// compiling works without a device; or the runtime is CUDA's, which has no task limit. `Err`: a runtime is there but the normal-stream query
 /// fails or answers 0 tasks (GE's `GetMaxStreamAndTask` fails the build), or `SA_RUNTIME_LIB`
 /// names an unusable library.
 pub fn device_limits() -> RtResult<Option<DeviceLimits>> {
@@ -48,6 +49,10 @@ pub fn device_limits() -> RtResult<Option<DeviceLimits>> {
         Err(e) if e.kind == RtErrorKind::NoRuntime && std::env::var_os("SA_RUNTIME_LIB").is_none() => return Ok(None),
         Err(e) => return Err(e),
     };
+    // CUDA streams have no task limit: the options' limits apply, as without a device.
+    if rt.source() == RuntimeSource::Cuda {
+        return Ok(None);
+    }
     let (_, max_tasks) = rt.max_stream_and_task(consts::RT_NORMAL_STREAM)?;
     if max_tasks == 0 {
         return Err(RtError::new(RtErrorKind::Device, "rtGetMaxStreamAndTask answered 0 tasks per normal stream"));

@@ -122,6 +122,8 @@ pub enum RuntimeSource {
     LoadedLibrary = 3,
     /// `SA_RUNTIME_LIB`.
     ExplicitPath = 4,
+    /// The CUDA driver (`SA_RUNTIME=cuda`, or asked for by name).
+    Cuda = 5,
 }
 
 /// A resolved device runtime. Pools keep the `Arc` they created their handles with, so every
@@ -144,8 +146,30 @@ fn missing(entry: &str) -> RtError {
     RtError::new(RtErrorKind::NoRuntime, format!("the device runtime in use has no `{entry}` entry"))
 }
 
-fn check(call: &str, code: i32) -> RtResult<()> {
-    if code == 0 { Ok(()) } else { Err(RtError::device(call, code)) }
+/// Which runtime [`Runtime::current`] resolves when none is registered: `SA_RUNTIME=cuda`
+/// selects the CUDA driver ([`super::cuda`]); unset, empty or `ascend` keeps the Ascend
+/// lookup of the module docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Ascend,
+    Cuda,
+}
+
+impl Backend {
+    /// The backend `SA_RUNTIME` selects; an unknown value is an error naming the valid ones.
+    pub fn from_env() -> RtResult<Backend> {
+        match std::env::var("SA_RUNTIME") {
+            Err(_) => Ok(Backend::Ascend),
+            Ok(v) => match v.trim() {
+                "" | "ascend" => Ok(Backend::Ascend),
+                "cuda" => Ok(Backend::Cuda),
+                other => Err(RtError::new(
+                    RtErrorKind::Invalid,
+                    format!("SA_RUNTIME='{other}' is not a device runtime: use 'ascend' (the default) or 'cuda'"),
+                )),
+            },
+        }
+    }
 }
 
 // Stream, event and notify handles are opaque runtime tokens: Rust passes them back to the
@@ -210,6 +234,9 @@ impl Runtime {
         if let Some(rt) = REGISTERED.read().as_ref() {
             return Ok(rt.clone());
         }
+        if Backend::from_env()? == Backend::Cuda {
+            return super::cuda::runtime();
+        }
         let mut cached = ASCEND.lock();
         if let Some(rt) = cached.as_ref() {
             return Ok(rt.clone());
@@ -218,6 +245,20 @@ impl Runtime {
         let rt = ascend::resolve()?;
         *cached = Some(rt.clone());
         Ok(rt)
+    }
+
+    /// A failed call's error; CUDA codes are named (`CUDA_ERROR_OUT_OF_MEMORY (2)`).
+    fn check(&self, call: &str, code: i32) -> RtResult<()> {
+        if code == 0 {
+            return Ok(());
+        }
+        let mut e = RtError::device(call, code);
+        if self.source == RuntimeSource::Cuda
+            && let Some(name) = super::cuda::loaded_error_name(code)
+        {
+            e.message = format!("{call} failed with {name}");
+        }
+        Err(e)
     }
 
     pub fn source(&self) -> RuntimeSource {
@@ -233,7 +274,7 @@ impl Runtime {
         let f = self.ops.stream_create.ok_or_else(|| missing("stream_create"))?;
         let mut s: Ptr = std::ptr::null_mut();
         // SAFETY: the table entry follows the documented signature; `s` is a valid out pointer.
-        check("stream create", unsafe { f(self.ops.user, &mut s, priority, rt_flags) })?;
+        self.check("stream create", unsafe { f(self.ops.user, &mut s, priority, rt_flags) })?;
         if s.is_null() {
             return Err(RtError::new(RtErrorKind::Device, "stream create returned success and a null stream"));
         }
@@ -243,7 +284,7 @@ impl Runtime {
     pub fn stream_destroy(&self, stream: Ptr, force: bool) -> RtResult<()> {
         let f = self.ops.stream_destroy.ok_or_else(|| missing("stream_destroy"))?;
         // SAFETY: as above; the handle came from this table.
-        check(if force { "stream force destroy" } else { "stream destroy" }, unsafe {
+        self.check(if force { "stream force destroy" } else { "stream destroy" }, unsafe {
             f(self.ops.user, stream, force as i32)
         })
     }
@@ -252,7 +293,7 @@ impl Runtime {
         let f = self.ops.stream_get_id.ok_or_else(|| missing("stream_get_id"))?;
         let mut id = -1;
         // SAFETY: as above.
-        check("stream get id", unsafe { f(self.ops.user, stream, &mut id) })?;
+        self.check("stream get id", unsafe { f(self.ops.user, stream, &mut id) })?;
         Ok(id)
     }
 
@@ -260,7 +301,7 @@ impl Runtime {
         let f = self.ops.event_create.ok_or_else(|| missing("event_create"))?;
         let mut e: Ptr = std::ptr::null_mut();
         // SAFETY: as above.
-        check("event create", unsafe { f(self.ops.user, &mut e, acl_flag) })?;
+        self.check("event create", unsafe { f(self.ops.user, &mut e, acl_flag) })?;
         if e.is_null() {
             return Err(RtError::new(RtErrorKind::Device, "event create returned success and a null event"));
         }
@@ -270,32 +311,32 @@ impl Runtime {
     pub fn event_destroy(&self, event: Ptr) -> RtResult<()> {
         let f = self.ops.event_destroy.ok_or_else(|| missing("event_destroy"))?;
         // SAFETY: as above.
-        check("event destroy", unsafe { f(self.ops.user, event) })
+        self.check("event destroy", unsafe { f(self.ops.user, event) })
     }
 
     pub fn event_record(&self, event: Ptr, stream: Ptr) -> RtResult<()> {
         let f = self.ops.event_record.ok_or_else(|| missing("event_record"))?;
         // SAFETY: as above.
-        check("event record", unsafe { f(self.ops.user, event, stream) })
+        self.check("event record", unsafe { f(self.ops.user, event, stream) })
     }
 
     pub fn event_reset(&self, event: Ptr, stream: Ptr) -> RtResult<()> {
         let f = self.ops.event_reset.ok_or_else(|| missing("event_reset"))?;
         // SAFETY: as above.
-        check("event reset", unsafe { f(self.ops.user, event, stream) })
+        self.check("event reset", unsafe { f(self.ops.user, event, stream) })
     }
 
     pub fn stream_wait_event(&self, stream: Ptr, event: Ptr) -> RtResult<()> {
         let f = self.ops.stream_wait_event.ok_or_else(|| missing("stream_wait_event"))?;
         // SAFETY: as above.
-        check("stream wait event", unsafe { f(self.ops.user, stream, event) })
+        self.check("stream wait event", unsafe { f(self.ops.user, stream, event) })
     }
 
     pub fn notify_create(&self, device_id: i32) -> RtResult<Ptr> {
         let f = self.ops.notify_create.ok_or_else(|| missing("notify_create"))?;
         let mut n: Ptr = std::ptr::null_mut();
         // SAFETY: as above.
-        check("notify create", unsafe { f(self.ops.user, &mut n, device_id) })?;
+        self.check("notify create", unsafe { f(self.ops.user, &mut n, device_id) })?;
         if n.is_null() {
             return Err(RtError::new(RtErrorKind::Device, "notify create returned success and a null notify"));
         }
@@ -305,19 +346,19 @@ impl Runtime {
     pub fn notify_destroy(&self, notify: Ptr) -> RtResult<()> {
         let f = self.ops.notify_destroy.ok_or_else(|| missing("notify_destroy"))?;
         // SAFETY: as above.
-        check("notify destroy", unsafe { f(self.ops.user, notify) })
+        self.check("notify destroy", unsafe { f(self.ops.user, notify) })
     }
 
     pub fn notify_record(&self, notify: Ptr, stream: Ptr) -> RtResult<()> {
         let f = self.ops.notify_record.ok_or_else(|| missing("notify_record"))?;
         // SAFETY: as above.
-        check("notify record", unsafe { f(self.ops.user, notify, stream) })
+        self.check("notify record", unsafe { f(self.ops.user, notify, stream) })
     }
 
     pub fn notify_wait(&self, notify: Ptr, stream: Ptr, timeout_ms: u32) -> RtResult<()> {
         let f = self.ops.notify_wait.ok_or_else(|| missing("notify_wait"))?;
         // SAFETY: as above.
-        check("notify wait", unsafe { f(self.ops.user, notify, stream, timeout_ms) })
+        self.check("notify wait", unsafe { f(self.ops.user, notify, stream, timeout_ms) })
     }
 
     /// `aclrtMalloc` with `ACL_MEM_MALLOC_HUGE_FIRST`: `size` bytes of device memory.
@@ -325,7 +366,7 @@ impl Runtime {
         let f = self.ops.mem_malloc.ok_or_else(|| missing("mem_malloc"))?;
         let mut p: Ptr = std::ptr::null_mut();
         // SAFETY: as above; `p` is a valid out pointer.
-        check("aclrtMalloc", unsafe { f(self.ops.user, &mut p, size, ACL_MEM_MALLOC_HUGE_FIRST) })?;
+        self.check("aclrtMalloc", unsafe { f(self.ops.user, &mut p, size, ACL_MEM_MALLOC_HUGE_FIRST) })?;
         if p.is_null() {
             return Err(RtError::new(RtErrorKind::Device, "aclrtMalloc returned success and a null pointer"));
         }
@@ -335,7 +376,7 @@ impl Runtime {
     pub fn mem_free(&self, ptr: Ptr) -> RtResult<()> {
         let f = self.ops.mem_free.ok_or_else(|| missing("mem_free"))?;
         // SAFETY: as above; the pointer came from `mem_malloc` of this table.
-        check("aclrtFree", unsafe { f(self.ops.user, ptr) })
+        self.check("aclrtFree", unsafe { f(self.ops.user, ptr) })
     }
 
     /// Whether the work before the event's last record has completed (a never-recorded event
@@ -344,14 +385,14 @@ impl Runtime {
         let f = self.ops.event_query.ok_or_else(|| missing("event_query"))?;
         let mut done = 0;
         // SAFETY: as above.
-        check("aclrtQueryEventStatus", unsafe { f(self.ops.user, event, &mut done) })?;
+        self.check("aclrtQueryEventStatus", unsafe { f(self.ops.user, event, &mut done) })?;
         Ok(done != 0)
     }
 
     pub fn event_synchronize(&self, event: Ptr) -> RtResult<()> {
         let f = self.ops.event_synchronize.ok_or_else(|| missing("event_synchronize"))?;
         // SAFETY: as above.
-        check("aclrtSynchronizeEvent", unsafe { f(self.ops.user, event) })
+        self.check("aclrtSynchronizeEvent", unsafe { f(self.ops.user, event) })
     }
 
     /// Milliseconds from `start`'s completion to `end`'s.
@@ -359,7 +400,7 @@ impl Runtime {
         let f = self.ops.event_elapsed_time.ok_or_else(|| missing("event_elapsed_time"))?;
         let mut ms = 0f32;
         // SAFETY: as above; `ms` is a valid out pointer.
-        check("aclrtEventElapsedTime", unsafe { f(self.ops.user, &mut ms, start, end) })?;
+        self.check("aclrtEventElapsedTime", unsafe { f(self.ops.user, &mut ms, start, end) })?;
         Ok(ms)
     }
 
@@ -367,7 +408,7 @@ impl Runtime {
         let f = self.ops.get_rt_capability.ok_or_else(|| missing("get_rt_capability"))?;
         let mut v = 0i64;
         // SAFETY: as above.
-        check("rtGetRtCapability", unsafe { f(self.ops.user, feature, info, &mut v) })?;
+        self.check("rtGetRtCapability", unsafe { f(self.ops.user, feature, info, &mut v) })?;
         Ok(v)
     }
 
@@ -386,7 +427,8 @@ impl Runtime {
             Some(f) => {
                 let (mut s, mut t) = (0u32, 0u32);
                 // SAFETY: as above.
-                check("rtGetMaxStreamAndTask", unsafe { f(self.ops.user, stream_type, &mut s, &mut t) }).map(|_| (s, t))
+                self.check("rtGetMaxStreamAndTask", unsafe { f(self.ops.user, stream_type, &mut s, &mut t) })
+                    .map(|_| (s, t))
             }
             None => Err(missing("max_stream_and_task")),
         };
@@ -402,7 +444,7 @@ impl Runtime {
         let f = self.ops.available_stream_num.ok_or_else(|| missing("available_stream_num"))?;
         let mut n = 0u32;
         // SAFETY: as above.
-        check("aclrtGetStreamAvailableNum", unsafe { f(self.ops.user, &mut n) })?;
+        self.check("aclrtGetStreamAvailableNum", unsafe { f(self.ops.user, &mut n) })?;
         Ok(n)
     }
 
@@ -410,7 +452,7 @@ impl Runtime {
         let f = self.ops.get_device.ok_or_else(|| missing("get_device"))?;
         let mut d = 0i32;
         // SAFETY: as above.
-        check("aclrtGetDevice", unsafe { f(self.ops.user, &mut d) })?;
+        self.check("aclrtGetDevice", unsafe { f(self.ops.user, &mut d) })?;
         Ok(d)
     }
 }

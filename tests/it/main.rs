@@ -29,6 +29,7 @@ mod partition;
 mod policy_corpus;
 mod policy_dali;
 mod policy_min_streams;
+mod replay;
 mod runtime_core;
 mod runtime_task_limits;
 mod session_stages;
