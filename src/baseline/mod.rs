@@ -204,7 +204,7 @@ mod tests {
         {"name": "b", "type": "MatMul", "engine": "AIcoreEngine", "cost_us": 5},
         {"name": "c", "type": "MatMul", "engine": "AIcoreEngine", "cost_us": 5},
         {"name": "d", "type": "Add", "engine": "AIcoreEngine", "cost_us": 1},
-        {"name": "e", "type": "Cast", "engine": "AIcpuEngine", "cost_us": 1}],
+        {"name": "e", "type": "Cast", "engine": "DNN_VM_AICPU", "cost_us": 1}],
       "edges": [{"src": "a", "dst": "b"}, {"src": "a", "dst": "c"}, {"src": "b", "dst": "d"},
                 {"src": "c", "dst": "d"}, {"src": "k", "dst": "e"}, {"src": "a", "dst": "d"}]}"#;
 
