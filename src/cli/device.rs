@@ -1,6 +1,6 @@
-//! The device model's arguments, shared by `simulate` and `compare`: a device profile file
-//! (the same one the cost model reads, docs/cost-model.md), the units and wait latency over
-//! it, and the arbitration rule.
+//! The device model's arguments, shared by `simulate` and `compare`: the units and wait
+//! latency over the device profile (`--device FILE`, the one file the ONNX importer's
+//! roofline reads too, docs/cost-model.md), and the arbitration rule.
 
 use std::path::PathBuf;
 
@@ -20,14 +20,10 @@ pub enum ArbitrationArg {
 
 #[derive(Args, Debug)]
 pub struct DeviceArgs {
-    /// Device profile JSON (docs/cost-model.md): its `units` and `wait_latency_us` drive the
-    /// simulator. Without it: 24 units, 1 µs per wait.
-    #[arg(long, value_name = "FILE")]
-    pub device: Option<PathBuf>,
-    /// Compute units of the device, over the profile's.
+    /// Compute units of the device, over the profile's (`--device FILE`; default 24).
     #[arg(long)]
     pub units: Option<u32>,
-    /// Latency of one wait in µs, over the profile's.
+    /// Latency of one wait in µs, over the profile's (default 1).
     #[arg(long = "wait-latency", value_name = "US")]
     pub wait_latency: Option<f64>,
     /// Which stream head gets compute units first when several may start at once.
@@ -36,9 +32,10 @@ pub struct DeviceArgs {
 }
 
 impl DeviceArgs {
-    /// The simulator's configuration: the profile (or the defaults), then the flags over it.
-    pub fn config(&self) -> Result<SimConfig, Error> {
-        let profile = match &self.device {
+    /// The simulator's configuration: the profile `device` (`--device FILE`: its `units` and
+    /// `wait_latency_us`) or the defaults, then the flags over it.
+    pub fn config(&self, device: Option<&PathBuf>) -> Result<SimConfig, Error> {
+        let profile = match device {
             Some(path) => DeviceProfile::from_json_file(path)?,
             None => DeviceProfile::default(),
         };

@@ -10,6 +10,7 @@ mod check;
 mod compare;
 mod device;
 mod dot;
+mod import;
 mod out;
 mod pass;
 mod replay;
@@ -48,6 +49,7 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     Dot(dot::DotArgs),
     Compare(compare::CompareArgs),
+    Import(import::ImportArgs),
     Replay(replay::ReplayArgs),
 }
 
@@ -62,6 +64,7 @@ impl Command {
             Command::Simulate(a) => ("simulate", &a.options),
             Command::Dot(a) => ("dot", &a.options),
             Command::Compare(a) => ("compare", &a.options),
+            Command::Import(_) => ("import", &[]),
             Command::Replay(a) => ("replay", &a.options),
         }
     }
@@ -89,6 +92,7 @@ pub fn main() -> i32 {
         Command::Simulate(args) => simulate::run(args),
         Command::Dot(args) => dot::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Import(args) => import::run(args),
         Command::Replay(args) => replay::run(args),
     }
 }

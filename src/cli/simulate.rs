@@ -15,11 +15,13 @@ use stream_alloc::{Error, ErrorKind};
 /// Simulate a graph's allocation on a device model: makespan, lower bound, utilisation.
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
-    /// Graph JSON v1 file.
+    /// Graph JSON v1 file, or an ONNX model (.onnx).
     pub graph: PathBuf,
     /// Allocation option KEY=VALUE (as for `allocate`); repeatable.
     #[arg(long = "option", value_name = "KEY=VALUE")]
     pub options: Vec<String>,
+    #[command(flatten)]
+    pub onnx: super::import::OnnxArgs,
     /// Write a Chrome trace-event JSON file (Perfetto, chrome://tracing).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
@@ -88,8 +90,8 @@ fn text(
 /// One policy's report (text, or the JSON object); writes the trace when asked.
 fn one(args: &SimulateArgs, cfg: SimConfig, policy: Option<&str>) -> Result<(String, serde_json::Value), Error> {
     let (inputs, peer) = match policy {
-        Some(p) => Inputs::load_policy(&args.graph, &args.options, p)?,
-        None => (Inputs::load(&args.graph, &args.options)?, None),
+        Some(p) => Inputs::load_policy(&args.graph, &args.options, &args.onnx, p)?,
+        None => (Inputs::load(&args.graph, &args.options, &args.onnx)?, None),
     };
     let (alloc, report) = inputs.compile_as(peer, cfg)?;
     let model = inputs.model;
@@ -114,7 +116,7 @@ fn one(args: &SimulateArgs, cfg: SimConfig, policy: Option<&str>) -> Result<(Str
 }
 
 pub fn run(args: SimulateArgs) -> i32 {
-    let cfg = match args.device.config() {
+    let cfg = match args.device.config(args.onnx.device.as_ref()) {
         Ok(c) => c,
         Err(e) => {
             out::error(e);
