@@ -13,6 +13,7 @@
 //! `WRITE_BENCH_E2E_SIZES` its sizes (default 100000).
 
 use std::time::Instant;
+use stream_alloc::memory::AllocationDocument;
 
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::json;

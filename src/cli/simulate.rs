@@ -9,7 +9,7 @@ use super::allocate::Inputs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::compile::{Allocation, policy};
 use stream_alloc::graph::Model;
-use stream_alloc::simulate::{Ideal, SimConfig, SimResult, ideal, round3, simulate, trace};
+use stream_alloc::simulate::{Ideal, SimConfig, SimResult, ideal, round3, simulate};
 use stream_alloc::{Error, ErrorKind};
 
 /// Simulate a graph's allocation on a device model: makespan, lower bound, utilisation.
@@ -98,7 +98,8 @@ fn one(args: &SimulateArgs, cfg: SimConfig, policy: Option<&str>) -> Result<(Str
     let sim = simulate(&model, &alloc, &cfg)?;
     let ideal = ideal(&model, &cfg)?;
     if let Some(path) = &args.trace {
-        let mut t = serde_json::to_string(&trace::trace_json(&model, &sim)).expect("JSON values always serialise");
+        let mut t = serde_json::to_string(&stream_alloc::memory::trace_json(&model, &sim))
+            .expect("JSON values always serialise");
         t.push('\n');
         std::fs::write(path, t)
             .map_err(|e| Error::new(ErrorKind::Io, format!("cannot write trace '{}': {e}", path.display())))?;
