@@ -195,6 +195,7 @@ pub fn allocate(
 mod tests {
     use super::*;
     use crate::graph::json::load_str;
+    use crate::memory::AllocationDocument;
 
     /// a feeds b and c, both feed d; e hangs off a constant. GEMMs: b and c.
     const DIAMOND: &str = r#"{"format": "stream-graph", "version": 1, "name": "diamond",
