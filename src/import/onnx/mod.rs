@@ -114,12 +114,21 @@ pub fn import_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
         .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read ONNX file '{}': {e}", path.display())))?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
     let file = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    import_bytes(&bytes, &stem, &file, opts)
+    import_vec(bytes, &stem, &file, opts)
+}
+
+/// [`import_bytes`] taking the buffer: the weights are never copied.
+pub fn import_vec(bytes: Vec<u8>, name: &str, file: &str, opts: &ImportOptions) -> Result<Imported> {
+    import_buf(prost::bytes::Bytes::from(bytes), name, file, opts)
 }
 
 /// Imports a binary ModelProto held in memory. `name` names the graph, `file` the source in
 /// messages.
 pub fn import_bytes(bytes: &[u8], name: &str, file: &str, opts: &ImportOptions) -> Result<Imported> {
+    import_buf(prost::bytes::Bytes::copy_from_slice(bytes), name, file, opts)
+}
+
+fn import_buf(bytes: prost::bytes::Bytes, name: &str, file: &str, opts: &ImportOptions) -> Result<Imported> {
     let what = if file.is_empty() { name } else { file };
     let dec = decode::decode(bytes, what)?;
     if let Some(us) = opts.unknown_op_cost_us
