@@ -136,7 +136,9 @@ fn import_buf(bytes: prost::bytes::Bytes, name: &str, file: &str, opts: &ImportO
     {
         bail!(InvalidOption, "--unknown-op-cost {us}: expected a finite time in µs >= 0");
     }
-    let mut low = Lowerer { dec: &dec, opts, subgraphs: Vec::new(), stats: Stats::default() };
+    let mut low =
+        Lowerer { dec: &dec, opts, subgraphs: Vec::new(), subgraph_names: Namer::default(), stats: Stats::default() };
+    low.subgraph_names.take(name);
     low.stats.opset = dec.opsets.get("").copied().unwrap_or(0);
     let root = dec.graph();
     let (mut graph, _) = low.lower(root, name, None, &HashMap::new(), true)?;
@@ -209,6 +211,8 @@ struct Lowerer<'a> {
     dec: &'a Decoded,
     opts: &'a ImportOptions,
     subgraphs: Vec<GGraph>,
+    /// Subgraph names are unique across the model (`#2`, ... as node names are).
+    subgraph_names: Namer,
     stats: Stats,
 }
 
@@ -332,7 +336,7 @@ impl Lowerer<'_> {
 
         for &i in &order {
             let node = &g.node[i];
-            self.lower_node(g, gname, node, i, &mut out, &mut table, &mut namer, outer, &declared)?;
+            self.lower_node(gname, node, i, &mut out, &mut table, &mut namer, outer, &declared)?;
         }
 
         // NetOutput, reading every graph output.
@@ -420,7 +424,6 @@ impl Lowerer<'_> {
     #[allow(clippy::too_many_arguments)]
     fn lower_node(
         &mut self,
-        g: &GraphProto,
         gname: &str,
         node: &NodeProto,
         index: usize,
@@ -445,7 +448,12 @@ impl Lowerer<'_> {
                 bail!(UnknownNode, "{}: input '{n}' is produced by no node, initializer or graph input", who());
             }
         }
+        if op.is_empty() {
+            bail!(Field, "{}: the node has no op_type", who());
+        }
         let ins: Vec<Option<&Tensor>> = srcs.iter().map(|s| s.as_ref().map(|s| &s.tensor)).collect();
+        // Named before its branches are lowered: they name it as their parent.
+        let node_name = namer.take(names::base_name(&node.output, op));
         let mut subgraph_names = Vec::new();
         let mut extra_inputs: Vec<Source> = Vec::new();
         let mut fixed_cost = None;
@@ -455,7 +463,7 @@ impl Lowerer<'_> {
                 .inspect(|_| fixed_cost = self.opts.unknown_op_cost_us)
                 .ok_or_else(|| unknown_err(&who(), op, domain))?
         } else if op == "If" {
-            let (outs, names, extra) = self.lower_if(g, gname, node, index, out, table, outer, &who)?;
+            let (outs, names, extra) = self.lower_if(gname, &node_name, node, table, outer, &who)?;
             subgraph_names = names;
             extra_inputs = extra;
             outs
@@ -545,7 +553,7 @@ impl Lowerer<'_> {
             keys.insert(0, n.to_string());
         }
         out.nodes.push(GNode {
-            name: namer.take(names::base_name(&node.output, op)),
+            name: node_name,
             ty: if kind == Kind::Const { "Const".into() } else { costs::ge_type(node, &ins) },
             kind,
             cost_us,
@@ -602,16 +610,13 @@ impl Lowerer<'_> {
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn lower_if(
         &mut self,
-        g: &GraphProto,
         gname: &str,
+        node_name: &str,
         node: &NodeProto,
-        _index: usize,
-        _out: &GGraph,
         table: &HashMap<String, Source>,
         outer: &HashMap<String, Tensor>,
         who: &dyn Fn() -> String,
     ) -> Result<(Vec<Tensor>, Vec<String>, Vec<Source>)> {
-        let _ = g;
         let a = attrs::Attrs::of(node);
         let (Some(then_g), Some(else_g)) = (a.g("then_branch"), a.g("else_branch")) else {
             bail!(Field, "{}: If needs then_branch and else_branch graphs", who());
@@ -620,15 +625,13 @@ impl Lowerer<'_> {
         for (k, s) in table {
             scope.insert(k.clone(), s.tensor.clone());
         }
-        let base = names::base_name(&node.output, "If");
         let prefix = if gname.is_empty() { String::new() } else { format!("{gname}/") };
         let mut names = Vec::new();
         let mut results = Vec::new();
         let mut reads = Vec::new();
         for (attr, sub) in [("then_branch", then_g), ("else_branch", else_g)] {
-            let sname = format!("{prefix}{base}/{attr}");
-            let parent = names::base_name(&node.output, "If").to_string();
-            let (sg, outs) = self.lower(sub, &sname, Some(&parent), &scope, false)?;
+            let sname = self.subgraph_names.take(&format!("{prefix}{node_name}/{attr}"));
+            let (sg, outs) = self.lower(sub, &sname, Some(node_name), &scope, false)?;
             if outs.len() != node.output.len() {
                 bail!(Field, "{}: {attr} has {} outputs, the If node {}", who(), outs.len(), node.output.len());
             }
