@@ -986,6 +986,23 @@ sa_status sa_graph_from_json(const char *json, struct sa_graph **out);
 sa_status sa_graph_from_json_file(const char *path, struct sa_graph **out);
 
 /**
+ * Imports a binary ONNX model (opsets 7 to 21) into a new graph handle in `*out`: shapes
+ * inferred, engines, tasks and costs from the default device profile (docs/cost-model.md).
+ * Weights are not needed (external data files may be absent). The errors are the JSON
+ * loader's: `SA_IO` for an unreadable file, `SA_FORMAT` for a truncated or non-ONNX file or
+ * an unsupported opset, `SA_CYCLE`, `SA_UNKNOWN_NODE` for a dangling tensor name,
+ * `SA_ATTRIBUTE` for a shape conflict (naming the node and both shapes), `SA_FIELD` for a graph
+ * input with symbolic dims (set them in the model first), `SA_NOT_IMPLEMENTED` for an operator
+ * without a shape rule; the message names the node.
+ *
+ * Ownership: the caller owns `*out` (free with `sa_graph_free`). Thread-safe.
+ *
+ * # Safety
+ * `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
+ */
+sa_status sa_graph_from_onnx_file(const char *path, struct sa_graph **out);
+
+/**
  * Frees a graph handle. NULL is a no-op. Allocations made from the graph stay valid: they
  * share the built model. Freeing twice, or using the handle afterwards, is undefined
  * behaviour (handles are not generation-checked yet).

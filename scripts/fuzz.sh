@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the three fuzz targets (fuzz/fuzz_targets) concurrently at low priority for SECS seconds
+# Runs the four fuzz targets (fuzz/fuzz_targets) concurrently at low priority for SECS seconds
 # each (default 900). With cargo-fuzz and a nightly toolchain (FUZZ_ENGINE=libfuzzer) they run
 # coverage-guided under libFuzzer; otherwise (the default) the plain driver of fuzz/src/driver.rs
 # runs seeded random and mutated inputs on the stable toolchain. Logs go to fuzz/logs/; a failing
@@ -10,10 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 secs="${SECS:-900}"
 engine="${FUZZ_ENGINE:-driver}"
-mkdir -p logs corpus/json_loader
-# Seeds for the loader: the bad-input fixtures and the example graphs.
+mkdir -p logs corpus/json_loader corpus/onnx_import
+# Seeds for the loader: the bad-input fixtures and the example graphs; for the importer, the
+# ONNX test models.
 cp -n ../tests/fixtures/bad_input/*.json ../corpus/*.json corpus/json_loader/ 2>/dev/null || true
-targets=(json_loader pipeline runtime_pool)
+cp -n ../tests/fixtures/onnx/*.onnx corpus/onnx_import/ 2>/dev/null || true
+targets=(json_loader pipeline onnx_import runtime_pool)
 if [ "$engine" = libfuzzer ]; then
   cargo +nightly fuzz build --features libfuzzer
   for t in "${targets[@]}"; do
@@ -24,7 +26,9 @@ if [ "$engine" = libfuzzer ]; then
 else
   cargo build --release --bins
   for t in "${targets[@]}"; do
-    nice -n 19 "target/release/$t" --secs "$secs" --seed "${SEED:-1}" --seeds corpus/json_loader \
+    seeds=corpus/json_loader
+    [ "$t" = onnx_import ] && seeds=corpus/onnx_import
+    nice -n 19 "target/release/$t" --secs "$secs" --seed "${SEED:-1}" --seeds "$seeds" \
       > "logs/$t.log" 2>&1 &
   done
 fi

@@ -16,6 +16,7 @@ pub mod compile;
 pub mod driver;
 pub mod error;
 pub mod graph;
+pub mod import;
 pub mod memory;
 pub mod replay;
 pub mod runtime;

@@ -71,6 +71,35 @@ int main(int argc, char **argv) {
     CHECK_STATUS(sa_graph_from_json_file(NULL, &g), SA_NULL_POINTER);
     CHECK_STATUS(sa_graph_from_json_file(path, NULL), SA_NULL_POINTER);
 
+    /* ONNX models, imported with the JSON loader's errors. */
+    snprintf(path, sizeof path, "%s/onnx/if.onnx", SA_FIXTURES_DIR);
+    CHECK_OK(sa_graph_from_onnx_file(path, &g));
+    CHECK_OK(sa_graph_node_count(g, &n));
+    CHECK(n == 25); /* 8 in the root graph, 17 in the four branches */
+    CHECK_OK(sa_graph_build(g));
+    sa_graph_free(g);
+    g = (sa_graph *)0x1;
+    snprintf(path, sizeof path, "%s/onnx/bad_truncated.onnx", SA_FIXTURES_DIR);
+    CHECK_STATUS(sa_graph_from_onnx_file(path, &g), SA_FORMAT);
+    CHECK_LAST_ERROR("SA1002", "truncated");
+    snprintf(path, sizeof path, "%s/onnx/bad_cycle.onnx", SA_FIXTURES_DIR);
+    CHECK_STATUS(sa_graph_from_onnx_file(path, &g), SA_CYCLE);
+    CHECK_LAST_ERROR("SA1006", "cycle");
+    snprintf(path, sizeof path, "%s/onnx/bad_dangling.onnx", SA_FIXTURES_DIR);
+    CHECK_STATUS(sa_graph_from_onnx_file(path, &g), SA_UNKNOWN_NODE);
+    CHECK_LAST_ERROR("SA1005", "missing");
+    snprintf(path, sizeof path, "%s/onnx/bad_broadcast.onnx", SA_FIXTURES_DIR);
+    CHECK_STATUS(sa_graph_from_onnx_file(path, &g), SA_ATTRIBUTE);
+    CHECK_LAST_ERROR("SA1008", "add_mismatch");
+    snprintf(path, sizeof path, "%s/onnx/cnn.onnx", SA_FIXTURES_DIR);
+    CHECK_STATUS(sa_graph_from_onnx_file(path, &g), SA_FIELD);
+    CHECK_LAST_ERROR("SA1003", "dimension 0");
+    snprintf(path, sizeof path, "%s/onnx/no_such_model.onnx", SA_FIXTURES_DIR);
+    CHECK_STATUS(sa_graph_from_onnx_file(path, &g), SA_IO);
+    CHECK(g == (sa_graph *)0x1);
+    CHECK_STATUS(sa_graph_from_onnx_file(NULL, &g), SA_NULL_POINTER);
+    CHECK_STATUS(sa_graph_from_onnx_file(path, NULL), SA_NULL_POINTER);
+
     puts("test_load: ok");
     return 0;
 }

@@ -6,6 +6,9 @@
 //! * [`pipeline`]: bytes decode into a valid graph with options; the whole pipeline must
 //!   succeed, the independent checker must find no violation, and a second run must give
 //!   byte-identical output.
+//! * [`onnx_import`]: any bytes either import as an ONNX model or fail with a coded, non-empty
+//!   message; what imports imports the same twice, loads as graph JSON, and its allocation
+//!   passes the checker as the loader's does.
 //! * [`runtime_pool`]: bytes decode into a sequence of pool operations run against a fake
 //!   device runtime and a simple model of grants; counts must match the model after every
 //!   step, no stream is held by one model twice, and everything balances at the end.
@@ -71,6 +74,25 @@ pub fn json_loader(data: &[u8]) {
                 }
             }
         },
+    }
+}
+
+pub fn onnx_import(data: &[u8]) {
+    use stream_alloc::import::onnx::{ImportOptions, import_bytes};
+    let opts = ImportOptions { batch: Some(1), unknown_op_cost_us: Some(5.0), ..Default::default() };
+    match import_bytes(data, "fuzz", "fuzz.onnx", &opts) {
+        Err(e) => {
+            assert!(known_code(e.code()), "unknown code {}", e.code());
+            assert!(!e.message.is_empty());
+        }
+        Ok(imported) => {
+            let again = import_bytes(data, "fuzz", "fuzz.onnx", &opts).expect("a second import succeeds");
+            assert_eq!(imported.json, again.json, "the import is deterministic");
+            if let Err(e) = graph_json::load_str(&imported.json) {
+                panic!("imported graph JSON does not load: {e}");
+            }
+            json_loader(imported.json.as_bytes());
+        }
     }
 }
 

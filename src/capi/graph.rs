@@ -238,6 +238,36 @@ pub unsafe extern "C" fn sa_graph_from_json_file(path: *const c_char, out: *mut 
     })
 }
 
+/// Imports a binary ONNX model (opsets 7 to 21) into a new graph handle in `*out`: shapes
+/// inferred, engines, tasks and costs from the default device profile (docs/cost-model.md).
+/// Weights are not needed (external data files may be absent). The errors are the JSON
+/// loader's: `SA_IO` for an unreadable file, `SA_FORMAT` for a truncated or non-ONNX file or
+/// an unsupported opset, `SA_CYCLE`, `SA_UNKNOWN_NODE` for a dangling tensor name,
+/// `SA_ATTRIBUTE` for a shape conflict (naming the node and both shapes), `SA_FIELD` for a graph
+/// input with symbolic dims (set them in the model first), `SA_NOT_IMPLEMENTED` for an operator
+/// without a shape rule; the message names the node.
+///
+/// Ownership: the caller owns `*out` (free with `sa_graph_free`). Thread-safe.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_from_onnx_file(path: *const c_char, out: *mut *mut sa_graph) -> sa_status {
+    ffi_boundary(|| {
+        let out = out_ptr(out, "out")?;
+        if path.is_null() {
+            return Err(ApiError::new(SA_NULL_POINTER, "argument 'path' is NULL"));
+        }
+        // SAFETY: non-NULL and NUL-terminated by the caller's contract.
+        let bytes = unsafe { std::ffi::CStr::from_ptr(path) }.to_bytes();
+        let path = path_of(bytes);
+        let imported = crate::import::onnx::import_file(&path, &crate::import::onnx::ImportOptions::default())?;
+        let builder = builder_from_slice(imported.json.as_bytes())?;
+        new_handle(out, builder);
+        Ok(())
+    })
+}
+
 #[cfg(unix)]
 fn path_of(bytes: &[u8]) -> std::path::PathBuf {
     use std::os::unix::ffi::OsStrExt;

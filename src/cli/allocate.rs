@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 
+use super::import::OnnxArgs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::compile::allocation::error_json_string;
 use stream_alloc::compile::policy::PolicyReport;
@@ -66,7 +67,7 @@ impl From<FromArg> for Stage {
 #[derive(Args, Debug)]
 #[command(after_help = OPTIONS_HELP)]
 pub struct AllocateArgs {
-    /// Graph JSON v1 file.
+    /// Graph JSON v1 file, or an ONNX model (.onnx).
     pub graph: PathBuf,
     /// Write allocation JSON (or the error document) to this file.
     #[arg(short, long, value_name = "OUT")]
@@ -89,6 +90,8 @@ pub struct AllocateArgs {
     /// Do not print the human summary.
     #[arg(short, long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub onnx: OnnxArgs,
 }
 
 pub const OPTIONS_HELP: &str = "\
@@ -120,10 +123,14 @@ Exit codes: 0 success; 1 allocation error (the JSON error document is written); 
 (nothing is written, not even with -o).";
 
 /// Loads the graph and applies command-line options over the file's own.
-pub fn load_with_options(path: &PathBuf, options: &[String]) -> Result<Model, Error> {
+pub fn load_with_options(path: &PathBuf, options: &[String], onnx: &OnnxArgs) -> Result<Model, Error> {
     let bytes = std::fs::read(path)
         .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read graph file '{}': {e}", path.display())))?;
-    let mut b = json::builder_from_slice(&bytes)?;
+    let mut b = if super::import::is_onnx(path, &bytes) {
+        json::builder_from_slice(super::import::import(path, &bytes, onnx)?.json.as_bytes())?
+    } else {
+        json::builder_from_slice(&bytes)?
+    };
     for o in options {
         b.options.set_assignment(o)?;
     }
@@ -139,8 +146,8 @@ pub struct Inputs {
 }
 
 impl Inputs {
-    pub fn load(path: &PathBuf, options: &[String]) -> Result<Inputs, Error> {
-        let model = load_with_options(path, options)?;
+    pub fn load(path: &PathBuf, options: &[String], onnx: &OnnxArgs) -> Result<Inputs, Error> {
+        let model = load_with_options(path, options, onnx)?;
         let options = model.options.clone();
         let limits = driver::resolve_task_limits(&options)?;
         Ok(Inputs { model, options, limits })
@@ -284,7 +291,7 @@ pub fn run(args: AllocateArgs) -> i32 {
     // A policy other than GE's also reports why it chose what it chose (allocation JSON's
     // `policy` object); a run from a later stage reports GE's counts of each stage.
     let mut trace = None;
-    let result = Inputs::load(&args.graph, &args.options).and_then(|inputs| match args.from {
+    let result = Inputs::load(&args.graph, &args.options, &args.onnx).and_then(|inputs| match args.from {
         Some(from) => {
             let (a, t) =
                 driver::run_from(&inputs.model, inputs.options.clone(), inputs.limits, from.into(), args.stage.into())?;

@@ -24,6 +24,8 @@ pub struct CheckArgs {
     /// physical stream.
     #[arg(long = "option", value_name = "KEY=VALUE")]
     pub options: Vec<String>,
+    #[command(flatten)]
+    pub onnx: super::import::OnnxArgs,
 }
 
 /// Why `doc` can not be an allocation of `model` at all: another graph's name, most node names
@@ -62,7 +64,7 @@ fn foreign(model: &Model, doc: &serde_json::Value) -> Option<String> {
 const SHOW_VIOLATIONS: usize = 20;
 
 pub fn run(args: CheckArgs) -> i32 {
-    let model = match super::allocate::load_with_options(&args.graph, &args.options) {
+    let model = match super::allocate::load_with_options(&args.graph, &args.options, &args.onnx) {
         Ok(m) => m,
         Err(e) => {
             out::error(e);

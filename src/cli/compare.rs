@@ -26,7 +26,7 @@ pub enum TableFormat {
 #[command(after_help = "A graph file that does not load, or a policy that fails on a graph, is reported on standard \
 error and left out of the table; the others are compared, and the exit code is 1 when anything failed.")]
 pub struct CompareArgs {
-    /// Graph JSON v1 file, or a directory of them.
+    /// Graph JSON v1 file or ONNX model, or a directory of them (*.json, *.onnx).
     pub path: PathBuf,
     /// Comma-separated policies.
     #[arg(long, default_value = "ge,per-operator,min-streams,budget:8,list,auto")]
@@ -36,6 +36,8 @@ pub struct CompareArgs {
     /// Allocation option KEY=VALUE applied to every run; repeatable.
     #[arg(long = "option", value_name = "KEY=VALUE")]
     pub options: Vec<String>,
+    #[command(flatten)]
+    pub onnx: super::import::OnnxArgs,
     /// Compute units of the device.
     #[arg(long, default_value_t = 24)]
     pub units: u32,
@@ -72,7 +74,7 @@ fn graphs(path: &Path) -> Result<Vec<PathBuf>, String> {
         let mut v: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(|e| format!("cannot read directory '{}': {e}", path.display()))?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .filter(|p| p.extension().is_some_and(|e| e == "json" || e == "onnx"))
             .collect();
         v.sort();
         Ok(v)
@@ -81,10 +83,17 @@ fn graphs(path: &Path) -> Result<Vec<PathBuf>, String> {
     }
 }
 
-fn row(path: &PathBuf, options: &[String], policy: &str, cfg: &SimConfig, ideal: &Ideal) -> Result<Row, Error> {
+fn row(
+    path: &PathBuf,
+    options: &[String],
+    onnx: &super::import::OnnxArgs,
+    policy: &str,
+    cfg: &SimConfig,
+    ideal: &Ideal,
+) -> Result<Row, Error> {
     let mut opts = options.to_vec();
     opts.push(format!("policy={policy}"));
-    let inputs = Inputs::load(path, &opts)?;
+    let inputs = Inputs::load(path, &opts, onnx)?;
     let (alloc, report) = inputs.compile(Stage::All, *cfg)?;
     let model = &inputs.model;
     let sim = simulate(model, &alloc, cfg)?;
@@ -293,7 +302,7 @@ pub fn run(args: CompareArgs) -> i32 {
     let mut failed = 0usize;
     for f in &files {
         // The ideal schedule depends on the graph alone: once per graph.
-        let ideal = match Inputs::load(f, &args.options).and_then(|inputs| ideal(&inputs.model, &cfg)) {
+        let ideal = match Inputs::load(f, &args.options, &args.onnx).and_then(|inputs| ideal(&inputs.model, &cfg)) {
             Ok(i) => i,
             Err(e) => {
                 out::error(format_args!("{}: {e}; skipped", f.display()));
@@ -302,7 +311,7 @@ pub fn run(args: CompareArgs) -> i32 {
             }
         };
         for p in &policies {
-            match row(f, &args.options, p, &cfg, &ideal) {
+            match row(f, &args.options, &args.onnx, p, &cfg, &ideal) {
                 Ok(r) => rows.push(r),
                 Err(e) => {
                     out::error(format_args!("{}: policy {p}: {e}", f.display()));

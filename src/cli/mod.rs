@@ -9,6 +9,7 @@ mod allocate;
 mod check;
 mod compare;
 mod dot;
+mod import;
 mod out;
 mod pass;
 mod replay;
@@ -47,6 +48,7 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     Dot(dot::DotArgs),
     Compare(compare::CompareArgs),
+    Import(import::ImportArgs),
     Replay(replay::ReplayArgs),
 }
 
@@ -61,6 +63,7 @@ impl Command {
             Command::Simulate(a) => ("simulate", &a.options),
             Command::Dot(a) => ("dot", &a.options),
             Command::Compare(a) => ("compare", &a.options),
+            Command::Import(_) => ("import", &[]),
             Command::Replay(a) => ("replay", &a.options),
         }
     }
@@ -88,6 +91,7 @@ pub fn main() -> i32 {
         Command::Simulate(args) => simulate::run(args),
         Command::Dot(args) => dot::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Import(args) => import::run(args),
         Command::Replay(args) => replay::run(args),
     }
 }

@@ -21,11 +21,13 @@ use stream_alloc::driver;
 pub struct PassArgs {
     /// Comma-separated pass names, run in this order.
     pub passes: String,
-    /// Graph JSON v1 file.
+    /// Graph JSON v1 file, or an ONNX model (.onnx).
     pub graph: PathBuf,
     /// Allocation option KEY=VALUE (as for `allocate`). Repeatable.
     #[arg(long = "option", value_name = "KEY=VALUE")]
     pub options: Vec<String>,
+    #[command(flatten)]
+    pub onnx: super::import::OnnxArgs,
     /// Write allocation JSON (or the error document) here instead of standard output.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
@@ -33,7 +35,7 @@ pub struct PassArgs {
 
 pub fn run(args: PassArgs) -> i32 {
     let result = passes::parse_list(&args.passes).and_then(|list| {
-        let model = load_with_options(&args.graph, &args.options)?;
+        let model = load_with_options(&args.graph, &args.options, &args.onnx)?;
         let options = model.options.clone();
         // Only the split needs task limits: a list of logical passes never asks the device.
         let limits = if list.iter().any(|p| matches!(p.kind, passes::PassKind::Step(..))) {

@@ -37,13 +37,15 @@ Exit codes: 0 every dependency was ordered; 1 an error (bad graph or allocation,
 deadlocking plan); 2 bad usage; 3 a dependency was not ordered (a missing sync; the report names \
 the edge).")]
 pub struct ReplayArgs {
-    /// Graph JSON v1 file.
+    /// Graph JSON v1 file, or an ONNX model (.onnx).
     pub graph: PathBuf,
     /// Allocation JSON v1 file to replay (default: allocate the graph).
     pub allocation: Option<PathBuf>,
     /// Allocation option KEY=VALUE (as for `allocate`); repeatable.
     #[arg(long = "option", value_name = "KEY=VALUE")]
     pub options: Vec<String>,
+    #[command(flatten)]
+    pub onnx: super::import::OnnxArgs,
     /// Where the plan runs.
     #[arg(long, value_enum)]
     pub backend: BackendArg,
@@ -83,7 +85,7 @@ fn executor(args: &ReplayArgs) -> Result<Box<dyn Executor>, Error> {
 
 fn run_replay(args: &ReplayArgs) -> Result<Report, Error> {
     let cfg = SimConfig { units: args.units, wait_latency_us: args.wait_latency };
-    let inputs = Inputs::load(&args.graph, &args.options)?;
+    let inputs = Inputs::load(&args.graph, &args.options, &args.onnx)?;
     let model = &inputs.model;
     let (doc_json, simulated, policy) = match &args.allocation {
         Some(p) => {

@@ -15,11 +15,13 @@ use stream_alloc::{Error, ErrorKind};
 /// Simulate a graph's allocation on a device model: makespan, lower bound, utilisation.
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
-    /// Graph JSON v1 file.
+    /// Graph JSON v1 file, or an ONNX model (.onnx).
     pub graph: PathBuf,
     /// Allocation option KEY=VALUE (as for `allocate`); repeatable.
     #[arg(long = "option", value_name = "KEY=VALUE")]
     pub options: Vec<String>,
+    #[command(flatten)]
+    pub onnx: super::import::OnnxArgs,
     /// Write a Chrome trace-event JSON file (Perfetto, chrome://tracing).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
@@ -85,7 +87,7 @@ fn text(
 
 pub fn run(args: SimulateArgs) -> i32 {
     let cfg = SimConfig { units: args.units, wait_latency_us: args.wait_latency };
-    let result = Inputs::load(&args.graph, &args.options).and_then(|inputs| {
+    let result = Inputs::load(&args.graph, &args.options, &args.onnx).and_then(|inputs| {
         let (alloc, report) = inputs.compile(Stage::All, cfg)?;
         let sim = simulate(&inputs.model, &alloc, &cfg)?;
         let ideal = ideal(&inputs.model, &cfg)?;

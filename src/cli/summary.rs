@@ -25,17 +25,19 @@ pub enum SummaryFormat {
 #[derive(Args, Debug)]
 #[command(after_help = OPTIONS_HELP)]
 pub struct SummaryArgs {
-    /// Graph JSON v1 file.
+    /// Graph JSON v1 file, or an ONNX model (.onnx).
     pub graph: PathBuf,
     #[arg(long, value_enum, default_value = "text")]
     pub format: SummaryFormat,
     /// Allocation option KEY=VALUE (as for `allocate`). Repeatable.
     #[arg(long = "option", value_name = "KEY=VALUE")]
     pub options: Vec<String>,
+    #[command(flatten)]
+    pub onnx: super::import::OnnxArgs,
 }
 
 pub fn run(args: SummaryArgs) -> i32 {
-    let result = Inputs::load(&args.graph, &args.options).and_then(|inputs| {
+    let result = Inputs::load(&args.graph, &args.options, &args.onnx).and_then(|inputs| {
         let model = &inputs.model;
         let mut s = search::session(model, inputs.options.clone(), inputs.limits, SimConfig::default());
         s.run_all()?;

@@ -9,8 +9,12 @@ use proptest::prelude::*;
 /// A fuzz target's check: panics on a failing input.
 type Check = fn(&[u8]);
 
-const TARGETS: [(&str, Check); 3] =
-    [("json_loader", checks::json_loader), ("pipeline", checks::pipeline), ("runtime_pool", checks::runtime_pool)];
+const TARGETS: [(&str, Check); 4] = [
+    ("json_loader", checks::json_loader),
+    ("pipeline", checks::pipeline),
+    ("onnx_import", checks::onnx_import),
+    ("runtime_pool", checks::runtime_pool),
+];
 
 fn regressions_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions")
@@ -75,6 +79,28 @@ fn mangled_doc() -> impl Strategy<Value = Vec<u8>> {
     )
 }
 
+/// The ONNX test models with one byte changed, inserted, or the file cut short.
+fn mangled_onnx() -> impl Strategy<Value = Vec<u8>> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/onnx");
+    let mut models: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnx") && p.metadata().unwrap().len() < 8192)
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    models.sort();
+    (0..models.len(), any::<usize>(), any::<u8>(), 0usize..3).prop_map(move |(m, at, byte, how)| {
+        let mut data = models[m].clone();
+        let at = at % (data.len() + 1);
+        match how {
+            0 => data.truncate(at),
+            1 if at < data.len() => data[at] = byte,
+            _ => data.splice(at..at, [byte]).for_each(drop),
+        }
+        data
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -91,6 +117,11 @@ proptest! {
     #[test]
     fn pipeline_on_generated_graphs(data in prop::collection::vec(any::<u8>(), 0..400)) {
         checks::pipeline(&data);
+    }
+
+    #[test]
+    fn onnx_import_on_mangled_models(data in mangled_onnx()) {
+        checks::onnx_import(&data);
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod logical_corpus;
 mod logical_fixtures;
 mod mem_pool;
 mod memory;
+mod onnx_import;
 mod partition;
 mod policy_corpus;
 mod policy_dali;

@@ -1,0 +1,63 @@
+//! Node names. ONNX node names are optional and need not be unique, but tensor names are unique
+//! within a graph (each tensor has one producer), so a node is named after what it writes:
+//!
+//! - an operator node takes the name of its first non-empty output tensor;
+//! - a graph input (`Data`) and an initializer (`Const`) take their tensor's name;
+//! - a node that writes no named tensor takes its operator type;
+//! - the graph's output node is `NetOutput`;
+//! - a name already taken in the same graph gets `#2`, `#3`, ... (the first free one), in the
+//!   order: inputs, initializers, operators in import order, `NetOutput`.
+//!
+//! The names depend only on the file, so the same file always yields the same names.
+
+use std::collections::HashSet;
+
+#[derive(Default)]
+pub struct Namer {
+    used: HashSet<String>,
+}
+
+impl Namer {
+    /// A unique name for a node whose natural name is `base`.
+    pub fn take(&mut self, base: &str) -> String {
+        let base = if base.is_empty() { "node" } else { base };
+        if self.used.insert(base.to_string()) {
+            return base.to_string();
+        }
+        let mut k = 2u64;
+        loop {
+            let candidate = format!("{base}#{k}");
+            if self.used.insert(candidate.clone()) {
+                return candidate;
+            }
+            k += 1;
+        }
+    }
+}
+
+/// The natural name of an operator node: its first non-empty output, else its op type.
+pub fn base_name<'n>(outputs: &'n [String], op_type: &'n str) -> &'n str {
+    outputs.iter().find(|o| !o.is_empty()).map_or(op_type, |s| s.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collisions_get_the_first_free_suffix() {
+        let mut n = Namer::default();
+        assert_eq!(n.take("a"), "a");
+        assert_eq!(n.take("a"), "a#2");
+        assert_eq!(n.take("a#2"), "a#2#2");
+        assert_eq!(n.take("a"), "a#3");
+        assert_eq!(n.take(""), "node");
+    }
+
+    #[test]
+    fn operators_are_named_after_their_first_named_output() {
+        let outs = vec![String::new(), "y".to_string()];
+        assert_eq!(base_name(&outs, "Split"), "y");
+        assert_eq!(base_name(&[], "Split"), "Split");
+    }
+}
