@@ -19,6 +19,9 @@ pub mod allocation;
 pub mod graph;
 pub mod mem_pool;
 pub mod runtime;
+/// GE's own C++ symbols, declared by GE's headers, not by stream_alloc.h.
+/// cbindgen:ignore
+pub mod runtime_ge;
 pub mod session;
 pub mod status;
 pub mod stream_ops;

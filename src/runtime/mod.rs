@@ -19,7 +19,7 @@ pub mod rt2;
 pub mod seam;
 pub mod stream_ops;
 
-pub use allocators::{EventAllocator, NotifyAllocator, StreamAllocator, VecHeader};
+pub use allocators::{EventAllocator, HandleKind, HolderState, NotifyAllocator, StreamAllocator, VecHeader};
 pub use error::{RtError, RtErrorKind, RtResult};
 pub use mem_pool::{MemPool, MemPoolStats};
 pub use pool::{PoolOptions, PoolStats, ReusableStreamPool};

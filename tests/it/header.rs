@@ -1,5 +1,7 @@
-//! The checked-in C header must equal a fresh cbindgen generation from src/capi, and every
-//! exported function must run inside the one panic boundary.
+//! The checked-in C header must equal a fresh cbindgen generation from src/capi, every exported
+//! function must run inside the one panic boundary, and GE's C++ symbols (exported under GE's
+//! mangled names, declared by the C++ shims rather than by the C header) must stay in step with
+//! the shims' declarations.
 //!
 //! Refresh the header after changing the C ABI: `SA_BLESS=1 cargo test --test header`.
 
@@ -52,11 +54,29 @@ fn checked_in_header_is_fresh() {
     }
 }
 
-/// Every `extern "C" fn` must be documented and its body must be a call to `ffi_boundary`,
-/// so no panic unwinds into C and every failure is recorded.
-#[test]
-fn every_exported_function_runs_inside_the_panic_boundary() {
-    let mut count = 0;
+/// What the attributes above an `extern "C" fn` export it as.
+#[derive(Debug, PartialEq)]
+enum Export {
+    /// `#[unsafe(no_mangle)]`: a C function of stream_alloc.h.
+    C,
+    /// `#[unsafe(export_name = "_Z...")]`: one of GE's C++ symbols.
+    Ge(String),
+    /// Neither: a callback handed to C++ by pointer, never exported.
+    Callback,
+}
+
+struct ExternFn {
+    file: PathBuf,
+    name: String,
+    export: Export,
+    documented: bool,
+    first_statement: String,
+}
+
+/// Every `extern "C" fn` defined in src/capi (declarations in `extern` blocks have no body and
+/// are skipped).
+fn extern_fns() -> Vec<ExternFn> {
+    let mut fns = Vec::new();
     for file in capi_sources(&root()) {
         let text = std::fs::read_to_string(&file).expect("readable source");
         let lines: Vec<&str> = text.lines().collect();
@@ -64,33 +84,196 @@ fn every_exported_function_runs_inside_the_panic_boundary() {
             if !line.contains("extern \"C\" fn ") || line.trim_start().starts_with("//") {
                 continue;
             }
-            count += 1;
-            let name = line.split("fn ").nth(1).and_then(|s| s.split('(').next()).unwrap_or("?");
-            assert!(name.starts_with("sa_"), "{}: exported function {name} lacks the sa_ prefix", file.display());
-            let attrs = lines[..i].iter().rev().take_while(|l| l.trim_start().starts_with("#["));
-            assert!(
-                attrs.clone().any(|l| l.contains("no_mangle")),
-                "{}: {name} is not #[unsafe(no_mangle)]",
-                file.display()
-            );
+            // A declaration in an `extern "C" { ... }` block ends with `;` before any `{`.
+            let rest = lines[i..].iter().map(|l| l.trim_end()).find(|l| l.ends_with('{') || l.ends_with(';'));
+            if rest.is_some_and(|l| l.ends_with(';')) {
+                continue;
+            }
+            let name = line.split("fn ").nth(1).and_then(|s| s.split('(').next()).unwrap_or("?").to_string();
+            let attrs: Vec<&str> =
+                lines[..i].iter().rev().take_while(|l| l.trim_start().starts_with("#[")).copied().collect();
+            let export = if attrs.iter().any(|l| l.contains("no_mangle")) {
+                Export::C
+            } else if let Some(sym) = attrs.iter().find_map(|l| l.split("export_name = \"").nth(1)) {
+                Export::Ge(sym.split('"').next().unwrap_or_default().to_string())
+            } else {
+                Export::Callback
+            };
             let doc_line = lines[..i].iter().rev().find(|l| !l.trim_start().starts_with("#["));
-            assert!(
-                doc_line.is_some_and(|l| l.trim_start().starts_with("///")),
-                "{}: {name} has no doc comment",
-                file.display()
-            );
+            let documented = doc_line.is_some_and(|l| l.trim_start().starts_with("///"));
             // The first statement after the signature's opening brace.
             let body_start = lines[i..].iter().position(|l| l.trim_end().ends_with('{')).expect("a body") + i;
             let first = lines[body_start + 1..].iter().find(|l| !l.trim().is_empty()).expect("a statement");
-            let first = first.trim_start();
-            assert!(
-                first.starts_with("ffi_boundary(") || first.starts_with("super::ffi_boundary("),
-                "{}: the body of {name} does not start with ffi_boundary(..): {first}",
-                file.display()
-            );
+            fns.push(ExternFn {
+                file: file.clone(),
+                name,
+                export,
+                documented,
+                first_statement: first.trim_start().to_string(),
+            });
         }
     }
+    fns
+}
+
+/// Every `extern "C" fn` must be documented and its body must be a call to `ffi_boundary`,
+/// so no panic unwinds into C (or C++) and every failure is recorded. C functions carry the
+/// `sa_` prefix; GE's symbols are the `GE_SYMBOLS` list.
+#[test]
+fn every_exported_function_runs_inside_the_panic_boundary() {
+    let fns = extern_fns();
+    for f in &fns {
+        let file = f.file.display();
+        let name = &f.name;
+        match &f.export {
+            Export::C => assert!(name.starts_with("sa_"), "{file}: exported function {name} lacks the sa_ prefix"),
+            Export::Ge(sym) => assert!(
+                stream_alloc::capi::runtime_ge::GE_SYMBOLS.contains(&sym.as_str()),
+                "{file}: {name} exports {sym}, which is not in GE_SYMBOLS"
+            ),
+            Export::Callback => assert!(
+                !name.starts_with("sa_"),
+                "{file}: {name} is named as a C function but is not #[unsafe(no_mangle)]"
+            ),
+        }
+        assert!(f.documented, "{file}: {name} has no doc comment");
+        let first = &f.first_statement;
+        assert!(
+            first.starts_with("ffi_boundary(") || first.starts_with("super::ffi_boundary("),
+            "{file}: the body of {name} does not start with ffi_boundary(..): {first}"
+        );
+    }
+    let count = fns.iter().filter(|f| f.export == Export::C).count();
     assert!(count >= 40, "only {count} exported functions found; the scan is broken");
+}
+
+/// A GE symbol's parts: (namespace, class, member, const), from the Itanium nested name
+/// `_ZN[K]<len><ns><len><class><len><member>E...`; constructors and destructors are `C1`, `C2`,
+/// `D1`, `D2`.
+fn demangle_member(sym: &str) -> (String, String, String, bool) {
+    let rest = sym.strip_prefix("_ZN").unwrap_or_else(|| panic!("{sym}: not a nested name"));
+    let (is_const, mut rest) = match rest.strip_prefix('K') {
+        Some(r) => (true, r),
+        None => (false, rest),
+    };
+    let mut parts = Vec::new();
+    while !rest.starts_with('E') {
+        if let Some(special) = ["C1", "C2", "D1", "D2"].iter().find(|p| rest.starts_with(**p)) {
+            parts.push(special.to_string());
+            rest = &rest[2..];
+            continue;
+        }
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        assert!(digits > 0, "{sym}: unexpected mangling at {rest}");
+        let len: usize = rest[..digits].parse().expect("a length");
+        parts.push(rest[digits..digits + len].to_string());
+        rest = &rest[digits + len..];
+    }
+    assert_eq!(parts.len(), 3, "{sym}: expected namespace::class::member");
+    (parts[0].clone(), parts[1].clone(), parts[2].clone(), is_const)
+}
+
+/// The out-of-line members a shim header declares for `class`: (member, const), with `C1`/`D1`
+/// standing for a declared constructor/destructor. Inline definitions, deleted and defaulted
+/// members are not symbols of the library.
+fn shim_members(header: &str, class: &str) -> Vec<(String, bool)> {
+    // Comments out, then the class body.
+    let mut text = String::new();
+    let mut rest = header;
+    while let Some(at) = rest.find("/*") {
+        text.push_str(&rest[..at]);
+        rest = rest[at..].split_once("*/").map_or("", |(_, after)| after);
+    }
+    text.push_str(rest);
+    let text: String = text.lines().map(|l| l.split("//").next().unwrap_or_default()).collect::<Vec<_>>().join("\n");
+    let start = text.find(&format!(" {class} {{")).unwrap_or_else(|| panic!("class {class} not found"));
+    let body = &text[start..text[start..].find("\n};").expect("the end of the class") + start];
+    let body = &body[body.find('{').expect("a class body") + 1..];
+    let mut members = Vec::new();
+    for decl in body.split(';') {
+        let decl = decl.split(':').filter(|p| !p.trim().is_empty()).collect::<Vec<_>>().join(":");
+        let decl = decl.trim();
+        let skip = ["{", "= delete", "= default", "friend ", "static constexpr", "operator="];
+        if !decl.contains('(') || skip.iter().any(|s| decl.contains(s)) {
+            continue;
+        }
+        let head = decl[..decl.find('(').expect("a parameter list")].trim_end();
+        let name = head.rsplit([' ', '*', '&']).next().unwrap_or_default();
+        let is_const = decl[decl.rfind(')').expect("a closing parenthesis")..].contains("const");
+        let member = if name == class {
+            "C1".to_string()
+        } else if name == format!("~{class}") {
+            "D1".to_string()
+        } else {
+            name.to_string()
+        };
+        members.push((member, is_const));
+    }
+    members
+}
+
+/// The shims (include/stream_alloc/ge_compat) declare exactly the members the library exports
+/// under GE's names: every out-of-line member has its symbols (constructors and destructors in
+/// both variants), every exported symbol is a declared member with the same constness, and the
+/// `export_name`s in src/capi are the `GE_SYMBOLS` list. (tests_c checks the mangled names
+/// themselves against `nm -D`, from code compiled against the shims and against GE's own
+/// declarations.)
+#[test]
+fn shims_and_exported_ge_symbols_are_in_step() {
+    let list = stream_alloc::capi::runtime_ge::GE_SYMBOLS;
+    let mut exported: Vec<String> = extern_fns()
+        .into_iter()
+        .filter_map(|f| match f.export {
+            Export::Ge(sym) => Some(sym),
+            _ => None,
+        })
+        .collect();
+    exported.sort();
+    let mut listed: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(exported, listed, "the export_name attributes in src/capi differ from GE_SYMBOLS");
+
+    let shims = root().join("include/stream_alloc/ge_compat");
+    let classes = [
+        ("gert", "StreamAllocator", "framework/runtime/stream_allocator.h"),
+        ("gert", "EventAllocator", "framework/runtime/event_allocator.h"),
+        ("gert", "NotifyAllocator", "framework/runtime/notify_allocator.h"),
+        ("ge", "ReusableStreamAllocator", "graph/load/model_manager/reusable_stream_allocator.h"),
+    ];
+    let mut covered = 0;
+    for (ns, class, path) in classes {
+        let header = std::fs::read_to_string(shims.join(path)).expect("the shim header is readable");
+        let declared = shim_members(&header, class);
+        assert!(!declared.is_empty(), "{path}: no out-of-line member of {class} found; the scan is broken");
+        let symbols: Vec<(String, String, String, bool)> =
+            list.iter().map(|s| demangle_member(s)).filter(|(n, c, _, _)| n == ns && c == class).collect();
+        for (member, is_const) in &declared {
+            let variants: Vec<String> = match member.as_str() {
+                "C1" => vec!["C1".into(), "C2".into()],
+                "D1" => vec!["D1".into(), "D2".into()],
+                m => vec![m.to_string()],
+            };
+            for v in variants {
+                assert!(
+                    symbols.iter().any(|(_, _, m, k)| *m == v && k == is_const),
+                    "{path}: {ns}::{class}::{v} (const: {is_const}) is declared out of line but not exported"
+                );
+            }
+        }
+        for (_, _, member, is_const) in &symbols {
+            let as_declared = match member.as_str() {
+                "C2" => "C1",
+                "D2" => "D1",
+                m => m,
+            };
+            assert!(
+                declared.iter().any(|(m, k)| m == as_declared && k == is_const),
+                "{path}: the library exports {ns}::{class}::{member} (const: {is_const}), which the shim does not declare"
+            );
+            covered += 1;
+        }
+    }
+    assert_eq!(covered, list.len(), "a GE symbol names a class none of the shims declares");
 }
 
 /// Each exported function is declared once, and every one of them is in the header: a source
@@ -98,15 +281,7 @@ fn every_exported_function_runs_inside_the_panic_boundary() {
 #[test]
 fn header_declares_every_exported_function_once() {
     let header = generate(&root());
-    let mut exported = Vec::new();
-    for file in capi_sources(&root()) {
-        let text = std::fs::read_to_string(&file).expect("readable source");
-        for line in text.lines().filter(|l| l.contains("extern \"C\" fn ") && !l.trim_start().starts_with("//")) {
-            if let Some(name) = line.split("fn ").nth(1).and_then(|s| s.split('(').next()) {
-                exported.push(name.to_string());
-            }
-        }
-    }
+    let exported: Vec<String> = extern_fns().into_iter().filter(|f| f.export == Export::C).map(|f| f.name).collect();
     for name in &exported {
         let call = format!("{name}(");
         let declared = header
@@ -116,5 +291,9 @@ fn header_declares_every_exported_function_once() {
             .filter(|l| l.match_indices(&call).any(|(at, _)| l[..at].ends_with([' ', '*'])))
             .count();
         assert_eq!(declared, 1, "{name} is declared {declared} times in include/stream_alloc.h");
+    }
+    // GE's C++ symbols and the C++ unit's helpers are not C functions of the header.
+    for foreign in ["_ZN", "stream_alloc_cxx_", "GeStreamAllocator"] {
+        assert!(!header.contains(foreign), "include/stream_alloc.h declares {foreign}...");
     }
 }

@@ -1,21 +1,24 @@
-/* Source drop-in for GE's inc/framework/runtime/stream_allocator.h, served by stream-alloc.
- * Same namespace, class name, public signatures, default arguments and object size (16 bytes);
- * the bodies call the C ABI of stream_alloc.h. Put this include directory
- * (<prefix>/include/stream_alloc/ge_compat, which the StreamAlloc CMake targets and
- * stream_alloc.pc add) before GE's and drop base/common/allocator/stream_allocator.cc from the
- * build.
+/* GE's inc/framework/runtime/stream_allocator.h, served by stream-alloc: GE's declaration (same
+ * namespace, class, members, object layout and size, 16 bytes), with the bodies in the library,
+ * exported under GE's own symbols. Code compiled against this header and code compiled against
+ * GE's own header call the same functions of libstream_alloc.so (docs/drop-in.md). Put this
+ * include directory (<prefix>/include/stream_alloc/ge_compat, which the StreamAlloc CMake targets
+ * and stream_alloc.pc add) before GE's and drop base/common/allocator/stream_allocator.cc from
+ * the build, or keep GE's build and put the library in front of libge_common_base.so.
  *
- * Errors: GE's AcquireStreams returns nullptr on failure and so does this one; the reason is the
- * calling thread's last error (sa_last_error_message() / sa_last_error_code(), stream_alloc.h).
- * GetStatus() / GetStatusMessage() (extensions, not in GE; non-virtual, so the object size is
- * GE's) say whether the allocator can serve at all: its constructor succeeded and a device
- * runtime resolves (registered with sa_runtime_register, or found in the process). */
+ * Errors: AcquireStreams returns nullptr on failure, as GE's does; the reason is the calling
+ * thread's last error (sa_last_error_message() / sa_last_error_code(), stream_alloc.h).
+ * GetStatus() / GetStatusMessage() (extensions, not in GE; non-virtual and out of line, so the
+ * object is GE's) say whether the allocator can serve at all: its constructor got its vector and
+ * a device runtime resolves (registered with sa_runtime_register, or found in the process). */
 #ifndef SA_GE_COMPAT_FRAMEWORK_RUNTIME_STREAM_ALLOCATOR_H
 #define SA_GE_COMPAT_FRAMEWORK_RUNTIME_STREAM_ALLOCATOR_H
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <type_traits>
 
 #include "stream_alloc.h"
@@ -40,6 +43,11 @@ typedef void *aclrtNotify;
 #ifndef ACL_EVENT_SYNC
 #define ACL_EVENT_SYNC 0x00000001U
 #endif
+/* GE's VISIBILITY_EXPORT (common/ge_visibility.h): the members are defined in the library, so a
+ * caller compiled with -fvisibility=hidden must still see them as default-visibility symbols. */
+#ifndef SA_GE_VISIBILITY_EXPORT
+#define SA_GE_VISIBILITY_EXPORT __attribute__((visibility("default")))
+#endif
 
 #if __has_include("exe_graph/runtime/continuous_vector.h") && !defined(SA_OWN_CONTINUOUS_VECTOR)
 #include "exe_graph/runtime/continuous_vector.h"
@@ -49,6 +57,25 @@ typedef void *aclrtNotify;
 namespace gert {
 class ContinuousVector {
  public:
+  /* metadef's factory, used by the inline constructors of EventAllocator and NotifyAllocator:
+   * one new[] block of capacity * sizeof(T) + 64 bytes (room for capacity + 1 elements), nullptr
+   * on overflow or out of memory. Init zeroes with memset, not CANN's memset_s. */
+  template <typename T>
+  static std::unique_ptr<uint8_t[]> Create(size_t capacity) {
+    if (capacity > (static_cast<size_t>(-1) - sizeof(ContinuousVector)) / sizeof(T)) {
+      return nullptr;
+    }
+    std::unique_ptr<uint8_t[]> holder(new (std::nothrow) uint8_t[capacity * sizeof(T) + sizeof(ContinuousVector)]);
+    if (holder != nullptr) {
+      reinterpret_cast<ContinuousVector *>(holder.get())->Init(capacity);
+    }
+    return holder;
+  }
+  void Init(const size_t capacity) {
+    capacity_ = capacity;
+    size_ = 0U;
+    std::memset(reserved_, 0, sizeof(reserved_));
+  }
   size_t GetCapacity() const { return capacity_; }
   size_t GetSize() const { return size_; }
   uint32_t SetSize(const size_t size) {
@@ -83,45 +110,20 @@ class TypedContinuousVector : private ContinuousVector {
 #endif
 
 namespace gert {
-namespace sa_compat {
-/* Shared by the gert allocators' GetStatus / GetStatusMessage: SA_OK when the C handle exists
- * and a device runtime resolves (sa_runtime_resolve; no device call), SA_RUNTIME_LIMIT when the
- * constructor could not create the handle (out of host memory), else the resolver's status. */
-inline sa_status HandleStatus(const void *handle) {
-  if (handle == nullptr) {
-    return SA_RUNTIME_LIMIT;
-  }
-  sa_runtime_source source = 0;
-  return sa_runtime_resolve(&source);
-}
-/* The message that goes with HandleStatus(handle): "" for SA_OK; a static string when the
- * constructor failed; otherwise the library's message, which is owned by the library and valid
- * on the calling thread until its next failing stream-alloc call (copy it to keep it). */
-inline const char *HandleMessage(const void *handle) {
-  if (handle == nullptr) {
-    return "the allocator's constructor could not allocate its handle vector (out of host memory); "
-           "it serves nothing";
-  }
-  return HandleStatus(handle) == SA_OK ? "" : sa_last_error_message();
-}
-}  // namespace sa_compat
-
-class StreamAllocator {
+class SA_GE_VISIBILITY_EXPORT StreamAllocator {
  public:
   static constexpr size_t kMaxStreamNum = 2024U;
-  /* No device call: the runtime is resolved on the first AcquireStreams that grows the vector.
-   * A constructor cannot return a status, so a failure (out of host memory) leaves an allocator
-   * whose GetStatus() is SA_RUNTIME_LIMIT and whose AcquireStreams returns nullptr. */
-  explicit StreamAllocator(int32_t priority = RT_STREAM_PRIORITY_DEFAULT, uint32_t flags = RT_STREAM_DEFAULT)
-      : impl_(nullptr), default_priority_(priority), default_flags_(flags) {
-    (void)sa_stream_allocator_new(priority, flags, &impl_);
-  }
+  /* Allocates the vector (slot 0 = nullptr, size 1); no device call: the runtime is resolved on
+   * the first AcquireStreams that grows the vector. A constructor cannot return a status, so a
+   * failure (out of host memory) leaves an allocator whose GetStatus() is SA_RUNTIME_LIMIT and
+   * whose AcquireStreams returns nullptr. */
+  explicit StreamAllocator(int32_t priority = RT_STREAM_PRIORITY_DEFAULT, uint32_t flags = RT_STREAM_DEFAULT);
   StreamAllocator(const StreamAllocator &) = delete;
   StreamAllocator &operator=(const StreamAllocator &) = delete;
 
   /* Destroys the streams this allocator created (slots 1..size-1; slot 0 is the caller's) and
    * frees the vector: pointers AcquireStreams returned dangle afterwards. */
-  ~StreamAllocator() { sa_stream_allocator_free(impl_); }
+  ~StreamAllocator();
 
   /* Grows the vector to at least stream_num streams (never shrinks it) and returns it.
    * Ownership: the vector belongs to this allocator; it stays valid, at the same address, until
@@ -129,23 +131,24 @@ class StreamAllocator {
    * (the caller writes it and keeps owning it); slots 1.. are streams this allocator created
    * and destroys. nullptr on failure: stream_num >= kMaxStreamNum, no device runtime, or a
    * device error (streams already created are kept); the reason is in sa_last_error_message()
-   * and sa_last_error_code() on the calling thread. Thread-safe. */
-  TypedContinuousVector<rtStream_t> *AcquireStreams(const size_t stream_num) const {
-    return static_cast<TypedContinuousVector<rtStream_t> *>(sa_stream_allocator_acquire(impl_, stream_num));
-  }
+   * and sa_last_error_code() on the calling thread. Thread-safe (GE's is not). */
+  TypedContinuousVector<rtStream_t> *AcquireStreams(const size_t stream_num) const;
 
   /* Extension (not in GE): whether this allocator can serve. SA_OK when the constructor
    * succeeded and a device runtime resolves; SA_NO_RUNTIME when none does (register one with
    * sa_runtime_register, or load the Ascend runtime, and ask again); SA_RUNTIME_LIMIT when the
    * constructor failed. Makes no device call. Thread-safe. */
-  sa_status GetStatus() const { return sa_compat::HandleStatus(impl_); }
+  sa_status GetStatus() const;
   /* The reason for GetStatus(), "" when it is SA_OK. Never nullptr. Ownership: the string
    * belongs to the library (static, or the calling thread's last error, valid until the next
    * failing stream-alloc call on this thread): copy it to keep it, never free it. */
-  const char *GetStatusMessage() const { return sa_compat::HandleMessage(impl_); }
+  const char *GetStatusMessage() const;
 
  private:
-  sa_stream_allocator *impl_;
+  TypedContinuousVector<rtStream_t> *Streams() const;
+
+ private:
+  std::unique_ptr<uint8_t[]> streams_holder_;
   int32_t default_priority_;
   uint32_t default_flags_;
 };
