@@ -14,6 +14,7 @@
 //! `PIPELINE_BENCH_RUNS_1M` at 1M, default 3). A pipeline error is printed in place of the row.
 
 use std::time::Instant;
+use stream_alloc::memory::AllocationDocument;
 
 use stream_alloc::allocate;
 use stream_alloc::compile::Stage;

@@ -5,6 +5,7 @@
 //! `WRITE_BENCH_SIZES=100000` and `WRITE_BENCH_FAMILIES=layered` pick sizes and families.
 
 use std::time::Instant;
+use stream_alloc::memory::AllocationDocument;
 
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::synth::{Family, generate};

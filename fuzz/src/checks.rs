@@ -14,6 +14,7 @@
 //!   step, no stream is held by one model twice, and everything balances at the end.
 
 use std::collections::BTreeMap;
+use stream_alloc::memory::AllocationDocument;
 
 use serde_json::{Value, json};
 use stream_alloc::allocate;

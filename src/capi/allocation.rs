@@ -15,7 +15,7 @@ use super::{
 };
 use crate::compile::{Allocation, Stage};
 use crate::graph::{GraphId, Model, NodeId, StreamId};
-use crate::memory::MemoryPlan;
+use crate::memory::{AllocationDocument, MemoryPlan};
 
 /// Which stages of the pipeline `sa_graph_allocate` runs (an `int32_t`; one of `SA_STAGE_*`).
 pub type sa_stage = i32;

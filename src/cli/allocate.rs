@@ -11,6 +11,7 @@ use stream_alloc::compile::allocation::error_json_string;
 use stream_alloc::compile::policy::PolicyReport;
 use stream_alloc::compile::{Allocation, Stage, TaskLimits};
 use stream_alloc::graph::{Model, Options, json};
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::simulate::SimConfig;
 use stream_alloc::{Error, ErrorKind, driver, search, verify};
 
@@ -304,17 +305,22 @@ pub fn run(args: AllocateArgs) -> i32 {
         }
     });
     let elapsed = start.elapsed();
+    // The memory plan, once, for the checker and the document.
+    let plan = match &result {
+        Ok((inputs, alloc, _)) => stream_alloc::memory::plan_allocation(&inputs.model, alloc),
+        Err(_) => None,
+    };
     // `verify=true`: the checker's report, in the summary and as a `verify` object. A logical
     // stage has no syncs yet, so there is nothing to prove.
     let checked = match &result {
         Ok((inputs, alloc, _)) if inputs.options.verify && alloc.stage() != Stage::Logical => {
-            Some(verify::check(&inputs.model, &alloc.to_json(&inputs.model)))
+            Some(verify::check(&inputs.model, &alloc.document(&inputs.model, plan.as_ref()).to_value()))
         }
         _ => None,
     };
     let (text, code) = match &result {
         Ok((inputs, alloc, report)) => {
-            let mut doc = alloc.json(&inputs.model);
+            let mut doc = alloc.document(&inputs.model, plan.as_ref());
             if let Some(r) = report {
                 doc = doc.with("policy", r.to_json());
             }

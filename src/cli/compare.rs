@@ -10,6 +10,7 @@ use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::Error;
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::Policy;
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::simulate::{Ideal, SimConfig, ideal, round3, simulate};
 use stream_alloc::verify;
 

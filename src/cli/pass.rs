@@ -9,6 +9,7 @@ use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::allocation::error_json_string;
 use stream_alloc::compile::{TaskLimits, passes};
 use stream_alloc::driver;
+use stream_alloc::memory::AllocationDocument;
 
 /// Run named passes and steps (GE names such as AssignByDependencyPass or OptimizeByRecvEvents,
 /// or module names such as by_dependency) in order and write allocation JSON. Pre-assigned node

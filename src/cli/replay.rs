@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 use super::allocate::Inputs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::Stage;
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::replay::{Executor, Program, Report, cpu::CpuExecutor, replay, trace};
 use stream_alloc::simulate::{SimConfig, simulate};
 use stream_alloc::verify::doc::Doc;

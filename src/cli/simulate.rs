@@ -9,7 +9,7 @@ use super::allocate::Inputs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::{Allocation, Stage, policy};
 use stream_alloc::graph::Model;
-use stream_alloc::simulate::{Ideal, SimConfig, SimResult, ideal, round3, simulate, trace};
+use stream_alloc::simulate::{Ideal, SimConfig, SimResult, ideal, round3, simulate};
 use stream_alloc::{Error, ErrorKind};
 
 /// Simulate a graph's allocation on a device model: makespan, lower bound, utilisation.
@@ -101,7 +101,8 @@ pub fn run(args: SimulateArgs) -> i32 {
         }
     };
     if let Some(path) = &args.trace {
-        let mut t = serde_json::to_string(&trace::trace_json(&model, &sim)).expect("JSON values always serialise");
+        let mut t = serde_json::to_string(&stream_alloc::memory::trace_json(&model, &sim))
+            .expect("JSON values always serialise");
         t.push('\n');
         if let Err(e) = std::fs::write(path, t) {
             out::error(Error::new(ErrorKind::Io, format!("cannot write trace '{}': {e}", path.display())));

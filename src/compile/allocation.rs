@@ -520,19 +520,11 @@ impl Allocation {
         }
     }
 
-    /// The allocation JSON document, written by [`AllocationJson`]; `with` adds sections.
+    /// The allocation JSON document, written by [`AllocationJson`]; `with` adds sections. It
+    /// has no `memory` section: the memory plan is made above this layer and handed to
+    /// [`AllocationJson::with_memory`] (`memory::AllocationDocument` writes the whole document).
     pub fn json<'a>(&'a self, model: &'a Model) -> AllocationJson<'a> {
-        AllocationJson { model, alloc: self, extra: Vec::new() }
-    }
-
-    /// The allocation JSON document as a value, for readers that walk it (the checker).
-    pub fn to_json(&self, model: &Model) -> Value {
-        self.json(model).to_value()
-    }
-
-    /// Pretty allocation JSON text, newline-terminated. Byte-identical for identical results.
-    pub fn to_json_string(&self, model: &Model) -> String {
-        self.json(model).to_string_pretty()
+        AllocationJson { model, alloc: self, extra: Vec::new(), memory: None }
     }
 }
 
@@ -567,13 +559,20 @@ impl NodeSyncs {
 /// Allocation JSON v1, serialised straight from the allocation and the model with no value
 /// tree in between (at a million nodes the tree cost more than the pipeline). Keys come in
 /// sorted order, as the format has always been written.
-pub struct AllocationJson<'a> {
+pub struct AllocationJson<'a, M = ()> {
     model: &'a Model,
     alloc: &'a Allocation,
     extra: Vec<(&'static str, Value)>,
+    /// The `memory` section, written by the layer that plans memory.
+    memory: Option<M>,
 }
 
-impl<'a> AllocationJson<'a> {
+impl<'a, M: Serialize> AllocationJson<'a, M> {
+    /// Adds the `memory` section (allocation-json.md), or none.
+    pub fn with_memory<N: Serialize>(self, memory: Option<N>) -> AllocationJson<'a, N> {
+        AllocationJson { model: self.model, alloc: self.alloc, extra: self.extra, memory }
+    }
+
     /// Adds a top-level section (`policy`, `verify`).
     pub fn with(mut self, key: &'static str, value: Value) -> Self {
         self.extra.retain(|(k, _)| *k != key);
@@ -605,7 +604,7 @@ enum Section<'a> {
     Activations,
     Attached,
     Events,
-    Memory(crate::memory::MemoryJson<'a>),
+    Memory,
     Nodes,
     /// Every pair, [`Allocation::document_syncs`].
     Syncs,
@@ -617,10 +616,9 @@ enum Section<'a> {
     Extra(&'a Value),
 }
 
-impl Serialize for AllocationJson<'_> {
+impl<M: Serialize> Serialize for AllocationJson<'_, M> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let a = self.alloc;
-        let plan = crate::memory::plan_allocation(self.model, a);
         let mut sections: Vec<(&str, Section<'_>)> = vec![
             ("activations", Section::Activations),
             ("attached", Section::Attached),
@@ -635,8 +633,8 @@ impl Serialize for AllocationJson<'_> {
             ("syncs", Section::Syncs),
             ("version", Section::Version),
         ];
-        if let Some(p) = &plan {
-            sections.push(("memory", Section::Memory(crate::memory::MemoryJson::new(p, self.model))));
+        if self.memory.is_some() {
+            sections.push(("memory", Section::Memory));
         }
         for (k, v) in &self.extra {
             sections.retain(|(key, _)| key != k);
@@ -653,19 +651,19 @@ impl Serialize for AllocationJson<'_> {
 }
 
 /// One section with what it is written from.
-struct Writer<'d, 'a> {
-    doc: &'d AllocationJson<'a>,
+struct Writer<'d, 'a, M> {
+    doc: &'d AllocationJson<'a, M>,
     section: &'d Section<'a>,
 }
 
-impl Serialize for Writer<'_, '_> {
+impl<M: Serialize> Serialize for Writer<'_, '_, M> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let (model, a) = (self.doc.model, self.doc.alloc);
         match self.section {
             Section::Str(v) => s.serialize_str(v),
             Section::Version => s.serialize_u64(ALLOCATION_VERSION),
             Section::Extra(v) => v.serialize(s),
-            Section::Memory(m) => m.serialize(s),
+            Section::Memory => self.doc.memory.serialize(s),
             Section::Events => {
                 let mut m = s.serialize_map(Some(3))?;
                 m.serialize_entry("count", &a.document_sync_count())?;

@@ -16,6 +16,7 @@ pub mod mode;
 pub mod order;
 pub mod passes;
 pub mod policy;
+pub mod schedule;
 pub mod split;
 pub mod steps;
 pub mod summary;
@@ -103,7 +104,7 @@ pub fn generated_stage(alloc: &mut Allocation) {
 /// The device creates fewer than `MAX_STREAM_NUM` streams: an assignment needing more is an
 /// error before the stages that size tables by streams run on it, not a failure at load time.
 fn check_stream_count(model: &Model, streams: u32, what: &str) -> Result<()> {
-    let max = crate::runtime::consts::MAX_STREAM_NUM;
+    let max = crate::graph::device::MAX_STREAM_NUM;
     if streams as usize >= max {
         bail!(
             Limit,
@@ -111,33 +112,6 @@ fn check_stream_count(model: &Model, streams: u32, what: &str) -> Result<()> {
              choose a policy with fewer streams, e.g. policy=budget:N",
             model.name,
             max - 1
-        );
-    }
-    Ok(())
-}
-
-/// The `verify` option: the independent checker on the allocation JSON; the first violation
-/// becomes the error. After the split, rule 7 is checked with the `limits` the split used
-/// (before it, streams are logical and hold no task limit).
-pub fn verify_stage(model: &Model, alloc: &Allocation, limits: &TaskLimits) -> Result<()> {
-    let checked = if alloc.stage >= Stage::Split {
-        crate::verify::tasks::Limits {
-            normal: Some(limits.normal),
-            huge: limits.huge,
-            unlimited_depth: limits.unlimited_depth,
-        }
-    } else {
-        crate::verify::tasks::Limits::default()
-    };
-    let report = crate::verify::check_with_limits(model, &alloc.to_json(model), checked);
-    if let Some(v) = report.violations.first() {
-        bail!(
-            Failed,
-            "verify: the allocation of '{}' breaks rule {} ({} violation(s)); first: {}",
-            model.name,
-            v.rule,
-            report.violations.len(),
-            v.message
         );
     }
     Ok(())
@@ -185,7 +159,7 @@ pub fn preassigned_logical(model: &Model, options: &Options) -> Result<Allocatio
     let attached_max = attached.iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0);
     // Later stages size per-stream tables (and the checker streams² clocks) by the largest id:
     // refuse an id no real assignment reaches before allocating for it.
-    let limit = crate::verify::rules::MAX_STREAMS as u32;
+    let limit = crate::graph::device::MAX_LOGICAL_STREAMS as u32;
     if let Some(n) = model
         .nodes
         .iter()

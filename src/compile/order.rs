@@ -23,23 +23,12 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
+use super::schedule::{Prio, UNITS, WAIT_LATENCY_US, node_cost as cost, node_units};
 use crate::graph::{GraphId, IdVec, Model, NodeId, StreamId};
-use crate::simulate::ideal::Prio;
-
-/// Compute units of the device the schedule assumes (the simulator's default).
-const UNITS: u32 = super::policy::budget::DEVICE_UNITS;
-/// Latency of a wait between streams the schedule assumes, in µs (the simulator's default).
-const WAIT_LATENCY_US: f64 = crate::graph::device::DEFAULT_WAIT_LATENCY_US;
-
-/// Time a node runs: nothing for a node with no device task.
-fn cost(model: &Model, n: NodeId) -> f64 {
-    let node = &model.nodes[n];
-    if node.tasks > 0 && node.cost_us.is_finite() && node.cost_us > 0.0 { node.cost_us } else { 0.0 }
-}
 
 /// Units a node holds while it runs.
 fn units(model: &Model, n: NodeId) -> u32 {
-    if model.nodes[n].tasks == 0 { 0 } else { model.nodes[n].cores.min(UNITS) }
+    node_units(model, n, UNITS)
 }
 
 /// The execution order of `model` under the main-stream assignment `stream`: the list

@@ -1,9 +1,9 @@
 //! The driver: the one place that runs the compile stages in order ([`Session`]), and the
 //! edge where the inputs a compile needs from the process are resolved ([`resolve_task_limits`]).
 //!
-//! Layering, bottom up: `graph` ← `compile` (stages, passes, policies) ← `simulate` ←
-//! `driver` (the session) ← `search` (`policy=auto`: whole sessions under the simulator) ←
-//! `cli`, `capi`. Nothing below the driver asks the device runtime.
+//! The layers are in the README's Layout (and checked by `tests/it/layers.rs`): the driver sits
+//! above compile, simulate, verify, runtime and memory, below the searches. Nothing below the
+//! driver asks the device runtime for limits.
 
 #![forbid(unsafe_code)]
 
@@ -11,10 +11,12 @@ pub mod session;
 
 pub use session::{NodeInfo, Search, Session};
 
+use crate::bail;
 use crate::compile::steps::{StepCounts, StepTrace};
 use crate::compile::{Allocation, Stage, TaskLimits};
 use crate::error::Result;
 use crate::graph::{Model, Options};
+use crate::memory::AllocationDocument;
 
 /// The pipeline from stage `from` on, the stages before it taken from the graph (`allocate
 /// --from`): `Stage::Sync` starts from the logical streams the graph gives (and keeps its
@@ -52,7 +54,7 @@ pub fn run_from(
     }
     if stage == Stage::Sync {
         if s.options().verify {
-            crate::compile::verify_stage(model, s.allocation()?, s.limits())?;
+            verify_stage(model, s.allocation()?, s.limits())?;
         }
     } else {
         s.run_to(stage)?;
@@ -60,6 +62,33 @@ pub fn run_from(
     }
     let (alloc, _) = s.into_result()?;
     Ok((alloc, trace))
+}
+
+/// The `verify` option: the independent checker on the allocation JSON; the first violation
+/// becomes the error. After the split, rule 7 is checked with the `limits` the split used
+/// (before it, streams are logical and hold no task limit).
+pub fn verify_stage(model: &Model, alloc: &Allocation, limits: &TaskLimits) -> Result<()> {
+    let checked = if alloc.stage() >= Stage::Split {
+        crate::verify::tasks::Limits {
+            normal: Some(limits.normal),
+            huge: limits.huge,
+            unlimited_depth: limits.unlimited_depth,
+        }
+    } else {
+        crate::verify::tasks::Limits::default()
+    };
+    let report = crate::verify::check_with_limits(model, &alloc.to_json(model), checked);
+    if let Some(v) = report.violations.first() {
+        bail!(
+            Failed,
+            "verify: the allocation of '{}' breaks rule {} ({} violation(s)); first: {}",
+            model.name,
+            v.rule,
+            report.violations.len(),
+            v.message
+        );
+    }
+    Ok(())
 }
 
 /// The task limits a compile splits with, resolved at the edge (command line, C ABI): each of

@@ -30,6 +30,7 @@ use crate::compile::summary::{ModelCounts, StreamAllocationSummary, split_map_st
 use crate::compile::{self, Allocation, InsertedNode, Mode, NodeSyncs, SessionStage, Stage, TaskCounts, TaskLimits};
 use crate::error::Result;
 use crate::graph::{EventId, GraphId, IdVec, Model, NodeId, Options, Policy, StreamId, SyncKind};
+use crate::memory::AllocationDocument;
 use crate::simulate::SimConfig;
 
 /// Chooses the fixed policy a search mode (`policy=auto`) runs, by running whole pipelines of
@@ -366,7 +367,7 @@ impl<M: Deref<Target = Model>> Session<M> {
         let alloc = self.alloc.as_mut().expect("sync stage ran");
         compile::split_stage(&self.model, &self.options, alloc, &self.limits, &self.tasks)?;
         if self.options.verify {
-            compile::verify_stage(&self.model, alloc, &self.limits)?;
+            super::verify_stage(&self.model, alloc, &self.limits)?;
         }
         self.stage = SessionStage::Split;
         Ok(())
@@ -404,7 +405,7 @@ impl<M: Deref<Target = Model>> Session<M> {
                 self.insert_syncs()?
             }
             if target == SessionStage::Sync && self.options.verify {
-                compile::verify_stage(&self.model, self.allocation()?, &self.limits)?;
+                super::verify_stage(&self.model, self.allocation()?, &self.limits)?;
             }
         }
         if self.stage == SessionStage::Sync && target >= SessionStage::Split {

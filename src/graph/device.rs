@@ -17,6 +17,14 @@ pub const DEFAULT_UNITS: u32 = 24;
 /// Time from a sync's source finishing to its waiting stream being able to start, in µs.
 pub const DEFAULT_WAIT_LATENCY_US: f64 = 1.0;
 
+/// `gert::StreamAllocator::kMaxStreamNum` (ge-runtime-api.md §1): a host-side array bound;
+/// stream requests must be below it, so an assignment needing this many streams is refused at
+/// compile time, and the checker and the runtime's stream allocator read the same bound.
+pub const MAX_STREAM_NUM: usize = 2024;
+/// The most logical stream ids a document may use: the checker's vector clocks are `streams²`
+/// words, and a preassigned id beyond it is refused before tables are sized by it.
+pub const MAX_LOGICAL_STREAMS: usize = 4096;
+
 /// One device's constants. Built by [`DeviceProfile::default`] or read from a JSON object
 /// whose keys are the field names; absent keys keep their default, unknown keys are refused.
 #[derive(Clone, Debug, PartialEq, Deserialize)]

@@ -29,8 +29,7 @@ use super::names::NameIndex;
 use super::{EdgeKind, Model, Shape};
 use crate::error::{Error, ErrorKind, Result};
 
-pub const GRAPH_FORMAT: &str = "stream-graph";
-pub const GRAPH_VERSION: u64 = 1;
+pub use super::{GRAPH_FORMAT, GRAPH_VERSION};
 
 type DeResult<T, E> = std::result::Result<T, E>;
 

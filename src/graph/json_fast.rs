@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use super::attrs::NodeAttrs;
 use super::builder::{LoadedEdge, ModelBuilder, NodeSpec};
-use super::json::{GRAPH_FORMAT, GRAPH_VERSION};
 use super::names::NameIndex;
 use super::{EdgeKind, Shape};
+use super::{GRAPH_FORMAT, GRAPH_VERSION};
 
 struct Scan<'a> {
     s: &'a str,

@@ -25,6 +25,10 @@ use serde_json::Value;
 
 use csr::Csr;
 
+/// The graph JSON format's name and version (graph-json.md), which both loaders check.
+pub const GRAPH_FORMAT: &str = "stream-graph";
+pub const GRAPH_VERSION: u64 = 1;
+
 pub use attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs, NodeAttrs};
 pub use builder::{EventSpec, ModelBuilder};
 pub use engines::{EngineConf, EngineTable};

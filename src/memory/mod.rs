@@ -12,7 +12,7 @@ pub mod plan;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::compile::Allocation;
+use crate::compile::{Allocation, AllocationJson};
 use crate::graph::{Model, NodeId};
 use crate::simulate::SimResult;
 
@@ -126,6 +126,41 @@ impl Serialize for TensorJson<'_> {
         }
         m.end()
     }
+}
+
+/// The whole allocation JSON document of an allocation: the compile layer's sections and,
+/// when the graph gives `out_bytes`, the `memory` section of its plan.
+pub trait AllocationDocument {
+    /// The document writer with the memory section of `plan` (made by [`plan_allocation`]).
+    fn document<'a>(&'a self, model: &'a Model, plan: Option<&'a MemoryPlan>) -> AllocationJson<'a, MemoryJson<'a>>;
+    /// The document as a value, for readers that walk it (the checker); plans memory.
+    fn to_json(&self, model: &Model) -> Value;
+    /// Pretty document text, newline-terminated; plans memory. Byte-identical for identical
+    /// results.
+    fn to_json_string(&self, model: &Model) -> String;
+}
+
+impl AllocationDocument for Allocation {
+    fn document<'a>(&'a self, model: &'a Model, plan: Option<&'a MemoryPlan>) -> AllocationJson<'a, MemoryJson<'a>> {
+        self.json(model).with_memory(plan.map(|p| MemoryJson::new(p, model)))
+    }
+
+    fn to_json(&self, model: &Model) -> Value {
+        let plan = plan_allocation(model, self);
+        self.document(model, plan.as_ref()).to_value()
+    }
+
+    fn to_json_string(&self, model: &Model) -> String {
+        let plan = plan_allocation(model, self);
+        self.document(model, plan.as_ref()).to_string_pretty()
+    }
+}
+
+/// The Chrome trace of a simulation ([`crate::simulate::trace`]) with a `memory` counter track of
+/// the live bytes when the graph gives `out_bytes`.
+pub fn trace_json(model: &Model, sim: &SimResult) -> Value {
+    let live = if has_memory_facts(model) { live_profile(model, sim) } else { Vec::new() };
+    crate::simulate::trace::trace_json(model, sim, &live)
 }
 
 /// Live bytes over the simulated schedule, as `(time µs, bytes)` at every change. A tensor

@@ -1,7 +1,7 @@
 //! Constants of GE and the device runtime (reference: ge-runtime-api.md §1, §4).
 
-/// `gert::StreamAllocator::kMaxStreamNum`: a host-side array bound; requests must be below it.
-pub const MAX_STREAM_NUM: usize = 2024;
+/// `gert::StreamAllocator::kMaxStreamNum`, defined with the device's other limits.
+pub use crate::graph::device::MAX_STREAM_NUM;
 /// `gert::EventAllocator::kMaxEventNum`: requests up to and including it are served.
 pub const MAX_EVENT_NUM: usize = 4096;
 /// `gert::NotifyAllocator::kMaxNotifyNum`: requests must be below it.

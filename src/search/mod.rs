@@ -86,7 +86,7 @@ fn budget_cost<M: Deref<Target = Model>>(
         .and_then(|b| b.get("unbudgeted_streams"))
         .and_then(|v| v.as_u64())
         .unwrap_or(0);
-    let device = crate::runtime::consts::MAX_STREAM_NUM as u64 - 1;
+    let device = crate::graph::device::MAX_STREAM_NUM as u64 - 1;
     if made > device {
         m.insert(
             "unbudgeted_skipped".into(),

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use super::{SimConfig, cost_of, round3, units_of};
 use crate::bail;
+use crate::compile::schedule::{Prio, bottom_levels};
 use crate::error::Result;
 use crate::graph::{IdVec, Model, NodeId};
 
@@ -55,26 +56,6 @@ impl Ideal {
     }
 }
 
-/// Ready-queue key: higher bottom level first, then the earlier declared node. The pipeline's
-/// execution order (`compile::order`) ranks ready nodes by it too.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Prio {
-    pub(crate) level: f64,
-    pub(crate) node: NodeId,
-}
-
-impl Eq for Prio {}
-impl Ord for Prio {
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.level.total_cmp(&o.level).then(o.node.cmp(&self.node))
-    }
-}
-impl PartialOrd for Prio {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
 /// A running node, earliest finish first (then the lower id, for determinism).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Finish {
@@ -102,12 +83,7 @@ pub fn ideal(model: &Model, cfg: &SimConfig) -> Result<Ideal> {
     let nn = model.nodes.len();
     let dur = |n: NodeId| cost_of(model, n);
     let need = |n: NodeId| units_of(model, n, cfg);
-    let topo = model.all_nodes();
-    let mut bottom_level = IdVec::filled(nn, 0.0f64);
-    for &n in topo.iter().rev() {
-        let below = model.out_edges(n).map(|e| bottom_level[e.dst]).fold(0.0, f64::max);
-        bottom_level[n] = dur(n) + below;
-    }
+    let bottom_level = bottom_levels(model, dur);
     let critical_path = bottom_level.iter().copied().fold(0.0, f64::max);
     let work: f64 = model.nodes.ids().map(|n| dur(n) * need(n) as f64).sum();
     let work_bound = work / cfg.units as f64;

@@ -128,14 +128,10 @@ impl PartialOrd for Event {
 
 /// Units a node holds while it runs: none for a node with no device task.
 fn units_of(model: &Model, n: NodeId, cfg: &SimConfig) -> u32 {
-    if model.nodes[n].tasks == 0 { 0 } else { model.nodes[n].cores.min(cfg.units) }
+    crate::compile::schedule::node_units(model, n, cfg.units)
 }
 
-/// Time a node runs: nothing for a node with no device task, whatever its `cost_us` says.
-fn cost_of(model: &Model, n: NodeId) -> f64 {
-    let node = &model.nodes[n];
-    if node.tasks > 0 && node.cost_us.is_finite() && node.cost_us > 0.0 { node.cost_us } else { 0.0 }
-}
+use crate::compile::schedule::node_cost as cost_of;
 
 /// Longest path by `cost_us` over the nodes that run on a stream.
 pub fn critical_path(model: &Model, on_stream: impl Fn(NodeId) -> bool) -> f64 {

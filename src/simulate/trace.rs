@@ -1,13 +1,16 @@
 //! Chrome trace-event JSON of a simulation (Perfetto, chrome://tracing): one track per
 //! stream, a complete event per node, each wait as a flow arrow from the record to the wait,
-//! and, when the graph gives `out_bytes`, a `memory` counter track of the live bytes.
+//! and, when given a live-bytes profile (`memory::trace_json` gives the graph's when it has
+//! `out_bytes`), a `memory` counter track.
 
 use serde_json::{Value, json};
 
 use super::{SimResult, round3};
 use crate::graph::Model;
 
-pub fn trace_json(model: &Model, sim: &SimResult) -> Value {
+/// The trace of `sim`; `live` is `(time µs, bytes)` at every change of the live bytes, or empty
+/// for no memory track.
+pub fn trace_json(model: &Model, sim: &SimResult, live: &[(f64, u64)]) -> Value {
     let mut events = vec![json!({"ph": "M", "pid": 0, "name": "process_name", "args": {"name": model.name}})];
     for s in 0..sim.streams {
         events.push(
@@ -34,11 +37,9 @@ pub fn trace_json(model: &Model, sim: &SimResult) -> Value {
         events.push(json!({"ph": "s", "pid": 0, "tid": fs.0, "id": i, "name": "sync", "cat": "sync", "ts": round3(f)}));
         events.push(json!({"ph": "f", "bp": "e", "pid": 0, "tid": ts.0, "id": i, "name": "sync", "cat": "sync", "ts": round3(s)}));
     }
-    if crate::memory::has_memory_facts(model) {
-        // Memory over time: a counter track of the bytes live in the simulated schedule.
-        for (t, bytes) in crate::memory::live_profile(model, sim) {
-            events.push(json!({"ph": "C", "pid": 0, "name": "memory", "ts": round3(t), "args": {"live_bytes": bytes}}));
-        }
+    // Memory over time: a counter track of the bytes live in the simulated schedule.
+    for &(t, bytes) in live {
+        events.push(json!({"ph": "C", "pid": 0, "name": "memory", "ts": round3(t), "args": {"live_bytes": bytes}}));
     }
     json!({"displayTimeUnit": "ns", "traceEvents": events})
 }

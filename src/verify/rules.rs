@@ -13,7 +13,7 @@ fn v(rule: u32, message: String) -> Violation {
 }
 
 /// Vector clocks are `streams²` words; documents with more streams are refused.
-pub const MAX_STREAMS: usize = 4096;
+pub const MAX_STREAMS: usize = crate::graph::device::MAX_LOGICAL_STREAMS;
 
 /// Execution points of the document.
 struct Points {
@@ -391,7 +391,7 @@ fn check_ids_and_streams(doc: &Doc, out: &mut Vec<Violation>) {
         out.push(v(5, format!("sync ids are not continuous: id {missing} of 0..{count} (events.count) is unused")));
     }
     // The device creates fewer than MAX_STREAM_NUM streams, attached ones included.
-    let device = crate::runtime::consts::MAX_STREAM_NUM as u64 - 1;
+    let device = crate::graph::device::MAX_STREAM_NUM as u64 - 1;
     if doc.physical.saturating_add(doc.attached_count) > device {
         out.push(v(
             5,

@@ -6,6 +6,7 @@ use stream_alloc::compile::Allocation;
 use stream_alloc::compile::activate::assign_logical;
 use stream_alloc::compile::split::{TaskLimits, allocation_from_assigned, split_streams};
 use stream_alloc::graph::{GraphId, Model, StreamId, json};
+use stream_alloc::memory::AllocationDocument;
 
 fn fixture() -> Model {
     json::load_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/split/activation.json")).unwrap()

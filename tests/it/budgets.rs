@@ -3,6 +3,7 @@
 //! cost, auto's candidate rows, and every policy within both budgets on random graphs.
 
 use proptest::prelude::*;
+use stream_alloc::memory::AllocationDocument;
 
 use crate::common;
 use stream_alloc::compile::summary::ModelCounts;

@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use stream_alloc::memory::AllocationDocument;
 
 use serde_json::{Value, json};
 

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
+use stream_alloc::memory::AllocationDocument;
 
 use parking_lot::Mutex;
 use stream_alloc::allocate;

@@ -10,6 +10,7 @@ use stream_alloc::allocate;
 use stream_alloc::compile::dynamic::refresh::on_main_stream;
 use stream_alloc::compile::{Allocation, Stage};
 use stream_alloc::graph::{Model, StreamId, json as graph_json};
+use stream_alloc::memory::AllocationDocument;
 
 fn bert() -> Value {
     let path = common::corpus_graph("bert_base_dynamic.json");

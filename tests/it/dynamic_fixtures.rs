@@ -18,6 +18,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use stream_alloc::memory::AllocationDocument;
 
 use stream_alloc::allocate;
 use stream_alloc::compile::Stage;

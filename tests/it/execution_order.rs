@@ -3,6 +3,7 @@
 //! declaration order), `compat=ge` keeps GE's `GetAllNodes` order.
 
 use std::path::PathBuf;
+use stream_alloc::memory::AllocationDocument;
 
 use crate::common;
 use serde_json::Value;

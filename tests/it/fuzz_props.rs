@@ -3,6 +3,7 @@
 
 use crate::checks;
 use std::path::PathBuf;
+use stream_alloc::memory::AllocationDocument;
 
 use proptest::prelude::*;
 

@@ -3,6 +3,7 @@
 
 use crate::common;
 use std::path::PathBuf;
+use stream_alloc::memory::AllocationDocument;
 
 use stream_alloc::allocate;
 use stream_alloc::compile::Stage;

@@ -19,6 +19,7 @@ mod dynamic_fixtures;
 mod execution_order;
 mod fuzz_props;
 mod header;
+mod layers;
 mod loader;
 mod logical_cli;
 mod logical_corpus;

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use stream_alloc::compile::allocation::{SyncEnd, SyncPair};
 use stream_alloc::compile::policy::PolicyReport;
 use stream_alloc::compile::{Allocation, Stage, TaskLimits};
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::{allocate, allocate_from_preassigned};
 
 /// The pipeline under the model's own options, with the policy's report.
@@ -256,7 +257,7 @@ fn trace_has_a_memory_counter_only_with_sizes() {
     let model = chain();
     let alloc = allocate(&model, Stage::All).unwrap();
     let sim = simulate(&model, &alloc, &SimConfig::default()).unwrap();
-    let t = stream_alloc::simulate::trace::trace_json(&model, &sim);
+    let t = memory::trace_json(&model, &sim);
     let counters: Vec<&Value> = t["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "C").collect();
     assert!(!counters.is_empty());
     let top = counters.iter().map(|e| e["args"]["live_bytes"].as_u64().unwrap()).max().unwrap();
@@ -267,7 +268,7 @@ fn trace_has_a_memory_counter_only_with_sizes() {
         n.out_bytes = None;
     }
     let sim = simulate(&plain, &palloc, &SimConfig::default()).unwrap();
-    let t = stream_alloc::simulate::trace::trace_json(&plain, &sim);
+    let t = memory::trace_json(&plain, &sim);
     assert!(!t["traceEvents"].as_array().unwrap().iter().any(|e| e["ph"] == "C"));
 }
 

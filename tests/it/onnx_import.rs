@@ -14,6 +14,7 @@ use stream_alloc::graph::device::DeviceProfile;
 use stream_alloc::graph::json as gjson;
 use stream_alloc::import::onnx::measured::Measured;
 use stream_alloc::import::onnx::{ImportOptions, Imported, import_file};
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::simulate::SimConfig;
 use stream_alloc::{ErrorKind, search, verify};
 

@@ -5,6 +5,7 @@
 use crate::common;
 use stream_alloc::compile::{Stage, TaskLimits};
 use stream_alloc::graph::{Model, Policy, json};
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::search;
 use stream_alloc::simulate::{SimConfig, simulate};
 use stream_alloc::verify;

@@ -4,6 +4,7 @@ use stream_alloc::allocate;
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{Model, ModelBuilder, Policy};
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::verify;
 
 fn node(name: &str, op: &str, engine: &str, tasks: u32) -> NodeSpec {

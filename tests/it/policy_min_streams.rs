@@ -6,6 +6,7 @@ use stream_alloc::compile::Stage;
 use stream_alloc::compile::policy::{Ctx, min_streams};
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{Model, ModelBuilder, Policy};
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::verify;
 
 struct Lcg(u64);

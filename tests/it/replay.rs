@@ -8,6 +8,7 @@ use std::process::Command;
 use crate::common;
 use stream_alloc::compile::{Stage, TaskLimits};
 use stream_alloc::graph::json;
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::replay::{Program, cpu::CpuExecutor, replay};
 use stream_alloc::simulate::SimConfig;
 use stream_alloc::verify::{self, doc::Doc};

@@ -3,6 +3,7 @@
 
 use crate::common;
 use std::sync::Arc;
+use stream_alloc::memory::AllocationDocument;
 
 use stream_alloc::ErrorKind;
 use stream_alloc::allocate;

@@ -5,7 +5,7 @@ use stream_alloc::allocate;
 use stream_alloc::compile::{Allocation, Stage, SyncEnd, SyncPair};
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{IdVec, Model, ModelBuilder, NodeId, Policy, StreamId};
-use stream_alloc::simulate::{SimConfig, dot::dot, simulate, trace::trace_json};
+use stream_alloc::simulate::{SimConfig, dot::dot, simulate};
 
 fn model(nodes: &[(&str, f64, u32)], edges: &[(&str, &str)]) -> Model {
     let mut b = ModelBuilder::new("sim");
@@ -81,8 +81,8 @@ fn trace_and_dot_are_deterministic_and_complete() {
     let cfg = SimConfig::default();
     let r1 = simulate(&m, &a, &cfg).unwrap();
     let r2 = simulate(&m, &a, &cfg).unwrap();
-    let t1 = serde_json::to_string(&trace_json(&m, &r1)).unwrap();
-    assert_eq!(t1, serde_json::to_string(&trace_json(&m, &r2)).unwrap());
+    let t1 = serde_json::to_string(&stream_alloc::memory::trace_json(&m, &r1)).unwrap();
+    assert_eq!(t1, serde_json::to_string(&stream_alloc::memory::trace_json(&m, &r2)).unwrap());
     let doc: serde_json::Value = serde_json::from_str(&t1).unwrap();
     let events = doc["traceEvents"].as_array().unwrap();
     let complete = events.iter().filter(|e| e["ph"] == "X").count();

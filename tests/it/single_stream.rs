@@ -3,6 +3,7 @@
 
 use crate::common;
 use stream_alloc::graph::{Model, json};
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::{Stage, allocate};
 
 fn single(doc_body: &str) -> String {

@@ -4,6 +4,7 @@
 use stream_alloc::compile::split::{TaskLimits, allocation_from_assigned, split_streams};
 use stream_alloc::compile::{Allocation, Stage, SyncEnd, SyncPair};
 use stream_alloc::graph::{GraphId, Model, NodeId, StreamId, json};
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::{ErrorKind, allocate};
 
 /// A node on a pre-assigned stream; `extra` is spliced into the JSON object.

@@ -24,6 +24,7 @@
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
+use stream_alloc::memory::AllocationDocument;
 
 use serde_json::Value;
 use stream_alloc::compile::steps::StepTrace;

@@ -6,6 +6,7 @@ use serde_json::Value;
 use stream_alloc::allocate_from_preassigned;
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::{Model, json};
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::verify;
 
 fn fixture(name: &str) -> Value {

@@ -8,6 +8,7 @@ use stream_alloc::allocate_from_preassigned;
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::partition::Partition;
 use stream_alloc::graph::{Model, json};
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::verify;
 
 const STREAMS: usize = 4;

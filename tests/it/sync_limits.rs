@@ -6,6 +6,7 @@ use stream_alloc::allocate_from_preassigned;
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{Model, ModelBuilder, Shape, SyncKind};
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::{ErrorKind, verify};
 
 /// a_i on stream 0, b_i on stream 1, edges a_i -> b_i: every pair is needed.

@@ -6,6 +6,7 @@ use stream_alloc::allocate_from_preassigned;
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{Model, ModelBuilder, SyncKind};
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::verify;
 
 fn build(n: usize, edges: &[(usize, usize)], streams: &[u32], mode: &str) -> Model {

@@ -7,6 +7,7 @@ use proptest::prelude::*;
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{Model, ModelBuilder, json};
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::{allocate, allocate_from_preassigned, verify};
 
 fn rule7(report: &verify::Report) -> Vec<String> {

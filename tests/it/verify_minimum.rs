@@ -5,6 +5,7 @@ use crate::common;
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{ModelBuilder, json};
+use stream_alloc::memory::AllocationDocument;
 use stream_alloc::verify::{self, metrics};
 use stream_alloc::{allocate, allocate_from_preassigned};
 

@@ -13,7 +13,7 @@ use super::{Assignment, Ctx, Role};
 use crate::graph::{IdVec, NodeId};
 
 /// Compute units of the device the list schedule packs onto (the simulator's default device).
-pub const DEVICE_UNITS: u32 = crate::graph::device::DEFAULT_UNITS;
+pub const DEVICE_UNITS: u32 = crate::compile::schedule::UNITS;
 
 #[derive(Clone, Copy, PartialEq)]
 struct Timed(f64, u32);

@@ -13,11 +13,8 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, BinaryHeap};
 
-use super::budget::DEVICE_UNITS;
 use super::{Assignment, Ctx, Role};
-
-/// Time from a record to the end of the wait on it: the simulator's default, in µs.
-pub const WAIT_LATENCY_US: f64 = crate::graph::device::DEFAULT_WAIT_LATENCY_US;
+use crate::compile::schedule::{UNITS as DEVICE_UNITS, WAIT_LATENCY_US};
 
 const NONE: u32 = u32::MAX;
 /// Stream mark of pinned nodes: always another stream than a policy stream.
