@@ -128,7 +128,7 @@ pub fn load_with_options(path: &PathBuf, options: &[String], onnx: &OnnxArgs) ->
     let bytes = std::fs::read(path)
         .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read graph file '{}': {e}", path.display())))?;
     let mut b = if super::import::is_onnx(path, &bytes) {
-        json::builder_from_slice(super::import::import(path, &bytes, onnx)?.json.as_bytes())?
+        json::builder_from_slice(super::import::import(path, bytes, onnx)?.json.as_bytes())?
     } else {
         json::builder_from_slice(&bytes)?
     };
