@@ -2,13 +2,25 @@
 //! against building a `serde_json::Value` tree of the same document and printing that, the
 //! way the writer worked before. Both produce the same bytes (checked here). Each way runs in a
 //! child process so its peak resident memory is its own. Run: `cargo bench --bench write`;
-//! `WRITE_BENCH_SIZES=100000` and `WRITE_BENCH_FAMILIES=layered` pick sizes and families.
+//! `WRITE_BENCH_SIZES=100000` and `WRITE_BENCH_FAMILIES=layered` pick sizes and families
+//! (`WRITE_BENCH_SIZES=` skips this table).
+//!
+//! A second table puts the whole command beside the pipeline that made the allocation:
+//! `stream-alloc allocate GRAPH -o OUT` end to end (load, pipeline, write the file; the
+//! process's wall time) against the pipeline alone on the same loaded graph, and
+//! `stream-alloc check GRAPH OUT` on the file it wrote. Medians of `WRITE_BENCH_RUNS` runs
+//! (default 3); `WRITE_BENCH_E2E_FAMILIES` picks its families (default every family),
+//! `WRITE_BENCH_E2E_SIZES` its sizes (default 100000).
 
 use std::time::Instant;
 use stream_alloc::memory::AllocationDocument;
 
 use stream_alloc::compile::Stage;
+use stream_alloc::graph::json;
 use stream_alloc::graph::synth::{Family, generate};
+
+#[path = "support/graph_json.rs"]
+mod graph_json;
 
 fn status_mb(key: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
@@ -23,6 +35,112 @@ fn family_of(name: &str) -> Family {
         "layered" => Family::Layered { width: 8 },
         "window" => Family::Random { window: Some(32) },
         _ => Family::Random { window: None },
+    }
+}
+
+/// The child of the second table: loads `path` (not timed), runs the pipeline alone and then
+/// writes its allocation JSON to a string; prints `pipeline_ms write_ms`.
+fn pipeline_child(path: &str) {
+    let model = json::load_file(path).expect("the written graph loads");
+    let t = Instant::now();
+    let alloc = match stream_alloc::allocate(&model, Stage::All) {
+        Ok(a) => a,
+        Err(e) => return println!("error {e}"),
+    };
+    let pipeline = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let text = alloc.to_json_string(&model);
+    let write = t.elapsed().as_secs_f64() * 1e3;
+    println!("{pipeline} {write} {}", text.len());
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Wall time of one run of the command line tool, in ms; `None` when it fails.
+fn timed_cli(args: &[&std::ffi::OsStr]) -> Option<f64> {
+    let t = Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stream-alloc")).args(args).output().ok()?;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    if !out.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+        return None;
+    }
+    Some(ms)
+}
+
+/// The second table: `allocate -o` end to end against the pipeline alone, and `check`.
+fn end_to_end() {
+    let sizes = std::env::var("WRITE_BENCH_E2E_SIZES").unwrap_or_else(|_| "100000".into());
+    let families = std::env::var("WRITE_BENCH_E2E_FAMILIES")
+        .unwrap_or_else(|_| "layered,inception,transformer,random,window".into());
+    let runs: usize = std::env::var("WRITE_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(3).max(1);
+    println!();
+    println!(
+        "{:<13} {:>8} {:>6} {:>11} {:>8} {:>14} {:>9} {:>8}",
+        "family", "nodes", "syncs", "pipeline_ms", "write_ms", "allocate_o_ms", "check_ms", "out_MB"
+    );
+    for size in sizes.split(',') {
+        let size: usize = size.parse().expect("sizes are integers");
+        for family in [
+            Family::Layered { width: 8 },
+            Family::Inception,
+            Family::Transformer,
+            Family::Random { window: None },
+            Family::Random { window: Some(32) },
+        ] {
+            if !families.split(',').any(|f| family.name().starts_with(f)) {
+                continue;
+            }
+            let model = generate(family, size, 7).expect("synthetic graph is valid");
+            let dir = std::env::temp_dir();
+            let tag = format!("{}-{}-{size}", std::process::id(), family.name());
+            let graph = dir.join(format!("stream-alloc-e2e-{tag}.json"));
+            let alloc_path = dir.join(format!("stream-alloc-e2e-{tag}.alloc.json"));
+            std::fs::write(&graph, graph_json::to_json(&model)).expect("the temp dir is writable");
+            drop(model);
+            let (mut pipe, mut write, mut e2e, mut check) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let mut bytes = 0.0;
+            for _ in 0..runs {
+                let out = std::process::Command::new(std::env::current_exe().expect("own path"))
+                    .env("WRITE_BENCH_PIPELINE", &graph)
+                    .output()
+                    .expect("the child runs");
+                let line = String::from_utf8_lossy(&out.stdout);
+                if let Some(e) = line.strip_prefix("error ") {
+                    println!("{:<13} {size:>8}  not allocated: {}", family.name(), e.trim());
+                    break;
+                }
+                let f: Vec<f64> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+                assert_eq!(f.len(), 3, "child output {line:?} {}", String::from_utf8_lossy(&out.stderr));
+                pipe.push(f[0]);
+                write.push(f[1]);
+                bytes = f[2];
+                let o = std::ffi::OsStr::new;
+                e2e.extend(timed_cli(&[o("allocate"), graph.as_os_str(), o("-q"), o("-o"), alloc_path.as_os_str()]));
+                check.extend(timed_cli(&[o("check"), graph.as_os_str(), alloc_path.as_os_str()]));
+            }
+            if !pipe.is_empty() && !e2e.is_empty() && !check.is_empty() {
+                let syncs = std::fs::read(&alloc_path)
+                    .ok()
+                    .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                    .and_then(|d| d["syncs"].as_array().map(Vec::len))
+                    .unwrap_or(0);
+                println!(
+                    "{:<13} {size:>8} {syncs:>6} {:>11.1} {:>8.1} {:>14.1} {:>9.1} {:>8.1}",
+                    family.name(),
+                    median(pipe),
+                    median(write),
+                    median(e2e),
+                    median(check),
+                    bytes / 1e6
+                );
+            }
+            let _ = std::fs::remove_file(&graph);
+            let _ = std::fs::remove_file(&alloc_path);
+        }
     }
 }
 
@@ -52,10 +170,13 @@ fn main() {
     if let Ok(spec) = std::env::var("WRITE_BENCH_CHILD") {
         return child(&spec);
     }
+    if let Ok(path) = std::env::var("WRITE_BENCH_PIPELINE") {
+        return pipeline_child(&path);
+    }
     let sizes = std::env::var("WRITE_BENCH_SIZES").unwrap_or_else(|_| "100000,1000000".into());
     let families = std::env::var("WRITE_BENCH_FAMILIES").unwrap_or_else(|_| "layered,window".into());
     println!("{:<8} {:>8} {:>7} {:>9} {:>10} {:>9}", "family", "nodes", "way", "write_ms", "extra_MB", "text_MB");
-    for size in sizes.split(',') {
+    for size in sizes.split(',').filter(|s| !s.is_empty()) {
         for family in families.split(',') {
             let mut sums = Vec::new();
             for way in ["stream", "value"] {
@@ -78,4 +199,5 @@ fn main() {
             }
         }
     }
+    end_to_end();
 }

@@ -5,6 +5,8 @@
 #   STREAM_ALLOC_CARGO_PROFILE debug or release (default: release for Release/RelWithDebInfo/
 #                              MinSizeRel builds, debug otherwise; the top-level project makes
 #                              Release the build type when none is given)
+#   STREAM_ALLOC_GLIBCXX_OLD_ABI  ON: the library's C++ unit (GE's allocator classes) is built
+#                              with -D_GLIBCXX_USE_CXX11_ABI=0 (cargo feature glibcxx-old-abi)
 #   CARGO_TARGET_DIR (env)     honoured; otherwise the repository's target/, so builds share
 #                              cargo's cache with `cargo build` / `cargo test`
 # Defines:
@@ -49,6 +51,10 @@ set(_sa_cargo_out "${_sa_target_dir}/${STREAM_ALLOC_CARGO_PROFILE}")
 set(_sa_cargo_flags build --lib --manifest-path "${STREAM_ALLOC_SOURCE_DIR}/Cargo.toml" --target-dir "${_sa_target_dir}")
 if(STREAM_ALLOC_CARGO_PROFILE STREQUAL "release")
   list(APPEND _sa_cargo_flags --release)
+endif()
+option(STREAM_ALLOC_GLIBCXX_OLD_ABI "build the library's C++ unit with -D_GLIBCXX_USE_CXX11_ABI=0" OFF)
+if(STREAM_ALLOC_GLIBCXX_OLD_ABI)
+  list(APPEND _sa_cargo_flags --features glibcxx-old-abi)
 endif()
 
 set(STREAM_ALLOC_STAGE_DIR "${CMAKE_BINARY_DIR}/stream_alloc/lib")

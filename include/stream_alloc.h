@@ -485,6 +485,12 @@ typedef int32_t sa_session_stage;
 #define SA_RUNTIME_EXPLICIT_PATH 4
 
 /**
+ * The CUDA driver, selected with the environment variable `SA_RUNTIME=cuda` (found as
+ * `libcuda.so.1`, or the library `SA_CUDA_LIB` names).
+ */
+#define SA_RUNTIME_CUDA 5
+
+/**
  * Created; no stage has run.
  */
 #define SA_SESSION_NEW 0

@@ -5,6 +5,8 @@ every bad file, and two full-size ones shaped as PyTorch's exporter writes ResNe
 BERT-base (names, shape arithmetic), whose weights are external data that is not shipped.
 
     python3 scripts/onnx_models.py                 # rewrites tests/fixtures/onnx/*.onnx
+    python3 scripts/onnx_models.py --crosscheck target/release/stream-alloc
+                                                   # compares the importer's shapes with onnx's
 
 Needs the `onnx` and `numpy` packages. The models are deterministic: the same onnx version
 writes the same bytes. Tests never run this script; they read the checked-in files.
@@ -474,8 +476,59 @@ def bert_base(layers=12, H=768, NH=12, FF=3072, V=30522, S=512):
     return model(g, 17)
 
 
+CROSSCHECK = [("cnn.onnx", {"x": [2, 3, 32, 32]}), ("transformer.onnx", {"ids": [2, 16], "mask": [2, 16]}), ("ops.onnx", {}),
+              ("old_opset.onnx", {}), ("if.onnx", {}), ("resnet50.onnx", {"input": [1, 3, 224, 224]}),
+              ("bert_base.onnx", {"input_ids": [1, 128], "attention_mask": [1, 128]})]
+
+
+def crosscheck(binary):
+    """Every tensor whose shape onnx's own shape inference (with data propagation) fixes must have
+    the size the importer writes as its producer's out_bytes (views and constants aside)."""
+    import json
+    import subprocess
+    from onnx import shape_inference
+    failed = 0
+    for f, shapes in CROSSCHECK:
+        m = onnx.load(os.path.join(OUT, f), load_external_data=False)
+        for i in m.graph.input:
+            for d, v in zip(i.type.tensor_type.shape.dim, shapes.get(i.name, [])):
+                d.ClearField("dim_param")
+                d.dim_value = v
+        inferred = shape_inference.infer_shapes(m, data_prop=True)
+        size = {}
+        for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
+            tt = vi.type.tensor_type
+            dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+            if tt.HasField("shape") and None not in dims:
+                size[vi.name] = int(np.prod(dims, dtype=np.int64)) * 2
+        args = [binary, "import", os.path.join(OUT, f), "-q"]
+        for k, v in shapes.items():
+            args += ["--input-shape", k + "=" + ",".join(map(str, v))]
+        doc = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+        nodes = {n["name"]: n for n in doc["nodes"]}
+        producer = {o: (nd.output[0], k) for nd in m.graph.node for k, o in enumerate(nd.output)}
+        compared = 0
+        for t, want in sorted(size.items()):
+            node = nodes.get(producer.get(t, (None, 0))[0])
+            if node is None or node["type"] == "Const" or not node.get("out_bytes"):
+                continue
+            got = node["out_bytes"][producer[t][1]]
+            if got == 0:
+                continue
+            compared += 1
+            if got != want:
+                failed += 1
+                print(f"{f}: {t}: importer {got} bytes, onnx {want}")
+        print(f"{f}: {compared} tensors agree with onnx's shape inference" if not failed else f"{f}: compared {compared}")
+    return failed
+
+
 def main():
-    argparse.ArgumentParser(description=__doc__).parse_args()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--crosscheck", metavar="STREAM_ALLOC", help="compare the importer's shapes with onnx's instead")
+    args = ap.parse_args()
+    if args.crosscheck:
+        raise SystemExit(1 if crosscheck(args.crosscheck) else 0)
     os.makedirs(OUT, exist_ok=True)
     save(cnn(), "cnn.onnx")
     save(transformer(), "transformer.onnx")

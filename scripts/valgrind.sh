@@ -25,4 +25,7 @@ for t in test_status test_graph_build test_load test_allocation test_threads; do
 done
 run test_allocation_static "$build/test_allocation_static"
 run test_bad_input "$build/test_bad_input" "$fixtures"
+# GE's allocator tests built against GE's declarations: the holders GE's inline constructors
+# allocate with new[] must be freed by the library (docs/drop-in.md).
+FAKE_RT_FAIL_AT=0 run runtime_ge_decl "$build/runtime/sa_rt_ge_decl"
 exit "$status"

@@ -11,6 +11,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod baseline;
 pub mod capi;
 pub mod compile;
 pub mod driver;

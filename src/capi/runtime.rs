@@ -40,6 +40,9 @@ pub const SA_RUNTIME_PROCESS_SCOPE: sa_runtime_source = 2;
 pub const SA_RUNTIME_LOADED_LIBRARY: sa_runtime_source = 3;
 /// The library named by the environment variable `SA_RUNTIME_LIB`.
 pub const SA_RUNTIME_EXPLICIT_PATH: sa_runtime_source = 4;
+/// The CUDA driver, selected with the environment variable `SA_RUNTIME=cuda` (found as
+/// `libcuda.so.1`, or the library `SA_CUDA_LIB` names).
+pub const SA_RUNTIME_CUDA: sa_runtime_source = 5;
 
 /// The device-runtime seam: a host's function table, copied at registration. Every entry
 /// returns the runtime's own error code (0 = success) and receives `user` unchanged. Stream

@@ -22,10 +22,10 @@
 
 #![allow(unsafe_code)]
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::{c_char, c_void};
 use std::ptr::NonNull;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
@@ -99,10 +99,12 @@ pub const GE_SYMBOLS: &[&str] = &[
     "_ZNK4gert15NotifyAllocator16GetStatusMessageEv",
 ];
 
+// B-trees rather than hash maps: a hash table's buffer is held by an interior pointer, which
+// valgrind reports as "possibly lost" at exit; a B-tree's nodes are held from their start.
 /// Growth states of the gert allocators, by object address.
-static HOLDERS: LazyLock<Mutex<HashMap<usize, Arc<HolderState>>>> = LazyLock::new(Default::default);
+static HOLDERS: Mutex<BTreeMap<usize, Arc<HolderState>>> = Mutex::new(BTreeMap::new());
 /// Pools of the `ge::ReusableStreamAllocator` objects, by object address.
-static POOLS: LazyLock<Mutex<HashMap<usize, Arc<ReusableStreamPool>>>> = LazyLock::new(Default::default);
+static POOLS: Mutex<BTreeMap<usize, Arc<ReusableStreamPool>>> = Mutex::new(BTreeMap::new());
 
 fn no_holder(class: &str) -> ApiError {
     ApiError::new(

@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 
 use super::import::OnnxArgs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
+use stream_alloc::baseline::{self, Peer};
 use stream_alloc::compile::allocation::error_json_string;
 use stream_alloc::compile::policy::PolicyReport;
 use stream_alloc::compile::{Allocation, Stage, TaskLimits};
@@ -128,7 +129,7 @@ pub fn load_with_options(path: &PathBuf, options: &[String], onnx: &OnnxArgs) ->
     let bytes = std::fs::read(path)
         .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read graph file '{}': {e}", path.display())))?;
     let mut b = if super::import::is_onnx(path, &bytes) {
-        json::builder_from_slice(super::import::import(path, &bytes, onnx)?.json.as_bytes())?
+        json::builder_from_slice(super::import::import(path, bytes, onnx)?.json.as_bytes())?
     } else {
         json::builder_from_slice(&bytes)?
     };
@@ -157,6 +158,30 @@ impl Inputs {
     /// The pipeline up to `stage` through the one driver, `auto` decided under `sim`.
     pub fn compile(&self, stage: Stage, sim: SimConfig) -> Result<(Allocation, Option<PolicyReport>), Error> {
         search::run(&self.model, self.options.clone(), self.limits, stage, sim)
+    }
+
+    /// The graph for one entry of a `--policies` list: a peer baseline (`xla`, `nimble`,
+    /// `opara`, `ort`) or `policy=NAME` over the other options.
+    pub fn load_policy(
+        path: &PathBuf,
+        options: &[String],
+        onnx: &OnnxArgs,
+        policy: &str,
+    ) -> Result<(Inputs, Option<Peer>), Error> {
+        if let Some(peer) = Peer::parse(policy) {
+            return Ok((Inputs::load(path, options, onnx)?, Some(peer)));
+        }
+        let mut opts = options.to_vec();
+        opts.push(format!("policy={policy}"));
+        Ok((Inputs::load(path, &opts, onnx)?, None))
+    }
+
+    /// [`Self::compile`] of the whole pipeline, or the peer's baseline allocation.
+    pub fn compile_as(&self, peer: Option<Peer>, sim: SimConfig) -> Result<(Allocation, Option<PolicyReport>), Error> {
+        match peer {
+            Some(p) => baseline::allocate(&self.model, p, &self.options, self.limits).map(|(a, r)| (a, Some(r))),
+            None => self.compile(Stage::All, sim),
+        }
     }
 }
 

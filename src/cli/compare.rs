@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::allocate::Inputs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::Error;
-use stream_alloc::compile::Stage;
+use stream_alloc::baseline::Peer;
 use stream_alloc::graph::Policy;
 use stream_alloc::memory::AllocationDocument;
 use stream_alloc::simulate::{Ideal, SimConfig, ideal, round3, simulate};
@@ -29,7 +29,8 @@ error and left out of the table; the others are compared, and the exit code is 1
 pub struct CompareArgs {
     /// Graph JSON v1 file or ONNX model, or a directory of them (*.json, *.onnx).
     pub path: PathBuf,
-    /// Comma-separated policies.
+    /// Comma-separated policies: the project's, and the peers' baselines `xla`, `nimble`,
+    /// `opara`, `ort` (docs/peers.md).
     #[arg(long, default_value = "ge,per-operator,min-streams,budget:8,list,auto")]
     pub policies: String,
     #[arg(long, value_enum, default_value = "markdown")]
@@ -39,12 +40,8 @@ pub struct CompareArgs {
     pub options: Vec<String>,
     #[command(flatten)]
     pub onnx: super::import::OnnxArgs,
-    /// Compute units of the device.
-    #[arg(long, default_value_t = 24)]
-    pub units: u32,
-    /// Latency of one wait, in µs.
-    #[arg(long = "wait-latency", default_value_t = 1.0, value_name = "US")]
-    pub wait_latency: f64,
+    #[command(flatten)]
+    pub device: super::device::DeviceArgs,
 }
 
 struct Row {
@@ -92,10 +89,8 @@ fn row(
     cfg: &SimConfig,
     ideal: &Ideal,
 ) -> Result<Row, Error> {
-    let mut opts = options.to_vec();
-    opts.push(format!("policy={policy}"));
-    let inputs = Inputs::load(path, &opts, onnx)?;
-    let (alloc, report) = inputs.compile(Stage::All, *cfg)?;
+    let (inputs, peer) = Inputs::load_policy(path, options, onnx, policy)?;
+    let (alloc, report) = inputs.compile_as(peer, *cfg)?;
     let model = &inputs.model;
     let sim = simulate(model, &alloc, cfg)?;
     let check = verify::check(model, &alloc.to_json(model));
@@ -284,8 +279,10 @@ pub fn run(args: CompareArgs) -> i32 {
         return EXIT_USAGE;
     }
     for p in &policies {
-        if let Err(e) = Policy::parse(p) {
-            out::error(format_args!("--policies: {e}"));
+        if Peer::parse(p).is_none()
+            && let Err(e) = Policy::parse(p)
+        {
+            out::error(format_args!("--policies: {e} (or a peer baseline: xla, nimble, opara, ort)"));
             return EXIT_USAGE;
         }
     }
@@ -296,7 +293,13 @@ pub fn run(args: CompareArgs) -> i32 {
             return EXIT_ALLOC_ERROR;
         }
     };
-    let cfg = SimConfig { units: args.units, wait_latency_us: args.wait_latency };
+    let cfg = match args.device.config(args.onnx.device.as_ref()) {
+        Ok(c) => c,
+        Err(e) => {
+            out::error(e);
+            return EXIT_ALLOC_ERROR;
+        }
+    };
     // A file that does not load, or a policy that fails on it, is reported and skipped; the
     // table has the rest, and the exit code says that something failed.
     let mut rows = Vec::new();

@@ -60,11 +60,11 @@ pub fn is_onnx(path: &Path, bytes: &[u8]) -> bool {
 }
 
 /// Imports an ONNX file held in `bytes`.
-pub fn import(path: &Path, bytes: &[u8], args: &OnnxArgs) -> Result<Imported, Error> {
+pub fn import(path: &Path, bytes: Vec<u8>, args: &OnnxArgs) -> Result<Imported, Error> {
     let opts = args.import_options()?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
     let file = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    onnx::import_bytes(bytes, &stem, &file, &opts)
+    onnx::import_vec(bytes, &stem, &file, &opts)
 }
 
 /// Import an ONNX model (binary ModelProto, opsets 7 to 21) and write graph JSON.
@@ -92,7 +92,7 @@ pub fn run(args: ImportArgs) -> i32 {
         .map_err(|e| {
             Error::new(stream_alloc::ErrorKind::Io, format!("cannot read ONNX file '{}': {e}", args.model.display()))
         })
-        .and_then(|bytes| import(&args.model, &bytes, &args.onnx));
+        .and_then(|bytes| import(&args.model, bytes, &args.onnx));
     let imported = match result {
         Ok(i) => i,
         Err(e) => {

@@ -8,6 +8,7 @@
 mod allocate;
 mod check;
 mod compare;
+mod device;
 mod dot;
 mod import;
 mod out;

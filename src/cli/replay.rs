@@ -85,7 +85,7 @@ fn executor(args: &ReplayArgs) -> Result<Box<dyn Executor>, Error> {
 }
 
 fn run_replay(args: &ReplayArgs) -> Result<Report, Error> {
-    let cfg = SimConfig { units: args.units, wait_latency_us: args.wait_latency };
+    let cfg = SimConfig { units: args.units, wait_latency_us: args.wait_latency, ..SimConfig::default() };
     let inputs = Inputs::load(&args.graph, &args.options, &args.onnx)?;
     let model = &inputs.model;
     let (doc_json, simulated, policy) = match &args.allocation {

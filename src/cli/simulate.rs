@@ -6,8 +6,8 @@ use clap::Args;
 use serde_json::json;
 
 use super::allocate::Inputs;
-use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
-use stream_alloc::compile::{Allocation, Stage, policy};
+use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
+use stream_alloc::compile::{Allocation, policy};
 use stream_alloc::graph::Model;
 use stream_alloc::simulate::{Ideal, SimConfig, SimResult, ideal, round3, simulate};
 use stream_alloc::{Error, ErrorKind};
@@ -25,12 +25,13 @@ pub struct SimulateArgs {
     /// Write a Chrome trace-event JSON file (Perfetto, chrome://tracing).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// Compute units of the device.
-    #[arg(long, default_value_t = 24)]
-    pub units: u32,
-    /// Latency of one wait, in µs.
-    #[arg(long = "wait-latency", default_value_t = 1.0, value_name = "US")]
-    pub wait_latency: f64,
+    #[command(flatten)]
+    pub device: super::device::DeviceArgs,
+    /// Comma-separated policies to simulate one after another, each over the `--option`s: the
+    /// project's (`policy=NAME`) and the peers' baselines `xla`, `nimble`, `opara`, `ort`
+    /// (docs/peers.md). Without it, the options' own policy. With `--json`, an array.
+    #[arg(long, value_name = "LIST")]
+    pub policies: Option<String>,
     /// Print the report as JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -54,11 +55,12 @@ fn text(
     sim: &SimResult,
     ideal: &Ideal,
     report: &Option<policy::PolicyReport>,
+    peer: Option<&str>,
 ) -> String {
     let mut s = format!(
         "{}: policy {}, {} streams, {} syncs\n  makespan {:.3} us, lower bound {:.3} us (critical path {:.3}, work/units {:.3}), ratio {:.3}\n  ideal {:.3} us (dynamic schedule, unlimited streams, free syncs), makespan / ideal {:.3}\n  single stream {:.3} us, utilisation {:.1} %\n",
         model.name,
-        alloc.mode(),
+        peer.unwrap_or(alloc.mode()),
         sim.streams,
         sim.syncs,
         sim.makespan_us,
@@ -85,44 +87,79 @@ fn text(
     s
 }
 
+/// One policy's report (text, or the JSON object); writes the trace when asked.
+fn one(args: &SimulateArgs, cfg: SimConfig, policy: Option<&str>) -> Result<(String, serde_json::Value), Error> {
+    let (inputs, peer) = match policy {
+        Some(p) => Inputs::load_policy(&args.graph, &args.options, &args.onnx, p)?,
+        None => (Inputs::load(&args.graph, &args.options, &args.onnx)?, None),
+    };
+    let (alloc, report) = inputs.compile_as(peer, cfg)?;
+    let model = inputs.model;
+    let sim = simulate(&model, &alloc, &cfg)?;
+    let ideal = ideal(&model, &cfg)?;
+    if let Some(path) = &args.trace {
+        let mut t = serde_json::to_string(&stream_alloc::memory::trace_json(&model, &sim))
+            .expect("JSON values always serialise");
+        t.push('\n');
+        std::fs::write(path, t)
+            .map_err(|e| Error::new(ErrorKind::Io, format!("cannot write trace '{}': {e}", path.display())))?;
+    }
+    let mut doc = sim.to_json();
+    doc["graph"] = json!(model.name);
+    doc["ideal_us"] = json!(round3(ideal.makespan_us));
+    doc["ratio_to_ideal"] = json!(round3(to_ideal(&sim, &ideal)));
+    doc["arbitration"] = json!(cfg.arbitration.as_str());
+    doc["policy"] = report.as_ref().map_or_else(|| json!({"name": "ge"}), |r| r.to_json());
+    if let Some(m) = memory(&model, &alloc, &sim) {
+        doc["memory"] = m;
+    }
+    Ok((text(&model, &alloc, &sim, &ideal, &report, peer.map(|p| p.name())), doc))
+}
+
 pub fn run(args: SimulateArgs) -> i32 {
-    let cfg = SimConfig { units: args.units, wait_latency_us: args.wait_latency };
-    let result = Inputs::load(&args.graph, &args.options, &args.onnx).and_then(|inputs| {
-        let (alloc, report) = inputs.compile(Stage::All, cfg)?;
-        let sim = simulate(&inputs.model, &alloc, &cfg)?;
-        let ideal = ideal(&inputs.model, &cfg)?;
-        Ok((inputs.model, alloc, report, sim, ideal))
-    });
-    let (model, alloc, report, sim, ideal) = match result {
-        Ok(x) => x,
+    let cfg = match args.device.config(args.onnx.device.as_ref()) {
+        Ok(c) => c,
         Err(e) => {
             out::error(e);
             return EXIT_ALLOC_ERROR;
         }
     };
-    if let Some(path) = &args.trace {
-        let mut t = serde_json::to_string(&stream_alloc::memory::trace_json(&model, &sim))
-            .expect("JSON values always serialise");
-        t.push('\n');
-        if let Err(e) = std::fs::write(path, t) {
-            out::error(Error::new(ErrorKind::Io, format!("cannot write trace '{}': {e}", path.display())));
-            return EXIT_ALLOC_ERROR;
+    let policies: Vec<Option<&str>> = match &args.policies {
+        None => vec![None],
+        Some(list) => {
+            let v: Vec<&str> = list.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+            if v.is_empty() {
+                out::error("--policies lists no policy");
+                return EXIT_USAGE;
+            }
+            if args.trace.is_some() && v.len() > 1 {
+                out::error("--trace writes one schedule: give --policies one policy with it");
+                return EXIT_USAGE;
+            }
+            v.into_iter().map(Some).collect()
+        }
+    };
+    let mut texts = Vec::new();
+    let mut docs = Vec::new();
+    for p in &policies {
+        match one(&args, cfg, *p) {
+            Ok((t, d)) => {
+                texts.push(t);
+                docs.push(d);
+            }
+            Err(e) => {
+                out::error(e);
+                return EXIT_ALLOC_ERROR;
+            }
         }
     }
     let text = if args.json {
-        let mut doc = sim.to_json();
-        doc["graph"] = json!(model.name);
-        doc["ideal_us"] = json!(round3(ideal.makespan_us));
-        doc["ratio_to_ideal"] = json!(round3(to_ideal(&sim, &ideal)));
-        doc["policy"] = report.map_or_else(|| json!({"name": "ge"}), |r| r.to_json());
-        if let Some(m) = memory(&model, &alloc, &sim) {
-            doc["memory"] = m;
-        }
-        let mut t = serde_json::to_string_pretty(&doc).expect("JSON values always serialise");
+        let v = if args.policies.is_some() { serde_json::Value::Array(docs) } else { docs.remove(0) };
+        let mut t = serde_json::to_string_pretty(&v).expect("JSON values always serialise");
         t.push('\n');
         t
     } else {
-        text(&model, &alloc, &sim, &ideal, &report)
+        texts.concat()
     };
     match out::print(&text) {
         Ok(()) => EXIT_OK,

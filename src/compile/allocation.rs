@@ -719,6 +719,7 @@ impl<M: Serialize> Serialize for Writer<'_, '_, M> {
             Section::Nodes => {
                 let nodes = model.nodes.len();
                 let syncs = a.node_syncs();
+                let base = a.sync_count();
                 let before =
                     Csr::group(nodes, a.inserted.enumerate().filter(|(_, i)| i.before).map(|(id, i)| (i.anchor, id)));
                 let after =
@@ -728,7 +729,7 @@ impl<M: Serialize> Serialize for Writer<'_, '_, M> {
                     for &i in before.of(n) {
                         seq.serialize_element(&InsertedJson { model, node: &a.inserted[i] })?;
                     }
-                    seq.serialize_element(&NodeJson { model, alloc: a, syncs: &syncs, node: n })?;
+                    seq.serialize_element(&NodeJson { model, alloc: a, syncs: &syncs, base, node: n })?;
                     for &i in after.of(n) {
                         seq.serialize_element(&InsertedJson { model, node: &a.inserted[i] })?;
                     }
@@ -829,6 +830,8 @@ struct NodeJson<'a> {
     model: &'a Model,
     alloc: &'a Allocation,
     syncs: &'a NodeSyncs,
+    /// [`Allocation::sync_count`], computed once for the whole document: it scans every pair.
+    base: u32,
     node: NodeId,
 }
 
@@ -843,7 +846,7 @@ impl Serialize for NodeJson<'_> {
         m.serialize_entry("logical_stream", &stream_number(a.logical_stream[n]))?;
         m.serialize_entry("name", &node.name)?;
         // The document's ids (`syncs`): notify mode's split events follow the notifies.
-        let base = a.sync_count();
+        let base = self.base;
         for (key, ids, split) in [
             ("recv", self.syncs.recvs(n), self.syncs.split_recvs(n)),
             ("send", self.syncs.sends(n), self.syncs.split_sends(n)),

@@ -92,6 +92,28 @@ pub struct Session<M: Deref<Target = Model>> {
     tasks: TaskCounts,
     order: Vec<NodeId>,
     index_of: IdVec<NodeId, usize>,
+    /// Per-node lookups of the current allocation, built on the first per-node query and
+    /// dropped whenever the allocation changes: a host asking node by node stays linear.
+    node_index: std::sync::OnceLock<NodeIndex>,
+}
+
+/// Every node's syncs and the position of its entry in `activations`, grouped once.
+#[derive(Clone, Debug)]
+struct NodeIndex {
+    syncs: NodeSyncs,
+    activation: IdVec<NodeId, Option<usize>>,
+}
+
+impl NodeIndex {
+    fn of(a: &Allocation, nodes: usize) -> Self {
+        let mut activation = IdVec::filled(nodes, None);
+        for (i, (n, _)) in a.activations().iter().enumerate() {
+            if activation[*n].is_none() {
+                activation[*n] = Some(i);
+            }
+        }
+        NodeIndex { syncs: a.node_syncs(), activation }
+    }
 }
 
 impl<M: Deref<Target = Model>> Session<M> {
@@ -117,6 +139,7 @@ impl<M: Deref<Target = Model>> Session<M> {
             tasks: TaskCounts::default(),
             order,
             index_of,
+            node_index: std::sync::OnceLock::new(),
         }
     }
 
@@ -230,6 +253,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     }
 
     fn alloc_mut(&mut self) -> Result<&mut Allocation> {
+        self.node_index = std::sync::OnceLock::new();
         match self.alloc.as_mut() {
             Some(a) => Ok(a),
             None => {
@@ -279,6 +303,7 @@ impl<M: Deref<Target = Model>> Session<M> {
         self.report = report;
         self.logical_attached = alloc.attached().clone();
         self.alloc = Some(alloc);
+        self.node_index = std::sync::OnceLock::new();
         self.stage = SessionStage::Logical;
         Ok(())
     }
@@ -286,6 +311,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// Stage 3: event / notify insertion and optimisation (GE's `InsertSyncNodesByLogicStream`).
     pub fn insert_syncs(&mut self) -> Result<()> {
         self.expect("insert_syncs", SessionStage::Logical)?;
+        self.node_index = std::sync::OnceLock::new();
         let alloc = self.alloc.as_mut().expect("logical stage ran");
         compile::sync_stage(&self.model, &self.options, alloc)?;
         self.stage = SessionStage::Sync;
@@ -297,6 +323,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// insertion and optimisation.
     pub fn insert_given_syncs(&mut self) -> Result<()> {
         self.expect("insert_given_syncs", SessionStage::Logical)?;
+        self.node_index = std::sync::OnceLock::new();
         let alloc = self.alloc.as_mut().expect("logical stage ran");
         compile::given_sync_stage(&self.model, &self.options, alloc)?;
         self.stage = SessionStage::Sync;
@@ -364,6 +391,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// then the `verify` option's check.
     pub fn split_streams(&mut self) -> Result<()> {
         self.expect("split_streams", SessionStage::Sync)?;
+        self.node_index = std::sync::OnceLock::new();
         let alloc = self.alloc.as_mut().expect("sync stage ran");
         compile::split_stage(&self.model, &self.options, alloc, &self.limits, &self.tasks)?;
         if self.options.verify {
@@ -461,10 +489,10 @@ impl<M: Deref<Target = Model>> Session<M> {
         if n.index() >= self.model.nodes.len() {
             bail!(Field, "node id {} is out of range (the model has {} nodes)", n.index(), self.model.nodes.len());
         }
-        let syncs = a.node_syncs();
-        let mut info = self.info_of(a, &syncs, n);
-        if let Some((_, list)) = a.activations().iter().find(|(m, _)| *m == n) {
-            info.active_streams = list.clone();
+        let index = self.node_index.get_or_init(|| NodeIndex::of(a, self.model.nodes.len()));
+        let mut info = self.info_of(a, &index.syncs, n);
+        if let Some(i) = index.activation[n] {
+            info.active_streams = a.activations()[i].1.clone();
         }
         Ok(info)
     }

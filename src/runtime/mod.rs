@@ -4,8 +4,8 @@
 //! [`mem_pool`]), and the device-runtime seam they all call through.
 //!
 //! Nothing here links a vendor library: the device runtime is a registered C function table or
-//! the Ascend runtime's own symbols, found at run time ([`seam`]). No device call happens from a
-//! static destructor or at process exit.
+//! the Ascend runtime's own symbols, found at run time ([`seam`]), or, when selected, the CUDA
+//! driver ([`cuda`]). No device call happens from a static destructor or at process exit.
 
 #![allow(unsafe_code)]
 

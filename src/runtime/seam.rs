@@ -9,6 +9,9 @@
 //! 4. opt-in only: the library named by `SA_RUNTIME_LIB`;
 //! 5. otherwise a "no runtime" error.
 //!
+//! With `SA_RUNTIME=cuda` ([`Backend`]), steps 2 to 5 give way to the CUDA driver
+//! ([`super::cuda`]); a registered table still comes first.
+//!
 //! Flags cross the seam in RT encoding, as GE passes them. Nothing links a vendor library.
 
 use std::ffi::{CStr, c_char, c_void};

@@ -125,7 +125,7 @@ pub fn choose(
     report.details.insert(
         "why".into(),
         json!(format!(
-            "shortest simulated makespan ({} units, {} us/wait) in {} streams, {} ids; then fewer streams, syncs",
+            "least makespan ({} units, {} us/wait) within {} streams, {} ids",
             cfg.units,
             cfg.wait_latency_us,
             budget_text(max_streams),

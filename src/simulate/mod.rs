@@ -11,12 +11,15 @@
 //!
 //! Ties are broken by rounds, the rule the independent simulator (check_alloc.py) follows:
 //! time moves from event to event (an entry finishes, a wait's latency passes), and at each
-//! instant every stream, lowest id first, starts its head entry when the entry before it has
-//! finished, its waits are over and enough units are left after the lower-id streams of the
-//! same round. An entry finishes at the earliest in the next round, even with zero duration,
-//! so each inserted or task-less entry costs its stream one round at that instant, and a
-//! stream whose head became ready in an earlier round of an instant gets units first. The
-//! result is deterministic and independent of hash or thread order. docs/simulate.md has
+//! instant the streams whose head may start are tried one after another, each starting its
+//! head when the entry before it has finished, its waits are over and enough units are left
+//! after the streams tried before it in the same round. The order of a round is the
+//! [`Arbitration`]: by default the head that became startable first (its predecessor's end,
+//! its waits' ends plus the latency) goes first, the longest waiter, and the stream id breaks
+//! only exact ties, so renumbering streams does not change the answer; `StreamId` is the older
+//! rule, lowest id first. An entry finishes at the earliest in the next round, even with zero
+//! duration, so each inserted or task-less entry costs its stream one round at that instant.
+//! The result is deterministic and independent of hash or thread order. docs/simulate.md has
 //! the whole model and the figures.
 
 pub mod dot;
@@ -37,6 +40,35 @@ use crate::graph::csr::Csr;
 use crate::graph::ids::Idx;
 use crate::graph::{IdVec, InsertedId, Model, NodeId, StreamId};
 
+/// Which stream head gets compute units first when several may start at one instant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Arbitration {
+    /// The head that became startable first (the longest waiter); the stream id breaks only
+    /// exact ties. The answer does not depend on how streams are numbered.
+    #[default]
+    Ready,
+    /// Lowest stream id first: renumbering the streams of one allocation can move its makespan.
+    StreamId,
+}
+
+impl Arbitration {
+    /// The name check_alloc.py's `--arbitration` uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arbitration::Ready => "ready",
+            Arbitration::StreamId => "stream-id",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "ready" => Ok(Arbitration::Ready),
+            "stream-id" => Ok(Arbitration::StreamId),
+            _ => bail!(InvalidOption, "arbitration must be 'ready' or 'stream-id', got '{s}'"),
+        }
+    }
+}
+
 /// Device parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SimConfig {
@@ -44,6 +76,8 @@ pub struct SimConfig {
     pub units: u32,
     /// Time from a record to the end of the wait on it, in µs.
     pub wait_latency_us: f64,
+    /// Which head gets units first.
+    pub arbitration: Arbitration,
 }
 
 impl Default for SimConfig {
@@ -51,7 +85,15 @@ impl Default for SimConfig {
         SimConfig {
             units: crate::graph::device::DEFAULT_UNITS,
             wait_latency_us: crate::graph::device::DEFAULT_WAIT_LATENCY_US,
+            arbitration: Arbitration::Ready,
         }
+    }
+}
+
+impl SimConfig {
+    /// The device profile's units and wait latency, with the default arbitration.
+    pub fn from_device(device: &crate::graph::device::DeviceProfile) -> Self {
+        SimConfig { units: device.units, wait_latency_us: device.wait_latency_us, ..SimConfig::default() }
     }
 }
 
@@ -281,6 +323,10 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
     let lists = &queues.lists;
     let mut head = vec![0usize; streams];
     let mut busy = vec![false; streams];
+    // When each stream's last entry finished: with the head's waits, when the head became
+    // startable (the `Ready` arbitration's key).
+    let mut prev_end = vec![0.0f64; streams];
+    let mut round: Vec<(f64, u32)> = Vec::new();
     let mut span: IdVec<NodeId, Option<(f64, f64)>> = IdVec::filled(nn, None);
     let mut free_units = cfg.units;
     let mut heap: BinaryHeap<Event> = BinaryHeap::new();
@@ -291,9 +337,21 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
     let mut busy_area = 0.0f64;
     let mut t = 0.0f64;
     loop {
-        // One round: every candidate stream, lowest id first, starts its head if it can; a
-        // stream blocked on units retries whenever units are released.
-        for s in std::mem::take(&mut candidates) {
+        // One round: every candidate stream, in arbitration order, starts its head if it can;
+        // a stream blocked on units retries whenever units are released.
+        round.clear();
+        round.extend(std::mem::take(&mut candidates).into_iter().map(|s| {
+            let si = s as usize;
+            let key = match (cfg.arbitration, lists[si].get(head[si])) {
+                (Arbitration::Ready, Some(&task)) => prev_end[si].max(wait_ready[task as usize]),
+                _ => 0.0,
+            };
+            (key, s)
+        }));
+        if cfg.arbitration == Arbitration::Ready {
+            round.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        }
+        for &(_, s) in &round {
             let si = s as usize;
             if busy[si] || head[si] >= lists[si].len() {
                 continue;
@@ -338,6 +396,7 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
             let s = queues.stream_of[ev.id as usize];
             busy[s as usize] = false;
             head[s as usize] += 1;
+            prev_end[s as usize] = t;
             done += 1;
             let released = slot_cost(ev.id).1;
             free_units += released;

@@ -81,7 +81,7 @@ import contextlib, io, json, runpy, sys
 tool, jobs = sys.argv[1], sys.argv[2]
 for line in open(jobs):
     graph, alloc, limit = line.rstrip("\n").split("\t")
-    sys.argv = [tool, graph, alloc, "--json"] + (["--max-tasks", limit] if limit else [])
+    sys.argv = [tool, graph, alloc, "--json", "--arbitration", "ready"] + (["--max-tasks", limit] if limit else [])
     out, code = io.StringIO(), 0
     try:
         with contextlib.redirect_stdout(out):

@@ -20,6 +20,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("replay", 3),
     ("driver", 4),
     ("search", 5),
+    ("baseline", 5),
     ("capi", 6),
     // The crate root (lib.rs: `allocate`, the re-exports) runs searches.
     ("lib", 7),

@@ -54,7 +54,7 @@ fn units_fifo_and_wait_latency() {
     assert_eq!(simulate(&m, &assigned(&m, &[0, 0], &[]), &cfg).unwrap().makespan_us, 20.0);
     // A wait costs its latency.
     let m = model(&[("a", 5.0, 1), ("b", 5.0, 1)], &[("a", "b")]);
-    let cfg = SimConfig { units: 24, wait_latency_us: 2.5 };
+    let cfg = SimConfig { units: 24, wait_latency_us: 2.5, ..SimConfig::default() };
     let r = simulate(&m, &assigned(&m, &[0, 1], &[(0, 1)]), &cfg).unwrap();
     assert_eq!(r.makespan_us, 12.5);
     assert_eq!(r.critical_path_us, 10.0);
@@ -67,7 +67,7 @@ fn a_wait_cycle_is_reported_as_a_deadlock() {
     let a = assigned(&m, &[0, 0, 1, 1], &[(1, 2), (3, 0)]);
     let e = simulate(&m, &a, &SimConfig::default()).unwrap_err();
     assert!(e.message.contains("deadlock"), "{}", e.message);
-    let e = simulate(&m, &a, &SimConfig { units: 0, wait_latency_us: 1.0 }).unwrap_err();
+    let e = simulate(&m, &a, &SimConfig { units: 0, ..SimConfig::default() }).unwrap_err();
     assert!(e.message.contains("units"), "{}", e.message);
 }
 

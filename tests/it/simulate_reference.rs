@@ -16,7 +16,7 @@ use crate::common;
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::synth::{Family, generate};
 use stream_alloc::graph::{GraphId, Model, NodeId, json};
-use stream_alloc::simulate::{SimConfig, ideal, simulate};
+use stream_alloc::simulate::{Arbitration, SimConfig, ideal, simulate};
 use stream_alloc::{allocate, allocate_from_preassigned};
 
 /// The option sets every corpus graph runs under ("" is the graph's own options).
@@ -69,10 +69,12 @@ fn cost(facts: &Facts, graph: &str, name: &str) -> (f64, u64) {
 }
 
 /// The device model of docs/simulate.md, from the allocation document: one queue per stream
-/// in `nodes` order, inserted nodes free; at each instant rounds over the streams by id, a
-/// head starting when the entry before it has finished (in an earlier round), every sync to
-/// it was recorded at least `LATENCY` ago and its units are free. Returns the makespan.
-fn reference_makespan(facts: &Facts, doc: &Value) -> f64 {
+/// in `nodes` order, inserted nodes free; at each instant rounds over the streams, a head
+/// starting when the entry before it has finished (in an earlier round), every sync to it was
+/// recorded at least `LATENCY` ago and its units are free. A round takes the streams by id
+/// (`Arbitration::StreamId`) or, under `Arbitration::Ready`, by when their heads became
+/// startable, id breaking ties. Returns the makespan.
+fn reference_makespan(facts: &Facts, doc: &Value, arbitration: Arbitration) -> f64 {
     let nodes = doc["nodes"].as_array().unwrap();
     let mut queues: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
     let mut spec: Vec<(f64, u64)> = Vec::with_capacity(nodes.len());
@@ -107,7 +109,23 @@ fn reference_makespan(facts: &Facts, doc: &Value) -> f64 {
     let mut t = 0.0f64;
     let mut makespan = 0.0f64;
     loop {
-        for (s, q) in queues.iter().enumerate() {
+        // When each head became startable, ignoring units (never, while a wait is unrecorded).
+        let since = |s: usize| -> f64 {
+            let q = &queues[s];
+            let Some(&e) = q.get(head[s]) else { return f64::INFINITY };
+            let mut r = if head[s] > 0 { finish[q[head[s] - 1]].unwrap_or(f64::INFINITY) } else { 0.0 };
+            for &f in &waits[e] {
+                r = r.max(finish[f].map_or(f64::INFINITY, |x| x + LATENCY));
+            }
+            r
+        };
+        let mut round: Vec<usize> = (0..queues.len()).collect();
+        if arbitration == Arbitration::Ready {
+            let keys: Vec<f64> = round.iter().map(|&s| since(s)).collect();
+            round.sort_by(|&a, &b| keys[a].total_cmp(&keys[b]).then(a.cmp(&b)));
+        }
+        for s in round {
+            let q = &queues[s];
             let Some(&e) = q.get(head[s]) else { continue };
             if head[s] > 0 && finish[q[head[s] - 1]].is_none() {
                 continue;
@@ -268,10 +286,18 @@ fn simulator_agrees_with_the_reference_and_check_alloc_on_the_corpus() {
         for &policy in POLICIES {
             let m = with_options(&path, policy);
             let alloc = allocate(&m, Stage::All).unwrap();
-            let ours = simulate(&m, &alloc, &SimConfig::default()).unwrap().makespan_us;
             let doc = alloc.to_json(&m);
-            let reference = reference_makespan(&facts, &doc);
-            assert!(agrees(ours, reference), "{} [{policy}]: project {ours} us, reference {reference} us", m.name);
+            for arbitration in [Arbitration::StreamId, Arbitration::Ready] {
+                let cfg = SimConfig { arbitration, ..SimConfig::default() };
+                let ours = simulate(&m, &alloc, &cfg).unwrap().makespan_us;
+                let reference = reference_makespan(&facts, &doc, arbitration);
+                assert!(
+                    agrees(ours, reference),
+                    "{} [{policy}] {arbitration:?}: project {ours} us, reference {reference} us",
+                    m.name
+                );
+            }
+            let ours = simulate(&m, &alloc, &SimConfig::default()).unwrap().makespan_us;
             // The independent checker reads `syncs` alone; identical documents run once, and
             // without the memory plan (its rule 8 is the slow part, and not what is compared).
             let mut doc = doc;
@@ -285,8 +311,13 @@ fn simulator_agrees_with_the_reference_and_check_alloc_on_the_corpus() {
         }
     }
     if let Some((check, _)) = tools() {
-        let jobs =
-            checks.iter().map(|(_, g, a, _)| vec![check.clone(), g.clone(), a.clone(), "--json".into()]).collect();
+        // The rule is named, not left to the tool's default.
+        let jobs = checks
+            .iter()
+            .map(|(_, g, a, _)| {
+                vec![check.clone(), g.clone(), a.clone(), "--json".into(), "--arbitration".into(), "ready".into()]
+            })
+            .collect();
         let reports = python_reports(jobs);
         let ran = reports.iter().filter(|r| r.is_some()).count();
         for ((what, _, _, ours), report) in checks.iter().zip(&reports) {
@@ -320,9 +351,17 @@ fn simulator_agrees_with_the_reference_on_synthetic_graphs() {
                     m.options.set_assignment(policy).unwrap();
                 }
                 let alloc = allocate(&m, Stage::All).unwrap();
-                let ours = simulate(&m, &alloc, &SimConfig::default()).unwrap().makespan_us;
-                let reference = reference_makespan(&facts, &alloc.to_json(&m));
-                assert!(agrees(ours, reference), "{} [{policy}]: project {ours} us, reference {reference} us", m.name);
+                let doc = alloc.to_json(&m);
+                for arbitration in [Arbitration::StreamId, Arbitration::Ready] {
+                    let cfg = SimConfig { arbitration, ..SimConfig::default() };
+                    let ours = simulate(&m, &alloc, &cfg).unwrap().makespan_us;
+                    let reference = reference_makespan(&facts, &doc, arbitration);
+                    assert!(
+                        agrees(ours, reference),
+                        "{} [{policy}] {arbitration:?}: project {ours} us, reference {reference} us",
+                        m.name
+                    );
+                }
             }
             let ours = ideal(&base, &SimConfig::default()).unwrap();
             let (makespan, bound) = reference_ideal(&base);
@@ -417,9 +456,10 @@ fn ideal_schedule_is_feasible() {
     }
 }
 
-/// A Send is a queue entry: the one after `p` costs stream 0 a round at t = 1, so stream 1's
-/// `s` takes every unit first and `q` waits for it; with the Send left out, `q` would win on
-/// the lower stream id. `t` waits for `p` through its Recv. GE's order (`compat=ge`) keeps `s`
+/// A Send is a queue entry: under the stream-id rule, the one after `p` costs stream 0 a round
+/// at t = 1, so stream 1's `s` takes every unit first and `q` waits for it; with the Send left
+/// out, `q` would win on the lower stream id. (Under the default rule `s` goes first anyway:
+/// it has waited since 0.) `t` waits for `p` through its Recv. GE's order (`compat=ge`) keeps `s`
 /// ahead of `t` on stream 1, as declared; the default order would run `t`, the longer path, first.
 #[test]
 fn an_inserted_send_takes_a_round_and_gives_way() {
@@ -435,7 +475,7 @@ fn an_inserted_send_takes_a_round_and_gives_way() {
     let doc = alloc.to_json(&m);
     let order: Vec<&str> = doc["nodes"].as_array().unwrap().iter().map(|n| n["type"].as_str().unwrap()).collect();
     assert_eq!(order, ["Add", "Send", "Add", "Add", "Recv", "Add"]);
-    let r = simulate(&m, &alloc, &SimConfig::default()).unwrap();
+    let r = simulate(&m, &alloc, &SimConfig { arbitration: Arbitration::StreamId, ..SimConfig::default() }).unwrap();
     let at = |name: &str| r.span[m.find_node(GraphId::ROOT, name).unwrap()].unwrap();
     assert_eq!(at("p"), (0.0, 1.0));
     assert_eq!(at("s"), (1.0, 11.0));
@@ -443,5 +483,8 @@ fn an_inserted_send_takes_a_round_and_gives_way() {
     // `t` follows `s` on stream 1 and waited for `p` (1 + 1 us), then for a unit.
     assert_eq!(at("t"), (21.0, 41.0));
     assert_eq!(r.makespan_us, 41.0);
-    assert_eq!(reference_makespan(&facts_of_json(&serde_json::from_str(text).unwrap()), &doc), 41.0);
+    let facts = facts_of_json(&serde_json::from_str(text).unwrap());
+    assert_eq!(reference_makespan(&facts, &doc, Arbitration::StreamId), 41.0);
+    assert_eq!(simulate(&m, &alloc, &SimConfig::default()).unwrap().makespan_us, 41.0);
+    assert_eq!(reference_makespan(&facts, &doc, Arbitration::Ready), 41.0);
 }

@@ -6,6 +6,9 @@
  * aclrtQueryEventStatus, aclrtSynchronizeEvent, aclrtEventElapsedTime.
  * Events: a record leaves the event pending until aclrtSynchronizeEvent on it or
  * fake_rt_complete_all() (the device catching up); queries answer from that state.
+ * Capacities: fake_rt_set_capacity(kind, n) makes creates of that kind fail with the runtime's
+ * no-resource code while n of them are alive (0: unlimited, the default), as GE's runtime stub's
+ * free-stream counter does; aclrtGetStreamAvailableNum / rtGetAvailEventNum report what is left.
  * Other switches: FAKE_RT_MAX_TASKS (default 1024), FAKE_RT_UNLIMITED (0/1), FAKE_RT_MAX_STREAMS
  * (default 1024), FAKE_RT_MEM_CAPACITY (bytes, default unlimited). */
 #include <pthread.h>
@@ -47,6 +50,7 @@ static int32_t g_next_id;
 static uint32_t g_last_flags;
 static int32_t g_last_priority;
 static int g_env_read;
+static uint64_t g_capacity[K_NUM];
 
 static void read_env_locked(void) {
   if (g_env_read) return;
@@ -112,7 +116,7 @@ static int create(uint32_t kind, void **out, int32_t priority, uint32_t flags) {
                                          ACL_ERROR_RT_NO_NOTIFY_RESOURCE, ACL_ERROR_RT_MEMORY_ALLOCATION};
   if (out == NULL) return ACL_ERROR_RT_PARAM_INVALID;
   pthread_mutex_lock(&g_mu);
-  if (inject_locked()) {
+  if (inject_locked() || (g_capacity[kind] != 0 && g_creates[kind] - g_destroys[kind] >= g_capacity[kind])) {
     pthread_mutex_unlock(&g_mu);
     return no_resource[kind];
   }
@@ -293,9 +297,20 @@ EXPORT int aclrtGetStreamAvailableNum(uint32_t *count) {
   if (count == NULL) return ACL_ERROR_RT_PARAM_INVALID;
   pthread_mutex_lock(&g_mu);
   read_env_locked();
-  *count = g_max_streams > g_creates[K_STREAM] - g_destroys[K_STREAM]
-               ? (uint32_t)(g_max_streams - (g_creates[K_STREAM] - g_destroys[K_STREAM]))
+  uint64_t limit = g_capacity[K_STREAM] != 0 ? g_capacity[K_STREAM] : g_max_streams;
+  *count = limit > g_creates[K_STREAM] - g_destroys[K_STREAM]
+               ? (uint32_t)(limit - (g_creates[K_STREAM] - g_destroys[K_STREAM]))
                : 0;
+  pthread_mutex_unlock(&g_mu);
+  return 0;
+}
+/* Events left: the capacity minus live events, 65536 without a capacity. */
+EXPORT int32_t rtGetAvailEventNum(uint32_t *count) {
+  if (count == NULL) return ACL_ERROR_RT_PARAM_INVALID;
+  pthread_mutex_lock(&g_mu);
+  uint64_t live = g_creates[K_EVENT] - g_destroys[K_EVENT];
+  uint64_t limit = g_capacity[K_EVENT] != 0 ? g_capacity[K_EVENT] : 65536;
+  *count = limit > live ? (uint32_t)(limit - live) : 0;
   pthread_mutex_unlock(&g_mu);
   return 0;
 }
@@ -373,6 +388,12 @@ EXPORT void fake_rt_set_mem_capacity(uint64_t bytes) {
   pthread_mutex_unlock(&g_mu);
 }
 /* Fails the k-th counted call from now (1 = the next one); 0 disables. */
+EXPORT void fake_rt_set_capacity(uint32_t kind, uint64_t max_live) {
+  if (kind >= K_NUM) return;
+  pthread_mutex_lock(&g_mu);
+  g_capacity[kind] = max_live;
+  pthread_mutex_unlock(&g_mu);
+}
 EXPORT void fake_rt_fail_at(uint64_t k) {
   pthread_mutex_lock(&g_mu);
   read_env_locked();

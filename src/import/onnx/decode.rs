@@ -40,8 +40,9 @@ pub fn domain(node: &NodeProto) -> &str {
     }
 }
 
-/// Decodes a binary ModelProto. `what` names the source in errors.
-pub fn decode(bytes: &[u8], what: &str) -> Result<Decoded> {
+/// Decodes a binary ModelProto. `what` names the source in errors. Tensor payloads stay
+/// slices of `bytes` (no copy of the weights).
+pub fn decode(bytes: prost::bytes::Bytes, what: &str) -> Result<Decoded> {
     if bytes.is_empty() {
         bail!(Format, "{what}: empty file, not an ONNX model");
     }

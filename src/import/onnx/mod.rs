@@ -114,12 +114,21 @@ pub fn import_file(path: &Path, opts: &ImportOptions) -> Result<Imported> {
         .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read ONNX file '{}': {e}", path.display())))?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
     let file = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    import_bytes(&bytes, &stem, &file, opts)
+    import_vec(bytes, &stem, &file, opts)
+}
+
+/// [`import_bytes`] taking the buffer: the weights are never copied.
+pub fn import_vec(bytes: Vec<u8>, name: &str, file: &str, opts: &ImportOptions) -> Result<Imported> {
+    import_buf(prost::bytes::Bytes::from(bytes), name, file, opts)
 }
 
 /// Imports a binary ModelProto held in memory. `name` names the graph, `file` the source in
 /// messages.
 pub fn import_bytes(bytes: &[u8], name: &str, file: &str, opts: &ImportOptions) -> Result<Imported> {
+    import_buf(prost::bytes::Bytes::copy_from_slice(bytes), name, file, opts)
+}
+
+fn import_buf(bytes: prost::bytes::Bytes, name: &str, file: &str, opts: &ImportOptions) -> Result<Imported> {
     let what = if file.is_empty() { name } else { file };
     let dec = decode::decode(bytes, what)?;
     if let Some(us) = opts.unknown_op_cost_us
@@ -127,7 +136,9 @@ pub fn import_bytes(bytes: &[u8], name: &str, file: &str, opts: &ImportOptions) 
     {
         bail!(InvalidOption, "--unknown-op-cost {us}: expected a finite time in µs >= 0");
     }
-    let mut low = Lowerer { dec: &dec, opts, subgraphs: Vec::new(), stats: Stats::default() };
+    let mut low =
+        Lowerer { dec: &dec, opts, subgraphs: Vec::new(), subgraph_names: Namer::default(), stats: Stats::default() };
+    low.subgraph_names.take(name);
     low.stats.opset = dec.opsets.get("").copied().unwrap_or(0);
     let root = dec.graph();
     let (mut graph, _) = low.lower(root, name, None, &HashMap::new(), true)?;
@@ -200,6 +211,8 @@ struct Lowerer<'a> {
     dec: &'a Decoded,
     opts: &'a ImportOptions,
     subgraphs: Vec<GGraph>,
+    /// Subgraph names are unique across the model (`#2`, ... as node names are).
+    subgraph_names: Namer,
     stats: Stats,
 }
 
@@ -323,7 +336,7 @@ impl Lowerer<'_> {
 
         for &i in &order {
             let node = &g.node[i];
-            self.lower_node(g, gname, node, i, &mut out, &mut table, &mut namer, outer, &declared)?;
+            self.lower_node(gname, node, i, &mut out, &mut table, &mut namer, outer, &declared)?;
         }
 
         // NetOutput, reading every graph output.
@@ -411,7 +424,6 @@ impl Lowerer<'_> {
     #[allow(clippy::too_many_arguments)]
     fn lower_node(
         &mut self,
-        g: &GraphProto,
         gname: &str,
         node: &NodeProto,
         index: usize,
@@ -436,7 +448,12 @@ impl Lowerer<'_> {
                 bail!(UnknownNode, "{}: input '{n}' is produced by no node, initializer or graph input", who());
             }
         }
+        if op.is_empty() {
+            bail!(Field, "{}: the node has no op_type", who());
+        }
         let ins: Vec<Option<&Tensor>> = srcs.iter().map(|s| s.as_ref().map(|s| &s.tensor)).collect();
+        // Named before its branches are lowered: they name it as their parent.
+        let node_name = namer.take(names::base_name(&node.output, op));
         let mut subgraph_names = Vec::new();
         let mut extra_inputs: Vec<Source> = Vec::new();
         let mut fixed_cost = None;
@@ -446,7 +463,7 @@ impl Lowerer<'_> {
                 .inspect(|_| fixed_cost = self.opts.unknown_op_cost_us)
                 .ok_or_else(|| unknown_err(&who(), op, domain))?
         } else if op == "If" {
-            let (outs, names, extra) = self.lower_if(g, gname, node, index, out, table, outer, &who)?;
+            let (outs, names, extra) = self.lower_if(gname, &node_name, node, table, outer, &who)?;
             subgraph_names = names;
             extra_inputs = extra;
             outs
@@ -536,7 +553,7 @@ impl Lowerer<'_> {
             keys.insert(0, n.to_string());
         }
         out.nodes.push(GNode {
-            name: namer.take(names::base_name(&node.output, op)),
+            name: node_name,
             ty: if kind == Kind::Const { "Const".into() } else { costs::ge_type(node, &ins) },
             kind,
             cost_us,
@@ -593,16 +610,13 @@ impl Lowerer<'_> {
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn lower_if(
         &mut self,
-        g: &GraphProto,
         gname: &str,
+        node_name: &str,
         node: &NodeProto,
-        _index: usize,
-        _out: &GGraph,
         table: &HashMap<String, Source>,
         outer: &HashMap<String, Tensor>,
         who: &dyn Fn() -> String,
     ) -> Result<(Vec<Tensor>, Vec<String>, Vec<Source>)> {
-        let _ = g;
         let a = attrs::Attrs::of(node);
         let (Some(then_g), Some(else_g)) = (a.g("then_branch"), a.g("else_branch")) else {
             bail!(Field, "{}: If needs then_branch and else_branch graphs", who());
@@ -611,15 +625,13 @@ impl Lowerer<'_> {
         for (k, s) in table {
             scope.insert(k.clone(), s.tensor.clone());
         }
-        let base = names::base_name(&node.output, "If");
         let prefix = if gname.is_empty() { String::new() } else { format!("{gname}/") };
         let mut names = Vec::new();
         let mut results = Vec::new();
         let mut reads = Vec::new();
         for (attr, sub) in [("then_branch", then_g), ("else_branch", else_g)] {
-            let sname = format!("{prefix}{base}/{attr}");
-            let parent = names::base_name(&node.output, "If").to_string();
-            let (sg, outs) = self.lower(sub, &sname, Some(&parent), &scope, false)?;
+            let sname = self.subgraph_names.take(&format!("{prefix}{node_name}/{attr}"));
+            let (sg, outs) = self.lower(sub, &sname, Some(node_name), &scope, false)?;
             if outs.len() != node.output.len() {
                 bail!(Field, "{}: {attr} has {} outputs, the If node {}", who(), outs.len(), node.output.len());
             }

@@ -1,0 +1,268 @@
+//! The peers' published stream-assignment algorithms, as baselines to measure the project's
+//! policies against on the same device model (docs/peers.md): XLA's legacy StreamAssignment,
+//! Nimble, Opara and ONNX Runtime. Each gives every node a stream by its own rule and
+//! synchronises by its own rule, without the project's sync reduction or id reuse, so a
+//! comparison sees the peer's real cost. The execution order and the physical split are the
+//! pipeline's (an allocation needs them; the peers' own launch orders are not modelled).
+//!
+//! The graph algorithms (transitive reduction and closure, bipartite matching) are petgraph's,
+//! not the passes' own, so that the baselines stay independent of what they are compared with.
+//!
+//! Every peer sees the same graph: the nodes with a device task (`tasks > 0`) and, between
+//! them, the dependencies that pass through task-less nodes (constants, views), which get no
+//! stream. This module sits above the driver: it builds a model with the streams and syncs
+//! given and runs the pipeline from there.
+
+#![forbid(unsafe_code)]
+
+mod peers;
+
+use serde_json::json;
+
+use crate::bail;
+use crate::compile::policy::PolicyReport;
+use crate::compile::{Allocation, Stage, TaskLimits};
+use crate::driver::Session;
+use crate::error::{Error, Result};
+use crate::graph::{GivenEvent, IdVec, Model, NodeId, Options, StreamId};
+
+/// A peer system whose assignment rule is re-implemented here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peer {
+    /// XLA's legacy `StreamAssignment`: non-GEMM ops on their operands' highest stream, GEMMs
+    /// coloured greedily by reachability, waits pruned by a stream × stream last-wait matrix.
+    Xla,
+    /// Nimble: a minimum path cover of the transitive reduction by bipartite matching; a wait
+    /// on every cross-stream parent edge.
+    Nimble,
+    /// Opara: the first user of an input inherits its stream, any other node opens a new one; a
+    /// wait on every cross-stream input.
+    Opara,
+    /// ONNX Runtime's device partitioner: one stream per engine; a wait on every cross-stream
+    /// edge.
+    Ort,
+}
+
+impl Peer {
+    pub const ALL: [Peer; 4] = [Peer::Xla, Peer::Nimble, Peer::Opara, Peer::Ort];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Peer::Xla => "xla",
+            Peer::Nimble => "nimble",
+            Peer::Opara => "opara",
+            Peer::Ort => "ort",
+        }
+    }
+
+    /// The peer a `--policies` entry names, if it names one.
+    pub fn parse(name: &str) -> Option<Peer> {
+        Peer::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// A peer's answer: a stream for every node with a task, and the waits (record node, waiting
+/// node) its own rule inserts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub stream: IdVec<NodeId, Option<StreamId>>,
+    pub waits: Vec<(NodeId, NodeId)>,
+}
+
+impl Plan {
+    pub fn streams(&self) -> u32 {
+        self.stream.iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0)
+    }
+}
+
+/// The graph every peer sees: nodes with a device task, and for each such node its nearest
+/// task-bearing ancestors (edges through task-less nodes bridged), in a topological order.
+pub(crate) struct TaskGraph {
+    /// Task-bearing nodes in the model's topological order.
+    pub order: Vec<NodeId>,
+    /// Direct dependencies of each node of `order` (dense indices, ascending, distinct).
+    pub preds: Vec<Vec<usize>>,
+}
+
+impl TaskGraph {
+    pub fn of(model: &Model) -> TaskGraph {
+        let topo = model.all_nodes();
+        let has_task = |n: NodeId| model.nodes[n].tasks > 0;
+        let mut index: IdVec<NodeId, Option<usize>> = IdVec::filled(model.nodes.len(), None);
+        let mut order = Vec::new();
+        for &n in &topo {
+            if has_task(n) {
+                index[n] = Some(order.len());
+                order.push(n);
+            }
+        }
+        // The task-bearing nodes each node stands for: itself, or (task-less) what reaches it.
+        let mut through: IdVec<NodeId, Vec<usize>> = IdVec::filled(model.nodes.len(), Vec::new());
+        let mut preds = vec![Vec::new(); order.len()];
+        for &n in &topo {
+            let mut p: Vec<usize> = model.in_edges(n).flat_map(|e| through[e.src].iter().copied()).collect();
+            p.sort_unstable();
+            p.dedup();
+            match index[n] {
+                Some(i) => {
+                    preds[i] = p;
+                    through[n] = vec![i];
+                }
+                None => through[n] = p,
+            }
+        }
+        TaskGraph { order, preds }
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+}
+
+/// The peer's streams and waits for `model`, compiled with `options`.
+pub fn plan(model: &Model, peer: Peer, options: &Options) -> Result<Plan> {
+    if model.graphs.len() > 1 {
+        bail!(
+            InvalidOption,
+            "policy {}: graph '{}' has subgraphs; the peers' algorithms are defined on one flat graph",
+            peer.name(),
+            model.name
+        );
+    }
+    let g = TaskGraph::of(model);
+    let (streams, waits) = match peer {
+        Peer::Xla => peers::xla(model, &g),
+        Peer::Nimble => peers::nimble(&g),
+        Peer::Opara => peers::opara(&g),
+        Peer::Ort => peers::ort(model, &g),
+    };
+    let mut stream = IdVec::filled(model.nodes.len(), None);
+    for (i, &n) in g.order.iter().enumerate() {
+        stream[n] = Some(StreamId(streams[i]));
+    }
+    // XLA prunes waits by position on each stream: the positions of the order the pipeline
+    // will run the streams in (its own, as every peer here gets).
+    let waits = if peer == Peer::Xla {
+        let mut index: IdVec<NodeId, Option<usize>> = IdVec::filled(model.nodes.len(), None);
+        for (i, &n) in g.order.iter().enumerate() {
+            index[n] = Some(i);
+        }
+        let count = streams.iter().map(|&s| s + 1).max().unwrap_or(0);
+        let run = if options.compat_ge || count <= 1 {
+            None
+        } else {
+            crate::compile::order::critical_path_first(model, &stream)
+        };
+        let run: Vec<usize> = run.unwrap_or_else(|| model.all_nodes()).into_iter().filter_map(|n| index[n]).collect();
+        peers::xla_waits(&g, &streams, &run)
+    } else {
+        waits
+    };
+    let waits = waits.into_iter().map(|(u, v)| (g.order[u], g.order[v])).collect();
+    Ok(Plan { stream, waits })
+}
+
+/// Runs the pipeline on the peer's plan: its streams as the logical streams, its waits as the
+/// syncs (one id each, as the peers do not reuse), then the split and the rest of the stages.
+pub fn allocate(
+    model: &Model,
+    peer: Peer,
+    options: &Options,
+    limits: TaskLimits,
+) -> Result<(Allocation, PolicyReport)> {
+    let p = plan(model, peer, options)?;
+    let mut m = model.clone();
+    for (n, node) in m.nodes.iter_mut().enumerate() {
+        node.stream = p.stream[NodeId::new(n)];
+        node.attached_stream_ids.clear();
+    }
+    m.events = p
+        .waits
+        .iter()
+        .enumerate()
+        .map(|(i, &(from, to))| GivenEvent { id: i as u32, from, from_attached: None, to, to_attached: None })
+        .collect();
+    let mut s = Session::new(&m, options.clone(), limits).from_given_syncs();
+    s.run_to(Stage::All).map_err(|e| Error::new(e.kind, format!("policy {}: {}", peer.name(), e.message)))?;
+    let (alloc, _) = s.into_result()?;
+    let mut report = PolicyReport { name: peer.name().into(), details: Default::default() };
+    report.details.insert("streams".into(), json!(p.streams()));
+    report.details.insert("waits".into(), json!(p.waits.len()));
+    Ok((alloc, report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::json::load_str;
+    use crate::memory::AllocationDocument;
+
+    /// a feeds b and c, both feed d; e hangs off a constant. GEMMs: b and c.
+    const DIAMOND: &str = r#"{"format": "stream-graph", "version": 1, "name": "diamond",
+      "nodes": [
+        {"name": "k", "type": "Const", "engine": "DNN_VM_GE_LOCAL", "tasks": 0},
+        {"name": "a", "type": "Add", "engine": "AIcoreEngine", "cost_us": 1},
+        {"name": "b", "type": "MatMul", "engine": "AIcoreEngine", "cost_us": 5},
+        {"name": "c", "type": "MatMul", "engine": "AIcoreEngine", "cost_us": 5},
+        {"name": "d", "type": "Add", "engine": "AIcoreEngine", "cost_us": 1},
+        {"name": "e", "type": "Cast", "engine": "DNN_VM_AICPU", "cost_us": 1}],
+      "edges": [{"src": "a", "dst": "b"}, {"src": "a", "dst": "c"}, {"src": "b", "dst": "d"},
+                {"src": "c", "dst": "d"}, {"src": "k", "dst": "e"}, {"src": "a", "dst": "d"}]}"#;
+
+    fn streams(m: &Model, p: &Plan) -> Vec<i64> {
+        m.nodes.ids().map(|n| p.stream[n].map_or(-1, |s| i64::from(s.0))).collect()
+    }
+
+    fn names(m: &Model, p: &Plan) -> Vec<(String, String)> {
+        p.waits.iter().map(|&(f, t)| (m.nodes[f].name.clone(), m.nodes[t].name.clone())).collect()
+    }
+
+    #[test]
+    fn each_peer_follows_its_rule_on_a_diamond() {
+        let m = load_str(DIAMOND).unwrap();
+        let w = |v: &[(&str, &str)]| v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect::<Vec<_>>();
+        // XLA: b and c are independent GEMMs, so c opens stream 1; d takes the highest operand
+        // stream (1). d's wait on a is pruned: stream 1 already waited on a for c; its wait on
+        // b (later on stream 0) is not.
+        let x = plan(&m, Peer::Xla, &m.options).unwrap();
+        assert_eq!(streams(&m, &x), [-1, 0, 0, 1, 1, 0]);
+        assert_eq!(names(&m, &x), w(&[("a", "c"), ("b", "d")]));
+        // Nimble: the reduction drops a -> d, whose four edges match two at most: three
+        // chains (a with one of b, c, and d after one of them), e alone; a wait on every
+        // dependency (a -> d included) between chains.
+        let n = plan(&m, Peer::Nimble, &m.options).unwrap();
+        assert_eq!(n.streams(), 3);
+        let s = streams(&m, &n);
+        assert_eq!((s[0], s[1], s[5]), (-1, 0, 2));
+        let deps = [(1, 2), (1, 3), (2, 4), (3, 4), (1, 4)];
+        let cross: Vec<(String, String)> = deps
+            .iter()
+            .filter(|&&(u, v)| s[u] != s[v])
+            .map(|&(u, v)| (m.nodes[NodeId::new(u)].name.clone(), m.nodes[NodeId::new(v)].name.clone()))
+            .collect();
+        let mut got = names(&m, &n);
+        got.sort();
+        let mut cross = cross;
+        cross.sort();
+        assert_eq!(got, cross);
+        // Opara: b is a's first user, c is not; d is b's first user.
+        let o = plan(&m, Peer::Opara, &m.options).unwrap();
+        assert_eq!(streams(&m, &o), [-1, 0, 0, 1, 0, 2]);
+        assert_eq!(names(&m, &o), w(&[("a", "c"), ("c", "d")]));
+        // ORT: one stream per engine.
+        let r = plan(&m, Peer::Ort, &m.options).unwrap();
+        assert_eq!(streams(&m, &r), [-1, 0, 0, 0, 0, 1]);
+        assert!(r.waits.is_empty());
+    }
+
+    #[test]
+    fn every_peer_allocates_and_passes_the_checker() {
+        let m = load_str(DIAMOND).unwrap();
+        for peer in Peer::ALL {
+            let (a, report) = allocate(&m, peer, &m.options, TaskLimits::from_options(&m.options)).unwrap();
+            let check = crate::verify::check(&m, &a.to_json(&m));
+            assert!(check.ok(), "{}: {:?}", peer.name(), check.violations);
+            assert_eq!(report.name, peer.name());
+        }
+    }
+}

@@ -1,0 +1,544 @@
+/* A fake CUDA driver (libcuda.so.1's API) for the tests of the CUDA backend: exports the driver
+ * symbols stream-alloc looks up, with CUDA's error codes and names, and checks what a real
+ * driver checks: cuInit first, a current context on the calling thread for every context call
+ * (CUDA_ERROR_INVALID_CONTEXT otherwise), live handles of the right kind
+ * (CUDA_ERROR_INVALID_HANDLE), device pointers inside a live allocation
+ * (CUDA_ERROR_INVALID_VALUE), memory within FAKE_CUDA_MEM_CAPACITY bytes
+ * (CUDA_ERROR_OUT_OF_MEMORY), PTX that declares the functions asked for.
+ *
+ * Streams run nothing on their own: a record leaves its event pending (cuEventQuery answers
+ * CUDA_ERROR_NOT_READY) until cuEventSynchronize on it or on a later record of its stream,
+ * cuStreamSynchronize on its stream or fake_cuda_complete_all(). Launches of the replay kernels (sa_replay_kernel, sa_replay_gate) are
+ * executed at launch, in issue order, by a host model of the PTX: dependency flags checked,
+ * violations, arrivals, times and flags written, every pointer argument checked against the
+ * allocations. Issue order puts every record before its waits, so a correct plan finds every
+ * producer finished, as on a GPU.
+ *
+ * Control: fake_cuda_fail_next(code) makes the next driver call after cuInit return `code`;
+ * fake_cuda_live() counts live streams, events, allocations and modules; fake_cuda_calls()
+ * counts calls; FAKE_CUDA_SMS (default 8), FAKE_CUDA_DEVICES (default 1). */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+enum {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_INVALID_VALUE = 1,
+  CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_NOT_INITIALIZED = 3,
+  CUDA_ERROR_INVALID_DEVICE = 101,
+  CUDA_ERROR_INVALID_CONTEXT = 201,
+  CUDA_ERROR_INVALID_PTX = 218,
+  CUDA_ERROR_INVALID_HANDLE = 400,
+  CUDA_ERROR_NOT_FOUND = 500,
+  CUDA_ERROR_NOT_READY = 600
+};
+enum { K_STREAM = 1, K_EVENT = 2, K_MODULE = 3, K_FUNC = 4, K_MEM = 5 };
+enum { EV_NEVER = 0, EV_PENDING = 1, EV_DONE = 2 };
+#define CU_EVENT_DISABLE_TIMING 2u
+#define MAX_HANDLES 65536
+
+typedef struct obj {
+  int kind;
+  int live;
+  uint32_t flags;
+  int state;            /* events */
+  uint64_t stamp;       /* events: clock at the record */
+  struct obj *stream;   /* events: stream of the last record */
+  uint64_t id;          /* streams */
+  struct obj *module;   /* functions */
+  char name[64];        /* functions */
+  char *image;          /* modules */
+  unsigned char *bytes; /* memory */
+  size_t size;          /* memory */
+} obj;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static obj *g_objs[MAX_HANDLES];
+static size_t g_count;
+static int g_inited, g_fail_code, g_ctx_retains;
+static uint64_t g_calls, g_clock = 1000, g_mem_bytes, g_mem_capacity = UINT64_MAX, g_next_stream_id = 1;
+static uint64_t g_launches, g_waits;
+static int g_sms = 8, g_devices = 1;
+static int g_ctx_token; /* the primary context is the address of this */
+static __thread int t_ctx_current;
+
+static void read_env(void) {
+  const char *v;
+  if ((v = getenv("FAKE_CUDA_SMS")) != NULL) g_sms = atoi(v);
+  if ((v = getenv("FAKE_CUDA_DEVICES")) != NULL) g_devices = atoi(v);
+  if ((v = getenv("FAKE_CUDA_MEM_CAPACITY")) != NULL) g_mem_capacity = strtoull(v, NULL, 10);
+}
+
+/* Entry of every call but cuInit and cuGetErrorName: counts it, answers an injected failure,
+ * then the initialisation and context checks. Returns with g_mu held on success. */
+static int enter(int needs_ctx) {
+  pthread_mutex_lock(&g_mu);
+  ++g_calls;
+  int rc = CUDA_SUCCESS;
+  if (!g_inited) rc = CUDA_ERROR_NOT_INITIALIZED;
+  else if (g_fail_code != 0) {
+    rc = g_fail_code;
+    g_fail_code = 0;
+  } else if (needs_ctx && !t_ctx_current) rc = CUDA_ERROR_INVALID_CONTEXT;
+  if (rc != CUDA_SUCCESS) pthread_mutex_unlock(&g_mu);
+  return rc;
+}
+static int leave(int rc) {
+  pthread_mutex_unlock(&g_mu);
+  return rc;
+}
+
+static obj *find(const void *h, int kind) {
+  for (size_t i = 0; i < g_count; ++i)
+    if (g_objs[i] == h && g_objs[i]->live && g_objs[i]->kind == kind) return g_objs[i];
+  return NULL;
+}
+static obj *add(int kind) {
+  if (g_count == MAX_HANDLES) return NULL;
+  obj *o = calloc(1, sizeof *o);
+  if (!o) return NULL;
+  o->kind = kind;
+  o->live = 1;
+  g_objs[g_count++] = o;
+  return o;
+}
+/* Marks the handle dead; its memory stays until exit-free so stale handles are caught. */
+static void kill(obj *o) {
+  o->live = 0;
+  if (o->kind == K_MEM) {
+    g_mem_bytes -= o->size;
+    free(o->bytes);
+    o->bytes = NULL;
+  }
+  if (o->kind == K_MODULE) {
+    free(o->image);
+    o->image = NULL;
+  }
+}
+/* The allocation holding [p, p + n), or NULL. */
+static obj *mem_at(uint64_t p, size_t n) {
+  for (size_t i = 0; i < g_count; ++i) {
+    obj *o = g_objs[i];
+    if (o->live && o->kind == K_MEM) {
+      uint64_t b = (uint64_t)(uintptr_t)o->bytes;
+      if (p >= b && p + n <= b + o->size && p + n >= p) return o;
+    }
+  }
+  return NULL;
+}
+
+/* Frees the bookkeeping at exit, so a leak check sees only what the library leaked. */
+__attribute__((destructor)) static void fake_cuda_teardown(void) {
+  for (size_t i = 0; i < g_count; ++i) {
+    kill(g_objs[i]);
+    free(g_objs[i]);
+  }
+  g_count = 0;
+}
+
+EXPORT int cuGetErrorName(int code, const char **name) {
+  if (!name) return CUDA_ERROR_INVALID_VALUE;
+  switch (code) {
+    case CUDA_SUCCESS: *name = "CUDA_SUCCESS"; break;
+    case CUDA_ERROR_INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; break;
+    case CUDA_ERROR_OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+    case CUDA_ERROR_NOT_INITIALIZED: *name = "CUDA_ERROR_NOT_INITIALIZED"; break;
+    case CUDA_ERROR_INVALID_DEVICE: *name = "CUDA_ERROR_INVALID_DEVICE"; break;
+    case CUDA_ERROR_INVALID_CONTEXT: *name = "CUDA_ERROR_INVALID_CONTEXT"; break;
+    case CUDA_ERROR_INVALID_PTX: *name = "CUDA_ERROR_INVALID_PTX"; break;
+    case CUDA_ERROR_INVALID_HANDLE: *name = "CUDA_ERROR_INVALID_HANDLE"; break;
+    case CUDA_ERROR_NOT_FOUND: *name = "CUDA_ERROR_NOT_FOUND"; break;
+    case CUDA_ERROR_NOT_READY: *name = "CUDA_ERROR_NOT_READY"; break;
+    default: *name = NULL; return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+EXPORT int cuInit(unsigned flags) {
+  pthread_mutex_lock(&g_mu);
+  ++g_calls;
+  int rc = CUDA_SUCCESS;
+  if (flags != 0) rc = CUDA_ERROR_INVALID_VALUE;
+  else if (!g_inited) {
+    read_env();
+    g_inited = 1;
+  }
+  return leave(rc);
+}
+EXPORT int cuDeviceGetCount(int *n) {
+  int rc = enter(0);
+  if (rc) return rc;
+  if (!n) return leave(CUDA_ERROR_INVALID_VALUE);
+  *n = g_devices;
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuDeviceGet(int *dev, int ordinal) {
+  int rc = enter(0);
+  if (rc) return rc;
+  if (!dev) return leave(CUDA_ERROR_INVALID_VALUE);
+  if (ordinal < 0 || ordinal >= g_devices) return leave(CUDA_ERROR_INVALID_DEVICE);
+  *dev = ordinal;
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuDeviceGetAttribute(int *v, int attr, int dev) {
+  int rc = enter(0);
+  if (rc) return rc;
+  if (!v) return leave(CUDA_ERROR_INVALID_VALUE);
+  if (dev < 0 || dev >= g_devices) return leave(CUDA_ERROR_INVALID_DEVICE);
+  if (attr == 16) *v = g_sms;                 /* MULTIPROCESSOR_COUNT */
+  else if (attr == 97) *v = 99 * 1024;        /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
+  else return leave(CUDA_ERROR_INVALID_VALUE);
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuDeviceGetName(char *name, int len, int dev) {
+  int rc = enter(0);
+  if (rc) return rc;
+  if (!name || len <= 0) return leave(CUDA_ERROR_INVALID_VALUE);
+  if (dev < 0 || dev >= g_devices) return leave(CUDA_ERROR_INVALID_DEVICE);
+  snprintf(name, (size_t)len, "Fake CUDA Device %d", dev);
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuDevicePrimaryCtxRetain(void **ctx, int dev) {
+  int rc = enter(0);
+  if (rc) return rc;
+  if (!ctx) return leave(CUDA_ERROR_INVALID_VALUE);
+  if (dev < 0 || dev >= g_devices) return leave(CUDA_ERROR_INVALID_DEVICE);
+  ++g_ctx_retains;
+  *ctx = &g_ctx_token;
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuCtxSetCurrent(void *ctx) {
+  int rc = enter(0);
+  if (rc) return rc;
+  if (ctx != NULL && ctx != &g_ctx_token) return leave(CUDA_ERROR_INVALID_CONTEXT);
+  t_ctx_current = ctx != NULL;
+  return leave(CUDA_SUCCESS);
+}
+
+EXPORT int cuStreamCreateWithPriority(void **s, unsigned flags, int priority) {
+  int rc = enter(1);
+  if (rc) return rc;
+  (void)priority;
+  if (!s || flags > 1) return leave(CUDA_ERROR_INVALID_VALUE);
+  obj *o = add(K_STREAM);
+  if (!o) return leave(CUDA_ERROR_OUT_OF_MEMORY);
+  o->flags = flags;
+  o->id = g_next_stream_id++;
+  *s = o;
+  return leave(CUDA_SUCCESS);
+}
+/* Completes every event recorded on `s` (the device catching up). */
+static void drain(const obj *s) {
+  for (size_t i = 0; i < g_count; ++i)
+    if (g_objs[i]->live && g_objs[i]->kind == K_EVENT && g_objs[i]->stream == s && g_objs[i]->state == EV_PENDING)
+      g_objs[i]->state = EV_DONE;
+}
+EXPORT int cuStreamDestroy_v2(void *s) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *o = find(s, K_STREAM);
+  if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
+  drain(o);
+  kill(o);
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuStreamSynchronize(void *s) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *o = find(s, K_STREAM);
+  if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
+  drain(o);
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuStreamGetId(void *s, unsigned long long *id) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *o = find(s, K_STREAM);
+  if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (!id) return leave(CUDA_ERROR_INVALID_VALUE);
+  *id = o->id;
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuEventCreate(void **e, unsigned flags) {
+  int rc = enter(1);
+  if (rc) return rc;
+  if (!e || (flags & ~0xfu) != 0) return leave(CUDA_ERROR_INVALID_VALUE);
+  obj *o = add(K_EVENT);
+  if (!o) return leave(CUDA_ERROR_OUT_OF_MEMORY);
+  o->flags = flags;
+  *e = o;
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuEventDestroy_v2(void *e) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *o = find(e, K_EVENT);
+  if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
+  kill(o);
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuEventRecord(void *e, void *s) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *ev = find(e, K_EVENT), *st = find(s, K_STREAM);
+  if (!ev || !st) return leave(CUDA_ERROR_INVALID_HANDLE);
+  ev->state = EV_PENDING;
+  ev->stream = st;
+  ev->stamp = g_clock += 10;
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuStreamWaitEvent(void *s, void *e, unsigned flags) {
+  int rc = enter(1);
+  if (rc) return rc;
+  if (!find(s, K_STREAM) || !find(e, K_EVENT)) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (flags != 0) return leave(CUDA_ERROR_INVALID_VALUE);
+  ++g_waits;
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuEventQuery(void *e) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *o = find(e, K_EVENT);
+  if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
+  return leave(o->state == EV_PENDING ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS);
+}
+EXPORT int cuEventSynchronize(void *e) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *o = find(e, K_EVENT);
+  if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
+  /* Its stream ran up to it: every earlier record on that stream is complete too. */
+  if (o->state == EV_PENDING) {
+    for (size_t i = 0; i < g_count; ++i) {
+      obj *x = g_objs[i];
+      if (x->live && x->kind == K_EVENT && x->state == EV_PENDING && x->stream == o->stream && x->stamp <= o->stamp)
+        x->state = EV_DONE;
+    }
+  }
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuEventElapsedTime(float *ms, void *a, void *b) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *x = find(a, K_EVENT), *y = find(b, K_EVENT);
+  if (!x || !y) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (!ms) return leave(CUDA_ERROR_INVALID_VALUE);
+  /* As CUDA: timing-free or never-recorded events are invalid here; pending ones not ready. */
+  if ((x->flags | y->flags) & CU_EVENT_DISABLE_TIMING) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (x->state == EV_NEVER || y->state == EV_NEVER) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (x->state == EV_PENDING || y->state == EV_PENDING) return leave(CUDA_ERROR_NOT_READY);
+  *ms = (float)((double)(y->stamp - x->stamp) * 0.001);
+  return leave(CUDA_SUCCESS);
+}
+
+EXPORT int cuMemAlloc_v2(uint64_t *p, size_t size) {
+  int rc = enter(1);
+  if (rc) return rc;
+  if (!p || size == 0) return leave(CUDA_ERROR_INVALID_VALUE);
+  if (size > g_mem_capacity - g_mem_bytes) return leave(CUDA_ERROR_OUT_OF_MEMORY);
+  obj *o = add(K_MEM);
+  if (!o) return leave(CUDA_ERROR_OUT_OF_MEMORY);
+  o->bytes = malloc(size);
+  if (!o->bytes) {
+    o->live = 0;
+    return leave(CUDA_ERROR_OUT_OF_MEMORY);
+  }
+  memset(o->bytes, 0xa5, size); /* uninitialised, as device memory is */
+  o->size = size;
+  g_mem_bytes += size;
+  *p = (uint64_t)(uintptr_t)o->bytes;
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuMemFree_v2(uint64_t p) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *o = mem_at(p, 1);
+  if (!o || (uint64_t)(uintptr_t)o->bytes != p) return leave(CUDA_ERROR_INVALID_VALUE);
+  kill(o);
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t n) {
+  int rc = enter(1);
+  if (rc) return rc;
+  if (!src || !mem_at(dst, n)) return leave(CUDA_ERROR_INVALID_VALUE);
+  memcpy((void *)(uintptr_t)dst, src, n);
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t n, void *s) {
+  int rc = enter(1);
+  if (rc) return rc;
+  if (!find(s, K_STREAM)) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (!src || !mem_at(dst, n)) return leave(CUDA_ERROR_INVALID_VALUE);
+  memcpy((void *)(uintptr_t)dst, src, n);
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t n) {
+  int rc = enter(1);
+  if (rc) return rc;
+  if (!dst || !mem_at(src, n)) return leave(CUDA_ERROR_INVALID_VALUE);
+  memcpy(dst, (const void *)(uintptr_t)src, n);
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuMemsetD32_v2(uint64_t dst, unsigned v, size_t n) {
+  int rc = enter(1);
+  if (rc) return rc;
+  if (!mem_at(dst, n * 4)) return leave(CUDA_ERROR_INVALID_VALUE);
+  uint32_t *w = (uint32_t *)(uintptr_t)dst;
+  for (size_t i = 0; i < n; ++i) w[i] = v;
+  return leave(CUDA_SUCCESS);
+}
+
+EXPORT int cuModuleLoadDataEx(void **m, const void *image, unsigned nopt, int *opts, void **vals) {
+  int rc = enter(1);
+  if (rc) return rc;
+  if (!m || !image || (nopt > 0 && (!opts || !vals))) return leave(CUDA_ERROR_INVALID_VALUE);
+  const char *ptx = image;
+  if (!strstr(ptx, ".version") || !strstr(ptx, ".target")) {
+    for (unsigned i = 0; i < nopt; ++i)
+      if (opts[i] == 5 && vals[i]) snprintf((char *)vals[i], 64, "ptxas fatal: not a PTX module");
+    return leave(CUDA_ERROR_INVALID_PTX);
+  }
+  obj *o = add(K_MODULE);
+  if (!o) return leave(CUDA_ERROR_OUT_OF_MEMORY);
+  o->image = strdup(ptx);
+  *m = o;
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuModuleGetFunction(void **f, void *m, const char *name) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *mod = find(m, K_MODULE);
+  if (!mod) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (!f || !name || strlen(name) >= 60) return leave(CUDA_ERROR_INVALID_VALUE);
+  char entry[80];
+  snprintf(entry, sizeof entry, ".entry %s(", name);
+  if (!strstr(mod->image, entry)) return leave(CUDA_ERROR_NOT_FOUND);
+  obj *o = add(K_FUNC);
+  if (!o) return leave(CUDA_ERROR_OUT_OF_MEMORY);
+  o->module = mod;
+  strcpy(o->name, name);
+  *f = o;
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuModuleUnload(void *m) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *mod = find(m, K_MODULE);
+  if (!mod) return leave(CUDA_ERROR_INVALID_HANDLE);
+  for (size_t i = 0; i < g_count; ++i)
+    if (g_objs[i]->live && g_objs[i]->kind == K_FUNC && g_objs[i]->module == mod) kill(g_objs[i]);
+  kill(mod);
+  return leave(CUDA_SUCCESS);
+}
+EXPORT int cuFuncSetAttribute(void *f, int attr, int value) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *o = find(f, K_FUNC);
+  if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (attr != 8 || value < 0 || value > 99 * 1024) return leave(CUDA_ERROR_INVALID_VALUE);
+  o->flags = (uint32_t)value; /* the function's dynamic shared-memory limit */
+  return leave(CUDA_SUCCESS);
+}
+
+/* A parameter as a checked device pointer to n bytes. */
+#define DEV(i, n) (mem_at(*(uint64_t *)params[i], (n)) ? (void *)(uintptr_t) * (uint64_t *)params[i] : NULL)
+
+EXPORT int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                          unsigned shared, void *s, void **params, void **extra) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *fn = find(f, K_FUNC);
+  if (!fn || !find(s, K_STREAM)) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (gx == 0 || gy != 1 || gz != 1 || bx == 0 || bx > 1024 || by != 1 || bz != 1 || extra != NULL || !params)
+    return leave(CUDA_ERROR_INVALID_VALUE);
+  if (shared > 48 * 1024 && shared > fn->flags) return leave(CUDA_ERROR_INVALID_VALUE);
+  if ((int)gx > g_sms) return leave(CUDA_ERROR_INVALID_VALUE); /* the replay never asks for more */
+  ++g_launches;
+  g_clock += 100;
+  if (strcmp(fn->name, "sa_replay_gate") == 0) {
+    uint32_t *gate = DEV(0, 4);
+    uint64_t *stamp = DEV(1, 16);
+    if (!gate || !stamp) return leave(CUDA_ERROR_INVALID_VALUE);
+    stamp[0] = g_clock;
+    return leave(CUDA_SUCCESS);
+  }
+  if (strcmp(fn->name, "sa_replay_kernel") != 0) return leave(CUDA_SUCCESS);
+  uint32_t k = *(uint32_t *)params[5], begin = *(uint32_t *)params[6], count = *(uint32_t *)params[7];
+  uint32_t run = *(uint32_t *)params[8];
+  uint64_t duration_ns = *(uint64_t *)params[9];
+  uint32_t *flags = DEV(0, 4 * ((size_t)k + 1));
+  uint32_t *deps = count ? DEV(1, 4 * ((size_t)begin + count)) : NULL;
+  uint32_t *violations = DEV(2, 4 * ((size_t)k + 1));
+  uint64_t *times = DEV(3, 16 * ((size_t)k + 1));
+  uint32_t *arrivals = DEV(4, 4 * ((size_t)k + 1));
+  if (!flags || (count && !deps) || !violations || !times || !arrivals || run == 0)
+    return leave(CUDA_ERROR_INVALID_VALUE);
+  for (unsigned b = 0; b < gx; ++b) {
+    if (b == 0) times[2 * k] = g_clock;
+    for (uint32_t i = 0; i < count; ++i) {
+      uint32_t d = deps[begin + i];
+      if (!mem_at((uint64_t)(uintptr_t)&flags[d], 4)) return leave(CUDA_ERROR_INVALID_VALUE);
+      if (flags[d] != run && violations[k] == 0) violations[k] = d + 1;
+    }
+    if (++arrivals[k] == gx * run) {
+      times[2 * k + 1] = g_clock + duration_ns;
+      flags[k] = run;
+    }
+  }
+  g_clock += duration_ns;
+  return leave(CUDA_SUCCESS);
+}
+
+/* Test controls. */
+EXPORT void fake_cuda_fail_next(int code) {
+  pthread_mutex_lock(&g_mu);
+  g_fail_code = code;
+  pthread_mutex_unlock(&g_mu);
+}
+EXPORT uint64_t fake_cuda_live(int kind) {
+  pthread_mutex_lock(&g_mu);
+  uint64_t n = 0;
+  for (size_t i = 0; i < g_count; ++i) n += g_objs[i]->live && (kind == 0 || g_objs[i]->kind == kind);
+  pthread_mutex_unlock(&g_mu);
+  return n;
+}
+EXPORT uint64_t fake_cuda_calls(void) {
+  pthread_mutex_lock(&g_mu);
+  uint64_t n = g_calls;
+  pthread_mutex_unlock(&g_mu);
+  return n;
+}
+EXPORT uint64_t fake_cuda_launches(void) {
+  pthread_mutex_lock(&g_mu);
+  uint64_t n = g_launches;
+  pthread_mutex_unlock(&g_mu);
+  return n;
+}
+EXPORT uint64_t fake_cuda_waits(void) {
+  pthread_mutex_lock(&g_mu);
+  uint64_t n = g_waits;
+  pthread_mutex_unlock(&g_mu);
+  return n;
+}
+EXPORT uint64_t fake_cuda_mem_bytes(void) {
+  pthread_mutex_lock(&g_mu);
+  uint64_t n = g_mem_bytes;
+  pthread_mutex_unlock(&g_mu);
+  return n;
+}
+EXPORT void fake_cuda_set_mem_capacity(uint64_t bytes) {
+  pthread_mutex_lock(&g_mu);
+  g_mem_capacity = bytes;
+  pthread_mutex_unlock(&g_mu);
+}
+EXPORT void fake_cuda_complete_all(void) {
+  pthread_mutex_lock(&g_mu);
+  for (size_t i = 0; i < g_count; ++i)
+    if (g_objs[i]->live && g_objs[i]->kind == K_EVENT && g_objs[i]->state == EV_PENDING) g_objs[i]->state = EV_DONE;
+  pthread_mutex_unlock(&g_mu);
+}

@@ -1,0 +1,83 @@
+# The library's dynamic symbol table against GE's allocator ABI (docs/drop-in.md), with nm -D:
+#   - it defines every GE symbol of src/capi/runtime_ge.rs (GE_SYMBOLS / export_name);
+#   - it exports nothing else but the sa_* C API (no std:: template instance, no helper of its
+#     C++ unit, no Rust symbol);
+#   - it imports nothing from GE: no ge:: or gert:: symbol, no StatusFactory, no CANN memset_s;
+#   - code compiled against GE's declarations (ge_decls/) and against the shims references only
+#     symbols the library exports (ge_abi_refs.cpp, nm -u).
+# Inputs: LIB, SOURCE_DIR (repository root), CXX, WORK (scratch directory).
+# must(<message> <condition...>): fails the test with <message> unless the condition holds.
+macro(must msg)
+  if(NOT (${ARGN}))
+    message(FATAL_ERROR "${msg}")
+  endif()
+endmacro()
+find_program(NM nm REQUIRED)
+execute_process(COMMAND "${NM}" -D --defined-only "${LIB}" OUTPUT_VARIABLE defined RESULT_VARIABLE rc)
+must("nm -D ${LIB} failed" rc EQUAL 0)
+execute_process(COMMAND "${NM}" -D --undefined-only "${LIB}" OUTPUT_VARIABLE undefined)
+
+file(STRINGS "${SOURCE_DIR}/src/capi/runtime_ge.rs" lines REGEX "export_name = \"_Z")
+set(ge_symbols "")
+foreach(l IN LISTS lines)
+  string(REGEX REPLACE ".*export_name = \"([^\"]+)\".*" "\\1" sym "${l}")
+  list(APPEND ge_symbols "${sym}")
+endforeach()
+list(LENGTH ge_symbols n_ge)
+must("expected 23 GE symbols (14 gert, 3 ge::ReusableStreamAllocator, 6 extensions), found ${n_ge}" n_ge EQUAL 23)
+
+string(REPLACE "\n" ";" defined_lines "${defined}")
+set(exported "")
+foreach(l IN LISTS defined_lines)
+  if(l MATCHES "^[0-9a-f]+ [A-Za-z] ([^ @]+)")
+    list(APPEND exported "${CMAKE_MATCH_1}")
+  endif()
+endforeach()
+foreach(sym IN LISTS ge_symbols)
+  list(FIND exported "${sym}" at)
+  must("${LIB} does not export ${sym}" at GREATER -1)
+endforeach()
+set(strangers "")
+foreach(sym IN LISTS exported)
+  list(FIND ge_symbols "${sym}" at)
+  if(at EQUAL -1 AND NOT sym MATCHES "^sa_")
+    list(APPEND strangers "${sym}")
+  endif()
+endforeach()
+list(LENGTH strangers n_strangers)
+must("${LIB} exports symbols outside GE's list and the sa_* API: ${strangers}" n_strangers EQUAL 0)
+
+string(REPLACE "\n" ";" undefined_lines "${undefined}")
+foreach(l IN LISTS undefined_lines)
+  if(l MATCHES "(_ZN2ge|_ZNK2ge|_ZN4gert|_ZNK4gert|StatusFactory|memset_s)")
+    message(FATAL_ERROR "${LIB} imports from GE or CANN: ${l}")
+  endif()
+endforeach()
+
+# What callers need, compiled against GE's declarations and against the shims.
+file(MAKE_DIRECTORY "${WORK}")
+foreach(variant ge_decls shims)
+  if(variant STREQUAL "ge_decls")
+    set(includes -I "${SOURCE_DIR}/tests_c/runtime/ge_decls")
+  else()
+    set(includes -I "${SOURCE_DIR}/include" -I "${SOURCE_DIR}/include/stream_alloc/ge_compat")
+  endif()
+  set(obj "${WORK}/ge_abi_refs_${variant}.o")
+  execute_process(COMMAND "${CXX}" -std=c++14 -c ${includes} "${SOURCE_DIR}/tests_c/runtime/ge_abi_refs.cpp" -o "${obj}"
+                  RESULT_VARIABLE rc)
+  must("compiling ge_abi_refs.cpp against ${variant} failed" rc EQUAL 0)
+  execute_process(COMMAND "${NM}" -u "${obj}" OUTPUT_VARIABLE refs)
+  string(REPLACE "\n" ";" ref_lines "${refs}")
+  set(needed 0)
+  foreach(l IN LISTS ref_lines)
+    if(l MATCHES "U (_ZN?K?[0-9]*(ge|gert)[0-9]+[A-Za-z]+Allocator[^ ]*)")
+      set(sym "${CMAKE_MATCH_1}")
+      list(FIND exported "${sym}" at)
+      must("code built against ${variant} needs ${sym}, which ${LIB} does not export" at GREATER -1)
+      math(EXPR needed "${needed} + 1")
+    endif()
+  endforeach()
+  must("ge_abi_refs.cpp (${variant}) referenced only ${needed} allocator symbols; the scan is broken" needed GREATER 9)
+  message(STATUS "${variant}: ${needed} allocator symbols referenced, all exported")
+endforeach()
+message(STATUS "${LIB}: ${n_ge} GE symbols exported, nothing else but sa_*, nothing imported from GE")
