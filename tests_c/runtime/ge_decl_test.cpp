@@ -73,28 +73,9 @@ void *operator new[](size_t size) {
 void operator delete[](void *p) noexcept { std::free(p); }
 void operator delete[](void *p, size_t) noexcept { std::free(p); }
 
-namespace {
-int g_failures = 0;
-#define EXPECT_TRUE(c)                                                      \
-  do {                                                                      \
-    if (!(c)) {                                                             \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); \
-      ++g_failures;                                                         \
-    }                                                                       \
-  } while (0)
-#define ASSERT_TRUE(c)                                                      \
-  do {                                                                      \
-    if (!(c)) {                                                             \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); \
-      ++g_failures;                                                         \
-      return;                                                               \
-    }                                                                       \
-  } while (0)
-#define EXPECT_EQ(a, b) EXPECT_TRUE((a) == (b))
-#define EXPECT_NE(a, b) EXPECT_TRUE((a) != (b))
-#define ASSERT_NE(a, b) ASSERT_TRUE((a) != (b))
-#define ASSERT_EQ(a, b) ASSERT_TRUE((a) == (b))
+#include "../expect.hpp"
 
+namespace {
 enum { kStream = 0, kEvent = 1, kNotify = 2 };
 // The fake's counters are cumulative; each case reads them relative to its start.
 uint64_t g_base_creates[3], g_base_destroys[3], g_base_forced;

@@ -19,26 +19,9 @@
 #include "framework/runtime/stream_allocator.h"
 #include "graph/load/model_manager/reusable_stream_allocator.h"
 
-namespace {
-int g_failures = 0;
-#define EXPECT_TRUE(c)                                                 \
-  do {                                                                 \
-    if (!(c)) {                                                        \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); \
-      ++g_failures;                                                    \
-    }                                                                  \
-  } while (0)
-#define EXPECT_EQ(a, b) EXPECT_TRUE((a) == (b))
-#define EXPECT_NE(a, b) EXPECT_TRUE((a) != (b))
-#define ASSERT_TRUE(c)                                                   \
-  do {                                                                   \
-    if (!(c)) {                                                          \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); \
-      ++g_failures;                                                      \
-      return;                                                            \
-    }                                                                    \
-  } while (0)
+#include "../expect.hpp"
 
+namespace {
 struct Fake {
   void (*counts)(uint32_t, uint64_t *, uint64_t *);
   uint64_t (*live)();

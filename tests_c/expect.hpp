@@ -1,0 +1,33 @@
+// The C++ tests' check macros, shaped like the gtest ones GE's own tests use: an EXPECT_* that
+// fails records the failure and goes on; an ASSERT_* that fails records it and returns from the
+// (void) test case. main() returns g_failures != 0.
+#ifndef SA_TEST_EXPECT_HPP
+#define SA_TEST_EXPECT_HPP
+
+#include <cstdio>
+
+namespace {
+int g_failures = 0;
+}  // namespace
+
+#define EXPECT_TRUE(c)                                                      \
+  do {                                                                      \
+    if (!(c)) {                                                             \
+      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); \
+      ++g_failures;                                                         \
+    }                                                                       \
+  } while (0)
+#define EXPECT_EQ(a, b) EXPECT_TRUE((a) == (b))
+#define EXPECT_NE(a, b) EXPECT_TRUE((a) != (b))
+#define ASSERT_TRUE(c)                                                      \
+  do {                                                                      \
+    if (!(c)) {                                                             \
+      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); \
+      ++g_failures;                                                         \
+      return;                                                               \
+    }                                                                       \
+  } while (0)
+#define ASSERT_EQ(a, b) ASSERT_TRUE((a) == (b))
+#define ASSERT_NE(a, b) ASSERT_TRUE((a) != (b))
+
+#endif
