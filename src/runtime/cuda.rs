@@ -529,15 +529,21 @@ impl Cuda {
     /// waits on an event recorded in the capture, is recorded instead of run, until
     /// [`Capture::finish`]. Every stream that joined must be joined back into `origin` (an
     /// event recorded on it that `origin` waits on) before then.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn begin_capture(self: &Arc<Self>, origin: Ptr) -> RtResult<Capture> {
         let Some(g) = self.d.graphs else {
             return Err(RtError::new(
                 RtErrorKind::NoRuntime,
-                format!("the CUDA driver {} has no stream capture (cuStreamBeginCapture_v2 and cuGraphInstantiateWithFlags, CUDA 11.4 or later)", self.library),
+                format!(
+                    "the CUDA driver {} has no stream capture (cuStreamBeginCapture_v2 and cuGraphInstantiateWithFlags, CUDA 11.4 or later)",
+                    self.library
+                ),
             ));
         };
         // SAFETY: a stream of this driver.
-        self.call("cuStreamBeginCapture", || unsafe { (g.begin_capture)(origin, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) })?;
+        self.call("cuStreamBeginCapture", || unsafe {
+            (g.begin_capture)(origin, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        })?;
         Ok(Capture { cuda: self.clone(), g, origin, open: true })
     }
 }
@@ -565,7 +571,8 @@ impl Capture {
         let graph = self.end()?;
         let mut exec: Ptr = std::ptr::null_mut();
         // SAFETY: a graph the capture made; the executable copies it, so it is destroyed after.
-        let made = self.cuda.call("cuGraphInstantiateWithFlags", || unsafe { (self.g.instantiate)(&mut exec, graph, 0) });
+        let made =
+            self.cuda.call("cuGraphInstantiateWithFlags", || unsafe { (self.g.instantiate)(&mut exec, graph, 0) });
         // SAFETY: the graph is ours and no longer needed.
         let _ = self.cuda.call("cuGraphDestroy", || unsafe { (self.g.destroy)(graph) });
         made?;
