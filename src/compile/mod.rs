@@ -47,6 +47,21 @@ pub fn logical_stage(model: &Model, options: &Options) -> Result<(Allocation, Op
             (logical, Some(report))
         }
     };
+    Ok((ordered(model, options, mode, logical), report))
+}
+
+/// [`logical_stage`] in a policy context built once for several runs (`auto`'s candidates
+/// share GE's logical pass, the chain cover and the sync-id trials): the same result.
+pub fn logical_stage_in(ctx: &policy::Ctx<'_>, options: &Options) -> Result<(Allocation, Option<PolicyReport>)> {
+    let model = ctx.model;
+    let mode = Mode::of(model, options);
+    let Mode::Policy(p) = mode else { return logical_stage(model, options) };
+    let (logical, report) = policy::assign_in(ctx, options, p)?;
+    Ok((ordered(model, options, mode, logical), Some(report)))
+}
+
+/// The logical stage's allocation of `logical`, with its execution order.
+fn ordered(model: &Model, options: &Options, mode: Mode, logical: logical::LogicalResult) -> Allocation {
     let mut alloc = Allocation::from_logical(
         mode.name(),
         options.event,
@@ -56,7 +71,7 @@ pub fn logical_stage(model: &Model, options: &Options) -> Result<(Allocation, Op
         logical.attached_count,
     );
     choose_order(model, options, &mut alloc);
-    Ok((alloc, report))
+    alloc
 }
 
 /// The execution order of an assignment, computed or given: GE's under `compat=ge`, and

@@ -34,9 +34,10 @@ use crate::memory::AllocationDocument;
 use crate::simulate::SimConfig;
 
 /// Chooses the fixed policy a search mode (`policy=auto`) runs, by running whole pipelines of
-/// the candidates under the simulator. The searches sit above the session
-/// ([`crate::search`]), so the session is handed one instead of importing it.
-pub type Search = fn(&Model, &Options, &TaskLimits, &SimConfig) -> Result<(Policy, PolicyReport)>;
+/// the candidates under the simulator; hands back the logical allocation to continue from when
+/// it improved on that policy's own. The searches sit above the session ([`crate::search`]),
+/// so the session is handed one instead of importing it.
+pub type Search = fn(&Model, &Options, &TaskLimits, &SimConfig) -> Result<(Policy, PolicyReport, Option<Allocation>)>;
 
 /// The call that moves a session into `stage`.
 fn call(stage: SessionStage) -> &'static str {
@@ -293,9 +294,11 @@ impl<M: Deref<Target = Model>> Session<M> {
                     mode.name()
                 );
             };
-            let (chosen, report) = search(&self.model, &self.options, &self.limits, &self.sim)?;
-            let fixed = Options { policy: chosen, ..self.options.clone() };
-            let (alloc, _) = compile::logical_stage(&self.model, &fixed)?;
+            let (chosen, report, refined) = search(&self.model, &self.options, &self.limits, &self.sim)?;
+            let alloc = match refined {
+                Some(alloc) => alloc,
+                None => compile::logical_stage(&self.model, &Options { policy: chosen, ..self.options.clone() })?.0,
+            };
             (alloc.named(mode.name()), Some(report))
         } else {
             compile::logical_stage(&self.model, &self.options)?

@@ -8,11 +8,11 @@
 
 use serde_json::json;
 
+use super::candidate::Outcome;
 use crate::bail;
-use crate::compile::policy::{Ctx, PolicyReport, min_streams};
+use crate::compile::policy::{Ctx, PolicyReport};
 use crate::compile::summary::ModelCounts;
-use crate::compile::{Stage, TaskLimits};
-use crate::driver::Session;
+use crate::compile::{Allocation, TaskLimits};
 use crate::error::{ErrorKind, Result};
 use crate::graph::{Model, Options, Policy};
 use crate::simulate::{SimConfig, ideal, round3, simulate};
@@ -42,10 +42,11 @@ pub fn choose(
     options: &Options,
     limits: &TaskLimits,
     cfg: &SimConfig,
-) -> Result<(Policy, PolicyReport)> {
+) -> Result<(Policy, PolicyReport, Option<Allocation>)> {
+    // One policy context for every candidate: GE's logical pass, the chain cover and the
+    // sync-id trials of the budget cuts are computed once.
     let ctx = Ctx::new(model, options)?;
-    let width = min_streams::chain_cover(&ctx).chains.len();
-    drop(ctx);
+    let width = ctx.cover().chains.len();
     let mut best: Option<(f64, u32, usize, usize, Policy)> = None;
     let mut rows = Vec::new();
     crate::memory::budget::require_sizes(model, options)?;
@@ -53,20 +54,26 @@ pub fn choose(
     let reference = ideal(model, cfg)?;
     let (ideal_us, bound_us) = (round3(reference.makespan_us), round3(reference.lower_bound_us));
     let (max_streams, max_events) = (options.stream_budget(), options.event_budget());
+    let mut ran = None;
     for (i, p) in candidates(width).into_iter().enumerate() {
-        let mut s = Session::new(model, Options { policy: p, ..options.clone() }, *limits);
         // A candidate past a device limit (streams, events, notifies) is not an answer, but
         // another candidate may be: it is reported and dropped, never fatal to the search.
-        match s.run_to(Stage::All) {
-            Err(e) if e.kind == ErrorKind::Limit => {
-                rows.push(json!({
-                    "policy": p.name(), "rejected": e.to_string(), "ideal_us": ideal_us, "lower_bound_us": bound_us,
-                }));
-                continue;
+        let why = match super::candidate::run(model, &Options { policy: p, ..options.clone() }, limits, &ctx) {
+            Err(e) if e.kind == ErrorKind::Limit => e.to_string(),
+            Ok(Outcome::Over(why)) => why,
+            Ok(Outcome::Ran(alloc, report)) => {
+                ran = Some((alloc, report));
+                String::new()
             }
-            r => r?,
-        }
-        let alloc = s.allocation()?;
+            Err(e) => return Err(e),
+        };
+        let Some((alloc, report)) = ran.take() else {
+            rows.push(json!({
+                "policy": p.name(), "rejected": why, "ideal_us": ideal_us, "lower_bound_us": bound_us,
+            }));
+            continue;
+        };
+        let alloc = &*alloc;
         let sim = simulate(model, alloc, cfg)?;
         let ids = sync_ids(alloc);
         let mut row = json!({
@@ -78,7 +85,8 @@ pub fn choose(
             "syncs": sim.syncs,
             "event_ids": ids,
         });
-        if let Some(made) = s.report().and_then(|r| r.details.get("budgets")).and_then(|b| b.get("unbudgeted_streams"))
+        if let Some(made) =
+            report.as_ref().and_then(|r| r.details.get("budgets")).and_then(|b| b.get("unbudgeted_streams"))
         {
             row["unbudgeted_streams"] = made.clone();
         }
@@ -118,8 +126,10 @@ pub fn choose(
             rows.iter().map(|r| format!("{}: {}", r["policy"].as_str().unwrap_or(""), r["rejected"])).collect();
         bail!(Limit, "policy auto on graph '{}': no candidate is feasible ({})", model.name, reasons.join("; "));
     };
+    let refined = super::refine::refine(model, options, limits, cfg, &ctx, chosen, reference.makespan_us)?;
     let mut report = PolicyReport { name: "auto".into(), details: Default::default() };
     report.details.insert("chosen".into(), json!(chosen.name()));
+    let makespan = if refined.logical.is_some() { refined.makespan_us } else { makespan };
     report.details.insert("makespan_us".into(), json!(round3(makespan)));
     report.details.insert("ideal_us".into(), json!(ideal_us));
     report.details.insert(
@@ -133,7 +143,8 @@ pub fn choose(
         )),
     );
     report.details.insert("candidates".into(), json!(rows));
-    Ok((chosen, report))
+    report.details.insert("refine".into(), refined.report);
+    Ok((chosen, report, refined.logical))
 }
 
 /// A budget as the option writes it.

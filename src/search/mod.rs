@@ -8,6 +8,8 @@
 #![forbid(unsafe_code)]
 
 pub mod auto;
+pub mod candidate;
+pub mod refine;
 
 use std::ops::Deref;
 

@@ -83,6 +83,20 @@ pub struct Ctx<'m> {
     /// them. Policy loops read these flat lists instead of edge structs.
     pub succ: Csr<u32, u32>,
     pub pred: Csr<u32, u32>,
+    /// The minimum chain cover of the task nodes, computed on first use: min-streams and every
+    /// `budget:N` merge the same cover, so candidates sharing one context share it.
+    cover: std::sync::OnceLock<min_streams::ChainCover>,
+    /// Sync-id trials already run ([`sync_ids_over`]), by logical result: candidates that cut
+    /// their streams to the same assignment (one policy stream, the same merge of the cover)
+    /// run its sync stage once.
+    trials: std::sync::Mutex<Vec<Trial>>,
+}
+
+/// One sync-id trial: the logical streams tried and the sync ids they needed.
+struct Trial {
+    node_stream: IdVec<NodeId, Option<StreamId>>,
+    main_stream_count: u32,
+    counts: crate::compile::summary::ModelCounts,
 }
 
 impl<'m> Ctx<'m> {
@@ -139,7 +153,22 @@ impl<'m> Ctx<'m> {
         debug_assert!(model.root().edges.is_sorted());
         let succ = Csr::group(order.len(), edges.clone());
         let pred = Csr::group(order.len(), edges.map(|(s, d)| (d, s)));
-        Ok(Ctx { model, base, role, order, pos, succ, pred })
+        Ok(Ctx {
+            model,
+            base,
+            role,
+            order,
+            pos,
+            succ,
+            pred,
+            cover: std::sync::OnceLock::new(),
+            trials: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The minimum chain cover of the task nodes ([`min_streams::chain_cover`]), once.
+    pub fn cover(&self) -> &min_streams::ChainCover {
+        self.cover.get_or_init(|| min_streams::chain_cover(self))
     }
 
     /// Free nodes with tasks, in topological order.
@@ -232,22 +261,7 @@ pub fn finish(ctx: &Ctx<'_>, a: &Assignment) -> LogicalResult {
         };
     }
     if followers {
-        let order = &ctx.order;
-        for (p, &n) in order.iter().enumerate() {
-            if ctx.role[n] == Role::Follower {
-                stream[n] = ctx.pred.of(p as u32).iter().find_map(|&q| stream[order[q as usize]]);
-            }
-        }
-        for (p, &n) in order.iter().enumerate().rev() {
-            if ctx.role[n] == Role::Follower && stream[n].is_none() {
-                stream[n] = ctx.succ.of(p as u32).iter().find_map(|&q| stream[order[q as usize]]);
-            }
-        }
-        for &n in &ctx.order {
-            if ctx.role[n] == Role::Follower && stream[n].is_none() {
-                stream[n] = Some(StreamId(spare.unwrap_or(0)));
-            }
-        }
+        place_followers(ctx, &mut stream, spare.unwrap_or(0));
     }
     let main = count + pinned_streams.len() as u32;
     let attached = IdVec::from_vec(
@@ -257,6 +271,29 @@ pub fn finish(ctx: &Ctx<'_>, a: &Assignment) -> LogicalResult {
             .collect(),
     );
     LogicalResult { node_stream: stream, main_stream_count: main, attached, attached_count: base.attached_count }
+}
+
+/// Places every follower (a free node without tasks; its entry in `stream` is overwritten):
+/// on the stream of its first producer that has one, else of its first consumer that has one,
+/// else on `spare`. Producers come first in topological order, so a chain of followers takes
+/// the stream of the task node it hangs from.
+pub fn place_followers(ctx: &Ctx<'_>, stream: &mut IdVec<NodeId, Option<StreamId>>, spare: u32) {
+    let order = &ctx.order;
+    for (p, &n) in order.iter().enumerate() {
+        if ctx.role[n] == Role::Follower {
+            stream[n] = ctx.pred.of(p as u32).iter().find_map(|&q| stream[order[q as usize]]);
+        }
+    }
+    for (p, &n) in order.iter().enumerate().rev() {
+        if ctx.role[n] == Role::Follower && stream[n].is_none() {
+            stream[n] = ctx.succ.of(p as u32).iter().find_map(|&q| stream[order[q as usize]]);
+        }
+    }
+    for &n in order {
+        if ctx.role[n] == Role::Follower && stream[n].is_none() {
+            stream[n] = Some(StreamId(spare));
+        }
+    }
 }
 
 /// `single`: every task node on one stream (DALI's `Single`).
@@ -286,8 +323,16 @@ pub fn per_backend(ctx: &Ctx<'_>) -> Assignment {
 }
 
 /// The policy's own assignment with at most `cap` policy streams: a policy that makes more
-/// has them merged by the budget machinery. Also says how many streams it made unbounded.
-fn bounded(ctx: &Ctx<'_>, policy: Policy, cap: u32, report: &mut PolicyReport) -> Result<(Assignment, u32)> {
+/// has them merged by the budget machinery. Also says how many streams it made unbounded
+/// (`list` runs a second, unbounded schedule for that only when `made` is asked for; otherwise
+/// the count is `cap`'s).
+fn bounded(
+    ctx: &Ctx<'_>,
+    policy: Policy,
+    cap: u32,
+    report: &mut PolicyReport,
+    made: bool,
+) -> Result<(Assignment, u32)> {
     let model = ctx.model;
     let fit = |a: Assignment| {
         let made = a.count;
@@ -301,25 +346,25 @@ fn bounded(ctx: &Ctx<'_>, policy: Policy, cap: u32, report: &mut PolicyReport) -
         Policy::PerBackend => fit(per_backend(ctx)),
         Policy::PerOperator => fit(per_operator::assign(ctx)),
         Policy::MinStreams => {
-            let cover = min_streams::chain_cover(ctx);
+            let cover = ctx.cover();
             report.details.insert("width".into(), json!(cover.chains.len()));
             report.details.insert(
                 "antichain".into(),
                 json!(cover.antichain.iter().map(|&n| model.nodes[n].name.clone()).collect::<Vec<_>>()),
             );
-            (budget::merge(ctx, &cover, cap), cover.chains.len() as u32)
+            (budget::merge(ctx, cover, cap), cover.chains.len() as u32)
         }
         Policy::Budget(n) => {
-            let cover = min_streams::chain_cover(ctx);
+            let cover = ctx.cover();
             report.details.insert("budget".into(), json!(n));
             report.details.insert("width".into(), json!(cover.chains.len()));
             let made = cover.chains.len().min(n as usize) as u32;
-            (budget::merge(ctx, &cover, n.min(cap)), made)
+            (budget::merge(ctx, cover, n.min(cap)), made)
         }
         Policy::List => {
             // Fewer streams than the cap: the cap never bound, the unbounded run is the same.
             let a = list::assign(ctx, cap);
-            let made = if a.count < cap { a.count } else { list::assign(ctx, u32::MAX).count };
+            let made = if a.count < cap || !made { a.count } else { list::assign(ctx, u32::MAX).count };
             (a, made)
         }
     })
@@ -330,16 +375,23 @@ fn bounded(ctx: &Ctx<'_>, policy: Policy, cap: u32, report: &mut PolicyReport) -
 /// not: a sync joins the ends of a dependency across streams, or an attached stream or a nested
 /// graph's node to its parent, and each of those is counted.
 fn sync_ids_over(
-    model: &Model,
+    ctx: &Ctx<'_>,
     options: &Options,
     logical: &LogicalResult,
     max_events: u32,
 ) -> Result<Option<(u32, crate::compile::summary::ModelCounts)>> {
+    let model = ctx.model;
     let attached: usize = logical.attached.iter().map(Vec::len).sum();
     let nested = model.nodes.iter().filter(|n| n.graph != GraphId::ROOT).count();
     let crossing = model.edges.iter().filter(|e| logical.node_stream[e.src] != logical.node_stream[e.dst]).count();
     if (crossing + 2 * (attached + nested)) as u64 <= u64::from(max_events) {
         return Ok(None);
+    }
+    let seen = |t: &Trial| t.main_stream_count == logical.main_stream_count && t.node_stream == logical.node_stream;
+    let known = ctx.trials.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|t| seen(t)).map(|t| t.counts);
+    if let Some(c) = known {
+        let ids = c.event_num + c.notify_num;
+        return Ok((ids > max_events).then_some((ids, c)));
     }
     let mut alloc = crate::compile::Allocation::from_logical(
         "budget-trial",
@@ -353,6 +405,11 @@ fn sync_ids_over(
     crate::compile::choose_order(model, options, &mut alloc);
     crate::compile::sync_stage(model, options, &mut alloc)?;
     let c = crate::compile::summary::ModelCounts::of(&alloc);
+    ctx.trials.lock().unwrap_or_else(|e| e.into_inner()).push(Trial {
+        node_stream: logical.node_stream.clone(),
+        main_stream_count: logical.main_stream_count,
+        counts: c,
+    });
     let ids = c.event_num + c.notify_num;
     Ok((ids > max_events).then_some((ids, c)))
 }
@@ -362,10 +419,16 @@ fn sync_ids_over(
 /// When a budget binds, the report's `budgets` object says so: how many streams the policy
 /// made (`unbudgeted_streams`), how far the sync ids cut them (`event_budget_streams`).
 pub fn assign(model: &Model, options: &Options, policy: Policy) -> Result<(LogicalResult, PolicyReport)> {
-    let ctx = Ctx::new(model, options)?;
+    assign_in(&Ctx::new(model, options)?, options, policy)
+}
+
+/// [`assign`] in a context built once for several policies (the options it was built with
+/// but the policy's): `auto` runs every candidate in one.
+pub fn assign_in(ctx: &Ctx<'_>, options: &Options, policy: Policy) -> Result<(LogicalResult, PolicyReport)> {
+    let model = ctx.model;
     let mut report = PolicyReport { name: policy.name(), details: Default::default() };
     if policy == Policy::Ge {
-        return Ok((ctx.base, report));
+        return Ok((ctx.base.clone(), report));
     }
     if policy == Policy::Auto {
         crate::bail!(Internal, "policy auto is a search over whole pipeline runs; run it through the driver");
@@ -381,17 +444,17 @@ pub fn assign(model: &Model, options: &Options, policy: Policy) -> Result<(Logic
     pinned.dedup();
     let max_streams = options.stream_budget();
     let cap = if max_streams == u32::MAX { u32::MAX } else { max_streams.saturating_sub(pinned.len() as u32).max(1) };
-    let (mut a, made) = bounded(&ctx, policy, cap, &mut report)?;
+    let (mut a, made) = bounded(ctx, policy, cap, &mut report, true)?;
     let mut budgets = serde_json::Map::new();
     if made > cap {
         budgets.insert("max_streams".into(), json!(max_streams));
         budgets.insert("unbudgeted_streams".into(), json!(made));
     }
     let max_events = options.event_budget();
-    let mut logical = finish(&ctx, &a);
+    let mut logical = finish(ctx, &a);
     let mut cut = false;
     while max_events != u32::MAX
-        && let Some((ids, c)) = sync_ids_over(model, options, &logical, max_events)?
+        && let Some((ids, c)) = sync_ids_over(ctx, options, &logical, max_events)?
     {
         if a.count <= 1 {
             crate::bail!(
@@ -407,8 +470,8 @@ pub fn assign(model: &Model, options: &Options, policy: Policy) -> Result<(Logic
         // Fewer streams in proportion to the excess, at least one fewer.
         let fewer = (u64::from(a.count) * u64::from(max_events) / u64::from(ids)) as u32;
         let cap = fewer.min(a.count - 1).max(1);
-        a = bounded(&ctx, policy, cap, &mut PolicyReport::default())?.0;
-        logical = finish(&ctx, &a);
+        a = bounded(ctx, policy, cap, &mut PolicyReport::default(), false)?.0;
+        logical = finish(ctx, &a);
         cut = true;
     }
     if cut {
