@@ -8,19 +8,14 @@
 use std::time::Instant;
 
 use stream_alloc::graph::json;
-use stream_alloc::graph::synth::{Family, generate};
+use stream_alloc::graph::synth::generate;
 
+#[path = "support/common.rs"]
+mod common;
+use common::{families, status_mb};
 #[path = "support/graph_json.rs"]
 mod graph_json;
 use graph_json::to_json;
-
-fn status_mb(key: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with(key)).map(str::to_string))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|k| k.parse::<f64>().ok()))
-        .map_or(0.0, |kb| kb / 1024.0)
-}
 
 /// The child: loads `path`, prints `ms peak_MB nodes`.
 fn child(path: &str) {
@@ -39,16 +34,11 @@ fn main() {
         .ok()
         .map(|v| v.split(',').map(|s| s.parse().expect("sizes are integers")).collect())
         .unwrap_or_else(|| vec![100_000, 1_000_000]);
-    let families = std::env::var("LOAD_BENCH_FAMILIES").unwrap_or_else(|_| "layered,window,random".into());
+    let families_list = std::env::var("LOAD_BENCH_FAMILIES").unwrap_or_else(|_| "layered,window,random".into());
     let runs: usize = std::env::var("LOAD_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(3).max(1);
     println!("{:<13} {:>8} {:>8} {:>8} {:>9} {:>10}", "family", "nodes", "edges", "text_MB", "load_ms", "load_MB");
     for size in sizes {
-        for family in
-            [Family::Layered { width: 8 }, Family::Random { window: Some(32) }, Family::Random { window: None }]
-        {
-            if !families.split(',').any(|f| family.name().starts_with(f)) {
-                continue;
-            }
+        for family in families(&families_list) {
             let model = generate(family, size, 7).expect("synthetic graph is valid");
             let text = to_json(&model);
             let (nodes, edges) = (model.nodes.len(), model.edges.len());

@@ -13,6 +13,10 @@ use stream_alloc::compile::passes::assign_multi_stream;
 use stream_alloc::graph::partition::Partition;
 use stream_alloc::graph::{ModelBuilder, builder::EdgeSpec, builder::NodeSpec};
 
+#[path = "support/common.rs"]
+mod common;
+use common::status_mb;
+
 /// GE's multi-stream chain, one pass at a time (each runs over every graph).
 const CHAIN: &[&str] = &[
     "mde_group",
@@ -104,14 +108,6 @@ fn cpu_s() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM")).map(str::to_string))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|k| k.parse::<f64>().ok()))
-        .map_or(0.0, |kib| kib / 1024.0)
-}
-
 fn main() {
     let sizes: Vec<usize> = {
         let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
@@ -152,7 +148,7 @@ fn main() {
             alloc_s,
             alloc_cpu,
             r.main_stream_count,
-            peak_rss_mib()
+            status_mb("VmHWM:")
         );
         println!("  per pass: {}", per_pass.join(", "));
     }

@@ -19,16 +19,12 @@ use stream_alloc::memory::AllocationDocument;
 use stream_alloc::allocate;
 use stream_alloc::compile::Stage;
 use stream_alloc::compile::policy::{Ctx, budget, min_streams, per_operator};
-use stream_alloc::graph::synth::{Family, generate};
+use stream_alloc::graph::synth::generate;
 use stream_alloc::graph::{Policy, partition::Partition};
 
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_string))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|k| k.parse::<f64>().ok()))
-        .map_or(0.0, |kb| kb / 1024.0)
-}
+#[path = "support/common.rs"]
+mod common;
+use common::{families, status_mb};
 
 /// FNV-1a: a stable hash of an output, to compare runs across builds.
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -64,18 +60,9 @@ fn main() {
         .unwrap_or_else(|| vec![10_000, 100_000, 1_000_000]);
     let digest = std::env::var("PIPELINE_BENCH_DIGEST").is_ok_and(|v| v == "1");
     for size in sizes.into_iter().filter(|&s| s <= max) {
-        let families = std::env::var("PIPELINE_BENCH_FAMILIES")
+        let families_list = std::env::var("PIPELINE_BENCH_FAMILIES")
             .unwrap_or_else(|_| "layered,inception,transformer,random,window".into());
-        for family in [
-            Family::Layered { width: 8 },
-            Family::Inception,
-            Family::Transformer,
-            Family::Random { window: None },
-            Family::Random { window: Some(32) },
-        ] {
-            if !families.split(',').any(|f| family.name().starts_with(f)) {
-                continue;
-            }
+        for family in families(&families_list) {
             let mut model = generate(family, size, 7).expect("synthetic graph is valid");
             for &p in &policies {
                 model.options.policy = p;
@@ -132,7 +119,7 @@ fn main() {
                             model.nodes.len(),
                             model.edges.len(),
                             p.name(),
-                            peak_rss_mb()
+                            status_mb("VmHWM:")
                         );
                         continue;
                     }
@@ -154,7 +141,7 @@ fn main() {
                     ge_ms,
                     policy_ms,
                     total_ms,
-                    peak_rss_mb()
+                    status_mb("VmHWM:")
                 );
             }
         }

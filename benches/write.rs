@@ -19,16 +19,11 @@ use stream_alloc::compile::Stage;
 use stream_alloc::graph::json;
 use stream_alloc::graph::synth::{Family, generate};
 
+#[path = "support/common.rs"]
+mod common;
+use common::{families, status_mb};
 #[path = "support/graph_json.rs"]
 mod graph_json;
-
-fn status_mb(key: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with(key)).map(str::to_string))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|k| k.parse::<f64>().ok()))
-        .map_or(0.0, |kb| kb / 1024.0)
-}
 
 fn family_of(name: &str) -> Family {
     match name {
@@ -74,7 +69,7 @@ fn timed_cli(args: &[&std::ffi::OsStr]) -> Option<f64> {
 /// The second table: `allocate -o` end to end against the pipeline alone, and `check`.
 fn end_to_end() {
     let sizes = std::env::var("WRITE_BENCH_E2E_SIZES").unwrap_or_else(|_| "100000".into());
-    let families = std::env::var("WRITE_BENCH_E2E_FAMILIES")
+    let families_list = std::env::var("WRITE_BENCH_E2E_FAMILIES")
         .unwrap_or_else(|_| "layered,inception,transformer,random,window".into());
     let runs: usize = std::env::var("WRITE_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(3).max(1);
     println!();
@@ -84,16 +79,7 @@ fn end_to_end() {
     );
     for size in sizes.split(',') {
         let size: usize = size.parse().expect("sizes are integers");
-        for family in [
-            Family::Layered { width: 8 },
-            Family::Inception,
-            Family::Transformer,
-            Family::Random { window: None },
-            Family::Random { window: Some(32) },
-        ] {
-            if !families.split(',').any(|f| family.name().starts_with(f)) {
-                continue;
-            }
+        for family in families(&families_list) {
             let model = generate(family, size, 7).expect("synthetic graph is valid");
             let dir = std::env::temp_dir();
             let tag = format!("{}-{}-{size}", std::process::id(), family.name());

@@ -6,12 +6,12 @@
 #
 # Needs: a CUDA driver (libcuda.so.1, or SA_CUDA_LIB), the release binary (built here when
 # cargo is present, else target/release/stream-alloc as carried), python3 for the table.
-# Environment: GRAPHS (default "googlenet resnet50_train bert_base"; the corpus has no
-# inception_v3, googlenet is its Inception-v1 sibling), POLICIES, REPEAT (default 11),
+# Environment: GRAPHS (default "googlenet resnet50_train bert_base vit_b_16 densenet121
+# squeezenet1_1"; the corpus has no inception_v3, googlenet is its Inception-v1 sibling), POLICIES, REPEAT (default 11),
 # OUT (a directory for the JSON reports and traces; default a temporary one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-graphs="${GRAPHS:-googlenet resnet50_train bert_base}"
+graphs="${GRAPHS:-googlenet resnet50_train bert_base vit_b_16 densenet121 squeezenet1_1}"
 policies="${POLICIES:-ge per-operator min-streams auto}"
 repeat="${REPEAT:-11}"
 out="${OUT:-$(mktemp -d)}"

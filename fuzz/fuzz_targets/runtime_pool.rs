@@ -1,12 +1,4 @@
-//! Fuzz target: `checks::runtime_pool` (see fuzz/src/checks.rs). With the `libfuzzer` feature this is a
-//! libFuzzer target (`cargo +nightly fuzz run runtime_pool --features libfuzzer`); without it, a plain
-//! driver (fuzz/src/driver.rs).
+//! Fuzz target over `checks::runtime_pool` (fuzz/src/checks.rs): `cargo +nightly fuzz run runtime_pool --features
+//! libfuzzer`, or without the feature the plain driver (fuzz/src/driver.rs).
 #![cfg_attr(feature = "libfuzzer", no_main)]
-
-#[cfg(feature = "libfuzzer")]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| stream_alloc_fuzz::checks::runtime_pool(data));
-
-#[cfg(not(feature = "libfuzzer"))]
-fn main() {
-    std::process::exit(stream_alloc_fuzz::driver::main("runtime_pool", stream_alloc_fuzz::checks::runtime_pool));
-}
+stream_alloc_fuzz::target!(runtime_pool);

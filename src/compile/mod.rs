@@ -32,38 +32,19 @@ pub use split::{TaskCounts, TaskLimits};
 use crate::bail;
 use crate::error::Result;
 use crate::graph::{EventId, IdVec, Model, NodeId, Options, StreamId};
-use policy::PolicyReport;
 
-/// Stage 1, logical allocation in the mode `options` select: GE's chains, or a policy (which
-/// also reports why it chose what it chose). `auto` is a search and is refused here.
-pub fn logical_stage(model: &Model, options: &Options) -> Result<(Allocation, Option<PolicyReport>)> {
-    let mode = Mode::of(model, options);
-    let (logical, report) = match mode {
-        Mode::StaticSingle => (passes::assign_single_stream(model, options)?, None),
-        Mode::StaticMulti => (passes::assign_multi_stream(model, options)?, None),
-        Mode::DynamicSingle | Mode::DynamicMulti => (dynamic::assign(model, options)?, None),
-        Mode::Policy(p) => {
-            let (logical, report) = policy::assign(model, options, p)?;
-            (logical, Some(report))
-        }
-    };
-    Ok((ordered(model, options, mode, logical), report))
-}
-
-/// [`logical_stage`] in a policy context built once for several runs (`auto`'s candidates
-/// share GE's logical pass, the chain cover and the sync-id trials): the same result.
-pub fn logical_stage_in(ctx: &policy::Ctx<'_>, options: &Options) -> Result<(Allocation, Option<PolicyReport>)> {
-    let model = ctx.model;
-    let mode = Mode::of(model, options);
-    let Mode::Policy(p) = mode else { return logical_stage(model, options) };
-    let (logical, report) = policy::assign_in(ctx, options, p)?;
-    Ok((ordered(model, options, mode, logical), Some(report)))
-}
-
-/// The logical stage's allocation of `logical`, with its execution order.
-fn ordered(model: &Model, options: &Options, mode: Mode, logical: logical::LogicalResult) -> Allocation {
+/// Stage 1's allocation from a logical result: the streams as `logical` assigns them, named
+/// after the mode, in the execution order [`choose_order`] gives. GE's result comes from
+/// [`policy::ge_logical`], a policy's from [`policy::Bounded`]; the driver runs the stage
+/// (the event budget's loop and `auto`'s search among it).
+pub fn logical_allocation(
+    model: &Model,
+    options: &Options,
+    mode: impl Into<String>,
+    logical: logical::LogicalResult,
+) -> Allocation {
     let mut alloc = Allocation::from_logical(
-        mode.name(),
+        mode,
         options.event,
         logical.node_stream,
         logical.main_stream_count,

@@ -9,11 +9,12 @@
 //! block without that reservation). The kernels are `kernels/replay.ptx`, embedded in the
 //! library and JIT-compiled by the driver when the backend starts.
 //!
-//! A run is issued in [`Program::issue_order`] (every record before its waits) behind a gate:
-//! a kernel on its own stream holds every plan stream until the host has issued the whole plan
-//! and releases it with an asynchronous copy, so host issue speed does not stretch the
-//! measured run. Kernels stamp `%globaltimer` when they start and end; the makespan is the
-//! first start to the last end.
+//! A run is captured, in [`Program::issue_order`] (every record before its waits), into a CUDA
+//! graph and launched with one call, so host issue speed does not stretch the measured run.
+//! A capture has no limit of pending work: issuing a plan straight to the streams while a
+//! kernel held them back did, and a plan of a thousand kernels on many streams stalled the
+//! host with the GPU waiting for it. Kernels stamp `%globaltimer` when they start and end; the
+//! makespan is the first start to the last end.
 
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -28,13 +29,9 @@ pub const PTX: &str = concat!(include_str!("kernels/replay.ptx"), "\0");
 
 /// Threads per block: one warp; thread 0 does the work.
 const BLOCK: u32 = 32;
-/// How long the gate holds the streams before giving up, ns.
-const GATE_TIMEOUT_NS: u64 = 10_000_000_000;
 /// `ACL_EVENT_SYNC` without `ACL_EVENT_TIME_LINE`: the seam makes it a timing-free CUDA event,
 /// the cheapest kind (the kernels time themselves).
 const TIMING_FREE: u32 = 0x01;
-/// What the host copies into the gate to open it; static, so it outlives the asynchronous copy.
-static RELEASE: [u8; 4] = 1u32.to_le_bytes();
 
 fn rt_err(e: RtError) -> Error {
     Error::new(ErrorKind::Failed, format!("replay on CUDA: {}", e.message))
@@ -86,18 +83,19 @@ impl Drop for Handles {
 struct Prepared {
     /// Plan stream → seam stream (null for an empty one).
     streams: Vec<*mut c_void>,
-    gate_stream: *mut c_void,
-    release_stream: *mut c_void,
-    /// One per arc, then the gate's.
+    /// The capture's origin: every plan stream forks from it and joins back into it.
+    origin: *mut c_void,
+    /// One per arc.
     events: Vec<*mut c_void>,
-    gate_event: *mut c_void,
+    /// Recorded on `origin` at the start; every plan stream waits on it.
+    fork: *mut c_void,
+    /// Per plan stream (null for an empty one): recorded at its end, waited on by `origin`.
+    joins: Vec<*mut c_void>,
     flags: Buffer,
     deps: Buffer,
     violations: Buffer,
     times: Buffer,
     arrivals: Buffer,
-    gate: Buffer,
-    stamp: Buffer,
     /// Per kernel: first dependency index, count, blocks.
     layout: Vec<(u32, u32, u32)>,
     _handles: Handles,
@@ -108,7 +106,6 @@ pub struct CudaExecutor {
     cuda: Arc<Cuda>,
     rt: Arc<Runtime>,
     kernel: Function,
-    gate: Function,
     /// Dynamic shared memory of a unit-holding block (0: no SM reservation).
     shared: u32,
     time_scale: f64,
@@ -126,12 +123,11 @@ impl CudaExecutor {
         let ptx = std::ffi::CStr::from_bytes_with_nul(PTX.as_bytes()).expect("one NUL, at the end");
         let module = cuda.load_ptx(ptx).map_err(rt_err)?;
         let kernel = module.function(c"sa_replay_kernel").map_err(rt_err)?;
-        let gate = module.function(c"sa_replay_gate").map_err(rt_err)?;
         let shared = match cuda.shared_optin() {
             0 => 0,
             bytes => cuda.set_max_dynamic_shared(&kernel, bytes).map_or(0, |()| bytes),
         };
-        Ok(CudaExecutor { cuda, rt, kernel, gate, shared, time_scale, prepared: None, _module: module })
+        Ok(CudaExecutor { cuda, rt, kernel, shared, time_scale, prepared: None, _module: module })
     }
 
     fn prepare(&self, program: &Program) -> Result<Prepared> {
@@ -146,14 +142,18 @@ impl CudaExecutor {
         for ops in &program.streams {
             streams.push(if ops.is_empty() { std::ptr::null_mut() } else { stream()? });
         }
-        let gate_stream = stream()?;
-        let release_stream = stream()?;
-        for _ in 0..=program.arcs.len() {
+        let origin = stream()?;
+        let mut event = || -> Result<*mut c_void> {
             let e = rt.event_create(TIMING_FREE).map_err(rt_err)?;
             handles.events.push(e);
-        }
-        let events = handles.events[..program.arcs.len()].to_vec();
-        let gate_event = handles.events[program.arcs.len()];
+            Ok(e)
+        };
+        let events = (0..program.arcs.len()).map(|_| event()).collect::<Result<Vec<_>>>()?;
+        let fork = event()?;
+        let joins = streams
+            .iter()
+            .map(|s| if s.is_null() { Ok(std::ptr::null_mut()) } else { event() })
+            .collect::<Result<Vec<_>>>()?;
         let nk = program.kernels.len();
         let sms = self.cuda.sm_count();
         let mut deps: Vec<u32> = Vec::new();
@@ -167,17 +167,15 @@ impl CudaExecutor {
         }
         let p = Prepared {
             streams,
-            gate_stream,
-            release_stream,
+            origin,
             events,
-            gate_event,
+            fork,
+            joins,
             flags: Buffer::new(rt, 4 * nk)?,
             deps: Buffer::new(rt, 4 * deps.len())?,
             violations: Buffer::new(rt, 4 * nk)?,
             times: Buffer::new(rt, 16 * nk)?,
             arrivals: Buffer::new(rt, 4 * nk)?,
-            gate: Buffer::new(rt, 4)?,
-            stamp: Buffer::new(rt, 16)?,
             layout,
             _handles: handles,
         };
@@ -209,15 +207,11 @@ impl Executor for CudaExecutor {
         let (c, rt) = (&self.cuda, &self.rt);
         let order = program.issue_order()?;
         c.fill_u32(p.violations.dev(), 0, p.violations.bytes / 4).map_err(rt_err)?;
-        c.fill_u32(p.gate.dev(), 0, 1).map_err(rt_err)?;
-        c.fill_u32(p.stamp.dev(), 0, 4).map_err(rt_err)?;
-        // The gate, then every stream behind it.
-        let (mut gate, mut stamp, mut timeout) = (p.gate.dev(), p.stamp.dev(), GATE_TIMEOUT_NS);
-        let mut params = [ptr(&mut gate), ptr(&mut stamp), ptr(&mut timeout)];
-        c.launch(&self.gate, 1, BLOCK, 0, p.gate_stream, &mut params).map_err(rt_err)?;
-        rt.event_record(p.gate_event, p.gate_stream).map_err(rt_err)?;
+        // The fork, the plan in issue order, the joins: one graph, launched with one call.
+        let capture = c.begin_capture(p.origin).map_err(rt_err)?;
+        rt.event_record(p.fork, p.origin).map_err(rt_err)?;
         for &s in p.streams.iter().filter(|s| !s.is_null()) {
-            rt.stream_wait_event(s, p.gate_event).map_err(rt_err)?;
+            rt.stream_wait_event(s, p.fork).map_err(rt_err)?;
         }
         let scale_ns = self.time_scale * 1000.0;
         for (s, i) in order {
@@ -249,39 +243,31 @@ impl Executor for CudaExecutor {
                 }
             }
         }
-        c.copy_to_device_async(p.gate.dev(), &RELEASE, p.release_stream).map_err(rt_err)?;
-        for &s in p.streams.iter().filter(|s| !s.is_null()) {
-            c.stream_synchronize(s).map_err(rt_err)?;
+        for (&s, &join) in p.streams.iter().zip(&p.joins).filter(|(s, _)| !s.is_null()) {
+            rt.event_record(join, s).map_err(rt_err)?;
+            rt.stream_wait_event(p.origin, join).map_err(rt_err)?;
         }
-        c.stream_synchronize(p.gate_stream).map_err(rt_err)?;
-        c.stream_synchronize(p.release_stream).map_err(rt_err)?;
+        let graph = capture.finish().map_err(rt_err)?;
+        graph.launch(p.origin).map_err(rt_err)?;
+        c.stream_synchronize(p.origin).map_err(rt_err)?;
+        drop(graph);
         let read = |b: &Buffer| -> Result<Vec<u8>> {
             let mut v = vec![0u8; b.bytes];
             c.copy_to_host(&mut v, b.dev()).map_err(rt_err)?;
             Ok(v)
         };
-        let stamp = read(&p.stamp)?;
         let word = |v: &[u8], i: usize| u64::from_le_bytes(v[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-        if word(&stamp, 1) != 0 {
-            return Err(Error::new(
-                ErrorKind::Failed,
-                format!(
-                    "replay on CUDA: the host took more than {} s to issue the plan; the gate opened early",
-                    GATE_TIMEOUT_NS / 1_000_000_000
-                ),
-            ));
-        }
         let times = read(&p.times)?;
         let violations = read(&p.violations)?;
         let nk = program.kernels.len();
         let mut result = Run { spans: vec![(0.0, 0.0); nk], ..Run::default() };
-        let origin = word(&stamp, 0);
-        let (mut first, mut last) = (u64::MAX, 0u64);
+        // Spans count from the first kernel's start.
+        let first = (0..nk).map(|k| word(&times, 2 * k)).min().unwrap_or(0);
+        let mut last = 0u64;
         for k in 0..nk {
             let (b, e) = (word(&times, 2 * k), word(&times, 2 * k + 1));
-            first = first.min(b);
             last = last.max(e);
-            let us = |t: u64| t.saturating_sub(origin) as f64 / 1000.0;
+            let us = |t: u64| t.saturating_sub(first) as f64 / 1000.0;
             result.spans[k] = (us(b), us(e));
             let v = u32::from_le_bytes(violations[4 * k..4 * k + 4].try_into().expect("4 bytes"));
             if v != 0 {

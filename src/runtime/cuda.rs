@@ -94,6 +94,24 @@ type Launch = unsafe extern "C" fn(
     *mut *mut c_void,
 ) -> c_int;
 type ErrorName = unsafe extern "C" fn(c_int, *mut *const c_char) -> c_int;
+type BeginCapture = unsafe extern "C" fn(Ptr, c_int) -> c_int;
+type EndCapture = unsafe extern "C" fn(Ptr, *mut Ptr) -> c_int;
+type GraphInstantiate = unsafe extern "C" fn(*mut Ptr, Ptr, u64) -> c_int;
+
+/// Stream capture and graph launch (CUDA 11.4 and later): all six or none.
+#[derive(Clone, Copy)]
+struct GraphApi {
+    begin_capture: BeginCapture,
+    end_capture: EndCapture,
+    instantiate: GraphInstantiate,
+    launch: Fn2,
+    exec_destroy: Fn1,
+    destroy: Fn1,
+}
+
+/// `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL`: only this thread's calls are checked for ones a
+/// capture forbids.
+const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: c_int = 1;
 
 /// The driver entry points, all required except the two noted.
 struct Driver {
@@ -129,6 +147,8 @@ struct Driver {
     func_set_attr: Option<FuncSetAttr>,
     launch: Launch,
     error_name: ErrorName,
+    /// Absent on drivers before CUDA 11.4: [`Cuda::begin_capture`] says so.
+    graphs: Option<GraphApi>,
 }
 
 fn sym<T: Copy>(h: Ptr, name: &CStr) -> Option<T> {
@@ -189,6 +209,16 @@ impl Driver {
                 func_set_attr: sym(h, c"cuFuncSetAttribute"),
                 launch: req!("cuLaunchKernel")?,
                 error_name: req!("cuGetErrorName")?,
+                graphs: (|| {
+                    Some(GraphApi {
+                        begin_capture: sym(h, c"cuStreamBeginCapture_v2")?,
+                        end_capture: sym(h, c"cuStreamEndCapture")?,
+                        instantiate: sym(h, c"cuGraphInstantiateWithFlags")?,
+                        launch: sym(h, c"cuGraphLaunch")?,
+                        exec_destroy: sym(h, c"cuGraphExecDestroy")?,
+                        destroy: sym(h, c"cuGraphDestroy")?,
+                    })
+                })(),
             })
         })();
         d.ok_or_else(|| {
@@ -491,6 +521,100 @@ impl Cuda {
     pub fn stream_synchronize(&self, stream: Ptr) -> RtResult<()> {
         // SAFETY: a stream of this driver.
         self.call("cuStreamSynchronize", || unsafe { (self.d.stream_synchronize)(stream) })
+    }
+}
+
+impl Cuda {
+    /// Starts capturing `origin` into a graph: work issued to it, and to every stream that
+    /// waits on an event recorded in the capture, is recorded instead of run, until
+    /// [`Capture::finish`]. Every stream that joined must be joined back into `origin` (an
+    /// event recorded on it that `origin` waits on) before then.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
+    pub fn begin_capture(self: &Arc<Self>, origin: Ptr) -> RtResult<Capture> {
+        let Some(g) = self.d.graphs else {
+            return Err(RtError::new(
+                RtErrorKind::NoRuntime,
+                format!(
+                    "the CUDA driver {} has no stream capture (cuStreamBeginCapture_v2 and cuGraphInstantiateWithFlags, CUDA 11.4 or later)",
+                    self.library
+                ),
+            ));
+        };
+        // SAFETY: a stream of this driver.
+        self.call("cuStreamBeginCapture", || unsafe {
+            (g.begin_capture)(origin, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        })?;
+        Ok(Capture { cuda: self.clone(), g, origin, open: true })
+    }
+}
+
+/// A capture in progress; dropped unfinished, it ends the capture and discards the graph, so
+/// the streams are usable again after an error.
+pub struct Capture {
+    cuda: Arc<Cuda>,
+    g: GraphApi,
+    origin: Ptr,
+    open: bool,
+}
+
+impl Capture {
+    fn end(&mut self) -> RtResult<Ptr> {
+        self.open = false;
+        let mut graph: Ptr = std::ptr::null_mut();
+        // SAFETY: `origin` is capturing (begun by `begin_capture`, ended once).
+        self.cuda.call("cuStreamEndCapture", || unsafe { (self.g.end_capture)(self.origin, &mut graph) })?;
+        Ok(graph)
+    }
+
+    /// Ends the capture and instantiates what it recorded.
+    pub fn finish(mut self) -> RtResult<GraphExec> {
+        let graph = self.end()?;
+        let mut exec: Ptr = std::ptr::null_mut();
+        // SAFETY: a graph the capture made; the executable copies it, so it is destroyed after.
+        let made =
+            self.cuda.call("cuGraphInstantiateWithFlags", || unsafe { (self.g.instantiate)(&mut exec, graph, 0) });
+        // SAFETY: the graph is ours and no longer needed.
+        let _ = self.cuda.call("cuGraphDestroy", || unsafe { (self.g.destroy)(graph) });
+        made?;
+        Ok(GraphExec { cuda: self.cuda.clone(), g: self.g, handle: exec })
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        if self.open {
+            // The capture failed on the way: close it (a driver that already invalidated it
+            // answers an error and no graph, which has no one to report to here).
+            if let Ok(graph) = self.end() {
+                if !graph.is_null() {
+                    // SAFETY: the discarded capture's graph, destroyed once.
+                    let _ = self.cuda.call("cuGraphDestroy", || unsafe { (self.g.destroy)(graph) });
+                }
+            }
+        }
+    }
+}
+
+/// An instantiated graph; destroyed on drop.
+pub struct GraphExec {
+    cuda: Arc<Cuda>,
+    g: GraphApi,
+    handle: Ptr,
+}
+
+impl GraphExec {
+    /// Launches the whole graph on `stream` with one call.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
+    pub fn launch(&self, stream: Ptr) -> RtResult<()> {
+        // SAFETY: an executable graph of this driver and a stream of it.
+        self.cuda.call("cuGraphLaunch", || unsafe { (self.g.launch)(self.handle, stream) })
+    }
+}
+
+impl Drop for GraphExec {
+    fn drop(&mut self) {
+        // SAFETY: instantiated by `Capture::finish`, destroyed once.
+        let _ = self.cuda.call("cuGraphExecDestroy", || unsafe { (self.g.exec_destroy)(self.handle) });
     }
 }
 

@@ -6,13 +6,15 @@
 //! device limit; with `max_memory`, a candidate whose memory plan needs more (docs/memory.md).
 //! Every row carries the graph's ideal makespan and lower bound beside the candidate's.
 
+use std::sync::Arc;
+
 use serde_json::json;
 
-use super::candidate::Outcome;
 use crate::bail;
-use crate::compile::policy::{Ctx, PolicyReport};
+use crate::compile::policy::{Ctx, PolicyReport, ge_logical, min_streams};
 use crate::compile::summary::ModelCounts;
-use crate::compile::{Allocation, TaskLimits};
+use crate::compile::{Stage, TaskLimits};
+use crate::driver::{Found, Session, Stages};
 use crate::error::{ErrorKind, Result};
 use crate::graph::{Model, Options, Policy};
 use crate::simulate::{SimConfig, ideal, round3, simulate};
@@ -35,45 +37,36 @@ pub fn candidates(width: usize) -> Vec<Policy> {
     v
 }
 
-/// Runs every candidate through the whole pipeline and keeps the best under `cfg`: the
-/// session's [`crate::driver::Search`] for `policy=auto`.
-pub fn choose(
-    model: &Model,
-    options: &Options,
-    limits: &TaskLimits,
-    cfg: &SimConfig,
-) -> Result<(Policy, PolicyReport, Option<Allocation>)> {
-    // One policy context for every candidate: GE's logical pass, the chain cover and the
-    // sync-id trials of the budget cuts are computed once.
-    let ctx = Ctx::new(model, options)?;
-    let width = ctx.cover().chains.len();
+/// Runs every candidate through the pipeline to the split and keeps the best under `cfg`: the
+/// session's [`crate::driver::Search`] for `policy=auto`. GE's pass chain runs once, shared by
+/// every candidate; the chosen candidate's stages are handed back for the session to adopt.
+pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimConfig) -> Result<Found> {
+    let ge = Arc::new(ge_logical(model, options)?);
+    let ctx = Ctx::with_base(model, options, (*ge).clone());
+    let width = min_streams::chain_cover(&ctx).chains.len();
     let mut best: Option<(f64, u32, usize, usize, Policy)> = None;
+    let mut chosen_stages = None;
     let mut rows = Vec::new();
     crate::memory::budget::require_sizes(model, options)?;
     let mut smallest = None;
     let reference = ideal(model, cfg)?;
     let (ideal_us, bound_us) = (round3(reference.makespan_us), round3(reference.lower_bound_us));
     let (max_streams, max_events) = (options.stream_budget(), options.event_budget());
-    let mut ran = None;
     for (i, p) in candidates(width).into_iter().enumerate() {
+        let mut s =
+            Session::new(model, Options { policy: p, ..options.clone() }, *limits).with_ge(Arc::clone(&ge)).recording();
         // A candidate past a device limit (streams, events, notifies) is not an answer, but
         // another candidate may be: it is reported and dropped, never fatal to the search.
-        let why = match super::candidate::run(model, &Options { policy: p, ..options.clone() }, limits, &ctx) {
-            Err(e) if e.kind == ErrorKind::Limit => e.to_string(),
-            Ok(Outcome::Over(why)) => why,
-            Ok(Outcome::Ran(alloc, report)) => {
-                ran = Some((alloc, report));
-                String::new()
+        match s.run_to(Stage::Split) {
+            Err(e) if e.kind == ErrorKind::Limit => {
+                rows.push(json!({
+                    "policy": p.name(), "rejected": e.to_string(), "ideal_us": ideal_us, "lower_bound_us": bound_us,
+                }));
+                continue;
             }
-            Err(e) => return Err(e),
-        };
-        let Some((alloc, report)) = ran.take() else {
-            rows.push(json!({
-                "policy": p.name(), "rejected": why, "ideal_us": ideal_us, "lower_bound_us": bound_us,
-            }));
-            continue;
-        };
-        let alloc = &*alloc;
+            r => r?,
+        }
+        let alloc = s.allocation()?;
         let sim = simulate(model, alloc, cfg)?;
         let ids = sync_ids(alloc);
         let mut row = json!({
@@ -85,8 +78,7 @@ pub fn choose(
             "syncs": sim.syncs,
             "event_ids": ids,
         });
-        if let Some(made) =
-            report.as_ref().and_then(|r| r.details.get("budgets")).and_then(|b| b.get("unbudgeted_streams"))
+        if let Some(made) = s.report().and_then(|r| r.details.get("budgets")).and_then(|b| b.get("unbudgeted_streams"))
         {
             row["unbudgeted_streams"] = made.clone();
         }
@@ -116,9 +108,10 @@ pub fn choose(
         };
         if better {
             best = Some((key.0, key.1, key.2, key.3, p));
+            chosen_stages = Some(s.into_stages()?.0);
         }
     }
-    let Some((makespan, _, _, _, chosen)) = best else {
+    let (Some((makespan, _, _, _, chosen)), Some(mut stages)) = (best, chosen_stages) else {
         if options.max_memory.is_some() && rows.iter().all(|r| r.get("peak_bytes").is_some()) {
             return Err(crate::memory::budget::none_fits(model, options, smallest));
         }
@@ -126,10 +119,20 @@ pub fn choose(
             rows.iter().map(|r| format!("{}: {}", r["policy"].as_str().unwrap_or(""), r["rejected"])).collect();
         bail!(Limit, "policy auto on graph '{}': no candidate is feasible ({})", model.name, reasons.join("; "));
     };
-    let refined = super::refine::refine(model, options, limits, cfg, &ctx, chosen, reference.makespan_us)?;
+    let Some(base) = stages.logical.as_ref() else {
+        bail!(Internal, "policy auto on graph '{}': the chosen run kept no logical stage", model.name);
+    };
+    let refined = super::refine::refine(model, options, limits, cfg, &ctx, base, chosen, reference.makespan_us)?;
+    let makespan = match refined.logical {
+        // The session runs the stages after assignment again on the refined streams.
+        Some(logical) => {
+            stages = Stages { logical: Some(logical), sync: None, split: None };
+            refined.makespan_us
+        }
+        None => makespan,
+    };
     let mut report = PolicyReport { name: "auto".into(), details: Default::default() };
     report.details.insert("chosen".into(), json!(chosen.name()));
-    let makespan = if refined.logical.is_some() { refined.makespan_us } else { makespan };
     report.details.insert("makespan_us".into(), json!(round3(makespan)));
     report.details.insert("ideal_us".into(), json!(ideal_us));
     report.details.insert(
@@ -144,7 +147,7 @@ pub fn choose(
     );
     report.details.insert("candidates".into(), json!(rows));
     report.details.insert("refine".into(), refined.report);
-    Ok((chosen, report, refined.logical))
+    Ok(Found { stages, report })
 }
 
 /// A budget as the option writes it.

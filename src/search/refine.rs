@@ -344,15 +344,17 @@ fn digest(stream: &Streams) -> u64 {
     })
 }
 
-/// Searches around the logical allocation `policy` gives, under `cfg`, in the policy context
-/// `ctx` (built for `model` and `options`); `ideal_us` is the graph's ideal makespan (a plan
-/// there is left alone).
+/// Searches around `base`, the logical stage of the run `policy` made, under `cfg`, in the
+/// policy context `ctx` (built for `model` and `options`); `ideal_us` is the graph's ideal
+/// makespan (a plan there is left alone).
+#[allow(clippy::too_many_arguments)]
 pub fn refine(
     model: &Model,
     options: &Options,
     limits: &TaskLimits,
     cfg: &SimConfig,
     ctx: &Ctx<'_>,
+    base: &Allocation,
     policy: Policy,
     ideal_us: f64,
 ) -> Result<Refined> {
@@ -370,7 +372,6 @@ pub fn refine(
         return Ok(skip(&format!("{size} nodes + edges: above the {TRIAL_WORK} / {MIN_TRIALS} bound"), f64::NAN));
     }
     let fixed = Options { policy, verify: false, ..options.clone() };
-    let (base, _) = compile::logical_stage_in(ctx, &fixed)?;
     let mut t = Trials {
         model,
         options: &fixed,

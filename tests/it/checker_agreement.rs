@@ -4,12 +4,11 @@
 //! the same edge minimum, and deliberately broken documents (a sync dropped, a task node moved
 //! to stream -1, notify mode's split events left out of `syncs`) are rejected by both.
 //!
-//! Without `SA_CHECK_ALLOC` only the project's half runs. The independent checker runs once
-//! per document inside one Python process (each run a fresh `runpy` execution of the script,
-//! as from the command line), to keep the module's run time to seconds.
+//! Without the tool (neither `SA_CHECK_ALLOC` nor `../shared/tools`) only the project's half
+//! runs, and says so. The independent checker runs once per document inside one Python process
+//! ([`common::run_python`]), to keep the module's run time to seconds.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use stream_alloc::memory::AllocationDocument;
 
 use serde_json::{Value, json};
@@ -60,54 +59,28 @@ struct Job {
     accept: Option<(u64, Option<u64>)>,
 }
 
-/// Runs `check_alloc.py --json` on every job in one Python process; `None` without
-/// `SA_CHECK_ALLOC`. Each result is the script's exit code and its JSON report.
+/// Runs `check_alloc.py --json` on every job ([`common::run_python`]); `None` where the tool is
+/// absent. Each result is the script's exit code and its JSON report.
 fn independent(jobs: &[Job]) -> Option<Vec<(i64, Value)>> {
-    let tool = PathBuf::from(std::env::var_os("SA_CHECK_ALLOC")?);
-    assert!(tool.is_file(), "SA_CHECK_ALLOC names no file: {}", tool.display());
-    let dir = std::env::temp_dir().join(format!("sa_agreement_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut list = String::new();
-    for (i, j) in jobs.iter().enumerate() {
-        let file = dir.join(format!("{i}.json"));
-        std::fs::write(&file, j.doc.to_string()).unwrap();
-        let limit = j.max_tasks.map_or(String::new(), |n| n.to_string());
-        list.push_str(&format!("{}\t{}\t{limit}\n", j.graph.display(), file.display()));
-    }
-    let list_file = dir.join("jobs.tsv");
-    std::fs::write(&list_file, list).unwrap();
-    const DRIVER: &str = r#"
-import contextlib, io, json, runpy, sys
-tool, jobs = sys.argv[1], sys.argv[2]
-for line in open(jobs):
-    graph, alloc, limit = line.rstrip("\n").split("\t")
-    sys.argv = [tool, graph, alloc, "--json", "--arbitration", "ready"] + (["--max-tasks", limit] if limit else [])
-    out, code = io.StringIO(), 0
-    try:
-        with contextlib.redirect_stdout(out):
-            runpy.run_path(tool, run_name="__main__")
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    print(json.dumps({"code": code, "report": json.loads(out.getvalue() or "null")}), flush=True)
-"#;
-    let out = Command::new("python3")
-        .args(["-c", DRIVER])
-        .arg(&tool)
-        .arg(&list_file)
-        .output()
-        .unwrap_or_else(|e| panic!("python3 does not run: {e}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(out.status.success(), "the driver failed: {}", String::from_utf8_lossy(&out.stderr));
-    let results: Vec<(i64, Value)> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            (v["code"].as_i64().unwrap(), v["report"].clone())
+    let tool = common::check_alloc_tool("check_alloc.py's half of the agreement")?;
+    let files: Vec<common::TempFile> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| common::TempFile::new(&format!("agreement_{i}"), &j.doc.to_string()))
+        .collect();
+    let runs: Vec<Vec<String>> = jobs
+        .iter()
+        .zip(&files)
+        .map(|(j, f)| {
+            let mut args = vec![j.graph.display().to_string(), f.0.display().to_string()];
+            args.extend(["--json", "--arbitration", "ready"].map(String::from));
+            if let Some(n) = j.max_tasks {
+                args.extend(["--max-tasks".to_string(), n.to_string()]);
+            }
+            args
         })
         .collect();
-    assert_eq!(results.len(), jobs.len(), "one result per document");
-    Some(results)
+    Some(common::run_python(&tool, &runs))
 }
 
 /// Ids in `syncs` made continuous again after entries were removed, with `events.count`.
@@ -242,10 +215,7 @@ fn both_checkers_agree_on_the_corpus() {
     }
     let broken = jobs.iter().filter(|j| j.accept.is_none()).count();
     assert!(broken >= 30, "only {broken} broken documents: the corpus lost its syncs or splits");
-    let Some(results) = independent(&jobs) else {
-        eprintln!("SA_CHECK_ALLOC is not set: check_alloc.py's half of the agreement did not run");
-        return;
-    };
+    let Some(results) = independent(&jobs) else { return };
     let mut disagree = Vec::new();
     for (j, (code, report)) in jobs.iter().zip(&results) {
         if (*code == 0) != j.accept.is_some() {

@@ -9,6 +9,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::common;
+
 use stream_alloc::compile::{Stage, TaskLimits};
 use stream_alloc::graph::device::DeviceProfile;
 use stream_alloc::graph::json as gjson;
@@ -431,9 +433,8 @@ const POLICIES: &[&str] = &["ge", "single", "per-backend", "per-operator", "min-
 
 #[test]
 fn imported_cnns_and_transformers_pass_the_checker_under_every_policy() {
-    let tool = std::env::var_os("SA_CHECK_ALLOC").map(PathBuf::from);
-    let dir = std::env::temp_dir().join(format!("sa_onnx_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let mut files: Vec<common::TempFile> = Vec::new();
+    let mut runs: Vec<Vec<String>> = Vec::new();
     for (m, o) in [
         ("cnn.onnx", opts(&[], Some(2))),
         ("resnet50.onnx", opts(&[], Some(1))),
@@ -441,8 +442,7 @@ fn imported_cnns_and_transformers_pass_the_checker_under_every_policy() {
         ("bert_base.onnx", opts(&["input_ids=1,128", "attention_mask=1,128"], None)),
     ] {
         let json = import(m, &o).json;
-        let graph_file = dir.join(m.replace(".onnx", ".json"));
-        std::fs::write(&graph_file, &json).unwrap();
+        let graph_file = common::TempFile::new(&format!("onnx_{}", m.replace('.', "_")), &json);
         for p in POLICIES {
             let mut b = gjson::builder_from_slice(json.as_bytes()).unwrap();
             b.options.set_str("policy", p).unwrap();
@@ -453,15 +453,20 @@ fn imported_cnns_and_transformers_pass_the_checker_under_every_policy() {
             let doc = alloc.to_json(&model);
             let report = verify::check(&model, &doc);
             assert!(report.ok(), "{m} {p}: {:?}", report.violations.first());
-            if let Some(tool) = &tool {
-                let alloc_file = dir.join(format!("{}-{}.json", m, p.replace(':', "_")));
-                std::fs::write(&alloc_file, doc.to_string()).unwrap();
-                let out = Command::new("python3").arg(tool).arg(&graph_file).arg(&alloc_file).output().unwrap();
-                assert!(out.status.success(), "check_alloc.py {m} {p}: {}", String::from_utf8_lossy(&out.stdout));
-            }
+            let alloc_file = common::TempFile::new(
+                &format!("onnx_{}_{}", m.replace('.', "_"), p.replace(':', "_")),
+                &doc.to_string(),
+            );
+            runs.push(vec![graph_file.0.display().to_string(), alloc_file.0.display().to_string(), "--json".into()]);
+            files.push(alloc_file);
+        }
+        files.push(graph_file);
+    }
+    if let Some(tool) = common::check_alloc_tool("check_alloc.py on the imported models") {
+        for (args, (code, report)) in runs.iter().zip(common::run_python(&tool, &runs)) {
+            assert!(code == 0 && report["ok"] == true, "check_alloc.py {}: {}", args[1], report["errors"]);
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn bin() -> Command {

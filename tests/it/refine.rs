@@ -5,7 +5,8 @@
 use crate::common;
 use stream_alloc::compile::policy::Ctx;
 use stream_alloc::compile::{Stage, TaskLimits};
-use stream_alloc::graph::{Model, Policy, json};
+use stream_alloc::driver::Session;
+use stream_alloc::graph::{Model, Options, Policy, json};
 use stream_alloc::memory::AllocationDocument;
 use stream_alloc::search;
 use stream_alloc::search::refine;
@@ -114,7 +115,10 @@ fn refine_never_makes_a_candidate_worse() {
             let (a, _) = search::run(&m, o, limits, Stage::All, cfg).unwrap();
             simulate(&m, &a, &cfg).unwrap().makespan_us
         };
-        let r = refine::refine(&m, &m.options, &limits, &cfg, &ctx, p, reference).unwrap();
+        let mut s = Session::new(&m, Options { policy: p, ..m.options.clone() }, limits);
+        s.run_to(Stage::Logical).unwrap();
+        let base = s.allocation().unwrap().clone();
+        let r = refine::refine(&m, &m.options, &limits, &cfg, &ctx, &base, p, reference).unwrap();
         assert_eq!(r.report["makespan_before_us"].as_f64().unwrap(), (before * 1000.0).round() / 1000.0, "{p:?}");
         assert!(r.makespan_us <= before + 1e-9, "{p:?}: {} > {before}", r.makespan_us);
         assert_eq!(r.logical.is_some(), r.makespan_us < before - 1e-9, "{p:?}");

@@ -1,13 +1,14 @@
 //! The simulator and the ideal schedule against small reference implementations of the same
 //! device model written here from docs/simulate.md (they read allocation JSON and graph JSON,
 //! not the project's structures), on every corpus graph under several policies and on
-//! synthetic graphs whose integer costs make ties common; and, where `SA_CHECK_ALLOC` names the
-//! independent checker (`scripts/test.sh` sets it), against its simulated makespan and
-//! against `ideal_schedule.py` beside it. Agreement is required within 0.1 %.
+//! synthetic graphs whose integer costs make ties common; and against the workspace's
+//! independent checker's simulated makespan and `ideal_schedule.py` (`SA_CHECK_ALLOC`, or
+//! `../shared/tools` beside the clone). Where those tools are present they must run on every
+//! document; only a clone with nothing beside it skips them, saying so. Agreement is required
+//! within 0.1 %.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use stream_alloc::memory::AllocationDocument;
 
 use serde_json::Value;
@@ -16,8 +17,8 @@ use crate::common;
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::synth::{Family, generate};
 use stream_alloc::graph::{GraphId, Model, NodeId, json};
-use stream_alloc::simulate::{Arbitration, SimConfig, ideal, simulate};
-use stream_alloc::{allocate, allocate_from_preassigned};
+use stream_alloc::simulate::{Arbitration, Ideal, SimConfig, ideal, simulate};
+use stream_alloc::{Allocation, allocate, allocate_from_preassigned};
 
 /// The option sets every corpus graph runs under ("" is the graph's own options).
 const POLICIES: &[&str] =
@@ -32,10 +33,10 @@ fn agrees(a: f64, b: f64) -> bool {
 }
 
 /// What the device model needs of a node: (tasks, cost_us, cores), by (graph, name).
-type Facts = HashMap<(String, String), (u64, f64, u64)>;
+pub(crate) type Facts = HashMap<(String, String), (u64, f64, u64)>;
 
 /// Node facts from graph JSON text, with the loader's defaults (tasks 1, cost 0, cores 0).
-fn facts_of_json(graph: &Value) -> Facts {
+pub(crate) fn facts_of_json(graph: &Value) -> Facts {
     let mut out = Facts::new();
     let mut add = |gname: &str, nodes: &Value| {
         for n in nodes.as_array().into_iter().flatten() {
@@ -74,7 +75,7 @@ fn cost(facts: &Facts, graph: &str, name: &str) -> (f64, u64) {
 /// recorded at least `LATENCY` ago and its units are free. A round takes the streams by id
 /// (`Arbitration::StreamId`) or, under `Arbitration::Ready`, by when their heads became
 /// startable, id breaking ties. Returns the makespan.
-fn reference_makespan(facts: &Facts, doc: &Value, arbitration: Arbitration) -> f64 {
+pub(crate) fn reference_makespan(facts: &Facts, doc: &Value, arbitration: Arbitration) -> f64 {
     let nodes = doc["nodes"].as_array().unwrap();
     let mut queues: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
     let mut spec: Vec<(f64, u64)> = Vec::with_capacity(nodes.len());
@@ -247,29 +248,29 @@ fn with_options(path: &Path, policy: &str) -> Model {
     m
 }
 
-/// Where the independent tools are: `SA_CHECK_ALLOC`, and `ideal_schedule.py` beside it.
-fn tools() -> Option<(PathBuf, PathBuf)> {
-    let check = PathBuf::from(std::env::var_os("SA_CHECK_ALLOC")?);
-    let ideal = check.with_file_name("ideal_schedule.py");
-    Some((check, ideal))
+/// The project's simulator and [`reference_makespan`] agree on `alloc` under both arbitration
+/// rules.
+fn assert_simulator_agrees(m: &Model, alloc: &Allocation, facts: &Facts, doc: &Value, policy: &str) {
+    for arbitration in [Arbitration::StreamId, Arbitration::Ready] {
+        let cfg = SimConfig { arbitration, ..SimConfig::default() };
+        let ours = simulate(m, alloc, &cfg).unwrap().makespan_us;
+        let reference = reference_makespan(facts, doc, arbitration);
+        assert!(
+            agrees(ours, reference),
+            "{} [{policy}] {arbitration:?}: project {ours} us, reference {reference} us",
+            m.name
+        );
+    }
 }
 
-/// Runs python3 on the jobs, a few at a time; each job's JSON report, `None` where it could
-/// not run.
-fn python_reports(jobs: Vec<Vec<PathBuf>>) -> Vec<Option<Value>> {
-    let mut out = Vec::with_capacity(jobs.len());
-    for chunk in jobs.chunks(4) {
-        let children: Vec<Option<Child>> = chunk
-            .iter()
-            .map(|args| Command::new("python3").args(args).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().ok())
-            .collect();
-        for c in children {
-            out.push(
-                c.and_then(|c| c.wait_with_output().ok()).and_then(|o| serde_json::from_slice::<Value>(&o.stdout).ok()),
-            );
-        }
-    }
-    out
+/// The project's ideal schedule of `m` agrees with [`reference_ideal`] on the makespan and the
+/// lower bound; returns it.
+fn assert_ideal_agrees(m: &Model) -> Ideal {
+    let got = ideal(m, &SimConfig::default()).unwrap();
+    let (makespan, bound) = reference_ideal(m);
+    assert!(agrees(got.makespan_us, makespan), "{}: ideal {} us, reference {makespan} us", m.name, got.makespan_us);
+    assert!(agrees(got.lower_bound_us, bound), "{}: bound {} us, reference {bound} us", m.name, got.lower_bound_us);
+    got
 }
 
 /// Every corpus graph under every option set: the project's makespan agrees with the reference
@@ -287,16 +288,7 @@ fn simulator_agrees_with_the_reference_and_check_alloc_on_the_corpus() {
             let m = with_options(&path, policy);
             let alloc = allocate(&m, Stage::All).unwrap();
             let doc = alloc.to_json(&m);
-            for arbitration in [Arbitration::StreamId, Arbitration::Ready] {
-                let cfg = SimConfig { arbitration, ..SimConfig::default() };
-                let ours = simulate(&m, &alloc, &cfg).unwrap().makespan_us;
-                let reference = reference_makespan(&facts, &doc, arbitration);
-                assert!(
-                    agrees(ours, reference),
-                    "{} [{policy}] {arbitration:?}: project {ours} us, reference {reference} us",
-                    m.name
-                );
-            }
+            assert_simulator_agrees(&m, &alloc, &facts, &doc, policy);
             let ours = simulate(&m, &alloc, &SimConfig::default()).unwrap().makespan_us;
             // The independent checker reads `syncs` alone; identical documents run once, and
             // without the memory plan (its rule 8 is the slow part, and not what is compared).
@@ -310,19 +302,23 @@ fn simulator_agrees_with_the_reference_and_check_alloc_on_the_corpus() {
             }
         }
     }
-    if let Some((check, _)) = tools() {
+    assert!(!checks.is_empty(), "no allocation for check_alloc.py");
+    if let Some(check) = common::check_alloc_tool("check_alloc.py's makespans on the corpus") {
         // The rule is named, not left to the tool's default.
-        let jobs = checks
+        let runs: Vec<Vec<String>> = checks
             .iter()
             .map(|(_, g, a, _)| {
-                vec![check.clone(), g.clone(), a.clone(), "--json".into(), "--arbitration".into(), "ready".into()]
+                let mut args = vec![g.display().to_string(), a.display().to_string()];
+                args.extend(["--json", "--arbitration", "ready"].map(String::from));
+                args
             })
             .collect();
-        let reports = python_reports(jobs);
-        let ran = reports.iter().filter(|r| r.is_some()).count();
-        for ((what, _, _, ours), report) in checks.iter().zip(&reports) {
-            let Some(report) = report else { continue };
-            assert_eq!(report["ok"], true, "{what}: check_alloc.py rejects the allocation: {}", report["errors"]);
+        for ((what, _, _, ours), (code, report)) in checks.iter().zip(common::run_python(&check, &runs)) {
+            assert!(
+                code == 0 && report["ok"] == true,
+                "{what}: check_alloc.py rejects the allocation: {}",
+                report["errors"]
+            );
             let theirs = report["makespan_us"].as_f64().unwrap();
             // check_alloc.py rounds to 0.001 us.
             assert!(
@@ -330,7 +326,6 @@ fn simulator_agrees_with_the_reference_and_check_alloc_on_the_corpus() {
                 "{what}: project {ours} us, check_alloc.py {theirs} us"
             );
         }
-        assert!(ran == 0 || ran == checks.len(), "check_alloc.py ran on {ran} of {} allocations", checks.len());
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -352,31 +347,9 @@ fn simulator_agrees_with_the_reference_on_synthetic_graphs() {
                 }
                 let alloc = allocate(&m, Stage::All).unwrap();
                 let doc = alloc.to_json(&m);
-                for arbitration in [Arbitration::StreamId, Arbitration::Ready] {
-                    let cfg = SimConfig { arbitration, ..SimConfig::default() };
-                    let ours = simulate(&m, &alloc, &cfg).unwrap().makespan_us;
-                    let reference = reference_makespan(&facts, &doc, arbitration);
-                    assert!(
-                        agrees(ours, reference),
-                        "{} [{policy}] {arbitration:?}: project {ours} us, reference {reference} us",
-                        m.name
-                    );
-                }
+                assert_simulator_agrees(&m, &alloc, &facts, &doc, policy);
             }
-            let ours = ideal(&base, &SimConfig::default()).unwrap();
-            let (makespan, bound) = reference_ideal(&base);
-            assert!(
-                agrees(ours.makespan_us, makespan),
-                "{}: ideal {} us, reference {makespan} us",
-                base.name,
-                ours.makespan_us
-            );
-            assert!(
-                agrees(ours.lower_bound_us, bound),
-                "{}: bound {} us, reference {bound} us",
-                base.name,
-                ours.lower_bound_us
-            );
+            assert_ideal_agrees(&base);
         }
     }
 }
@@ -387,23 +360,19 @@ fn simulator_agrees_with_the_reference_on_synthetic_graphs() {
 #[test]
 fn ideal_agrees_with_the_reference_and_ideal_schedule_on_the_corpus() {
     let paths = common::corpus_paths();
-    let mut ours = Vec::new();
-    for path in &paths {
-        let m = json::load_file(path).unwrap();
-        let got = ideal(&m, &SimConfig::default()).unwrap();
-        let (makespan, bound) = reference_ideal(&m);
-        assert!(agrees(got.makespan_us, makespan), "{}: ideal {} us, reference {makespan} us", m.name, got.makespan_us);
-        assert!(agrees(got.lower_bound_us, bound), "{}: bound {} us, reference {bound} us", m.name, got.lower_bound_us);
-        assert!(got.makespan_us + 1e-9 >= got.lower_bound_us, "{}: ideal below the lower bound", m.name);
-        ours.push((m.name.clone(), got.makespan_us, got.lower_bound_us));
-    }
-    let Some((_, script)) = tools() else { return };
-    if !script.is_file() {
-        return;
-    }
-    let reports = python_reports(paths.iter().map(|p| vec![script.clone(), p.clone()]).collect());
-    for ((name, makespan, bound), report) in ours.iter().zip(&reports) {
-        let Some(report) = report else { continue };
+    let ours: Vec<(String, f64, f64)> = paths
+        .iter()
+        .map(|path| {
+            let m = json::load_file(path).unwrap();
+            let got = assert_ideal_agrees(&m);
+            assert!(got.makespan_us + 1e-9 >= got.lower_bound_us, "{}: ideal below the lower bound", m.name);
+            (m.name.clone(), got.makespan_us, got.lower_bound_us)
+        })
+        .collect();
+    let Some(script) = common::ideal_schedule_tool("ideal_schedule.py's makespans on the corpus") else { return };
+    let runs: Vec<Vec<String>> = paths.iter().map(|p| vec![p.display().to_string()]).collect();
+    for ((name, makespan, bound), (code, report)) in ours.iter().zip(common::run_python(&script, &runs)) {
+        assert_eq!(code, 0, "{name}: ideal_schedule.py fails: {report}");
         let theirs = report["ideal_us"].as_f64().unwrap();
         assert!(agrees(*makespan, theirs), "{name}: ideal {makespan} us, ideal_schedule.py {theirs} us");
         let lb = report["lower_bound_us"].as_f64().unwrap();

@@ -1,6 +1,6 @@
 //! Task limits per physical stream (allocation-json.md rule 7): every Send 1, every Recv 2,
 //! on whatever stream they sit, and the split's own events; checked by the project's checker
-//! and, where python3 is available, by the independent `check_alloc.py`.
+//! and, where the workspace's tools are present, by the independent `check_alloc.py`.
 
 use crate::common;
 use proptest::prelude::*;
@@ -14,22 +14,21 @@ fn rule7(report: &verify::Report) -> Vec<String> {
     report.violations.iter().filter(|v| v.rule == 7).map(|v| v.message.clone()).collect()
 }
 
-/// An independent checker (`check_alloc.py --max-tasks N`) on a graph and an allocation, when
-/// `SA_CHECK_ALLOC` names one (`scripts/test.sh` sets it when the workspace's tool is there):
-/// `None` when it cannot run.
+/// The independent checker (`check_alloc.py --max-tasks N`, [`common::check_alloc_tool`]) on a
+/// graph and an allocation: whether it accepts them; `None` only where the tool is absent.
 fn independent(graph: &std::path::Path, alloc: &serde_json::Value, limit: u32, tag: &str) -> Option<bool> {
-    let tool = std::path::PathBuf::from(std::env::var_os("SA_CHECK_ALLOC")?);
-    let file = std::env::temp_dir().join(format!("sa_task_limits_{}_{tag}.json", std::process::id()));
-    std::fs::write(&file, alloc.to_string()).unwrap();
-    let out = std::process::Command::new("python3")
-        .arg(&tool)
-        .arg(graph)
-        .arg(&file)
-        .args(["--max-tasks", &limit.to_string()])
-        .output()
-        .ok()?;
-    let _ = std::fs::remove_file(&file);
-    Some(out.status.success())
+    let tool = common::check_alloc_tool("check_alloc.py's task limits")?;
+    let file = common::TempFile::new(&format!("task_limits_{tag}"), &alloc.to_string());
+    let args = [
+        graph.display().to_string(),
+        file.0.display().to_string(),
+        "--json".into(),
+        "--max-tasks".into(),
+        limit.to_string(),
+    ];
+    let (code, report) = common::run_python(&tool, &[args.to_vec()]).remove(0);
+    assert_eq!(code == 0, report["ok"] == true, "check_alloc.py exits {code} with {report}");
+    Some(code == 0)
 }
 
 /// A stream of 300 zero-task views, each fed by a producer on one of three other streams.
@@ -170,12 +169,8 @@ fn a_node_with_more_syncs_than_a_piece_holds_is_cut_between_them() {
 
 /// [`independent`] for a graph document built in the test.
 fn independent_doc(graph: &serde_json::Value, alloc: &serde_json::Value, limit: u32, tag: &str) -> Option<bool> {
-    std::env::var_os("SA_CHECK_ALLOC")?;
-    let file = std::env::temp_dir().join(format!("sa_task_limits_{}_{tag}_graph.json", std::process::id()));
-    std::fs::write(&file, graph.to_string()).unwrap();
-    let ok = independent(&file, alloc, limit, tag);
-    let _ = std::fs::remove_file(&file);
-    ok
+    let file = common::TempFile::new(&format!("task_limits_{tag}_graph"), &graph.to_string());
+    independent(&file.0, alloc, limit, tag)
 }
 
 /// Random graphs of at most 3 inputs per node, random tasks (now and then one node bigger

@@ -8,11 +8,20 @@
  *
  * Streams run nothing on their own: a record leaves its event pending (cuEventQuery answers
  * CUDA_ERROR_NOT_READY) until cuEventSynchronize on it or on a later record of its stream,
- * cuStreamSynchronize on its stream or fake_cuda_complete_all(). Launches of the replay kernels (sa_replay_kernel, sa_replay_gate) are
- * executed at launch, in issue order, by a host model of the PTX: dependency flags checked,
- * violations, arrivals, times and flags written, every pointer argument checked against the
- * allocations. Issue order puts every record before its waits, so a correct plan finds every
- * producer finished, as on a GPU.
+ * cuStreamSynchronize on its stream or fake_cuda_complete_all(). Launches of the replay kernel
+ * (sa_replay_kernel) are executed at launch, in issue order, by a host model of the PTX:
+ * dependency flags checked, violations, arrivals, times and flags written, every pointer
+ * argument checked against the allocations. Issue order puts every record before its waits,
+ * so a correct plan finds every producer finished, as on a GPU.
+ *
+ * Stream capture and graphs, as the replay uses them: one capture at a time. A captured launch
+ * keeps copies of its arguments and runs when the graph is launched, in capture order. As in
+ * CUDA: a stream joins the capture by waiting on an event recorded in it; a capturing stream
+ * may not wait on an event recorded outside it (CUDA_ERROR_STREAM_CAPTURE_ISOLATION); every
+ * joined stream must be joined back into the origin before cuStreamEndCapture
+ * (CUDA_ERROR_STREAM_CAPTURE_UNJOINED); synchronous calls (allocation, copies, memset, stream
+ * synchronisation) during a capture are refused (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and
+ * invalidate it (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED at its end).
  *
  * Control: fake_cuda_fail_next(code) makes the next driver call after cuInit return `code`;
  * fake_cuda_live() counts live streams, events, allocations and modules; fake_cuda_calls()
@@ -35,12 +44,26 @@ enum {
   CUDA_ERROR_INVALID_PTX = 218,
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_FOUND = 500,
-  CUDA_ERROR_NOT_READY = 600
+  CUDA_ERROR_ILLEGAL_STATE = 401,
+  CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+  CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+  CUDA_ERROR_STREAM_CAPTURE_UNMATCHED = 903,
+  CUDA_ERROR_STREAM_CAPTURE_UNJOINED = 904,
+  CUDA_ERROR_STREAM_CAPTURE_ISOLATION = 905
 };
-enum { K_STREAM = 1, K_EVENT = 2, K_MODULE = 3, K_FUNC = 4, K_MEM = 5 };
+enum { K_STREAM = 1, K_EVENT = 2, K_MODULE = 3, K_FUNC = 4, K_MEM = 5, K_GRAPH = 6, K_EXEC = 7 };
+#define REPLAY_KERNEL_ARGS 10
 enum { EV_NEVER = 0, EV_PENDING = 1, EV_DONE = 2 };
 #define CU_EVENT_DISABLE_TIMING 2u
 #define MAX_HANDLES 65536
+
+/* A captured launch of the replay kernel, with copies of its arguments. */
+typedef struct launch {
+  struct obj *fn;
+  unsigned grid;
+  uint64_t args[REPLAY_KERNEL_ARGS];
+} launch;
 
 typedef struct obj {
   int kind;
@@ -55,7 +78,22 @@ typedef struct obj {
   char *image;          /* modules */
   unsigned char *bytes; /* memory */
   size_t size;          /* memory */
+  int capturing;        /* streams: part of the capture */
+  uint64_t cap_last;    /* streams: sequence number of its last captured work */
+  uint64_t cap_joined;  /* streams: the origin has waited on its work up to here */
+  uint64_t cap_seq;     /* events: sequence number of its record in the capture (0: none) */
+  launch *launches;     /* graphs and executable graphs */
+  size_t nlaunches;
 } obj;
+
+/* The one capture in progress (origin NULL: none). */
+static struct {
+  obj *origin;
+  uint64_t seq;
+  int invalid;
+  launch *launches;
+  size_t n, cap;
+} g_capture;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static obj *g_objs[MAX_HANDLES];
@@ -119,6 +157,16 @@ static void kill(obj *o) {
     free(o->image);
     o->image = NULL;
   }
+  if (o->kind == K_GRAPH || o->kind == K_EXEC) {
+    free(o->launches);
+    o->launches = NULL;
+  }
+}
+/* A synchronous call while a capture is in progress: refused, and the capture is spoilt. */
+static int capture_forbids(void) {
+  if (!g_capture.origin) return 0;
+  g_capture.invalid = 1;
+  return 1;
 }
 /* The allocation holding [p, p + n), or NULL. */
 static obj *mem_at(uint64_t p, size_t n) {
@@ -138,6 +186,7 @@ __attribute__((destructor)) static void fake_cuda_teardown(void) {
     kill(g_objs[i]);
     free(g_objs[i]);
   }
+  free(g_capture.launches);
   g_count = 0;
 }
 
@@ -154,6 +203,12 @@ EXPORT int cuGetErrorName(int code, const char **name) {
     case CUDA_ERROR_INVALID_HANDLE: *name = "CUDA_ERROR_INVALID_HANDLE"; break;
     case CUDA_ERROR_NOT_FOUND: *name = "CUDA_ERROR_NOT_FOUND"; break;
     case CUDA_ERROR_NOT_READY: *name = "CUDA_ERROR_NOT_READY"; break;
+    case CUDA_ERROR_ILLEGAL_STATE: *name = "CUDA_ERROR_ILLEGAL_STATE"; break;
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: *name = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"; break;
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: *name = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"; break;
+    case CUDA_ERROR_STREAM_CAPTURE_UNMATCHED: *name = "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED"; break;
+    case CUDA_ERROR_STREAM_CAPTURE_UNJOINED: *name = "CUDA_ERROR_STREAM_CAPTURE_UNJOINED"; break;
+    case CUDA_ERROR_STREAM_CAPTURE_ISOLATION: *name = "CUDA_ERROR_STREAM_CAPTURE_ISOLATION"; break;
     default: *name = NULL; return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
@@ -250,6 +305,7 @@ EXPORT int cuStreamDestroy_v2(void *s) {
 EXPORT int cuStreamSynchronize(void *s) {
   int rc = enter(1);
   if (rc) return rc;
+  if (capture_forbids()) return leave(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   obj *o = find(s, K_STREAM);
   if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
   drain(o);
@@ -287,6 +343,12 @@ EXPORT int cuEventRecord(void *e, void *s) {
   if (rc) return rc;
   obj *ev = find(e, K_EVENT), *st = find(s, K_STREAM);
   if (!ev || !st) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (st->capturing) { /* a node of the graph, not a record */
+    ev->cap_seq = st->cap_last = ++g_capture.seq;
+    ev->stream = st;
+    return leave(CUDA_SUCCESS);
+  }
+  ev->cap_seq = 0;
   ev->state = EV_PENDING;
   ev->stream = st;
   ev->stamp = g_clock += 10;
@@ -295,8 +357,17 @@ EXPORT int cuEventRecord(void *e, void *s) {
 EXPORT int cuStreamWaitEvent(void *s, void *e, unsigned flags) {
   int rc = enter(1);
   if (rc) return rc;
-  if (!find(s, K_STREAM) || !find(e, K_EVENT)) return leave(CUDA_ERROR_INVALID_HANDLE);
+  obj *st = find(s, K_STREAM), *ev = find(e, K_EVENT);
+  if (!st || !ev) return leave(CUDA_ERROR_INVALID_HANDLE);
   if (flags != 0) return leave(CUDA_ERROR_INVALID_VALUE);
+  if (ev->cap_seq != 0) { /* an edge of the graph; the waiting stream joins the capture */
+    st->capturing = 1;
+    st->cap_last = ++g_capture.seq;
+    if (st == g_capture.origin && ev->stream->cap_joined < ev->cap_seq) ev->stream->cap_joined = ev->cap_seq;
+  } else if (st->capturing) {
+    g_capture.invalid = 1;
+    return leave(CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+  }
   ++g_waits;
   return leave(CUDA_SUCCESS);
 }
@@ -339,6 +410,7 @@ EXPORT int cuEventElapsedTime(float *ms, void *a, void *b) {
 EXPORT int cuMemAlloc_v2(uint64_t *p, size_t size) {
   int rc = enter(1);
   if (rc) return rc;
+  if (capture_forbids()) return leave(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   if (!p || size == 0) return leave(CUDA_ERROR_INVALID_VALUE);
   if (size > g_mem_capacity - g_mem_bytes) return leave(CUDA_ERROR_OUT_OF_MEMORY);
   obj *o = add(K_MEM);
@@ -357,6 +429,7 @@ EXPORT int cuMemAlloc_v2(uint64_t *p, size_t size) {
 EXPORT int cuMemFree_v2(uint64_t p) {
   int rc = enter(1);
   if (rc) return rc;
+  if (capture_forbids()) return leave(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   obj *o = mem_at(p, 1);
   if (!o || (uint64_t)(uintptr_t)o->bytes != p) return leave(CUDA_ERROR_INVALID_VALUE);
   kill(o);
@@ -365,6 +438,7 @@ EXPORT int cuMemFree_v2(uint64_t p) {
 EXPORT int cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t n) {
   int rc = enter(1);
   if (rc) return rc;
+  if (capture_forbids()) return leave(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   if (!src || !mem_at(dst, n)) return leave(CUDA_ERROR_INVALID_VALUE);
   memcpy((void *)(uintptr_t)dst, src, n);
   return leave(CUDA_SUCCESS);
@@ -380,6 +454,7 @@ EXPORT int cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t n, void *s
 EXPORT int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t n) {
   int rc = enter(1);
   if (rc) return rc;
+  if (capture_forbids()) return leave(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   if (!dst || !mem_at(src, n)) return leave(CUDA_ERROR_INVALID_VALUE);
   memcpy(dst, (const void *)(uintptr_t)src, n);
   return leave(CUDA_SUCCESS);
@@ -387,6 +462,7 @@ EXPORT int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t n) {
 EXPORT int cuMemsetD32_v2(uint64_t dst, unsigned v, size_t n) {
   int rc = enter(1);
   if (rc) return rc;
+  if (capture_forbids()) return leave(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   if (!mem_at(dst, n * 4)) return leave(CUDA_ERROR_INVALID_VALUE);
   uint32_t *w = (uint32_t *)(uintptr_t)dst;
   for (size_t i = 0; i < n; ++i) w[i] = v;
@@ -448,26 +524,11 @@ EXPORT int cuFuncSetAttribute(void *f, int attr, int value) {
 /* A parameter as a checked device pointer to n bytes. */
 #define DEV(i, n) (mem_at(*(uint64_t *)params[i], (n)) ? (void *)(uintptr_t) * (uint64_t *)params[i] : NULL)
 
-EXPORT int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                          unsigned shared, void *s, void **params, void **extra) {
-  int rc = enter(1);
-  if (rc) return rc;
-  obj *fn = find(f, K_FUNC);
-  if (!fn || !find(s, K_STREAM)) return leave(CUDA_ERROR_INVALID_HANDLE);
-  if (gx == 0 || gy != 1 || gz != 1 || bx == 0 || bx > 1024 || by != 1 || bz != 1 || extra != NULL || !params)
-    return leave(CUDA_ERROR_INVALID_VALUE);
-  if (shared > 48 * 1024 && shared > fn->flags) return leave(CUDA_ERROR_INVALID_VALUE);
-  if ((int)gx > g_sms) return leave(CUDA_ERROR_INVALID_VALUE); /* the replay never asks for more */
+/* Runs the replay kernel's host model with g_mu held; `params` as cuLaunchKernel has them. */
+static int run_kernel(obj *fn, unsigned gx, void **params) {
   ++g_launches;
   g_clock += 100;
-  if (strcmp(fn->name, "sa_replay_gate") == 0) {
-    uint32_t *gate = DEV(0, 4);
-    uint64_t *stamp = DEV(1, 16);
-    if (!gate || !stamp) return leave(CUDA_ERROR_INVALID_VALUE);
-    stamp[0] = g_clock;
-    return leave(CUDA_SUCCESS);
-  }
-  if (strcmp(fn->name, "sa_replay_kernel") != 0) return leave(CUDA_SUCCESS);
+  if (strcmp(fn->name, "sa_replay_kernel") != 0) return CUDA_SUCCESS;
   uint32_t k = *(uint32_t *)params[5], begin = *(uint32_t *)params[6], count = *(uint32_t *)params[7];
   uint32_t run = *(uint32_t *)params[8];
   uint64_t duration_ns = *(uint64_t *)params[9];
@@ -476,13 +537,12 @@ EXPORT int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsign
   uint32_t *violations = DEV(2, 4 * ((size_t)k + 1));
   uint64_t *times = DEV(3, 16 * ((size_t)k + 1));
   uint32_t *arrivals = DEV(4, 4 * ((size_t)k + 1));
-  if (!flags || (count && !deps) || !violations || !times || !arrivals || run == 0)
-    return leave(CUDA_ERROR_INVALID_VALUE);
+  if (!flags || (count && !deps) || !violations || !times || !arrivals || run == 0) return CUDA_ERROR_INVALID_VALUE;
   for (unsigned b = 0; b < gx; ++b) {
     if (b == 0) times[2 * k] = g_clock;
     for (uint32_t i = 0; i < count; ++i) {
       uint32_t d = deps[begin + i];
-      if (!mem_at((uint64_t)(uintptr_t)&flags[d], 4)) return leave(CUDA_ERROR_INVALID_VALUE);
+      if (!mem_at((uint64_t)(uintptr_t)&flags[d], 4)) return CUDA_ERROR_INVALID_VALUE;
       if (flags[d] != run && violations[k] == 0) violations[k] = d + 1;
     }
     if (++arrivals[k] == gx * run) {
@@ -491,6 +551,135 @@ EXPORT int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsign
     }
   }
   g_clock += duration_ns;
+  return CUDA_SUCCESS;
+}
+
+EXPORT int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                          unsigned shared, void *s, void **params, void **extra) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *fn = find(f, K_FUNC), *st = find(s, K_STREAM);
+  if (!fn || !st) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (gx == 0 || gy != 1 || gz != 1 || bx == 0 || bx > 1024 || by != 1 || bz != 1 || extra != NULL || !params)
+    return leave(CUDA_ERROR_INVALID_VALUE);
+  if (shared > 48 * 1024 && shared > fn->flags) return leave(CUDA_ERROR_INVALID_VALUE);
+  if ((int)gx > g_sms) return leave(CUDA_ERROR_INVALID_VALUE); /* the replay never asks for more */
+  if (!st->capturing) return leave(run_kernel(fn, gx, params));
+  /* Captured: the arguments are copied now, as CUDA does, and run at cuGraphLaunch. */
+  if (strcmp(fn->name, "sa_replay_kernel") != 0) return leave(CUDA_ERROR_INVALID_VALUE);
+  if (g_capture.n == g_capture.cap) {
+    size_t cap = g_capture.cap ? 2 * g_capture.cap : 64;
+    launch *grown = realloc(g_capture.launches, cap * sizeof *grown);
+    if (!grown) return leave(CUDA_ERROR_OUT_OF_MEMORY);
+    g_capture.launches = grown;
+    g_capture.cap = cap;
+  }
+  launch *l = &g_capture.launches[g_capture.n++];
+  l->fn = fn;
+  l->grid = gx;
+  for (int i = 0; i < REPLAY_KERNEL_ARGS; ++i) {
+    l->args[i] = 0;
+    memcpy(&l->args[i], params[i], i >= 5 && i <= 8 ? 4 : 8); /* four u32 between the pointers and the u64 */
+  }
+  st->cap_last = ++g_capture.seq;
+  return leave(CUDA_SUCCESS);
+}
+
+EXPORT int cuStreamBeginCapture_v2(void *s, int mode) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *st = find(s, K_STREAM);
+  if (!st) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (mode < 0 || mode > 2) return leave(CUDA_ERROR_INVALID_VALUE);
+  if (g_capture.origin) return leave(CUDA_ERROR_ILLEGAL_STATE); /* one capture at a time here */
+  g_capture.origin = st;
+  g_capture.invalid = 0;
+  g_capture.n = 0;
+  st->capturing = 1;
+  st->cap_last = st->cap_joined = 0;
+  return leave(CUDA_SUCCESS);
+}
+
+EXPORT int cuStreamEndCapture(void *s, void **graph) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *st = find(s, K_STREAM);
+  if (!st) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (!graph) return leave(CUDA_ERROR_INVALID_VALUE);
+  *graph = NULL;
+  if (!st->capturing) return leave(CUDA_ERROR_ILLEGAL_STATE);
+  if (st != g_capture.origin) return leave(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+  int unjoined = 0;
+  for (size_t i = 0; i < g_count; ++i) {
+    obj *o = g_objs[i];
+    if (o->live && o->kind == K_STREAM && o->capturing && o != st && o->cap_joined < o->cap_last) unjoined = 1;
+    if (o->kind == K_STREAM) o->capturing = 0, o->cap_last = o->cap_joined = 0;
+    if (o->kind == K_EVENT) o->cap_seq = 0;
+  }
+  g_capture.origin = NULL;
+  if (g_capture.invalid) return leave(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  if (unjoined) return leave(CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+  obj *g = add(K_GRAPH);
+  if (!g) return leave(CUDA_ERROR_OUT_OF_MEMORY);
+  g->launches = g_capture.launches;
+  g->nlaunches = g_capture.n;
+  g_capture.launches = NULL;
+  g_capture.n = g_capture.cap = 0;
+  *graph = g;
+  return leave(CUDA_SUCCESS);
+}
+
+EXPORT int cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *g = find(graph, K_GRAPH);
+  if (!g) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (!exec || flags != 0) return leave(CUDA_ERROR_INVALID_VALUE);
+  launch *copy = g->nlaunches ? malloc(g->nlaunches * sizeof *copy) : NULL;
+  if (g->nlaunches && !copy) return leave(CUDA_ERROR_OUT_OF_MEMORY);
+  obj *x = add(K_EXEC);
+  if (!x) {
+    free(copy);
+    return leave(CUDA_ERROR_OUT_OF_MEMORY);
+  }
+  if (copy) memcpy(copy, g->launches, g->nlaunches * sizeof *copy);
+  x->launches = copy;
+  x->nlaunches = g->nlaunches;
+  *exec = x;
+  return leave(CUDA_SUCCESS);
+}
+
+EXPORT int cuGraphLaunch(void *exec, void *s) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *x = find(exec, K_EXEC), *st = find(s, K_STREAM);
+  if (!x || !st) return leave(CUDA_ERROR_INVALID_HANDLE);
+  if (st->capturing) return leave(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  for (size_t i = 0; i < x->nlaunches; ++i) {
+    launch *l = &x->launches[i];
+    void *params[REPLAY_KERNEL_ARGS];
+    for (int j = 0; j < REPLAY_KERNEL_ARGS; ++j) params[j] = &l->args[j];
+    if (!l->fn->live) return leave(CUDA_ERROR_INVALID_HANDLE); /* its module was unloaded */
+    if ((rc = run_kernel(l->fn, l->grid, params)) != CUDA_SUCCESS) return leave(rc);
+  }
+  return leave(CUDA_SUCCESS);
+}
+
+EXPORT int cuGraphExecDestroy(void *exec) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *x = find(exec, K_EXEC);
+  if (!x) return leave(CUDA_ERROR_INVALID_HANDLE);
+  kill(x);
+  return leave(CUDA_SUCCESS);
+}
+
+EXPORT int cuGraphDestroy(void *graph) {
+  int rc = enter(1);
+  if (rc) return rc;
+  obj *g = find(graph, K_GRAPH);
+  if (!g) return leave(CUDA_ERROR_INVALID_HANDLE);
+  kill(g);
   return leave(CUDA_SUCCESS);
 }
 

@@ -9,10 +9,6 @@
 ; stamps the end time and publishes flags[kernel] = run. Block 0 stamps the start time.
 ; arrivals[] is never reset: after run r it holds r x grid, so the last block of run r is the
 ; one that brings it to r x grid.
-;
-; sa_replay_gate: holds every stream of a run until the host has issued the whole plan. It
-; spins until *gate is non-zero (written by an asynchronous copy) or timeout_ns passes, and
-; writes the release time to stamp[0] and 1 to stamp[1] on a timeout.
 
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
@@ -93,42 +89,6 @@ finish:
   call void @llvm.nvvm.membar.gl()
   %fk = getelementptr i32, i32 addrspace(1)* %flags, i64 %kidx
   store volatile i32 %run, i32 addrspace(1)* %fk
-  br label %exit
-
-exit:
-  ret void
-}
-
-define ptx_kernel void @sa_replay_gate(i32 addrspace(1)* %gate, i64 addrspace(1)* %stamp, i64 %timeout_ns) {
-entry:
-  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-  %lead = icmp eq i32 %tid, 0
-  br i1 %lead, label %start, label %exit
-
-start:
-  %t0 = call i64 asm sideeffect "mov.u64 $0, %globaltimer;", "=l"()
-  br label %poll
-
-poll:
-  %g = load volatile i32, i32 addrspace(1)* %gate
-  %open = icmp ne i32 %g, 0
-  br i1 %open, label %released, label %clock
-
-clock:
-  %t = call i64 asm sideeffect "mov.u64 $0, %globaltimer;", "=l"()
-  %el = sub i64 %t, %t0
-  %late = icmp uge i64 %el, %timeout_ns
-  br i1 %late, label %timedout, label %poll
-
-timedout:
-  %tp = getelementptr i64, i64 addrspace(1)* %stamp, i64 1
-  store volatile i64 1, i64 addrspace(1)* %tp
-  br label %released
-
-released:
-  %t1 = call i64 asm sideeffect "mov.u64 $0, %globaltimer;", "=l"()
-  store volatile i64 %t1, i64 addrspace(1)* %stamp
-  call void @llvm.nvvm.membar.gl()
   br label %exit
 
 exit:
