@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 
-use stream_alloc::capi::runtime::{
+use stream_alloc::capi::reusable_pool::{
     sa_reusable_pool, sa_reusable_pool_destroy_stream, sa_reusable_pool_free, sa_reusable_pool_get_or_create,
     sa_reusable_pool_new,
 };

@@ -233,6 +233,74 @@ typedef struct sa_mem_stats {
 } sa_mem_stats;
 
 /**
+ * Counters of an `sa_reusable_pool`.
+ */
+typedef struct sa_pool_stats {
+  /**
+   * Device streams alive (created and not yet destroyed).
+   */
+  uint64_t live;
+  /**
+   * Device streams created.
+   */
+  uint64_t created;
+  /**
+   * Device streams destroyed.
+   */
+  uint64_t destroyed;
+  /**
+   * Grants served by an existing stream.
+   */
+  uint64_t reused;
+  /**
+   * Outstanding grants (sum of reference counts).
+   */
+  uint64_t grants;
+} sa_pool_stats;
+
+/**
+ * What static (known-shape) sub-models create themselves through V1; subtracted from the
+ * model totals by `sa_rt2_resource_counts`.
+ */
+typedef struct sa_static_counts {
+  /**
+   * Streams of static sub-models.
+   */
+  size_t streams;
+  /**
+   * Events of static sub-models.
+   */
+  size_t events;
+  /**
+   * Notifies of static sub-models.
+   */
+  size_t notifies;
+} sa_static_counts;
+
+/**
+ * `gert::ModelDesc`'s reusable stream/event/notify counts and attached stream count.
+ */
+typedef struct sa_resource_counts {
+  /**
+   * Streams the model acquires besides the attached ones (its streams minus static sub-model
+   * streams and attached streams), the caller's main stream in slot 0 included.
+   */
+  size_t reusable_stream_num;
+  /**
+   * Events the model acquires.
+   */
+  size_t reusable_event_num;
+  /**
+   * Notifies the model acquires.
+   */
+  size_t reusable_notify_num;
+  /**
+   * Attached streams (acquired after the reusable ones).
+   */
+  size_t attached_stream_num;
+} sa_resource_counts;
+
+/**
  * The device-runtime seam: a host's function table, copied at registration. Every entry
  * returns the runtime's own error code (0 = success) and receives `user` unchanged. Stream
  * flags are RT-encoded (`RT_STREAM_*`), event flags ACL-encoded. The six create/destroy
@@ -350,74 +418,6 @@ typedef struct sa_runtime_ops {
  * Where the device runtime in use came from (`sa_runtime_resolve`).
  */
 typedef int32_t sa_runtime_source;
-
-/**
- * Counters of an `sa_reusable_pool`.
- */
-typedef struct sa_pool_stats {
-  /**
-   * Device streams alive (created and not yet destroyed).
-   */
-  uint64_t live;
-  /**
-   * Device streams created.
-   */
-  uint64_t created;
-  /**
-   * Device streams destroyed.
-   */
-  uint64_t destroyed;
-  /**
-   * Grants served by an existing stream.
-   */
-  uint64_t reused;
-  /**
-   * Outstanding grants (sum of reference counts).
-   */
-  uint64_t grants;
-} sa_pool_stats;
-
-/**
- * What static (known-shape) sub-models create themselves through V1; subtracted from the
- * model totals by `sa_rt2_resource_counts`.
- */
-typedef struct sa_static_counts {
-  /**
-   * Streams of static sub-models.
-   */
-  size_t streams;
-  /**
-   * Events of static sub-models.
-   */
-  size_t events;
-  /**
-   * Notifies of static sub-models.
-   */
-  size_t notifies;
-} sa_static_counts;
-
-/**
- * `gert::ModelDesc`'s reusable stream/event/notify counts and attached stream count.
- */
-typedef struct sa_resource_counts {
-  /**
-   * Streams the model acquires besides the attached ones (its streams minus static sub-model
-   * streams and attached streams), the caller's main stream in slot 0 included.
-   */
-  size_t reusable_stream_num;
-  /**
-   * Events the model acquires.
-   */
-  size_t reusable_event_num;
-  /**
-   * Notifies the model acquires.
-   */
-  size_t reusable_notify_num;
-  /**
-   * Attached streams (acquired after the reusable ones).
-   */
-  size_t attached_stream_num;
-} sa_resource_counts;
 
 /**
  * How far a session has run (an `int32_t`; one of `SA_SESSION_*`).
@@ -999,6 +999,35 @@ sa_status sa_allocation_get_compiled_summary(const struct sa_allocation *allocat
                                              struct sa_summary **out);
 
 /**
+ * Creates a `gert::EventAllocator(acl_flag)` (ACL event flag; GE's default is
+ * `ACL_EVENT_SYNC` = 1) in `*out`. No device call. Ownership: the caller frees `*out` with
+ * `sa_event_allocator_free`.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+sa_status sa_event_allocator_new(uint32_t acl_flag, struct sa_event_allocator **out);
+
+/**
+ * `AcquireEvents(n)`: the allocator's `TypedContinuousVector<aclrtEvent>`, grown to at least
+ * `n`. NULL on failure (`n > 4096`: `SA_RUNTIME_LIMIT`). Lifetime and thread safety as
+ * `sa_stream_allocator_acquire`.
+ *
+ * # Safety
+ * `a` is NULL or a live allocator.
+ */
+void *sa_event_allocator_acquire(const struct sa_event_allocator *a, size_t n);
+
+/**
+ * Frees an event allocator and destroys every event it created. NULL is a no-op. Must not
+ * race with other calls on `a`.
+ *
+ * # Safety
+ * `a` is NULL or came from `sa_event_allocator_new` and is not used afterwards.
+ */
+void sa_event_allocator_free(struct sa_event_allocator *a);
+
+/**
  * Creates an empty graph named `name` (a static root graph with no nodes and default options)
  * and stores the new handle in `*out`.
  *
@@ -1421,119 +1450,6 @@ sa_status sa_mem_pool_empty_cache(const struct sa_mem_pool *pool);
 sa_status sa_mem_pool_stats(const struct sa_mem_pool *pool, struct sa_mem_stats *stats);
 
 /**
- * Registers `ops` as the device runtime for every allocator and pool that resolves its
- * runtime from now on; NULL returns to automatic resolution (`sa_runtime_resolve`). The table
- * is copied: `ops` may be freed on return, the functions and `user` it names may not (see
- * `sa_runtime_ops`). Allocators that already created handles keep the table they created
- * them with. Only the first `struct_size` bytes are read, so a version-1 table compiled
- * against an older header (`abi_version` 1, `struct_size` = `SA_RUNTIME_OPS_V1_SIZE`) works,
- * without the version-2 entries. Fails with `SA_INVALID_ARGUMENT` when `struct_size` is below
- * the size of the table's `abi_version`, `abi_version` is neither 1 nor
- * `SA_RUNTIME_OPS_ABI_VERSION`, or a required entry is NULL; the previous registration then
- * stays. Thread-safe.
- *
- * # Safety
- * `ops` is NULL or points to a readable `sa_runtime_ops` of at least `ops->struct_size` bytes.
- */
-sa_status sa_runtime_register(const struct sa_runtime_ops *ops);
-
-/**
- * Resolves the device runtime now and writes where it came from (`SA_RUNTIME_REGISTERED`,
- * `_PROCESS_SCOPE`, `_LOADED_LIBRARY`, `_EXPLICIT_PATH`) to `*source`. Order: the registered
- * table; the Ascend symbols in the process (`dlsym(RTLD_DEFAULT)`); an already-loaded
- * `libacl_rt.so` / `libruntime.so` / `libascendcl.so` (`RTLD_NOLOAD`, never a second copy);
- * the library named by `SA_RUNTIME_LIB`. `SA_NO_RUNTIME` when none answers. Thread-safe.
- *
- * # Safety
- * `source` is NULL or writable.
- */
-sa_status sa_runtime_resolve(sa_runtime_source *source);
-
-/**
- * `rtGetMaxStreamAndTask(stream_type, ...)` through the seam (`stream_type` 0 normal, 1 huge):
- * the device's stream count and tasks per stream. The environment variable
- * `SA_RT_MAX_TASKS_PER_STREAM` overrides the task count. `SA_NO_RUNTIME` without a runtime or
- * query entry, `SA_DEVICE_ERROR` when the runtime fails. Thread-safe.
- *
- * # Safety
- * `max_streams` and `max_tasks` are NULL or writable.
- */
-sa_status sa_runtime_task_limits(uint32_t stream_type, uint32_t *max_streams, uint32_t *max_tasks);
-
-/**
- * Whether the device reports `FEATURE_TYPE_PERSISTENT_STREAM_UNLIMITED_DEPTH` (then GE does
- * not split streams): 1 or 0 in `*supported`. The environment variable `SA_RT_UNLIMITED_DEPTH`
- * (0 or 1) overrides the device. Thread-safe.
- *
- * # Safety
- * `supported` is NULL or writable.
- */
-sa_status sa_runtime_unlimited_depth(int32_t *supported);
-
-/**
- * Creates a `gert::StreamAllocator(priority, rt_flags)` (RT flag encoding) in `*out`. No device
- * call happens here: the runtime is resolved on the first growth. Ownership: the caller frees
- * `*out` with `sa_stream_allocator_free`.
- *
- * # Safety
- * `out` is NULL or writable.
- */
-sa_status sa_stream_allocator_new(int32_t priority,
-                                  uint32_t rt_flags,
-                                  struct sa_stream_allocator **out);
-
-/**
- * `AcquireStreams(n)`: the allocator's `TypedContinuousVector<rtStream_t>` (GE's
- * `ContinuousVector` layout: capacity at 0, size at 8, elements from offset 56), grown to at
- * least `n` and never shrunk; slot 0 is the caller's. NULL on failure: `n >= 2024`
- * (`SA_RUNTIME_LIMIT`, before any device call), no runtime, or a device error (the streams
- * already created are kept). Lifetime: the vector belongs to the allocator and stays valid,
- * at the same address, until the allocator is freed. Thread-safe.
- *
- * # Safety
- * `a` is NULL or a live allocator.
- */
-void *sa_stream_allocator_acquire(const struct sa_stream_allocator *a, size_t n);
-
-/**
- * Frees a stream allocator and destroys the streams it created (slots 1..size-1; slot 0 is
- * the caller's). NULL is a no-op. Must not race with other calls on `a`.
- *
- * # Safety
- * `a` is NULL or came from `sa_stream_allocator_new` and is not used afterwards.
- */
-void sa_stream_allocator_free(struct sa_stream_allocator *a);
-
-/**
- * Creates a `gert::EventAllocator(acl_flag)` (ACL event flag; GE's default is
- * `ACL_EVENT_SYNC` = 1) in `*out`. No device call. Ownership: the caller frees `*out` with
- * `sa_event_allocator_free`.
- *
- * # Safety
- * `out` is NULL or writable.
- */
-sa_status sa_event_allocator_new(uint32_t acl_flag, struct sa_event_allocator **out);
-
-/**
- * `AcquireEvents(n)`: the allocator's `TypedContinuousVector<aclrtEvent>`, grown to at least
- * `n`. NULL on failure (`n > 4096`: `SA_RUNTIME_LIMIT`). Lifetime and thread safety as
- * `sa_stream_allocator_acquire`.
- *
- * # Safety
- * `a` is NULL or a live allocator.
- */
-void *sa_event_allocator_acquire(const struct sa_event_allocator *a, size_t n);
-
-/**
- * Frees an event allocator and destroys every event it created. NULL is a no-op. Must not
- * race with other calls on `a`.
- *
- * # Safety
- * `a` is NULL or came from `sa_event_allocator_new` and is not used afterwards.
- */
-void sa_event_allocator_free(struct sa_event_allocator *a);
-
-/**
  * Creates a `gert::NotifyAllocator` in `*out`. No device call. Ownership: the caller frees
  * `*out` with `sa_notify_allocator_free`.
  *
@@ -1657,6 +1573,56 @@ sa_status sa_rt2_occupy(const struct sa_resource_counts *counts,
                         void **out_streams,
                         void **out_events,
                         void **out_notifies);
+
+/**
+ * Registers `ops` as the device runtime for every allocator and pool that resolves its
+ * runtime from now on; NULL returns to automatic resolution (`sa_runtime_resolve`). The table
+ * is copied: `ops` may be freed on return, the functions and `user` it names may not (see
+ * `sa_runtime_ops`). Allocators that already created handles keep the table they created
+ * them with. Only the first `struct_size` bytes are read, so a version-1 table compiled
+ * against an older header (`abi_version` 1, `struct_size` = `SA_RUNTIME_OPS_V1_SIZE`) works,
+ * without the version-2 entries. Fails with `SA_INVALID_ARGUMENT` when `struct_size` is below
+ * the size of the table's `abi_version`, `abi_version` is neither 1 nor
+ * `SA_RUNTIME_OPS_ABI_VERSION`, or a required entry is NULL; the previous registration then
+ * stays. Thread-safe.
+ *
+ * # Safety
+ * `ops` is NULL or points to a readable `sa_runtime_ops` of at least `ops->struct_size` bytes.
+ */
+sa_status sa_runtime_register(const struct sa_runtime_ops *ops);
+
+/**
+ * Resolves the device runtime now and writes where it came from (`SA_RUNTIME_REGISTERED`,
+ * `_PROCESS_SCOPE`, `_LOADED_LIBRARY`, `_EXPLICIT_PATH`) to `*source`. Order: the registered
+ * table; the Ascend symbols in the process (`dlsym(RTLD_DEFAULT)`); an already-loaded
+ * `libacl_rt.so` / `libruntime.so` / `libascendcl.so` (`RTLD_NOLOAD`, never a second copy);
+ * the library named by `SA_RUNTIME_LIB`. `SA_NO_RUNTIME` when none answers. Thread-safe.
+ *
+ * # Safety
+ * `source` is NULL or writable.
+ */
+sa_status sa_runtime_resolve(sa_runtime_source *source);
+
+/**
+ * `rtGetMaxStreamAndTask(stream_type, ...)` through the seam (`stream_type` 0 normal, 1 huge):
+ * the device's stream count and tasks per stream. The environment variable
+ * `SA_RT_MAX_TASKS_PER_STREAM` overrides the task count. `SA_NO_RUNTIME` without a runtime or
+ * query entry, `SA_DEVICE_ERROR` when the runtime fails. Thread-safe.
+ *
+ * # Safety
+ * `max_streams` and `max_tasks` are NULL or writable.
+ */
+sa_status sa_runtime_task_limits(uint32_t stream_type, uint32_t *max_streams, uint32_t *max_tasks);
+
+/**
+ * Whether the device reports `FEATURE_TYPE_PERSISTENT_STREAM_UNLIMITED_DEPTH` (then GE does
+ * not split streams): 1 or 0 in `*supported`. The environment variable `SA_RT_UNLIMITED_DEPTH`
+ * (0 or 1) overrides the device. Thread-safe.
+ *
+ * # Safety
+ * `supported` is NULL or writable.
+ */
+sa_status sa_runtime_unlimited_depth(int32_t *supported);
 
 /**
  * Builds `graph` if needed and starts a compile session on it in `*out`. The session shares
@@ -2100,6 +2066,40 @@ const char *sa_status_str(sa_status status);
  * `""` for `SA_OK` and for unknown values. Never NULL; must not be freed. Thread-safe.
  */
 const char *sa_status_code(sa_status status);
+
+/**
+ * Creates a `gert::StreamAllocator(priority, rt_flags)` (RT flag encoding) in `*out`. No device
+ * call happens here: the runtime is resolved on the first growth. Ownership: the caller frees
+ * `*out` with `sa_stream_allocator_free`.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+sa_status sa_stream_allocator_new(int32_t priority,
+                                  uint32_t rt_flags,
+                                  struct sa_stream_allocator **out);
+
+/**
+ * `AcquireStreams(n)`: the allocator's `TypedContinuousVector<rtStream_t>` (GE's
+ * `ContinuousVector` layout: capacity at 0, size at 8, elements from offset 56), grown to at
+ * least `n` and never shrunk; slot 0 is the caller's. NULL on failure: `n >= 2024`
+ * (`SA_RUNTIME_LIMIT`, before any device call), no runtime, or a device error (the streams
+ * already created are kept). Lifetime: the vector belongs to the allocator and stays valid,
+ * at the same address, until the allocator is freed. Thread-safe.
+ *
+ * # Safety
+ * `a` is NULL or a live allocator.
+ */
+void *sa_stream_allocator_acquire(const struct sa_stream_allocator *a, size_t n);
+
+/**
+ * Frees a stream allocator and destroys the streams it created (slots 1..size-1; slot 0 is
+ * the caller's). NULL is a no-op. Must not race with other calls on `a`.
+ *
+ * # Safety
+ * `a` is NULL or came from `sa_stream_allocator_new` and is not used afterwards.
+ */
+void sa_stream_allocator_free(struct sa_stream_allocator *a);
 
 /**
  * Creates a context in `*out` over the device runtime in use now (registered with

@@ -14,9 +14,8 @@
 
 use std::ffi::c_void;
 
-use super::runtime::{free_box, handle};
 use super::stream_ops::sa_stream_ctx;
-use super::{ApiError, ApiResult, SA_NULL_POINTER, ffi_boundary, out_ptr, write_out};
+use super::{ApiError, ApiResult, SA_NULL_POINTER, ffi_boundary, free_box, handle, out_ptr, write_out};
 use crate::runtime::{MemPool, MemPoolStats};
 
 /// A stream-ordered device memory pool. Thread-safe.

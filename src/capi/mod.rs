@@ -17,14 +17,19 @@
 
 pub mod allocation;
 mod compiled;
+pub mod event_allocator;
 pub mod graph;
 pub mod mem_pool;
+pub mod notify_allocator;
+pub mod reusable_pool;
+pub mod rt2;
 pub mod runtime;
 /// GE's own C++ symbols, declared by GE's headers, not by stream_alloc.h.
 /// cbindgen:ignore
 pub mod runtime_ge;
 pub mod session;
 pub mod status;
+pub mod stream_allocator;
 pub mod stream_ops;
 pub mod summary;
 
@@ -215,6 +220,40 @@ pub(crate) fn out_ptr<T>(p: *mut T, what: &str) -> ApiResult<*mut T> {
 pub(crate) unsafe fn write_out<T>(p: *mut T, v: T) {
     // SAFETY: non-NULL (checked by out_ptr) and writable by the caller's contract.
     unsafe { p.write(v) }
+}
+
+/// A required handle argument.
+///
+/// # Safety
+/// `p` is NULL or points to a live `T` that outlives `'a`.
+pub(crate) unsafe fn handle<'a, T>(p: *const T, what: &str) -> ApiResult<&'a T> {
+    // SAFETY: NULL or live, by the caller's contract.
+    unsafe { p.as_ref() }.ok_or_else(|| ApiError::new(SA_NULL_POINTER, format!("argument '{what}' is NULL")))
+}
+
+/// The body of a constructor: checks `out`, then makes the handle with `make` and stores it
+/// boxed in `*out` (the caller frees it with the handle's `_free`).
+///
+/// # Safety
+/// `out` is NULL or writable.
+pub(crate) unsafe fn new_boxed<T>(out: *mut *mut T, make: impl FnOnce() -> ApiResult<T>) -> ApiResult {
+    let out = out_ptr(out, "out")?;
+    let v = Box::new(make()?);
+    // SAFETY: checked by out_ptr, writable by the caller's contract.
+    unsafe { write_out(out, Box::into_raw(v)) };
+    Ok(())
+}
+
+/// Frees a boxed handle; NULL is a no-op.
+///
+/// # Safety
+/// `p` is NULL or came from `Box::into_raw` in this module's constructors and is not used
+/// afterwards.
+pub(crate) unsafe fn free_box<T>(p: *mut T) {
+    if !p.is_null() {
+        // SAFETY: from Box::into_raw in the matching `_new`, by the caller's contract.
+        drop(unsafe { Box::from_raw(p) });
+    }
 }
 
 /// The message of the most recent call that failed on the calling thread (any handle, or none:

@@ -1,6 +1,10 @@
-//! C ABI of the runtime half: the RT2 allocators (`gert::StreamAllocator`, `EventAllocator`,
-//! `NotifyAllocator`), the V1 reusable stream pool (`ge::ReusableStreamAllocator`), the RT2
-//! `ModelDesc` counts and `OccupyStreamResource`, and the device-runtime seam they call through.
+//! The device-runtime seam of the C ABI's runtime half: the function table a host registers
+//! (`sa_runtime_ops`), how the runtime is resolved, and the device limits read through it.
+//! The handles that call through it have a module each: the RT2 allocators
+//! ([`super::stream_allocator`], [`super::event_allocator`], [`super::notify_allocator`]), the
+//! V1 reusable stream pool ([`super::reusable_pool`]), the stream context
+//! ([`super::stream_ops`]) and the memory pool ([`super::mem_pool`]); [`super::rt2`] holds the
+//! RT2 `ModelDesc` counts and `OccupyStreamResource`.
 //!
 //! Conventions are those of the whole C ABI (see `capi`): every function runs inside
 //! [`ffi_boundary`], returns an `sa_status` (the `_acquire` functions: the vector or NULL),
@@ -14,13 +18,10 @@
 
 #![allow(unsafe_code)]
 
-use std::ffi::{c_char, c_void};
+use std::ffi::c_void;
 
-use super::{ApiError, ApiResult, SA_NULL_POINTER, ffi_boundary, opt_str, out_ptr, write_out};
-use crate::runtime::pool::{PoolOptions, PoolStats, ReusableStreamPool};
-use crate::runtime::rt2::{self, ExternalAllocators, ResourceCounts, StaticCounts};
+use super::{ApiError, ApiResult, ffi_boundary, out_ptr, sa_status, write_out};
 use crate::runtime::seam::{RUNTIME_OPS_ABI_VERSION, Runtime, RuntimeOps};
-use crate::runtime::{EventAllocator, NotifyAllocator, StreamAllocator};
 
 /// Version of `sa_runtime_ops` this library writes in its header; entries are only ever
 /// appended. Version 2 appended `mem_malloc` … `event_elapsed_time`; a version-1 table
@@ -153,117 +154,6 @@ impl From<&sa_runtime_ops> for RuntimeOps {
     }
 }
 
-/// An RT2 stream allocator (`gert::StreamAllocator`). Thread-safe.
-pub struct sa_stream_allocator(StreamAllocator);
-/// An RT2 event allocator (`gert::EventAllocator`). Thread-safe.
-pub struct sa_event_allocator(EventAllocator);
-/// An RT2 notify allocator (`gert::NotifyAllocator`). Thread-safe.
-pub struct sa_notify_allocator(NotifyAllocator);
-/// A V1 reusable stream pool (`ge::ReusableStreamAllocator`). Thread-safe.
-pub struct sa_reusable_pool(ReusableStreamPool);
-
-/// Counters of an `sa_reusable_pool`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct sa_pool_stats {
-    /// Device streams alive (created and not yet destroyed).
-    pub live: u64,
-    /// Device streams created.
-    pub created: u64,
-    /// Device streams destroyed.
-    pub destroyed: u64,
-    /// Grants served by an existing stream.
-    pub reused: u64,
-    /// Outstanding grants (sum of reference counts).
-    pub grants: u64,
-}
-
-impl From<PoolStats> for sa_pool_stats {
-    fn from(s: PoolStats) -> Self {
-        sa_pool_stats { live: s.live, created: s.created, destroyed: s.destroyed, reused: s.reused, grants: s.grants }
-    }
-}
-
-/// `gert::ModelDesc`'s reusable stream/event/notify counts and attached stream count.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct sa_resource_counts {
-    /// Streams the model acquires besides the attached ones (its streams minus static sub-model
-    /// streams and attached streams), the caller's main stream in slot 0 included.
-    pub reusable_stream_num: usize,
-    /// Events the model acquires.
-    pub reusable_event_num: usize,
-    /// Notifies the model acquires.
-    pub reusable_notify_num: usize,
-    /// Attached streams (acquired after the reusable ones).
-    pub attached_stream_num: usize,
-}
-
-impl From<ResourceCounts> for sa_resource_counts {
-    fn from(c: ResourceCounts) -> Self {
-        sa_resource_counts {
-            reusable_stream_num: c.reusable_stream_num,
-            reusable_event_num: c.reusable_event_num,
-            reusable_notify_num: c.reusable_notify_num,
-            attached_stream_num: c.attached_stream_num,
-        }
-    }
-}
-
-impl From<&sa_resource_counts> for ResourceCounts {
-    fn from(c: &sa_resource_counts) -> Self {
-        ResourceCounts {
-            reusable_stream_num: c.reusable_stream_num,
-            reusable_event_num: c.reusable_event_num,
-            reusable_notify_num: c.reusable_notify_num,
-            attached_stream_num: c.attached_stream_num,
-        }
-    }
-}
-
-/// What static (known-shape) sub-models create themselves through V1; subtracted from the
-/// model totals by `sa_rt2_resource_counts`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct sa_static_counts {
-    /// Streams of static sub-models.
-    pub streams: usize,
-    /// Events of static sub-models.
-    pub events: usize,
-    /// Notifies of static sub-models.
-    pub notifies: usize,
-}
-
-impl From<&sa_static_counts> for StaticCounts {
-    fn from(c: &sa_static_counts) -> Self {
-        StaticCounts { streams: c.streams, events: c.events, notifies: c.notifies }
-    }
-}
-
-fn null(what: &str) -> ApiError {
-    ApiError::new(SA_NULL_POINTER, format!("argument '{what}' is NULL"))
-}
-
-/// A required handle argument.
-///
-/// # Safety
-/// `p` is NULL or points to a live `T` that outlives `'a`.
-pub(super) unsafe fn handle<'a, T>(p: *const T, what: &str) -> ApiResult<&'a T> {
-    // SAFETY: NULL or live, by the caller's contract.
-    unsafe { p.as_ref() }.ok_or_else(|| null(what))
-}
-
-/// Frees a boxed handle; NULL is a no-op.
-///
-/// # Safety
-/// `p` is NULL or came from `Box::into_raw` in this module and is not used afterwards.
-pub(super) unsafe fn free_box<T>(p: *mut T) {
-    if !p.is_null() {
-        // SAFETY: from Box::into_raw in the matching `_new`, by the caller's contract.
-        drop(unsafe { Box::from_raw(p) });
-    }
-}
-
 /// Registers `ops` as the device runtime for every allocator and pool that resolves its
 /// runtime from now on; NULL returns to automatic resolution (`sa_runtime_resolve`). The table
 /// is copied: `ops` may be freed on return, the functions and `user` it names may not (see
@@ -278,7 +168,7 @@ pub(super) unsafe fn free_box<T>(p: *mut T) {
 /// # Safety
 /// `ops` is NULL or points to a readable `sa_runtime_ops` of at least `ops->struct_size` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_runtime_register(ops: *const sa_runtime_ops) -> super::sa_status {
+pub unsafe extern "C" fn sa_runtime_register(ops: *const sa_runtime_ops) -> sa_status {
     ffi_boundary(|| -> ApiResult {
         if ops.is_null() {
             return Ok(Runtime::register(None)?);
@@ -316,7 +206,7 @@ pub unsafe extern "C" fn sa_runtime_register(ops: *const sa_runtime_ops) -> supe
 /// # Safety
 /// `source` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_runtime_resolve(source: *mut sa_runtime_source) -> super::sa_status {
+pub unsafe extern "C" fn sa_runtime_resolve(source: *mut sa_runtime_source) -> sa_status {
     ffi_boundary(|| -> ApiResult {
         let source = out_ptr(source, "source")?;
         let rt = Runtime::current()?;
@@ -338,7 +228,7 @@ pub unsafe extern "C" fn sa_runtime_task_limits(
     stream_type: u32,
     max_streams: *mut u32,
     max_tasks: *mut u32,
-) -> super::sa_status {
+) -> sa_status {
     ffi_boundary(|| -> ApiResult {
         let max_streams = out_ptr(max_streams, "max_streams")?;
         let max_tasks = out_ptr(max_tasks, "max_tasks")?;
@@ -359,336 +249,12 @@ pub unsafe extern "C" fn sa_runtime_task_limits(
 /// # Safety
 /// `supported` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_runtime_unlimited_depth(supported: *mut i32) -> super::sa_status {
+pub unsafe extern "C" fn sa_runtime_unlimited_depth(supported: *mut i32) -> sa_status {
     ffi_boundary(|| -> ApiResult {
         let supported = out_ptr(supported, "supported")?;
         let v = Runtime::current()?.unlimited_depth()?;
         // SAFETY: checked by out_ptr, writable by the contract.
         unsafe { write_out(supported, i32::from(v)) };
-        Ok(())
-    })
-}
-
-/// Creates a `gert::StreamAllocator(priority, rt_flags)` (RT flag encoding) in `*out`. No device
-/// call happens here: the runtime is resolved on the first growth. Ownership: the caller frees
-/// `*out` with `sa_stream_allocator_free`.
-///
-/// # Safety
-/// `out` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_stream_allocator_new(
-    priority: i32,
-    rt_flags: u32,
-    out: *mut *mut sa_stream_allocator,
-) -> super::sa_status {
-    ffi_boundary(|| -> ApiResult {
-        let out = out_ptr(out, "out")?;
-        let a = Box::new(sa_stream_allocator(StreamAllocator::new(priority, rt_flags)?));
-        // SAFETY: checked by out_ptr, writable by the contract.
-        unsafe { write_out(out, Box::into_raw(a)) };
-        Ok(())
-    })
-}
-
-/// `AcquireStreams(n)`: the allocator's `TypedContinuousVector<rtStream_t>` (GE's
-/// `ContinuousVector` layout: capacity at 0, size at 8, elements from offset 56), grown to at
-/// least `n` and never shrunk; slot 0 is the caller's. NULL on failure: `n >= 2024`
-/// (`SA_RUNTIME_LIMIT`, before any device call), no runtime, or a device error (the streams
-/// already created are kept). Lifetime: the vector belongs to the allocator and stays valid,
-/// at the same address, until the allocator is freed. Thread-safe.
-///
-/// # Safety
-/// `a` is NULL or a live allocator.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_stream_allocator_acquire(a: *const sa_stream_allocator, n: usize) -> *mut c_void {
-    ffi_boundary(|| -> ApiResult<*mut c_void> {
-        // SAFETY: NULL or live, by the contract.
-        let a = unsafe { handle(a, "a") }?;
-        Ok(a.0.acquire(n)?.cast())
-    })
-}
-
-/// Frees a stream allocator and destroys the streams it created (slots 1..size-1; slot 0 is
-/// the caller's). NULL is a no-op. Must not race with other calls on `a`.
-///
-/// # Safety
-/// `a` is NULL or came from `sa_stream_allocator_new` and is not used afterwards.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_stream_allocator_free(a: *mut sa_stream_allocator) {
-    ffi_boundary(|| unsafe { free_box(a) })
-}
-
-/// Creates a `gert::EventAllocator(acl_flag)` (ACL event flag; GE's default is
-/// `ACL_EVENT_SYNC` = 1) in `*out`. No device call. Ownership: the caller frees `*out` with
-/// `sa_event_allocator_free`.
-///
-/// # Safety
-/// `out` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_event_allocator_new(acl_flag: u32, out: *mut *mut sa_event_allocator) -> super::sa_status {
-    ffi_boundary(|| -> ApiResult {
-        let out = out_ptr(out, "out")?;
-        let a = Box::new(sa_event_allocator(EventAllocator::new(acl_flag)?));
-        // SAFETY: checked by out_ptr, writable by the contract.
-        unsafe { write_out(out, Box::into_raw(a)) };
-        Ok(())
-    })
-}
-
-/// `AcquireEvents(n)`: the allocator's `TypedContinuousVector<aclrtEvent>`, grown to at least
-/// `n`. NULL on failure (`n > 4096`: `SA_RUNTIME_LIMIT`). Lifetime and thread safety as
-/// `sa_stream_allocator_acquire`.
-///
-/// # Safety
-/// `a` is NULL or a live allocator.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_event_allocator_acquire(a: *const sa_event_allocator, n: usize) -> *mut c_void {
-    ffi_boundary(|| -> ApiResult<*mut c_void> {
-        // SAFETY: NULL or live, by the contract.
-        let a = unsafe { handle(a, "a") }?;
-        Ok(a.0.acquire(n)?.cast())
-    })
-}
-
-/// Frees an event allocator and destroys every event it created. NULL is a no-op. Must not
-/// race with other calls on `a`.
-///
-/// # Safety
-/// `a` is NULL or came from `sa_event_allocator_new` and is not used afterwards.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_event_allocator_free(a: *mut sa_event_allocator) {
-    ffi_boundary(|| unsafe { free_box(a) })
-}
-
-/// Creates a `gert::NotifyAllocator` in `*out`. No device call. Ownership: the caller frees
-/// `*out` with `sa_notify_allocator_free`.
-///
-/// # Safety
-/// `out` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_notify_allocator_new(out: *mut *mut sa_notify_allocator) -> super::sa_status {
-    ffi_boundary(|| -> ApiResult {
-        let out = out_ptr(out, "out")?;
-        let a = Box::new(sa_notify_allocator(NotifyAllocator::new()?));
-        // SAFETY: checked by out_ptr, writable by the contract.
-        unsafe { write_out(out, Box::into_raw(a)) };
-        Ok(())
-    })
-}
-
-/// `AcquireNotifies(device_id, n)`: the allocator's `TypedContinuousVector<aclrtNotify>`, grown
-/// to at least `n`. NULL on failure (`n >= 1024`: `SA_RUNTIME_LIMIT`). Lifetime and thread
-/// safety as `sa_stream_allocator_acquire`.
-///
-/// # Safety
-/// `a` is NULL or a live allocator.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_notify_allocator_acquire(
-    a: *const sa_notify_allocator,
-    device_id: i32,
-    n: usize,
-) -> *mut c_void {
-    ffi_boundary(|| -> ApiResult<*mut c_void> {
-        // SAFETY: NULL or live, by the contract.
-        let a = unsafe { handle(a, "a") }?;
-        Ok(a.0.acquire(device_id, n)?.cast())
-    })
-}
-
-/// Frees a notify allocator and destroys every notify it created. NULL is a no-op. Must not
-/// race with other calls on `a`.
-///
-/// # Safety
-/// `a` is NULL or came from `sa_notify_allocator_new` and is not used afterwards.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_notify_allocator_free(a: *mut sa_notify_allocator) {
-    ffi_boundary(|| unsafe { free_box(a) })
-}
-
-/// Creates a V1 reusable stream pool in `*out`. `options`: NULL or `"reuse=on|off,task_limit=N"`
-/// (default `reuse=off`: every request creates a stream, as GE does); a malformed string fails
-/// with `SA_INVALID_ARGUMENT` naming the item. `options` is only read during the call.
-/// Ownership: the caller frees `*out` with `sa_reusable_pool_free`.
-///
-/// # Safety
-/// `options` is NULL or NUL-terminated; `out` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_reusable_pool_new(
-    options: *const c_char,
-    out: *mut *mut sa_reusable_pool,
-) -> super::sa_status {
-    ffi_boundary(|| -> ApiResult {
-        let out = out_ptr(out, "out")?;
-        // SAFETY: NULL or NUL-terminated, by the contract.
-        let opts = match unsafe { opt_str(options, "options") }? {
-            None => PoolOptions::default(),
-            Some(text) => PoolOptions::parse(text)?,
-        };
-        let p = Box::new(sa_reusable_pool(ReusableStreamPool::new(opts)));
-        // SAFETY: checked by out_ptr, writable by the contract.
-        unsafe { write_out(out, Box::into_raw(p)) };
-        Ok(())
-    })
-}
-
-/// `GetOrCreateRtStream(stream, rt_model_id, priority, stream_flag, task_num)`: writes a device
-/// stream for model `rt_model_id` to `*stream`, shared with other models when reuse is on and
-/// the stream's task budget allows. The stream belongs to the pool; give it back with
-/// `sa_reusable_pool_destroy_stream`. Thread-safe (the device call runs under the pool's lock,
-/// as in GE).
-///
-/// # Safety
-/// `pool` is NULL or live; `stream` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_reusable_pool_get_or_create(
-    pool: *const sa_reusable_pool,
-    stream: *mut *mut c_void,
-    rt_model_id: u32,
-    priority: i32,
-    rt_flags: u32,
-    task_num: u32,
-) -> super::sa_status {
-    ffi_boundary(|| -> ApiResult {
-        // SAFETY: NULL or live, by the contract.
-        let p = unsafe { handle(pool, "pool") }?;
-        let stream = out_ptr(stream, "stream")?;
-        let (s, _) = p.0.get_or_create(rt_model_id, priority, rt_flags, task_num)?;
-        // SAFETY: checked by out_ptr, writable by the contract.
-        unsafe { write_out(stream, s) };
-        Ok(())
-    })
-}
-
-/// `DestroyStream(stream, is_force_destroy)`: drops one grant of `*stream`; the last one
-/// destroys the device stream (forced if `force`). Destroying an already destroyed stream
-/// succeeds; a stream this pool never created is `SA_UNKNOWN_HANDLE`; on a device error the
-/// grant is kept. `*stream` is left unchanged, as in GE. Thread-safe.
-///
-/// # Safety
-/// `pool` is NULL or live; `stream` is NULL or readable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_reusable_pool_destroy_stream(
-    pool: *const sa_reusable_pool,
-    stream: *mut *mut c_void,
-    force: bool,
-) -> super::sa_status {
-    ffi_boundary(|| -> ApiResult {
-        // SAFETY: NULL or live, by the contract.
-        let p = unsafe { handle(pool, "pool") }?;
-        if stream.is_null() {
-            return Err(null("stream"));
-        }
-        // SAFETY: non-NULL and readable by the contract.
-        Ok(p.0.destroy(unsafe { stream.read() }, force)?)
-    })
-}
-
-/// Writes the pool's counters to `*stats`. Thread-safe (a consistent snapshot).
-///
-/// # Safety
-/// `pool` is NULL or live; `stats` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_reusable_pool_stats(
-    pool: *const sa_reusable_pool,
-    stats: *mut sa_pool_stats,
-) -> super::sa_status {
-    ffi_boundary(|| -> ApiResult {
-        // SAFETY: NULL or live, by the contract.
-        let p = unsafe { handle(pool, "pool") }?;
-        let stats = out_ptr(stats, "stats")?;
-        // SAFETY: checked by out_ptr, writable by the contract.
-        unsafe { write_out(stats, p.0.stats().into()) };
-        Ok(())
-    })
-}
-
-/// Frees a pool. It destroys no stream (GE's pool does not either): streams still granted stay
-/// with the device. NULL is a no-op. Must not race with other calls on `pool`.
-///
-/// # Safety
-/// `pool` is NULL or came from `sa_reusable_pool_new` and is not used afterwards.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_reusable_pool_free(pool: *mut sa_reusable_pool) {
-    ffi_boundary(|| unsafe { free_box(pool) })
-}
-
-/// The four `ModelDesc` counts from model totals (`stream_num` = main + attached,
-/// `_attached_stream_num`, `event_num`, `notify_num`), minus what static sub-models create
-/// themselves (`sub`, may be NULL), as `GetReusableStreamResourceNum` computes them. Fails with
-/// `SA_INVALID_ARGUMENT` when `sub` asks for more than the totals. Thread-safe.
-///
-/// # Safety
-/// `sub` is NULL or readable; `counts` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_rt2_resource_counts(
-    total_streams: usize,
-    attached_streams: usize,
-    events: usize,
-    notifies: usize,
-    sub: *const sa_static_counts,
-    counts: *mut sa_resource_counts,
-) -> super::sa_status {
-    ffi_boundary(|| -> ApiResult {
-        let counts = out_ptr(counts, "counts")?;
-        // SAFETY: NULL or readable, by the contract.
-        let sub = unsafe { sub.as_ref() }.map(StaticCounts::from).unwrap_or_default();
-        let c = ResourceCounts::from_totals(total_streams, attached_streams, events, notifies, sub)?;
-        // SAFETY: checked by out_ptr, writable by the contract.
-        unsafe { write_out(counts, c.into()) };
-        Ok(())
-    })
-}
-
-/// `OccupyStreamResource`: acquires what `counts` asks from the external allocator trio if all
-/// three are given, from the (required) built-in trio if none is, and fails with
-/// `SA_INVALID_ARGUMENT` for any other mix. On success writes the three vectors (owned by the
-/// allocators they came from, valid until those are freed), with `main_stream` in stream
-/// slot 0. Thread-safe as the allocators are.
-///
-/// # Safety
-/// Every non-NULL pointer is live, readable or writable as its type says.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_rt2_occupy(
-    counts: *const sa_resource_counts,
-    main_stream: *mut c_void,
-    device_id: i32,
-    ext_stream: *const sa_stream_allocator,
-    ext_event: *const sa_event_allocator,
-    ext_notify: *const sa_notify_allocator,
-    builtin_stream: *const sa_stream_allocator,
-    builtin_event: *const sa_event_allocator,
-    builtin_notify: *const sa_notify_allocator,
-    out_streams: *mut *mut c_void,
-    out_events: *mut *mut c_void,
-    out_notifies: *mut *mut c_void,
-) -> super::sa_status {
-    ffi_boundary(|| -> ApiResult {
-        // SAFETY (all handle derefs below): NULL or live, by the contract.
-        let counts = ResourceCounts::from(unsafe { handle(counts, "counts") }?);
-        let out_streams = out_ptr(out_streams, "out_streams")?;
-        let out_events = out_ptr(out_events, "out_events")?;
-        let out_notifies = out_ptr(out_notifies, "out_notifies")?;
-        let ext = unsafe {
-            ExternalAllocators {
-                stream: ext_stream.as_ref().map(|a| &a.0),
-                event: ext_event.as_ref().map(|a| &a.0),
-                notify: ext_notify.as_ref().map(|a| &a.0),
-            }
-        };
-        let builtin = unsafe {
-            (
-                &handle(builtin_stream, "builtin_stream")?.0,
-                &handle(builtin_event, "builtin_event")?.0,
-                &handle(builtin_notify, "builtin_notify")?.0,
-            )
-        };
-        let o = rt2::occupy(&counts, main_stream, device_id, &ext, builtin)?;
-        // SAFETY: checked by out_ptr, writable by the contract.
-        unsafe {
-            write_out(out_streams, o.streams.cast());
-            write_out(out_events, o.events.cast());
-            write_out(out_notifies, o.notifies.cast());
-        }
         Ok(())
     })
 }
@@ -701,7 +267,18 @@ mod tests {
     use std::ffi::CStr;
 
     use super::*;
-    use crate::capi::{SA_INVALID_ARGUMENT, SA_OK, SA_UNKNOWN_HANDLE, sa_last_error_code, sa_last_error_message};
+    use crate::capi::event_allocator::sa_event_allocator_acquire;
+    use crate::capi::reusable_pool::{
+        sa_pool_stats, sa_reusable_pool_destroy_stream, sa_reusable_pool_free, sa_reusable_pool_new,
+        sa_reusable_pool_stats,
+    };
+    use crate::capi::rt2::{sa_resource_counts, sa_rt2_resource_counts, sa_static_counts};
+    use crate::capi::stream_allocator::{
+        sa_stream_allocator_acquire, sa_stream_allocator_free, sa_stream_allocator_new,
+    };
+    use crate::capi::{
+        SA_INVALID_ARGUMENT, SA_NULL_POINTER, SA_OK, SA_UNKNOWN_HANDLE, sa_last_error_code, sa_last_error_message,
+    };
 
     fn last() -> (String, String) {
         let code = unsafe { CStr::from_ptr(sa_last_error_code()) }.to_str().unwrap().to_string();

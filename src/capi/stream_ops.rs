@@ -14,8 +14,7 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use super::runtime::{free_box, handle};
-use super::{ApiResult, ffi_boundary, out_ptr, write_out};
+use super::{ApiResult, ffi_boundary, free_box, handle, out_ptr, write_out};
 use crate::runtime::StreamContext;
 
 /// User-level streams and events over the device runtime. Thread-safe.
