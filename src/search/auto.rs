@@ -93,7 +93,7 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
             rows.push(row);
             continue;
         }
-        let fits = crate::memory::budget::judge(model, options, alloc, &mut row, &mut smallest, p.name());
+        let fits = crate::memory::budget::judge(options, s.memory_plan()?, &mut row, &mut smallest, p.name());
         rows.push(row);
         if !fits {
             continue;

@@ -24,7 +24,8 @@ fn load(path: &std::path::Path, options: &[&str]) -> Model {
 
 fn run(m: &Model) -> (stream_alloc::Allocation, Option<stream_alloc::compile::policy::PolicyReport>) {
     let limits = TaskLimits::from_options(&m.options);
-    search::run_with_costs(m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap()
+    let c = search::run_with_costs(m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
+    (c.alloc, c.report)
 }
 
 fn sync_ids(a: &stream_alloc::Allocation) -> u32 {

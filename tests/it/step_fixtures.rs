@@ -172,7 +172,7 @@ fn actual(case: &Case) -> String {
             (a, t.expect("a step fixture names steps"))
         } else if let Some(from) = case.run.strip_prefix("from ") {
             let from = Stage::parse(from.trim()).expect("from sync or split");
-            driver::run_from(&model, options, limits, from, Stage::All)?
+            driver::run_from(&model, options, limits, from, Stage::All).map(|(c, t)| (c.alloc, t))?
         } else {
             panic!("unknown run directive '{}'", case.run)
         };
