@@ -10,7 +10,8 @@ use super::attrs::{GeAttrs, KNOWN_GE_ATTRS, NodeAttrs};
 use super::engines::{EngineOverride, EngineTable};
 use super::ids::{EdgeId, EngineId, GraphId, IdVec, NodeId, StreamId};
 use super::names::NameIndex;
-use super::{Adjacency, Edge, EdgeKind, Graph, Model, Node, Options, PartitionEntry, Shape, topo};
+use super::partition::EngineSubgraph;
+use super::{Adjacency, Edge, EdgeKind, Graph, Model, Node, Options, Shape, topo};
 use crate::error::Result;
 use crate::{bail, err};
 
@@ -761,7 +762,7 @@ fn resolve_partition(
     graph_by_name: &HashMap<String, GraphId>,
     name_maps: &[GraphNames],
     engines: &EngineTable,
-) -> Result<Vec<PartitionEntry>> {
+) -> Result<Vec<EngineSubgraph>> {
     let mut seen: HashMap<NodeId, usize> = HashMap::new();
     let mut out = Vec::with_capacity(entries.len());
     for (i, e) in entries.iter().enumerate() {
@@ -804,7 +805,7 @@ fn resolve_partition(
             }
             ids.push(id);
         }
-        out.push(PartitionEntry {
+        out.push(EngineSubgraph {
             name: e.name.clone(),
             engine,
             graph,

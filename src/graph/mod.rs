@@ -144,17 +144,6 @@ pub struct Graph {
     pub edges: Vec<EdgeId>,
 }
 
-/// A graph file's engine subgraph (`partition` entry), resolved to ids.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PartitionEntry {
-    pub name: String,
-    pub engine: EngineId,
-    pub graph: GraphId,
-    pub stream_label: Option<String>,
-    pub user_stream_label: Option<String>,
-    pub nodes: Vec<NodeId>,
-}
-
 /// Compressed adjacency: for each node, its in- and out-edges in edge-id order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Adjacency {
@@ -215,7 +204,7 @@ pub struct Model {
     /// Root-graph attributes (`graph_attrs`).
     pub graph_attrs: BTreeMap<String, Value>,
     /// The engine subgraphs given with the graph, if any.
-    pub partition: Option<Vec<PartitionEntry>>,
+    pub partition: Option<Vec<partition::EngineSubgraph>>,
     /// The JSON `engines` field, kept for writing the graph back.
     pub engine_overrides: BTreeMap<String, engines::EngineOverride>,
     /// Events given with the graph, in the order given.

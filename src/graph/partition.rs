@@ -7,8 +7,8 @@
 
 use std::collections::BTreeSet;
 
+use super::Model;
 use super::ids::{EdgeId, EngineId, GraphId, IdVec, NodeId, SubgraphId};
-use super::{Model, PartitionEntry};
 
 /// One engine subgraph.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,7 +20,7 @@ pub struct EngineSubgraph {
     pub stream_label: Option<String>,
     /// `_user_stream_label` of the subgraph's first node.
     pub user_stream_label: Option<String>,
-    /// Nodes in topological order.
+    /// Nodes in topological order (in a graph file's `partition`, as the file lists them).
     pub nodes: Vec<NodeId>,
 }
 
@@ -56,19 +56,12 @@ impl Partition {
     }
 
     /// Builds from given entries (already validated: nodes exist and are listed once).
-    pub fn from_entries(model: &Model, entries: &[PartitionEntry]) -> Partition {
+    pub fn from_entries(model: &Model, entries: &[EngineSubgraph]) -> Partition {
         let mut p = Partition::empty(model);
         for e in entries {
-            let mut nodes = e.nodes.clone();
-            nodes.sort_by_key(|&n| model.topo_index[n]);
-            p.push(EngineSubgraph {
-                name: e.name.clone(),
-                engine: e.engine,
-                graph: e.graph,
-                stream_label: e.stream_label.clone(),
-                user_stream_label: e.user_stream_label.clone(),
-                nodes,
-            });
+            let mut sub = e.clone();
+            sub.nodes.sort_by_key(|&n| model.topo_index[n]);
+            p.push(sub);
         }
         p.link_edges(model);
         p
