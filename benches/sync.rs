@@ -74,7 +74,10 @@ fn main() {
     ] {
         let mut model = generate(family, n, 7).expect("synthetic graph is valid");
         model.options.policy = Policy::MinStreams;
-        let (alloc, _) = compile::logical_stage(&model, &model.options).expect("min-streams assigns");
+        let limits = compile::TaskLimits::from_options(&model.options);
+        let mut session = stream_alloc::driver::Session::new(&model, model.options.clone(), limits);
+        session.run_to(stream_alloc::Stage::Logical).expect("min-streams assigns");
+        let (alloc, _) = session.into_result().expect("logical stage ran");
         let cfg = SyncConfig { materialise: false, ..SyncConfig::new(&model, &model.options) };
         let mut times = Vec::new();
         let mut report = None;

@@ -21,6 +21,13 @@ SETS=(
   "ge-notify|--option compat=ge --option event=notify"
   "ge-tasks64|--option compat=ge --option max_task_count=64"
   "verify|--option verify=true"
+  "streams4|--option policy=per-operator --option max_streams=4"
+  "events24|--option policy=list --option max_events=24"
+  "budget4-events|--option policy=budget:4 --option max_events=16"
+  "auto-bounded|--option policy=auto --option max_streams=6 --option max_events=32"
+  "ge-auto|--option compat=ge --option policy=auto"
+  "auto-verify|--option policy=auto --option verify=true"
+  "auto-memory|--option policy=auto --option max_memory=64M"
 )
 # Timing lines are the only outputs that may differ between two runs of the same binary.
 strip_time() { sed -E -e 's/"(time_ms|elapsed_ms|time_us)": *[0-9.e+-]+/"\1":T/g' -e 's/^  time: .*$/  time: T/'; }
@@ -36,6 +43,10 @@ for g in "$CORPUS"/*.json; do
     echo "rc=${PIPESTATUS[0]}" >>"$base.summary.err"
     "$BIN" simulate "$g" "${opts[@]}" 2>"$base.simulate.err" | strip_time >"$base.simulate.txt"
     echo "rc=${PIPESTATUS[0]}" >>"$base.simulate.err"
+    for stage in logical sync; do
+      "$BIN" allocate "$g" --stage "$stage" --format json "${opts[@]}" 2>"$base.$stage.err" | strip_time >"$base.$stage.json"
+      echo "rc=${PIPESTATUS[0]}" >>"$base.$stage.err"
+    done
   done
 done
 sed -i -E 's/^  time: .*$/  time: T/' "$OUT"/*.err

@@ -155,9 +155,16 @@ impl Inputs {
         Ok(Inputs { model, options, limits })
     }
 
-    /// The pipeline up to `stage` through the one driver, `auto` decided under `sim`.
-    pub fn compile(&self, stage: Stage, sim: SimConfig) -> Result<(Allocation, Option<PolicyReport>), Error> {
-        search::run(&self.model, self.options.clone(), self.limits, stage, sim)
+    /// The pipeline up to `stage` through the one driver, `auto` decided under `sim`; with
+    /// `costs`, the report also says what the policy's bounds cost (for commands that print it).
+    pub fn compile(
+        &self,
+        stage: Stage,
+        sim: SimConfig,
+        costs: bool,
+    ) -> Result<(Allocation, Option<PolicyReport>), Error> {
+        let run = if costs { search::run_with_costs } else { search::run };
+        run(&self.model, self.options.clone(), self.limits, stage, sim)
     }
 
     /// The graph for one entry of a `--policies` list: a peer baseline (`xla`, `nimble`,
@@ -177,10 +184,15 @@ impl Inputs {
     }
 
     /// [`Self::compile`] of the whole pipeline, or the peer's baseline allocation.
-    pub fn compile_as(&self, peer: Option<Peer>, sim: SimConfig) -> Result<(Allocation, Option<PolicyReport>), Error> {
+    pub fn compile_as(
+        &self,
+        peer: Option<Peer>,
+        sim: SimConfig,
+        costs: bool,
+    ) -> Result<(Allocation, Option<PolicyReport>), Error> {
         match peer {
             Some(p) => baseline::allocate(&self.model, p, &self.options, self.limits).map(|(a, r)| (a, Some(r))),
-            None => self.compile(Stage::All, sim),
+            None => self.compile(Stage::All, sim, costs),
         }
     }
 }
@@ -325,7 +337,7 @@ pub fn run(args: AllocateArgs) -> i32 {
             Ok((inputs, a, None))
         }
         None => {
-            let (a, r) = inputs.compile(args.stage.into(), SimConfig::default())?;
+            let (a, r) = inputs.compile(args.stage.into(), SimConfig::default(), true)?;
             Ok((inputs, a, r))
         }
     });

@@ -90,7 +90,7 @@ fn row(
     ideal: &Ideal,
 ) -> Result<Row, Error> {
     let (inputs, peer) = Inputs::load_policy(path, options, onnx, policy)?;
-    let (alloc, report) = inputs.compile_as(peer, *cfg)?;
+    let (alloc, report) = inputs.compile_as(peer, *cfg, false)?;
     let model = &inputs.model;
     let sim = simulate(model, &alloc, cfg)?;
     let check = verify::check(model, &alloc.to_json(model));

@@ -93,7 +93,7 @@ fn one(args: &SimulateArgs, cfg: SimConfig, policy: Option<&str>) -> Result<(Str
         Some(p) => Inputs::load_policy(&args.graph, &args.options, &args.onnx, p)?,
         None => (Inputs::load(&args.graph, &args.options, &args.onnx)?, None),
     };
-    let (alloc, report) = inputs.compile_as(peer, cfg)?;
+    let (alloc, report) = inputs.compile_as(peer, cfg, true)?;
     let model = inputs.model;
     let sim = simulate(&model, &alloc, &cfg)?;
     let ideal = ideal(&model, &cfg)?;

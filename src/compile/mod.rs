@@ -32,23 +32,19 @@ pub use split::{TaskCounts, TaskLimits};
 use crate::bail;
 use crate::error::Result;
 use crate::graph::{EventId, IdVec, Model, NodeId, Options, StreamId};
-use policy::PolicyReport;
 
-/// Stage 1, logical allocation in the mode `options` select: GE's chains, or a policy (which
-/// also reports why it chose what it chose). `auto` is a search and is refused here.
-pub fn logical_stage(model: &Model, options: &Options) -> Result<(Allocation, Option<PolicyReport>)> {
-    let mode = Mode::of(model, options);
-    let (logical, report) = match mode {
-        Mode::StaticSingle => (passes::assign_single_stream(model, options)?, None),
-        Mode::StaticMulti => (passes::assign_multi_stream(model, options)?, None),
-        Mode::DynamicSingle | Mode::DynamicMulti => (dynamic::assign(model, options)?, None),
-        Mode::Policy(p) => {
-            let (logical, report) = policy::assign(model, options, p)?;
-            (logical, Some(report))
-        }
-    };
+/// Stage 1's allocation from a logical result: the streams as `logical` assigns them, named
+/// after the mode, in the execution order [`choose_order`] gives. GE's result comes from
+/// [`policy::ge_logical`], a policy's from [`policy::Bounded`]; the driver runs the stage
+/// (the event budget's loop and `auto`'s search among it).
+pub fn logical_allocation(
+    model: &Model,
+    options: &Options,
+    mode: impl Into<String>,
+    logical: logical::LogicalResult,
+) -> Allocation {
     let mut alloc = Allocation::from_logical(
-        mode.name(),
+        mode,
         options.event,
         logical.node_stream,
         logical.main_stream_count,
@@ -56,7 +52,7 @@ pub fn logical_stage(model: &Model, options: &Options) -> Result<(Allocation, Op
         logical.attached_count,
     );
     choose_order(model, options, &mut alloc);
-    Ok((alloc, report))
+    alloc
 }
 
 /// The execution order of an assignment, computed or given: GE's under `compat=ge`, and

@@ -7,9 +7,10 @@
 
 #![forbid(unsafe_code)]
 
+mod logical;
 pub mod session;
 
-pub use session::{NodeInfo, Search, Session};
+pub use session::{Found, NodeInfo, Search, Session, Stages};
 
 use crate::bail;
 use crate::compile::steps::{StepCounts, StepTrace};

@@ -21,22 +21,42 @@
 
 use std::collections::BTreeSet;
 use std::ops::Deref;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
 use crate::bail;
+use crate::compile::logical::LogicalResult;
 use crate::compile::policy::PolicyReport;
 use crate::compile::summary::{ModelCounts, StreamAllocationSummary, split_map_string};
 use crate::compile::{self, Allocation, InsertedNode, Mode, NodeSyncs, SessionStage, Stage, TaskCounts, TaskLimits};
 use crate::error::Result;
-use crate::graph::{EventId, GraphId, IdVec, Model, NodeId, Options, Policy, StreamId, SyncKind};
+use crate::graph::{EventId, GraphId, IdVec, Model, NodeId, Options, StreamId, SyncKind};
 use crate::memory::AllocationDocument;
 use crate::simulate::SimConfig;
 
-/// Chooses the fixed policy a search mode (`policy=auto`) runs, by running whole pipelines of
-/// the candidates under the simulator. The searches sit above the session
+/// Chooses among whole pipeline runs for a search mode (`policy=auto`) under the simulator,
+/// and hands back what the chosen run computed. The searches sit above the session
 /// ([`crate::search`]), so the session is handed one instead of importing it.
-pub type Search = fn(&Model, &Options, &TaskLimits, &SimConfig) -> Result<(Policy, PolicyReport)>;
+pub type Search = fn(&Model, &Options, &TaskLimits, &SimConfig) -> Result<Found>;
+
+/// A run's allocation after each stage: what a session asked to record them keeps
+/// ([`Session::recording`]), and what a session adopts instead of running a stage again.
+#[derive(Clone, Debug, Default)]
+pub struct Stages {
+    pub logical: Option<Allocation>,
+    pub sync: Option<Allocation>,
+    /// After the split, with the task counts the graph gives.
+    pub split: Option<Allocation>,
+}
+
+/// What a search found: the chosen run's stages and the search's report. The session adopts
+/// both, renamed after the search mode.
+#[derive(Clone, Debug)]
+pub struct Found {
+    pub stages: Stages,
+    pub report: PolicyReport,
+}
 
 /// The call that moves a session into `stage`.
 fn call(stage: SessionStage) -> &'static str {
@@ -81,6 +101,14 @@ pub struct Session<M: Deref<Target = Model>> {
     search: Option<Search>,
     /// The policy's own report (width certificate, auto's candidates, ...).
     report: Option<PolicyReport>,
+    /// GE's logical result when a caller computed it already (a search, for its candidates).
+    ge: Option<Arc<LogicalResult>>,
+    /// Keep a copy of the allocation after each stage ([`Self::into_stages`]).
+    record: bool,
+    recorded: Stages,
+    /// Stages already computed for this run (by a search, or the event budget's trial of the
+    /// sync stage): each is adopted when its stage runs.
+    ahead: Stages,
     /// Start from the logical streams given with the graph instead of computing them.
     preassigned: bool,
     /// Take the syncs given with the graph instead of inserting them (`allocate --from split`).
@@ -132,6 +160,10 @@ impl<M: Deref<Target = Model>> Session<M> {
             sim: SimConfig::default(),
             search: None,
             report: None,
+            ge: None,
+            record: false,
+            recorded: Stages::default(),
+            ahead: Stages::default(),
             preassigned: false,
             given_syncs: false,
             stage: SessionStage::New,
@@ -147,6 +179,20 @@ impl<M: Deref<Target = Model>> Session<M> {
     pub fn with_search(mut self, search: Search, sim: SimConfig) -> Self {
         self.search = Some(search);
         self.sim = sim;
+        self
+    }
+
+    /// Stage 1 starts from GE's logical result `ge`, computed once by the caller for many
+    /// sessions of the same model and GE options (a search's candidates).
+    pub fn with_ge(mut self, ge: Arc<LogicalResult>) -> Self {
+        self.ge = Some(ge);
+        self
+    }
+
+    /// Keeps a copy of the allocation after stages 1 and 2 (the split's is the session's own),
+    /// for [`Self::into_stages`].
+    pub fn recording(mut self) -> Self {
+        self.record = true;
         self
     }
 
@@ -293,13 +339,25 @@ impl<M: Deref<Target = Model>> Session<M> {
                     mode.name()
                 );
             };
-            let (chosen, report) = search(&self.model, &self.options, &self.limits, &self.sim)?;
-            let fixed = Options { policy: chosen, ..self.options.clone() };
-            let (alloc, _) = compile::logical_stage(&self.model, &fixed)?;
-            (alloc.named(mode.name()), Some(report))
+            let found = search(&self.model, &self.options, &self.limits, &self.sim)?;
+            self.ahead = found.stages;
+            let Some(alloc) = self.ahead.logical.take() else {
+                bail!(
+                    Internal,
+                    "policy '{}' on model '{}': the search found no allocation",
+                    mode.name(),
+                    self.model.name
+                );
+            };
+            (alloc.named(mode.name()), Some(found.report))
         } else {
-            compile::logical_stage(&self.model, &self.options)?
+            let assigned = super::logical::assign(&self.model, &self.options, self.ge.as_deref())?;
+            self.ahead.sync = assigned.synced;
+            (assigned.alloc, assigned.report)
         };
+        if self.record {
+            self.recorded.logical = Some(alloc.clone());
+        }
         self.report = report;
         self.logical_attached = alloc.attached().clone();
         self.alloc = Some(alloc);
@@ -313,7 +371,13 @@ impl<M: Deref<Target = Model>> Session<M> {
         self.expect("insert_syncs", SessionStage::Logical)?;
         self.node_index = std::sync::OnceLock::new();
         let alloc = self.alloc.as_mut().expect("logical stage ran");
-        compile::sync_stage(&self.model, &self.options, alloc)?;
+        match self.ahead.sync.take() {
+            Some(synced) => *alloc = synced.named(alloc.mode().to_string()),
+            None => compile::sync_stage(&self.model, &self.options, alloc)?,
+        }
+        if self.record {
+            self.recorded.sync = Some(alloc.clone());
+        }
         self.stage = SessionStage::Sync;
         Ok(())
     }
@@ -393,9 +457,17 @@ impl<M: Deref<Target = Model>> Session<M> {
         self.expect("split_streams", SessionStage::Sync)?;
         self.node_index = std::sync::OnceLock::new();
         let alloc = self.alloc.as_mut().expect("sync stage ran");
-        compile::split_stage(&self.model, &self.options, alloc, &self.limits, &self.tasks)?;
-        if self.options.verify {
-            super::verify_stage(&self.model, alloc, &self.limits)?;
+        // A run computed ahead split with the graph's task counts: adopted while the host set
+        // none. It was checked when it ran, under the same options.
+        let unchanged = self.tasks.main.is_empty() && self.tasks.attached.is_empty();
+        match self.ahead.split.take().filter(|_| unchanged) {
+            Some(split) => *alloc = split.named(alloc.mode().to_string()),
+            None => {
+                compile::split_stage(&self.model, &self.options, alloc, &self.limits, &self.tasks)?;
+                if self.options.verify {
+                    super::verify_stage(&self.model, alloc, &self.limits)?;
+                }
+            }
         }
         self.stage = SessionStage::Split;
         Ok(())
@@ -451,6 +523,26 @@ impl<M: Deref<Target = Model>> Session<M> {
             Some(a) => Ok((a, self.report)),
             None => bail!(Stage, "model '{}': nothing is allocated yet", self.model.name),
         }
+    }
+
+    /// The allocation after each stage run so far, up to the split (the last one the session's
+    /// own), for a session built [`Self::recording`]; with the policy's report.
+    pub fn into_stages(self) -> Result<(Stages, Option<PolicyReport>)> {
+        let stage = self.stage;
+        let mut stages = self.recorded;
+        let (alloc, report) = match self.alloc {
+            Some(a) => (a, self.report),
+            None => bail!(Stage, "model '{}': nothing is allocated yet", self.model.name),
+        };
+        match stage {
+            SessionStage::Logical => stages.logical = Some(alloc),
+            SessionStage::Sync => stages.sync = Some(alloc),
+            SessionStage::Split => stages.split = Some(alloc),
+            SessionStage::New | SessionStage::Generated => {
+                bail!(Internal, "model '{}': stages are kept up to the split", self.model.name)
+            }
+        }
+        Ok((stages, report))
     }
 
     /// The allocation so far; `Stage` error before logical assignment.

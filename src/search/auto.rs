@@ -6,13 +6,15 @@
 //! device limit; with `max_memory`, a candidate whose memory plan needs more (docs/memory.md).
 //! Every row carries the graph's ideal makespan and lower bound beside the candidate's.
 
+use std::sync::Arc;
+
 use serde_json::json;
 
 use crate::bail;
-use crate::compile::policy::{Ctx, PolicyReport, min_streams};
+use crate::compile::policy::{Ctx, PolicyReport, ge_logical, min_streams};
 use crate::compile::summary::ModelCounts;
 use crate::compile::{Stage, TaskLimits};
-use crate::driver::Session;
+use crate::driver::{Found, Session};
 use crate::error::{ErrorKind, Result};
 use crate::graph::{Model, Options, Policy};
 use crate::simulate::{SimConfig, ideal, round3, simulate};
@@ -35,18 +37,14 @@ pub fn candidates(width: usize) -> Vec<Policy> {
     v
 }
 
-/// Runs every candidate through the whole pipeline and keeps the best under `cfg`: the
-/// session's [`crate::driver::Search`] for `policy=auto`.
-pub fn choose(
-    model: &Model,
-    options: &Options,
-    limits: &TaskLimits,
-    cfg: &SimConfig,
-) -> Result<(Policy, PolicyReport)> {
-    let ctx = Ctx::new(model, options)?;
-    let width = min_streams::chain_cover(&ctx).chains.len();
-    drop(ctx);
+/// Runs every candidate through the pipeline to the split and keeps the best under `cfg`: the
+/// session's [`crate::driver::Search`] for `policy=auto`. GE's pass chain runs once, shared by
+/// every candidate; the chosen candidate's stages are handed back for the session to adopt.
+pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimConfig) -> Result<Found> {
+    let ge = Arc::new(ge_logical(model, options)?);
+    let width = min_streams::chain_cover(&Ctx::with_base(model, options, (*ge).clone())).chains.len();
     let mut best: Option<(f64, u32, usize, usize, Policy)> = None;
+    let mut chosen_stages = None;
     let mut rows = Vec::new();
     crate::memory::budget::require_sizes(model, options)?;
     let mut smallest = None;
@@ -54,10 +52,11 @@ pub fn choose(
     let (ideal_us, bound_us) = (round3(reference.makespan_us), round3(reference.lower_bound_us));
     let (max_streams, max_events) = (options.stream_budget(), options.event_budget());
     for (i, p) in candidates(width).into_iter().enumerate() {
-        let mut s = Session::new(model, Options { policy: p, ..options.clone() }, *limits);
+        let mut s =
+            Session::new(model, Options { policy: p, ..options.clone() }, *limits).with_ge(Arc::clone(&ge)).recording();
         // A candidate past a device limit (streams, events, notifies) is not an answer, but
         // another candidate may be: it is reported and dropped, never fatal to the search.
-        match s.run_to(Stage::All) {
+        match s.run_to(Stage::Split) {
             Err(e) if e.kind == ErrorKind::Limit => {
                 rows.push(json!({
                     "policy": p.name(), "rejected": e.to_string(), "ideal_us": ideal_us, "lower_bound_us": bound_us,
@@ -108,9 +107,10 @@ pub fn choose(
         };
         if better {
             best = Some((key.0, key.1, key.2, key.3, p));
+            chosen_stages = Some(s.into_stages()?.0);
         }
     }
-    let Some((makespan, _, _, _, chosen)) = best else {
+    let (Some((makespan, _, _, _, chosen)), Some(stages)) = (best, chosen_stages) else {
         if options.max_memory.is_some() && rows.iter().all(|r| r.get("peak_bytes").is_some()) {
             return Err(crate::memory::budget::none_fits(model, options, smallest));
         }
@@ -133,7 +133,7 @@ pub fn choose(
         )),
     );
     report.details.insert("candidates".into(), json!(rows));
-    Ok((chosen, report))
+    Ok(Found { stages, report })
 }
 
 /// A budget as the option writes it.

@@ -2,8 +2,9 @@
 //! the simulator: `policy=auto` picks a fixed policy by simulated makespan, and `budget:N`
 //! reports what its bound cost against the unbounded (min-streams) run.
 //!
-//! [`session`] and [`run`] are how the command line, the C ABI and [`crate::allocate`] get a
-//! session that can run every mode.
+//! [`session`], [`run`] and [`run_with_costs`] are how the command line, the C ABI and
+//! [`crate::allocate`] get a session that can run every mode. What a bound cost takes more
+//! whole runs and simulations, so only the commands that print it ask for it.
 
 #![forbid(unsafe_code)]
 
@@ -26,9 +27,23 @@ pub fn session<M: Deref<Target = Model>>(model: M, options: Options, limits: Tas
 }
 
 /// Runs `model` to `stage` in the mode `options` select; returns the allocation and the
-/// policy's report (for `budget:N` with the makespan it cost, from a second, unbounded run;
-/// for a policy that `max_streams` or `max_events` bound, with what the budgets cost).
+/// policy's report as the assignment made it.
 pub fn run<M: Deref<Target = Model>>(
+    model: M,
+    options: Options,
+    limits: TaskLimits,
+    stage: Stage,
+    sim: SimConfig,
+) -> Result<(Allocation, Option<PolicyReport>)> {
+    let mut s = session(model, options, limits, sim);
+    s.run_to(stage)?;
+    s.into_result()
+}
+
+/// [`run`], the report also saying what the policy's bounds cost: for `budget:N` the makespan
+/// against a second, unbounded run; for a policy that `max_streams` or `max_events` bound,
+/// its makespan against a run without them.
+pub fn run_with_costs<M: Deref<Target = Model>>(
     model: M,
     options: Options,
     limits: TaskLimits,

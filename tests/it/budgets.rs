@@ -24,7 +24,7 @@ fn load(path: &std::path::Path, options: &[&str]) -> Model {
 
 fn run(m: &Model) -> (stream_alloc::Allocation, Option<stream_alloc::compile::policy::PolicyReport>) {
     let limits = TaskLimits::from_options(&m.options);
-    search::run(m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap()
+    search::run_with_costs(m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap()
 }
 
 fn sync_ids(a: &stream_alloc::Allocation) -> u32 {

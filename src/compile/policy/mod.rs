@@ -21,6 +21,7 @@ pub mod per_operator;
 use serde_json::{Value, json};
 
 use crate::compile::logical::LogicalResult;
+use crate::compile::summary::ModelCounts;
 use crate::error::Result;
 use crate::graph::csr::Csr;
 use crate::graph::{GraphId, IdVec, Model, NodeId, Options, Policy, Shape, StreamId};
@@ -88,7 +89,12 @@ pub struct Ctx<'m> {
 impl<'m> Ctx<'m> {
     /// GE's logical result for the model's GE mode, and the node roles.
     pub fn new(model: &'m Model, options: &Options) -> Result<Self> {
-        let base = ge_logical(model, options)?;
+        Ok(Self::with_base(model, options, ge_logical(model, options)?))
+    }
+
+    /// [`Self::new`] from GE's logical result computed once elsewhere: a search shares one
+    /// among all its candidates.
+    pub fn with_base(model: &'m Model, options: &Options, base: LogicalResult) -> Self {
         // A dynamic-shape root runs on one stream unless the host enables multi-stream for
         // it (GE's `ENABLE_DYNAMIC_SHAPE_MULTI_STREAM`); then the executor runs whatever streams
         // the nodes carry, and outside `compat=ge` the policy chooses them as for a static root.
@@ -139,7 +145,7 @@ impl<'m> Ctx<'m> {
         debug_assert!(model.root().edges.is_sorted());
         let succ = Csr::group(order.len(), edges.clone());
         let pred = Csr::group(order.len(), edges.map(|(s, d)| (d, s)));
-        Ok(Ctx { model, base, role, order, pos, succ, pred })
+        Ctx { model, base, role, order, pos, succ, pred }
     }
 
     /// Free nodes with tasks, in topological order.
@@ -156,8 +162,8 @@ impl<'m> Ctx<'m> {
     }
 }
 
-/// GE's logical allocation for the mode `policy=ge` would pick.
-fn ge_logical(model: &Model, options: &Options) -> Result<LogicalResult> {
+/// GE's logical allocation for the mode `policy=ge` would pick: every policy starts from it.
+pub fn ge_logical(model: &Model, options: &Options) -> Result<LogicalResult> {
     match (model.root().shape, options.enable_single_stream) {
         (Shape::Static, true) => crate::compile::passes::assign_single_stream(model, options),
         (Shape::Static, false) => crate::compile::passes::assign_multi_stream(model, options),
@@ -325,98 +331,100 @@ fn bounded(ctx: &Ctx<'_>, policy: Policy, cap: u32, report: &mut PolicyReport) -
     })
 }
 
-/// Sync ids a logical result needs after sync insertion and reduction, when they might exceed
-/// `max_events`, with the counts they are made of. `None` without the trial when they can
-/// not: a sync joins the ends of a dependency across streams, or an attached stream or a nested
-/// graph's node to its parent, and each of those is counted.
-fn sync_ids_over(
-    model: &Model,
-    options: &Options,
-    logical: &LogicalResult,
-    max_events: u32,
-) -> Result<Option<(u32, crate::compile::summary::ModelCounts)>> {
-    let attached: usize = logical.attached.iter().map(Vec::len).sum();
-    let nested = model.nodes.iter().filter(|n| n.graph != GraphId::ROOT).count();
-    let crossing = model.edges.iter().filter(|e| logical.node_stream[e.src] != logical.node_stream[e.dst]).count();
-    if (crossing + 2 * (attached + nested)) as u64 <= u64::from(max_events) {
-        return Ok(None);
-    }
-    let mut alloc = crate::compile::Allocation::from_logical(
-        "budget-trial",
-        options.event,
-        logical.node_stream.clone(),
-        logical.main_stream_count,
-        logical.attached.clone(),
-        logical.attached_count,
-    );
-    // The pipeline's execution order: the syncs it needs depend on it.
-    crate::compile::choose_order(model, options, &mut alloc);
-    crate::compile::sync_stage(model, options, &mut alloc)?;
-    let c = crate::compile::summary::ModelCounts::of(&alloc);
-    let ids = c.event_num + c.notify_num;
-    Ok((ids > max_events).then_some((ids, c)))
+/// A policy's assignment within `max_streams`, which the driver narrows further until the
+/// sync ids the sync stage inserts for it fit `max_events`: the driver runs that stage, so
+/// it also runs the loop ([`crate::driver`]). Streams GE pins count against `max_streams`
+/// first. When a budget binds, the report's `budgets` object says so: how many streams the
+/// policy made (`unbudgeted_streams`), how far the sync ids cut them (`event_budget_streams`).
+pub struct Bounded<'m> {
+    ctx: Ctx<'m>,
+    policy: Policy,
+    report: PolicyReport,
+    assignment: Assignment,
+    budgets: serde_json::Map<String, Value>,
 }
 
-/// The logical result and report of a non-auto policy, within `max_streams` and `max_events`
-/// (GE's own policy keeps GE's rules). Streams GE pins count against `max_streams` first.
-/// When a budget binds, the report's `budgets` object says so: how many streams the policy
-/// made (`unbudgeted_streams`), how far the sync ids cut them (`event_budget_streams`).
-pub fn assign(model: &Model, options: &Options, policy: Policy) -> Result<(LogicalResult, PolicyReport)> {
-    let ctx = Ctx::new(model, options)?;
-    let mut report = PolicyReport { name: policy.name(), details: Default::default() };
-    if policy == Policy::Ge {
-        return Ok((ctx.base, report));
+impl<'m> Bounded<'m> {
+    /// The policy's assignment within `max_streams`, from GE's logical result `base` (computed
+    /// here when not given). GE's own policy keeps GE's rules and `auto` is a search: neither
+    /// is bounded here.
+    pub fn new(model: &'m Model, options: &Options, policy: Policy, base: Option<LogicalResult>) -> Result<Self> {
+        if matches!(policy, Policy::Ge | Policy::Auto) {
+            crate::bail!(Internal, "policy {} has no assignment of its own to bound", policy.name());
+        }
+        let ctx = match base {
+            Some(base) => Ctx::with_base(model, options, base),
+            None => Ctx::new(model, options)?,
+        };
+        let mut report = PolicyReport { name: policy.name(), details: Default::default() };
+        let mut pinned: Vec<u32> = model
+            .nodes
+            .ids()
+            .filter(|&n| ctx.role[n] == Role::Pinned)
+            .filter_map(|n| ctx.base.node_stream[n])
+            .map(|s| s.0)
+            .collect();
+        pinned.sort_unstable();
+        pinned.dedup();
+        let max_streams = options.stream_budget();
+        let cap =
+            if max_streams == u32::MAX { u32::MAX } else { max_streams.saturating_sub(pinned.len() as u32).max(1) };
+        let (assignment, made) = bounded(&ctx, policy, cap, &mut report)?;
+        let mut budgets = serde_json::Map::new();
+        if made > cap {
+            budgets.insert("max_streams".into(), json!(max_streams));
+            budgets.insert("unbudgeted_streams".into(), json!(made));
+        }
+        Ok(Bounded { ctx, policy, report, assignment, budgets })
     }
-    if policy == Policy::Auto {
-        crate::bail!(Internal, "policy auto is a search over whole pipeline runs; run it through the driver");
+
+    /// The logical result of the current assignment.
+    pub fn logical(&self) -> LogicalResult {
+        finish(&self.ctx, &self.assignment)
     }
-    let mut pinned: Vec<u32> = model
-        .nodes
-        .ids()
-        .filter(|&n| ctx.role[n] == Role::Pinned)
-        .filter_map(|n| ctx.base.node_stream[n])
-        .map(|s| s.0)
-        .collect();
-    pinned.sort_unstable();
-    pinned.dedup();
-    let max_streams = options.stream_budget();
-    let cap = if max_streams == u32::MAX { u32::MAX } else { max_streams.saturating_sub(pinned.len() as u32).max(1) };
-    let (mut a, made) = bounded(&ctx, policy, cap, &mut report)?;
-    let mut budgets = serde_json::Map::new();
-    if made > cap {
-        budgets.insert("max_streams".into(), json!(max_streams));
-        budgets.insert("unbudgeted_streams".into(), json!(made));
+
+    /// Whether `logical`'s sync ids might exceed `max_events`, so that only a trial of the sync
+    /// stage can tell: a sync joins the ends of a dependency across streams, or an attached
+    /// stream or a nested graph's node to its parent, and when even all of those fit, the ids
+    /// do.
+    pub fn may_exceed(&self, logical: &LogicalResult, max_events: u32) -> bool {
+        let model = self.ctx.model;
+        let attached: usize = logical.attached.iter().map(Vec::len).sum();
+        let nested = model.nodes.iter().filter(|n| n.graph != GraphId::ROOT).count();
+        let crossing = model.edges.iter().filter(|e| logical.node_stream[e.src] != logical.node_stream[e.dst]).count();
+        (crossing + 2 * (attached + nested)) as u64 > u64::from(max_events)
     }
-    let max_events = options.event_budget();
-    let mut logical = finish(&ctx, &a);
-    let mut cut = false;
-    while max_events != u32::MAX
-        && let Some((ids, c)) = sync_ids_over(model, options, &logical, max_events)?
-    {
-        if a.count <= 1 {
+
+    /// Fewer policy streams after a trial needed `counts` (`ids` sync ids) over `max_events`:
+    /// in proportion to the excess, at least one fewer. A `Limit` error when one policy stream
+    /// is already all there is (the streams GE pins need the syncs).
+    pub fn fewer(&mut self, ids: u32, counts: &ModelCounts, max_events: u32) -> Result<()> {
+        let count = self.assignment.count;
+        if count <= 1 {
             crate::bail!(
                 Limit,
                 "policy {} on graph '{}': {ids} sync ids ({} events, {} notifies) exceed max_events={max_events} \
                  even with one policy stream (the streams GE pins need them)",
-                policy.name(),
-                model.name,
-                c.event_num,
-                c.notify_num
+                self.policy.name(),
+                self.ctx.model.name,
+                counts.event_num,
+                counts.notify_num
             );
         }
-        // Fewer streams in proportion to the excess, at least one fewer.
-        let fewer = (u64::from(a.count) * u64::from(max_events) / u64::from(ids)) as u32;
-        let cap = fewer.min(a.count - 1).max(1);
-        a = bounded(&ctx, policy, cap, &mut PolicyReport::default())?.0;
-        logical = finish(&ctx, &a);
-        cut = true;
+        let fewer = (u64::from(count) * u64::from(max_events) / u64::from(ids)) as u32;
+        let cap = fewer.min(count - 1).max(1);
+        self.assignment = bounded(&self.ctx, self.policy, cap, &mut PolicyReport::default())?.0;
+        self.budgets.insert("max_events".into(), json!(max_events));
+        self.budgets.insert("event_budget_streams".into(), json!(self.assignment.count));
+        Ok(())
     }
-    if cut {
-        budgets.insert("max_events".into(), json!(max_events));
-        budgets.insert("event_budget_streams".into(), json!(a.count));
+
+    /// The policy's report, with the `budgets` object when a budget bound.
+    pub fn into_report(self) -> PolicyReport {
+        let mut report = self.report;
+        if !self.budgets.is_empty() {
+            report.details.insert("budgets".into(), Value::Object(self.budgets));
+        }
+        report
     }
-    if !budgets.is_empty() {
-        report.details.insert("budgets".into(), Value::Object(budgets));
-    }
-    Ok((logical, report))
 }
