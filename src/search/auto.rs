@@ -14,7 +14,7 @@ use crate::bail;
 use crate::compile::policy::{Ctx, PolicyReport, ge_logical, min_streams};
 use crate::compile::summary::ModelCounts;
 use crate::compile::{Stage, TaskLimits};
-use crate::driver::{Found, Session};
+use crate::driver::{Found, Session, Stages};
 use crate::error::{ErrorKind, Result};
 use crate::graph::{Model, Options, Policy};
 use crate::simulate::{SimConfig, ideal, round3, simulate};
@@ -42,7 +42,8 @@ pub fn candidates(width: usize) -> Vec<Policy> {
 /// every candidate; the chosen candidate's stages are handed back for the session to adopt.
 pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimConfig) -> Result<Found> {
     let ge = Arc::new(ge_logical(model, options)?);
-    let width = min_streams::chain_cover(&Ctx::with_base(model, options, (*ge).clone())).chains.len();
+    let ctx = Ctx::with_base(model, options, (*ge).clone());
+    let width = min_streams::chain_cover(&ctx).chains.len();
     let mut best: Option<(f64, u32, usize, usize, Policy)> = None;
     let mut chosen_stages = None;
     let mut rows = Vec::new();
@@ -110,13 +111,25 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
             chosen_stages = Some(s.into_stages()?.0);
         }
     }
-    let (Some((makespan, _, _, _, chosen)), Some(stages)) = (best, chosen_stages) else {
+    let (Some((makespan, _, _, _, chosen)), Some(mut stages)) = (best, chosen_stages) else {
         if options.max_memory.is_some() && rows.iter().all(|r| r.get("peak_bytes").is_some()) {
             return Err(crate::memory::budget::none_fits(model, options, smallest));
         }
         let reasons: Vec<String> =
             rows.iter().map(|r| format!("{}: {}", r["policy"].as_str().unwrap_or(""), r["rejected"])).collect();
         bail!(Limit, "policy auto on graph '{}': no candidate is feasible ({})", model.name, reasons.join("; "));
+    };
+    let Some(base) = stages.logical.as_ref() else {
+        bail!(Internal, "policy auto on graph '{}': the chosen run kept no logical stage", model.name);
+    };
+    let refined = super::refine::refine(model, options, limits, cfg, &ctx, base, chosen, reference.makespan_us)?;
+    let makespan = match refined.logical {
+        // The session runs the stages after assignment again on the refined streams.
+        Some(logical) => {
+            stages = Stages { logical: Some(logical), sync: None, split: None };
+            refined.makespan_us
+        }
+        None => makespan,
     };
     let mut report = PolicyReport { name: "auto".into(), details: Default::default() };
     report.details.insert("chosen".into(), json!(chosen.name()));
@@ -133,6 +146,7 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
         )),
     );
     report.details.insert("candidates".into(), json!(rows));
+    report.details.insert("refine".into(), refined.report);
     Ok(Found { stages, report })
 }
 

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auto;
+pub mod refine;
 
 use std::ops::Deref;
 

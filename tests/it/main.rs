@@ -31,6 +31,7 @@ mod partition;
 mod policy_corpus;
 mod policy_dali;
 mod policy_min_streams;
+mod refine;
 mod replay;
 mod runtime_core;
 mod runtime_task_limits;

@@ -238,22 +238,7 @@ pub fn finish(ctx: &Ctx<'_>, a: &Assignment) -> LogicalResult {
         };
     }
     if followers {
-        let order = &ctx.order;
-        for (p, &n) in order.iter().enumerate() {
-            if ctx.role[n] == Role::Follower {
-                stream[n] = ctx.pred.of(p as u32).iter().find_map(|&q| stream[order[q as usize]]);
-            }
-        }
-        for (p, &n) in order.iter().enumerate().rev() {
-            if ctx.role[n] == Role::Follower && stream[n].is_none() {
-                stream[n] = ctx.succ.of(p as u32).iter().find_map(|&q| stream[order[q as usize]]);
-            }
-        }
-        for &n in &ctx.order {
-            if ctx.role[n] == Role::Follower && stream[n].is_none() {
-                stream[n] = Some(StreamId(spare.unwrap_or(0)));
-            }
-        }
+        place_followers(ctx, &mut stream, spare.unwrap_or(0));
     }
     let main = count + pinned_streams.len() as u32;
     let attached = IdVec::from_vec(
@@ -263,6 +248,29 @@ pub fn finish(ctx: &Ctx<'_>, a: &Assignment) -> LogicalResult {
             .collect(),
     );
     LogicalResult { node_stream: stream, main_stream_count: main, attached, attached_count: base.attached_count }
+}
+
+/// Places every follower (a free node without tasks; its entry in `stream` is overwritten):
+/// on the stream of its first producer that has one, else of its first consumer that has one,
+/// else on `spare`. Producers come first in topological order, so a chain of followers takes
+/// the stream of the task node it hangs from.
+pub fn place_followers(ctx: &Ctx<'_>, stream: &mut IdVec<NodeId, Option<StreamId>>, spare: u32) {
+    let order = &ctx.order;
+    for (p, &n) in order.iter().enumerate() {
+        if ctx.role[n] == Role::Follower {
+            stream[n] = ctx.pred.of(p as u32).iter().find_map(|&q| stream[order[q as usize]]);
+        }
+    }
+    for (p, &n) in order.iter().enumerate().rev() {
+        if ctx.role[n] == Role::Follower && stream[n].is_none() {
+            stream[n] = ctx.succ.of(p as u32).iter().find_map(|&q| stream[order[q as usize]]);
+        }
+    }
+    for &n in order {
+        if ctx.role[n] == Role::Follower && stream[n].is_none() {
+            stream[n] = Some(StreamId(spare));
+        }
+    }
 }
 
 /// `single`: every task node on one stream (DALI's `Single`).
