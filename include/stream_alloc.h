@@ -59,9 +59,9 @@
 #define SA_RUNTIME_OPS_V1_SIZE 144
 
 /**
- * An allocation result plus what C reads of it: NUL-terminated names and the JSON text.
- * Opaque to C. Immutable after creation, so queries from several threads are safe; the
- * last-error slot is behind a lock.
+ * A compile session that has run, read-only, plus the JSON text C reads of it. Opaque to C.
+ * Immutable after creation, so queries from several threads are safe (its caches are
+ * `OnceLock`s); the last-error slot is behind a lock.
  */
 typedef struct sa_allocation sa_allocation;
 
@@ -738,7 +738,7 @@ void sa_allocation_free(struct sa_allocation *allocation);
 sa_status sa_allocation_node_count(const struct sa_allocation *allocation, size_t *out);
 
 /**
- * Stores in `*name` the name of the node at `index` in execution order. The string belongs
+ * Stores in `*name` the name of the node at node index `index` (GE's `GetAllNodes` order). The string belongs
  * to the allocation and lives until `sa_allocation_free`. `SA_NOT_FOUND` if `index` is out of
  * range. Thread-safe.
  *
@@ -762,7 +762,7 @@ sa_status sa_allocation_node_graph(const struct sa_allocation *allocation,
                                    const char **graph_name);
 
 /**
- * Stores in `*stream` the physical stream of the node at `index` in execution order (-1:
+ * Stores in `*stream` the physical stream of the node at node index `index` (-1:
  * none). `SA_NOT_FOUND` if out of range. Thread-safe.
  *
  * # Safety
@@ -773,7 +773,7 @@ sa_status sa_allocation_stream_at(const struct sa_allocation *allocation,
                                   int64_t *stream);
 
 /**
- * Stores in `*stream` the logical stream of the node at `index` in execution order (-1:
+ * Stores in `*stream` the logical stream of the node at node index `index` (-1:
  * none). `SA_NOT_FOUND` if out of range. Thread-safe.
  *
  * # Safety
@@ -919,6 +919,8 @@ const char *sa_allocation_last_error_code(const struct sa_allocation *allocation
  * order their lifetimes. `SA_NOT_FOUND` when the graph gives no `out_bytes` (no plan). The
  * plan is made on the first memory query and kept by the allocation. Thread-safe.
  *
+ * Ownership: borrows `allocation`; `*out` is the caller's.
+ *
  * # Safety
  * `allocation` is NULL or a live handle; `out` is NULL or writable.
  */
@@ -929,15 +931,19 @@ sa_status sa_allocation_memory_peak(const struct sa_allocation *allocation, uint
  * `out_bytes`): valid indexes for `sa_allocation_tensor_at` are `0 .. *out - 1`, in the
  * order of allocation JSON `memory.tensors`. Thread-safe.
  *
+ * Ownership: borrows `allocation`; `*out` is the caller's.
+ *
  * # Safety
  * `allocation` is NULL or a live handle; `out` is NULL or writable.
  */
 sa_status sa_allocation_tensor_count(const struct sa_allocation *allocation, size_t *out);
 
 /**
- * Stores in `*tensor` the tensor at `index` of the memory plan. Its strings are owned by the
- * allocation and valid until `sa_allocation_free`; the struct itself is the caller's.
- * `SA_NOT_FOUND` if `index` is out of range. Thread-safe.
+ * Stores in `*tensor` the tensor at `index` of the memory plan. `SA_NOT_FOUND` if `index` is
+ * out of range. Thread-safe.
+ *
+ * Ownership: the struct is the caller's; its strings are owned by the allocation and valid
+ * until `sa_allocation_free`.
  *
  * # Safety
  * `allocation` is NULL or a live handle; `tensor` is NULL or writable.
@@ -945,6 +951,52 @@ sa_status sa_allocation_tensor_count(const struct sa_allocation *allocation, siz
 sa_status sa_allocation_tensor_at(const struct sa_allocation *allocation,
                                   size_t index,
                                   struct sa_tensor *tensor);
+
+/**
+ * Stores the allocation's execution order, the order in which each stream runs its nodes
+ * (allocation JSON lists `nodes` in it): `*count` node indexes in `*indexes` (NULL when 0),
+ * each an index for `sa_allocation_node_name` and the other index getters. It is the
+ * critical-path-first order the allocation was made with, or GE's `GetAllNodes` order (the
+ * identity) under `compat=ge`, on one stream and in graphs without costs. Thread-safe.
+ *
+ * Ownership: the array is owned by the allocation and valid until `sa_allocation_free`; the
+ * caller does not free it.
+ *
+ * # Safety
+ * `allocation` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_allocation_execution_order(const struct sa_allocation *allocation,
+                                        const size_t **indexes,
+                                        size_t *count);
+
+/**
+ * Takes the stream allocation summary (GE's `GetStreamAllocationSummary`) of the stage the
+ * allocation reached into a new snapshot in `*out`, as `sa_session_get_summary` does on a
+ * session. Thread-safe.
+ *
+ * Ownership: the caller owns `*out` and frees it with `sa_summary_free`; it stays valid after
+ * `sa_allocation_free`.
+ *
+ * # Safety
+ * `allocation` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_allocation_get_summary(const struct sa_allocation *allocation,
+                                    struct sa_summary **out);
+
+/**
+ * Takes the compiled graph summary (GE's `Session::GetCompiledGraphSummary`, with the memory
+ * plan when the graph gives `out_bytes`) into a new snapshot in `*out`, as
+ * `sa_session_get_compiled_summary` does. `SA_STAGE` unless the allocation ran the whole
+ * pipeline (`SA_STAGE_ALL`). Thread-safe.
+ *
+ * Ownership: the caller owns `*out` and frees it with `sa_summary_free`; it stays valid after
+ * `sa_allocation_free`.
+ *
+ * # Safety
+ * `allocation` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_allocation_get_compiled_summary(const struct sa_allocation *allocation,
+                                             struct sa_summary **out);
 
 /**
  * Creates an empty graph named `name` (a static root graph with no nodes and default options)
@@ -1724,7 +1776,8 @@ sa_status sa_session_current_stage(struct sa_session *session, sa_session_stage 
 
 /**
  * Stores in `*count` the number of model nodes (all graphs, inserted nodes excluded); node
- * indexes are `0 .. *count - 1` in execution order (GE's `GetAllNodes`).
+ * indexes are `0 .. *count - 1` in GE's `GetAllNodes` order; the order the streams run them
+ * in is `sa_session_execution_order`.
  *
  * # Safety
  * `session` is NULL or a live handle; `count` is NULL or writable.
@@ -1732,7 +1785,7 @@ sa_status sa_session_current_stage(struct sa_session *session, sa_session_stage 
 sa_status sa_session_node_count(struct sa_session *session, size_t *count);
 
 /**
- * Stores in `*index` the execution-order index of node `node` of graph `graph_name` (NULL,
+ * Stores in `*index` the node index (GE's `GetAllNodes` order) of node `node` of graph `graph_name` (NULL,
  * `""`: the root). `SA_UNKNOWN_NODE` names a missing node or graph.
  *
  * # Safety
@@ -1885,7 +1938,7 @@ sa_status sa_session_inserted_count(struct sa_session *session, size_t *count);
 
 /**
  * Describes inserted node `i`: its `name` and `op_type` (owned by the session until its next
- * stage call), the execution-order index of the node it is placed next to (`anchor_index`),
+ * stage call), the node index of the node it is placed next to (`anchor_index`),
  * `before` (1: right before the anchor, as a Recv; 0: right after it, as a Send), its physical
  * and logical stream, and `sync_id` (`event_id` / `notify_id`; -1 for StreamActive). Any
  * output may be NULL. `SA_NOT_FOUND` when `i` is out of range.
@@ -1941,6 +1994,98 @@ const char *sa_session_last_error(const struct sa_session *session);
  * `session` is NULL or a live handle.
  */
 const char *sa_session_last_error_code(const struct sa_session *session);
+
+/**
+ * Takes the stream allocation summary of the session's current stage into a new snapshot in
+ * `*out`. `SA_STAGE` before logical assignment.
+ *
+ * Ownership: the caller owns `*out` and frees it with `sa_summary_free`; it stays valid after
+ * further stage calls and after `sa_session_free`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_session_get_summary(struct sa_session *session, struct sa_summary **out);
+
+/**
+ * Takes the summary of a finished allocation (GE's `Session::GetCompiledGraphSummary`) into a
+ * new snapshot in `*out`, with its memory plan when the graph gives `out_bytes`, so
+ * `sa_summary_ge_method` answers every method of GE's `CompiledGraphSummary`. `SA_STAGE` until
+ * `sa_session_generate_send_recv` has run.
+ *
+ * Ownership: the caller owns `*out` and frees it with `sa_summary_free`; it stays valid after
+ * `sa_session_free`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_session_get_compiled_summary(struct sa_session *session, struct sa_summary **out);
+
+/**
+ * Takes the finished allocation of the session into a new read-only `sa_allocation` in
+ * `*out`: the same node indexes, names, streams, memory plan and summary, and the same
+ * allocation JSON as `sa_session_allocation_json`. `SA_STAGE` until
+ * `sa_session_generate_send_recv` has run.
+ *
+ * Ownership: the caller owns `*out` and frees it with `sa_allocation_free`; it shares the
+ * model and the name table with the session and stays valid after `sa_session_free`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_session_get_allocation(struct sa_session *session, struct sa_allocation **out);
+
+/**
+ * Stores in `*out` the arena bytes of the memory plan of the session's current allocation
+ * (as `sa_allocation_memory_peak`). `SA_NOT_FOUND` when the graph gives no `out_bytes`;
+ * `SA_STAGE` before logical assignment. The plan is kept until the next stage call.
+ *
+ * Ownership: borrows `session`; `*out` is the caller's.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_session_memory_peak(struct sa_session *session, uint64_t *out);
+
+/**
+ * Stores in `*out` the number of tensors of the memory plan of the current allocation (0
+ * when the graph gives no `out_bytes`), as `sa_allocation_tensor_count`. `SA_STAGE` before
+ * logical assignment.
+ *
+ * Ownership: borrows `session`; `*out` is the caller's.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `out` is NULL or writable.
+ */
+sa_status sa_session_tensor_count(struct sa_session *session, size_t *out);
+
+/**
+ * Stores in `*tensor` the tensor at `index` of the memory plan of the current allocation, as
+ * `sa_allocation_tensor_at`. `SA_NOT_FOUND` if `index` is out of range; `SA_STAGE` before
+ * logical assignment.
+ *
+ * Ownership: the struct is the caller's; its strings are owned by the session and valid
+ * until `sa_session_free`.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; `tensor` is NULL or writable.
+ */
+sa_status sa_session_tensor_at(struct sa_session *session, size_t index, struct sa_tensor *tensor);
+
+/**
+ * Stores the execution order of the current allocation, the order in which each stream runs
+ * its nodes: `*count` node indexes in `*indexes` (NULL when 0), as
+ * `sa_allocation_execution_order`. `SA_STAGE` before logical assignment.
+ *
+ * Ownership: the array is owned by the session and valid until its next stage call (or
+ * `sa_session_free`); the caller does not free it.
+ *
+ * # Safety
+ * `session` is NULL or a live handle; the outputs are NULL or writable.
+ */
+sa_status sa_session_execution_order(struct sa_session *session,
+                                     const size_t **indexes,
+                                     size_t *count);
 
 /**
  * A static, NUL-terminated description of `status`: its name and meaning, e.g.
@@ -2092,26 +2237,6 @@ sa_status sa_stream_ctx_event_elapsed_time(const struct sa_stream_ctx *ctx,
                                            float *ms);
 
 /**
- * Takes the stream allocation summary of the session's current stage into a new snapshot in
- * `*out` (free with `sa_summary_free`). `SA_STAGE` before logical assignment.
- *
- * # Safety
- * `session` is NULL or a live handle; `out` is NULL or writable.
- */
-sa_status sa_session_get_summary(struct sa_session *session, struct sa_summary **out);
-
-/**
- * Takes the summary of a finished allocation (GE's `Session::GetCompiledGraphSummary`) into a
- * new snapshot in `*out` (free with `sa_summary_free`), with its memory plan when the graph
- * gives `out_bytes`, so `sa_summary_ge_method` answers every method of GE's
- * `CompiledGraphSummary`. `SA_STAGE` until `sa_session_generate_send_recv` has run.
- *
- * # Safety
- * `session` is NULL or a live handle; `out` is NULL or writable.
- */
-sa_status sa_session_get_compiled_summary(struct sa_session *session, struct sa_summary **out);
-
-/**
  * Frees a summary. NULL is a no-op.
  *
  * # Safety
@@ -2176,7 +2301,7 @@ sa_status sa_summary_stream(const struct sa_summary *summary,
                             size_t *hccl_followed_stream_num);
 
 /**
- * Stores the nodes of entry `i` of graph `g` as execution-order indexes (`*nodes`, `*count`;
+ * Stores the nodes of entry `i` of graph `g` as node indexes (`*nodes`, `*count`;
  * NULL when none), owned by the summary; names via `sa_summary_node`.
  *
  * # Safety
@@ -2189,7 +2314,7 @@ sa_status sa_summary_stream_nodes(const struct sa_summary *summary,
                                   size_t *count);
 
 /**
- * Stores the name and operator type of the node at execution-order `index` (owned by the
+ * Stores the name and operator type of the node at node index `index` (owned by the
  * summary). Either output may be NULL. `SA_NOT_FOUND` when out of range.
  *
  * # Safety
@@ -2235,8 +2360,9 @@ sa_status sa_summary_render(const struct sa_summary *summary,
  * * `GetStreamNum`: the model's `stream_num`. `GetEventNum`: its `event_num`, for static
  *   graphs only (`SA_INVALID_STATE` otherwise, as GE fails it).
  * * Memory, from the memory plan of a summary taken with `sa_session_get_compiled_summary`
+ *   or `sa_allocation_get_compiled_summary`
  *   of a static graph that gives `out_bytes` (`SA_NOT_FOUND` without sizes, `SA_STAGE` for a
- *   summary from `sa_session_get_summary`, `SA_INVALID_STATE` for a dynamic graph):
+ *   summary from `sa_session_get_summary` or `sa_allocation_get_summary`, `SA_INVALID_STATE` for a dynamic graph):
  *   `GetFeatureMemorySize` and `GetRefreshableFeatureMemorySize` are the plan's arena bytes,
  *   `GetFixedFeatureMemorySize` is 0 (no tensor is pinned to a fixed address),
  *   `GetFeatureMemoryBaseRefreshable` is 1, `GetAllFeatureMemoryTypeSize` the bytes of its one

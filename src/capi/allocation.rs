@@ -1,21 +1,24 @@
-//! `sa_allocation`: the result of the pipeline on a built model, read-only.
+//! `sa_allocation`: a read-only view of a compile session that ran as far as it was asked
+//! (`sa_graph_allocate`), or of a finished one (`sa_session_get_allocation`).
 //!
-//! Nodes are addressed either by index in execution order (GE's `GetAllNodes` order: each
-//! graph in topological order, a node's subgraphs right after it; the nodes the pipeline
-//! inserted are not counted) or by graph and node name. Streams are `int64_t`, -1 for a node
-//! that runs on no stream.
+//! Nodes are addressed by node index (GE's `GetAllNodes` order: each graph in topological
+//! order, a node's subgraphs right after it; the nodes the pipeline inserted are not counted)
+//! or by graph and node name; `sa_allocation_execution_order` lists the indexes in the order the
+//! streams run the nodes. Streams are `int64_t`, -1 for a node that runs on no stream. The
+//! memory plan and the summary are read as on the session (see [`super::compiled`]).
 
-use std::collections::HashMap;
 use std::ffi::{CString, c_char};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
+use super::compiled::{self, Compiled};
+use super::summary::sa_summary;
 use super::{
     ApiError, ApiResult, LastError, SA_BUFFER_TOO_SMALL, SA_INVALID_ARGUMENT, SA_NOT_FOUND, SA_NULL_POINTER, arg_str,
     ffi_boundary, lossy_cstring, opt_str, out_ptr, sa_status, write_out,
 };
 use crate::compile::{Allocation, Stage};
-use crate::graph::{GraphId, Model, NodeId, StreamId};
-use crate::memory::{AllocationDocument, MemoryPlan};
+use crate::graph::{NodeId, StreamId};
+use crate::memory::AllocationDocument;
 
 /// Which stages of the pipeline `sa_graph_allocate` runs (an `int32_t`; one of `SA_STAGE_*`).
 pub type sa_stage = i32;
@@ -47,84 +50,36 @@ pub(crate) fn stage_value(stage: Stage) -> sa_stage {
     }
 }
 
-/// An allocation result plus what C reads of it: NUL-terminated names and the JSON text.
-/// Opaque to C. Immutable after creation, so queries from several threads are safe; the
-/// last-error slot is behind a lock.
+/// A compile session that has run, read-only, plus the JSON text C reads of it. Opaque to C.
+/// Immutable after creation, so queries from several threads are safe (its caches are
+/// `OnceLock`s); the last-error slot is behind a lock.
 pub struct sa_allocation {
-    model: Arc<Model>,
-    alloc: Allocation,
-    /// Execution order (`Model::all_nodes`).
-    order: Vec<NodeId>,
-    /// NUL-terminated node names, by node id.
-    names: Vec<CString>,
-    /// NUL-terminated graph labels (`""` for the root), by graph id.
-    graph_labels: Vec<CString>,
-    /// Node lookup by name, per graph.
-    by_name: Vec<HashMap<String, NodeId>>,
+    compiled: Compiled,
     mode: CString,
     json: OnceLock<CString>,
-    /// The memory plan, made on first use (`None`: the graph gives no `out_bytes`).
-    memory: OnceLock<Option<MemoryPlan>>,
     last_error: Mutex<LastError>,
 }
 
 impl sa_allocation {
-    pub(crate) fn new(model: Arc<Model>, alloc: Allocation) -> Self {
-        let order = model.all_nodes();
-        let names = model.nodes.iter().map(|n| lossy_cstring(&n.name)).collect();
-        let graph_labels = model.graphs.ids().map(|g| lossy_cstring(model.graph_label(g))).collect();
-        let mut by_name: Vec<HashMap<String, NodeId>> = model.graphs.iter().map(|_| HashMap::new()).collect();
-        for (id, n) in model.nodes.enumerate() {
-            by_name[n.graph.index()].insert(n.name.clone(), id);
-        }
-        let mode = lossy_cstring(alloc.mode());
-        sa_allocation {
-            model,
-            alloc,
-            order,
-            names,
-            graph_labels,
-            by_name,
-            mode,
-            json: OnceLock::new(),
-            memory: OnceLock::new(),
-            last_error: Mutex::new(LastError::default()),
-        }
+    /// A view of `compiled`, which has run at least its logical stage.
+    pub(crate) fn new(compiled: Compiled) -> ApiResult<Self> {
+        let mode = lossy_cstring(compiled.allocation()?.mode());
+        Ok(sa_allocation { compiled, mode, json: OnceLock::new(), last_error: Mutex::new(LastError::default()) })
     }
 
-    fn at(&self, index: usize) -> ApiResult<NodeId> {
-        self.order.get(index).copied().ok_or_else(|| {
-            ApiError::new(
-                SA_NOT_FOUND,
-                format!("node index {index} is out of range (the allocation has {} nodes)", self.order.len()),
-            )
-        })
+    fn alloc(&self) -> ApiResult<&Allocation> {
+        self.compiled.allocation()
     }
 
+    /// Node `node` of graph `graph`: `SA_NOT_FOUND` when missing (the session answers
+    /// `SA_UNKNOWN_NODE`).
     fn find(&self, graph: Option<&str>, node: &str) -> ApiResult<NodeId> {
-        let g = match graph {
-            None | Some("") => GraphId::ROOT,
-            Some(name) => self
-                .model
-                .find_graph(name)
-                .ok_or_else(|| ApiError::new(SA_NOT_FOUND, format!("graph '{name}' does not exist")))?,
-        };
-        self.by_name[g.index()].get(node).copied().ok_or_else(|| {
-            let where_ = if g == GraphId::ROOT {
-                format!("root graph '{}'", self.model.name)
-            } else {
-                format!("subgraph '{}'", self.model.graphs[g].name)
-            };
-            ApiError::new(SA_NOT_FOUND, format!("node '{node}' is not a node of {where_}"))
-        })
+        self.compiled.find(graph, node, SA_NOT_FOUND)
     }
 
-    fn memory(&self) -> Option<&MemoryPlan> {
-        self.memory.get_or_init(|| crate::memory::plan_allocation(&self.model, &self.alloc)).as_ref()
-    }
-
-    fn json(&self) -> &CString {
-        self.json.get_or_init(|| lossy_cstring(&self.alloc.to_json_string(&self.model)))
+    fn json(&self) -> ApiResult<&CString> {
+        let alloc = self.alloc()?;
+        Ok(self.json.get_or_init(|| lossy_cstring(&alloc.to_json_string(self.compiled.model()))))
     }
 }
 
@@ -146,6 +101,17 @@ unsafe fn with_alloc<T>(a: *const sa_allocation, f: impl FnOnce(&sa_allocation) 
         a.last_error.lock().unwrap_or_else(|p| p.into_inner()).set(e);
     }
     r
+}
+
+/// Runs `f` on the session behind a non-NULL allocation (see [`with_alloc`]).
+///
+/// # Safety
+/// As [`with_alloc`].
+pub(crate) unsafe fn with_compiled<T>(
+    a: *const sa_allocation,
+    f: impl FnOnce(&Compiled) -> ApiResult<T>,
+) -> ApiResult<T> {
+    unsafe { with_alloc(a, |a| f(&a.compiled)) }
 }
 
 /// Frees an allocation. NULL is a no-op. Strings borrowed from it (names, mode) die with it;
@@ -174,13 +140,13 @@ pub unsafe extern "C" fn sa_allocation_node_count(allocation: *const sa_allocati
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
             let out = out_ptr(out, "out")?;
-            write_out(out, a.order.len());
+            write_out(out, a.compiled.session().order().len());
             Ok(())
         })
     })
 }
 
-/// Stores in `*name` the name of the node at `index` in execution order. The string belongs
+/// Stores in `*name` the name of the node at node index `index` (GE's `GetAllNodes` order). The string belongs
 /// to the allocation and lives until `sa_allocation_free`. `SA_NOT_FOUND` if `index` is out of
 /// range. Thread-safe.
 ///
@@ -195,8 +161,8 @@ pub unsafe extern "C" fn sa_allocation_node_name(
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
             let out = out_ptr(name, "name")?;
-            let n = a.at(index)?;
-            write_out(out, a.names[n.index()].as_ptr());
+            let n = a.compiled.node_at(index)?;
+            write_out(out, a.compiled.name(n).as_ptr());
             Ok(())
         })
     })
@@ -217,14 +183,14 @@ pub unsafe extern "C" fn sa_allocation_node_graph(
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
             let out = out_ptr(graph_name, "graph_name")?;
-            let n = a.at(index)?;
-            write_out(out, a.graph_labels[a.model.nodes[n].graph.index()].as_ptr());
+            let n = a.compiled.node_at(index)?;
+            write_out(out, a.compiled.graph_label(n).as_ptr());
             Ok(())
         })
     })
 }
 
-/// Stores in `*stream` the physical stream of the node at `index` in execution order (-1:
+/// Stores in `*stream` the physical stream of the node at node index `index` (-1:
 /// none). `SA_NOT_FOUND` if out of range. Thread-safe.
 ///
 /// # Safety
@@ -238,14 +204,14 @@ pub unsafe extern "C" fn sa_allocation_stream_at(
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
             let out = out_ptr(stream, "stream")?;
-            let n = a.at(index)?;
-            write_out(out, stream_value(a.alloc.stream()[n]));
+            let n = a.compiled.node_at(index)?;
+            write_out(out, stream_value(a.alloc()?.stream()[n]));
             Ok(())
         })
     })
 }
 
-/// Stores in `*stream` the logical stream of the node at `index` in execution order (-1:
+/// Stores in `*stream` the logical stream of the node at node index `index` (-1:
 /// none). `SA_NOT_FOUND` if out of range. Thread-safe.
 ///
 /// # Safety
@@ -259,8 +225,8 @@ pub unsafe extern "C" fn sa_allocation_logical_stream_at(
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
             let out = out_ptr(stream, "stream")?;
-            let n = a.at(index)?;
-            write_out(out, stream_value(a.alloc.logical_stream()[n]));
+            let n = a.compiled.node_at(index)?;
+            write_out(out, stream_value(a.alloc()?.logical_stream()[n]));
             Ok(())
         })
     })
@@ -284,7 +250,7 @@ pub unsafe extern "C" fn sa_allocation_stream_of(
         with_alloc(allocation, |a| {
             let out = out_ptr(stream, "stream")?;
             let n = a.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
-            write_out(out, stream_value(a.alloc.stream()[n]));
+            write_out(out, stream_value(a.alloc()?.stream()[n]));
             Ok(())
         })
     })
@@ -307,7 +273,7 @@ pub unsafe extern "C" fn sa_allocation_logical_stream_of(
         with_alloc(allocation, |a| {
             let out = out_ptr(stream, "stream")?;
             let n = a.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
-            write_out(out, stream_value(a.alloc.logical_stream()[n]));
+            write_out(out, stream_value(a.alloc()?.logical_stream()[n]));
             Ok(())
         })
     })
@@ -321,7 +287,7 @@ unsafe fn count(a: *const sa_allocation, out: *mut u32, field: impl FnOnce(&Allo
     unsafe {
         with_alloc(a, |a| {
             let out = out_ptr(out, "out")?;
-            write_out(out, field(&a.alloc));
+            write_out(out, field(a.alloc()?));
             Ok(())
         })
     }
@@ -400,7 +366,7 @@ pub unsafe extern "C" fn sa_allocation_stage(allocation: *const sa_allocation, s
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
             let out = out_ptr(stage, "stage")?;
-            write_out(out, stage_value(a.alloc.stage()));
+            write_out(out, stage_value(a.alloc()?.stage()));
             Ok(())
         })
     })
@@ -419,7 +385,7 @@ pub unsafe extern "C" fn sa_allocation_to_json(allocation: *const sa_allocation,
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
             let out = out_ptr(json, "json")?;
-            write_out(out, a.json().clone().into_raw());
+            write_out(out, a.json()?.clone().into_raw());
             Ok(())
         })
     })
@@ -452,7 +418,7 @@ pub unsafe extern "C" fn sa_allocation_copy_json(
                     format!("argument 'buffer' is NULL with capacity {capacity}"),
                 ));
             }
-            let bytes = a.json().as_bytes_with_nul();
+            let bytes = a.json()?.as_bytes_with_nul();
             write_out(needed, bytes.len());
             if buffer.is_null() {
                 return Ok(());
@@ -523,45 +489,33 @@ pub struct sa_tensor {
 /// order their lifetimes. `SA_NOT_FOUND` when the graph gives no `out_bytes` (no plan). The
 /// plan is made on the first memory query and kept by the allocation. Thread-safe.
 ///
+/// Ownership: borrows `allocation`; `*out` is the caller's.
+///
 /// # Safety
 /// `allocation` is NULL or a live handle; `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_allocation_memory_peak(allocation: *const sa_allocation, out: *mut u64) -> sa_status {
-    ffi_boundary(|| unsafe {
-        with_alloc(allocation, |a| {
-            let out = out_ptr(out, "out")?;
-            let plan = a.memory().ok_or_else(|| {
-                ApiError::new(
-                    SA_NOT_FOUND,
-                    format!("graph '{}' gives no out_bytes: the allocation has no memory plan", a.model.name),
-                )
-            })?;
-            write_out(out, plan.peak_bytes);
-            Ok(())
-        })
-    })
+    ffi_boundary(|| unsafe { with_compiled(allocation, |c| compiled::memory_peak(c, out)) })
 }
 
 /// Stores in `*out` the number of tensors of the memory plan (0 when the graph gives no
 /// `out_bytes`): valid indexes for `sa_allocation_tensor_at` are `0 .. *out - 1`, in the
 /// order of allocation JSON `memory.tensors`. Thread-safe.
 ///
+/// Ownership: borrows `allocation`; `*out` is the caller's.
+///
 /// # Safety
 /// `allocation` is NULL or a live handle; `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_allocation_tensor_count(allocation: *const sa_allocation, out: *mut usize) -> sa_status {
-    ffi_boundary(|| unsafe {
-        with_alloc(allocation, |a| {
-            let out = out_ptr(out, "out")?;
-            write_out(out, a.memory().map_or(0, |p| p.tensors.len()));
-            Ok(())
-        })
-    })
+    ffi_boundary(|| unsafe { with_compiled(allocation, |c| compiled::tensor_count(c, out)) })
 }
 
-/// Stores in `*tensor` the tensor at `index` of the memory plan. Its strings are owned by the
-/// allocation and valid until `sa_allocation_free`; the struct itself is the caller's.
-/// `SA_NOT_FOUND` if `index` is out of range. Thread-safe.
+/// Stores in `*tensor` the tensor at `index` of the memory plan. `SA_NOT_FOUND` if `index` is
+/// out of range. Thread-safe.
+///
+/// Ownership: the struct is the caller's; its strings are owned by the allocation and valid
+/// until `sa_allocation_free`.
 ///
 /// # Safety
 /// `allocation` is NULL or a live handle; `tensor` is NULL or writable.
@@ -571,28 +525,60 @@ pub unsafe extern "C" fn sa_allocation_tensor_at(
     index: usize,
     tensor: *mut sa_tensor,
 ) -> sa_status {
-    ffi_boundary(|| unsafe {
-        with_alloc(allocation, |a| {
-            let out = out_ptr(tensor, "tensor")?;
-            let list = a.memory().map_or(&[][..], |p| &p.tensors[..]);
-            let t = list.get(index).ok_or_else(|| {
-                ApiError::new(
-                    SA_NOT_FOUND,
-                    format!("tensor index {index} is out of range (the memory plan has {} tensors)", list.len()),
-                )
-            })?;
-            let node = &a.model.nodes[t.node];
-            write_out(
-                out,
-                sa_tensor {
-                    node: a.names[t.node.index()].as_ptr(),
-                    graph: a.graph_labels[node.graph.index()].as_ptr(),
-                    port: t.port,
-                    offset: t.offset,
-                    bytes: t.bytes,
-                },
-            );
-            Ok(())
-        })
-    })
+    ffi_boundary(|| unsafe { with_compiled(allocation, |c| compiled::tensor_at(c, index, tensor)) })
+}
+
+/// Stores the allocation's execution order, the order in which each stream runs its nodes
+/// (allocation JSON lists `nodes` in it): `*count` node indexes in `*indexes` (NULL when 0),
+/// each an index for `sa_allocation_node_name` and the other index getters. It is the
+/// critical-path-first order the allocation was made with, or GE's `GetAllNodes` order (the
+/// identity) under `compat=ge`, on one stream and in graphs without costs. Thread-safe.
+///
+/// Ownership: the array is owned by the allocation and valid until `sa_allocation_free`; the
+/// caller does not free it.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_execution_order(
+    allocation: *const sa_allocation,
+    indexes: *mut *const usize,
+    count: *mut usize,
+) -> sa_status {
+    ffi_boundary(|| unsafe { with_compiled(allocation, |c| compiled::execution_order(c, indexes, count)) })
+}
+
+/// Takes the stream allocation summary (GE's `GetStreamAllocationSummary`) of the stage the
+/// allocation reached into a new snapshot in `*out`, as `sa_session_get_summary` does on a
+/// session. Thread-safe.
+///
+/// Ownership: the caller owns `*out` and frees it with `sa_summary_free`; it stays valid after
+/// `sa_allocation_free`.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_get_summary(
+    allocation: *const sa_allocation,
+    out: *mut *mut sa_summary,
+) -> sa_status {
+    ffi_boundary(|| unsafe { with_compiled(allocation, |c| super::summary::take(c, false, out)) })
+}
+
+/// Takes the compiled graph summary (GE's `Session::GetCompiledGraphSummary`, with the memory
+/// plan when the graph gives `out_bytes`) into a new snapshot in `*out`, as
+/// `sa_session_get_compiled_summary` does. `SA_STAGE` unless the allocation ran the whole
+/// pipeline (`SA_STAGE_ALL`). Thread-safe.
+///
+/// Ownership: the caller owns `*out` and frees it with `sa_summary_free`; it stays valid after
+/// `sa_allocation_free`.
+///
+/// # Safety
+/// `allocation` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_allocation_get_compiled_summary(
+    allocation: *const sa_allocation,
+    out: *mut *mut sa_summary,
+) -> sa_status {
+    ffi_boundary(|| unsafe { with_compiled(allocation, |c| super::summary::take(c, true, out)) })
 }

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::allocation::{sa_allocation, sa_stage, stage_of};
+use super::compiled::Compiled;
 use super::{
     ApiError, ApiResult, LastError, SA_DUPLICATE_NAME, SA_INVALID_ARGUMENT, SA_INVALID_STATE, SA_NOT_FOUND,
     SA_NULL_POINTER, SA_UNKNOWN_NODE, arg_str, ffi_boundary, opt_str, out_ptr, sa_status, write_out,
@@ -858,8 +859,10 @@ pub unsafe extern "C" fn sa_graph_allocate(
             let stage = stage_of(stage)?;
             let model = g.model()?;
             let (options, limits) = compile_inputs(&model)?;
-            let alloc = crate::search::run(&*model, options, limits, stage, Default::default())?.0;
-            write_out(out, Box::into_raw(Box::new(sa_allocation::new(model, alloc))));
+            let mut session = crate::search::session(model, options, limits, Default::default());
+            session.run_to(stage)?;
+            let a = sa_allocation::new(Compiled::new(session))?;
+            write_out(out, Box::into_raw(Box::new(a)));
             Ok(())
         })
     })

@@ -16,6 +16,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod allocation;
+mod compiled;
 pub mod graph;
 pub mod mem_pool;
 pub mod runtime;

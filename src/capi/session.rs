@@ -2,30 +2,30 @@
 //! host's memory assignment and task generation, then syncs, split, Send/Recv generation).
 //!
 //! One handle holds one built model, the allocation so far and the host's task counts
-//! ([`CompileSession`]). Stage calls run once each, in order; a call out of order returns
+//! ([`Compiled`]). Stage calls run once each, in order; a call out of order returns
 //! `SA_STAGE` (SA2002) with a message naming the call that must come first. After any stage
-//! the host reads per-node results (by execution-order index, or by graph and node name via
-//! `sa_session_node_index`), the model counts, GE's node and model attributes as JSON, the
-//! inserted nodes, and the stream allocation summary (`sa_session_get_summary`).
+//! the host reads per-node results (by node index, GE's `GetAllNodes` order, or by graph and
+//! node name via `sa_session_node_index`), the execution order the streams run the nodes in,
+//! the model counts, GE's node and model attributes as JSON, the inserted nodes, the memory
+//! plan and the stream allocation summary (`sa_session_get_summary`), and once finished takes
+//! the allocation as a read-only `sa_allocation` (`sa_session_get_allocation`).
 //!
 //! Arrays and strings a getter returns are owned by the session and stay valid until the next
 //! stage call on it (or its free); owned strings (`char *`) are freed with `sa_string_free`.
 //! See tests_c/ge_harness.cpp for a walk through the whole sequence.
 
 use std::ffi::{CString, c_char};
-use std::sync::Arc;
 
+use super::allocation::{sa_allocation, sa_tensor};
+use super::compiled::{self, CompileSession, Compiled, write_array};
 use super::graph::sa_graph;
+use super::summary::sa_summary;
 use super::{
-    ApiError, ApiResult, LastError, SA_NOT_FOUND, SA_NULL_POINTER, arg_str, ffi_boundary, lossy_cstring, opt_str,
-    out_ptr, sa_status, write_out,
+    ApiError, ApiResult, LastError, SA_NOT_FOUND, SA_NULL_POINTER, SA_STAGE, SA_UNKNOWN_NODE, arg_str, ffi_boundary,
+    lossy_cstring, opt_str, out_ptr, sa_status, write_out,
 };
 use crate::compile::{NodeSyncs, SessionStage};
-use crate::driver::Session;
-
-/// The session a C host drives: it owns the built model.
-type CompileSession = Session<Arc<Model>>;
-use crate::graph::{EventId, Model, NodeId, StreamId};
+use crate::graph::{EventId, NodeId, StreamId};
 
 /// How far a session has run (an `int32_t`; one of `SA_SESSION_*`).
 pub type sa_session_stage = i32;
@@ -62,7 +62,7 @@ struct InsertedView {
 
 #[derive(Default)]
 struct View {
-    /// By execution-order index.
+    /// By node index.
     nodes: Vec<NodeView>,
     /// The allocation's per-node sync index, read in place.
     syncs: NodeSyncs,
@@ -73,9 +73,8 @@ struct View {
 
 /// A compile session plus what C reads of it. Opaque to C. Not thread-safe for one handle.
 pub struct sa_session {
-    pub(crate) session: CompileSession,
-    pub(crate) names: Vec<CString>,
-    pub(crate) graph_labels: Vec<CString>,
+    compiled: Compiled,
+    /// Per-node arrays of the current stage, built on the first per-node query.
     view: Option<View>,
     last_error: LastError,
 }
@@ -91,7 +90,7 @@ fn ids(v: &[StreamId]) -> Vec<i64> {
 impl sa_session {
     fn view(&mut self) -> ApiResult<&View> {
         if self.view.is_none() {
-            let s = &self.session;
+            let s = self.compiled.session();
             let a = s.allocation()?;
             let infos = s.node_infos()?;
             let nodes = s
@@ -133,18 +132,17 @@ impl sa_session {
     }
 
     fn index(&self, index: usize) -> ApiResult<NodeId> {
-        self.session.node_at(index).map_err(|_| {
-            ApiError::new(
-                SA_NOT_FOUND,
-                format!("node index {index} is out of range (the session has {} nodes)", self.session.order().len()),
-            )
-        })
+        self.compiled.node_at(index)
     }
 
+    fn session(&self) -> &CompileSession {
+        self.compiled.session()
+    }
+
+    /// A call that changes the allocation: what was read of the previous stage goes.
     fn stage_call(&mut self, f: impl FnOnce(&mut CompileSession) -> crate::Result<()>) -> ApiResult {
         self.view = None;
-        f(&mut self.session)?;
-        Ok(())
+        self.compiled.stage_call(f)
     }
 }
 
@@ -166,17 +164,6 @@ pub(crate) unsafe fn with_session<T>(
         s.last_error.set(e);
     }
     r
-}
-
-/// Writes a borrowed array and its length.
-///
-/// # Safety
-/// Both pointers came from [`out_ptr`].
-unsafe fn write_array<T>(ptr: *mut *const T, count: *mut usize, v: &[T]) {
-    unsafe {
-        write_out(ptr, if v.is_empty() { std::ptr::null() } else { v.as_ptr() });
-        write_out(count, v.len());
-    }
 }
 
 /// The ids as the `uint32_t` array C reads, without a copy.
@@ -223,18 +210,9 @@ pub unsafe extern "C" fn sa_session_new(graph: *mut sa_graph, out: *mut *mut sa_
     ffi_boundary(|| unsafe {
         let out = out_ptr(out, "out")?;
         let model = super::graph::with_graph(graph, |g| g.model())?;
-        let names = model.nodes.iter().map(|n| lossy_cstring(&n.name)).collect();
-        let graph_labels = model.graphs.ids().map(|g| lossy_cstring(model.graph_label(g))).collect();
-        let s = sa_session {
-            session: {
-                let (options, limits) = super::graph::compile_inputs(&model)?;
-                crate::search::session(Arc::clone(&model), options, limits, Default::default())
-            },
-            names,
-            graph_labels,
-            view: None,
-            last_error: LastError::default(),
-        };
+        let (options, limits) = super::graph::compile_inputs(&model)?;
+        let session = crate::search::session(model, options, limits, Default::default());
+        let s = sa_session { compiled: Compiled::new(session), view: None, last_error: LastError::default() };
         write_out(out, Box::into_raw(Box::new(s)));
         Ok(())
     })
@@ -314,9 +292,8 @@ pub unsafe extern "C" fn sa_session_set_task_count(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
-            let n = s.session.find_node(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
-            s.view = None;
-            Ok(s.session.set_task_count(n, tasks)?)
+            let n = s.compiled.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?, SA_UNKNOWN_NODE)?;
+            s.stage_call(|x| x.set_task_count(n, tasks))
         })
     })
 }
@@ -337,9 +314,8 @@ pub unsafe extern "C" fn sa_session_set_attached_task_count(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
-            let n = s.session.find_node(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
-            s.view = None;
-            Ok(s.session.set_attached_task_count(n, attached_index, tasks)?)
+            let n = s.compiled.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?, SA_UNKNOWN_NODE)?;
+            s.stage_call(|x| x.set_attached_task_count(n, attached_index, tasks))
         })
     })
 }
@@ -374,7 +350,7 @@ pub unsafe extern "C" fn sa_session_current_stage(session: *mut sa_session, stag
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
             let out = out_ptr(stage, "stage")?;
-            let v = match s.session.stage() {
+            let v = match s.session().stage() {
                 SessionStage::New => SA_SESSION_NEW,
                 SessionStage::Logical => SA_SESSION_LOGICAL,
                 SessionStage::Sync => SA_SESSION_SYNC,
@@ -388,7 +364,8 @@ pub unsafe extern "C" fn sa_session_current_stage(session: *mut sa_session, stag
 }
 
 /// Stores in `*count` the number of model nodes (all graphs, inserted nodes excluded); node
-/// indexes are `0 .. *count - 1` in execution order (GE's `GetAllNodes`).
+/// indexes are `0 .. *count - 1` in GE's `GetAllNodes` order; the order the streams run them
+/// in is `sa_session_execution_order`.
 ///
 /// # Safety
 /// `session` is NULL or a live handle; `count` is NULL or writable.
@@ -397,13 +374,13 @@ pub unsafe extern "C" fn sa_session_node_count(session: *mut sa_session, count: 
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
             let out = out_ptr(count, "count")?;
-            write_out(out, s.session.order().len());
+            write_out(out, s.session().order().len());
             Ok(())
         })
     })
 }
 
-/// Stores in `*index` the execution-order index of node `node` of graph `graph_name` (NULL,
+/// Stores in `*index` the node index (GE's `GetAllNodes` order) of node `node` of graph `graph_name` (NULL,
 /// `""`: the root). `SA_UNKNOWN_NODE` names a missing node or graph.
 ///
 /// # Safety
@@ -419,8 +396,8 @@ pub unsafe extern "C" fn sa_session_node_index(
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
             let out = out_ptr(index, "index")?;
-            let n = s.session.find_node(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
-            write_out(out, s.session.index_of(n));
+            let n = s.compiled.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?, SA_UNKNOWN_NODE)?;
+            write_out(out, s.session().index_of(n));
             Ok(())
         })
     })
@@ -442,11 +419,10 @@ pub unsafe extern "C" fn sa_session_node_name(
         with_session(session, |s| {
             let n = s.index(index)?;
             if !name.is_null() {
-                write_out(name, s.names[n.index()].as_ptr());
+                write_out(name, s.compiled.name(n).as_ptr());
             }
             if !graph_name.is_null() {
-                let g = s.session.model().nodes[n].graph;
-                write_out(graph_name, s.graph_labels[g.index()].as_ptr());
+                write_out(graph_name, s.compiled.graph_label(n).as_ptr());
             }
             Ok(())
         })
@@ -470,7 +446,7 @@ pub unsafe extern "C" fn sa_session_node_streams(
             let lo = out_ptr(logical_stream, "logical_stream")?;
             let ph = out_ptr(stream, "stream")?;
             let n = s.index(index)?;
-            let a = s.session.allocation()?;
+            let a = s.compiled.allocation()?;
             write_out(lo, sv(a.logical_stream()[n]));
             write_out(ph, sv(a.stream()[n]));
             Ok(())
@@ -588,7 +564,7 @@ pub unsafe extern "C" fn sa_session_node_ge_attrs(
         with_session(session, |s| {
             let out = out_ptr(json, "json")?;
             let n = s.index(index)?;
-            let v = s.session.node_ge_attrs(n)?;
+            let v = s.session().node_ge_attrs(n)?;
             write_out(out, lossy_cstring(&v.to_string()).into_raw());
             Ok(())
         })
@@ -607,7 +583,7 @@ pub unsafe extern "C" fn sa_session_model_ge_attrs(session: *mut sa_session, jso
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
             let out = out_ptr(json, "json")?;
-            let v = s.session.model_ge_attrs()?;
+            let v = s.session().model_ge_attrs()?;
             write_out(out, lossy_cstring(&v.to_string()).into_raw());
             Ok(())
         })
@@ -631,7 +607,7 @@ pub unsafe extern "C" fn sa_session_counts(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
-            let c = s.session.counts()?;
+            let c = s.session().counts()?;
             for (p, v) in [
                 (logical_stream_num, c.logical_stream_num),
                 (stream_num, c.stream_num),
@@ -693,7 +669,7 @@ pub unsafe extern "C" fn sa_session_inserted_count(session: *mut sa_session, cou
 }
 
 /// Describes inserted node `i`: its `name` and `op_type` (owned by the session until its next
-/// stage call), the execution-order index of the node it is placed next to (`anchor_index`),
+/// stage call), the node index of the node it is placed next to (`anchor_index`),
 /// `before` (1: right before the anchor, as a Recv; 0: right after it, as a Send), its physical
 /// and logical stream, and `sync_id` (`event_id` / `notify_id`; -1 for StreamActive). Any
 /// output may be NULL. `SA_NOT_FOUND` when `i` is out of range.
@@ -722,7 +698,7 @@ pub unsafe extern "C" fn sa_session_inserted_node(
                     format!("inserted node {i} is out of range ({} inserted at this stage)", view.inserted.len()),
                 ));
             };
-            let anchor = s.session.index_of(anchor);
+            let anchor = s.session().index_of(anchor);
             let v = &s.view.as_ref().expect("built above").inserted[i];
             if !name.is_null() {
                 write_out(name, v.name.as_ptr());
@@ -760,7 +736,7 @@ pub unsafe extern "C" fn sa_session_allocation_json(session: *mut sa_session, js
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
             let out = out_ptr(json, "json")?;
-            let mut text = serde_json::to_string_pretty(&s.session.allocation_json()?).expect("JSON serialises");
+            let mut text = serde_json::to_string_pretty(&s.session().allocation_json()?).expect("JSON serialises");
             text.push('\n');
             write_out(out, lossy_cstring(&text).into_raw());
             Ok(())
@@ -785,7 +761,7 @@ pub unsafe extern "C" fn sa_session_verify(
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
             let out = out_ptr(violations, "violations")?;
-            let report = s.session.verify()?;
+            let report = s.session().verify()?;
             write_out(out, report.violations.len());
             if !message.is_null() {
                 let text: Vec<String> =
@@ -821,4 +797,134 @@ pub unsafe extern "C" fn sa_session_last_error_code(session: *const sa_session) 
         // SAFETY: live handle by the caller's contract.
         unsafe { session.as_ref() }.map_or(std::ptr::null(), |s| s.last_error.code_ptr())
     })
+}
+
+/// Takes the stream allocation summary of the session's current stage into a new snapshot in
+/// `*out`. `SA_STAGE` before logical assignment.
+///
+/// Ownership: the caller owns `*out` and frees it with `sa_summary_free`; it stays valid after
+/// further stage calls and after `sa_session_free`.
+///
+/// # Safety
+/// `session` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_get_summary(session: *mut sa_session, out: *mut *mut sa_summary) -> sa_status {
+    ffi_boundary(|| unsafe { with_session(session, |s| super::summary::take(&s.compiled, false, out)) })
+}
+
+/// Takes the summary of a finished allocation (GE's `Session::GetCompiledGraphSummary`) into a
+/// new snapshot in `*out`, with its memory plan when the graph gives `out_bytes`, so
+/// `sa_summary_ge_method` answers every method of GE's `CompiledGraphSummary`. `SA_STAGE` until
+/// `sa_session_generate_send_recv` has run.
+///
+/// Ownership: the caller owns `*out` and frees it with `sa_summary_free`; it stays valid after
+/// `sa_session_free`.
+///
+/// # Safety
+/// `session` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_get_compiled_summary(
+    session: *mut sa_session,
+    out: *mut *mut sa_summary,
+) -> sa_status {
+    ffi_boundary(|| unsafe { with_session(session, |s| super::summary::take(&s.compiled, true, out)) })
+}
+
+/// Takes the finished allocation of the session into a new read-only `sa_allocation` in
+/// `*out`: the same node indexes, names, streams, memory plan and summary, and the same
+/// allocation JSON as `sa_session_allocation_json`. `SA_STAGE` until
+/// `sa_session_generate_send_recv` has run.
+///
+/// Ownership: the caller owns `*out` and frees it with `sa_allocation_free`; it shares the
+/// model and the name table with the session and stays valid after `sa_session_free`.
+///
+/// # Safety
+/// `session` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_get_allocation(
+    session: *mut sa_session,
+    out: *mut *mut sa_allocation,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_session(session, |s| {
+            let out = out_ptr(out, "out")?;
+            let stage = s.session().stage();
+            if stage != SessionStage::Generated {
+                return Err(ApiError::new(
+                    SA_STAGE,
+                    format!(
+                        "model '{}': the allocation is not finished (stage '{}'); sa_session_get_allocation needs \
+                         sa_session_generate_send_recv to have run",
+                        s.session().model().name,
+                        stage.as_str()
+                    ),
+                ));
+            }
+            let a = sa_allocation::new(s.compiled.clone())?;
+            write_out(out, Box::into_raw(Box::new(a)));
+            Ok(())
+        })
+    })
+}
+
+/// Stores in `*out` the arena bytes of the memory plan of the session's current allocation
+/// (as `sa_allocation_memory_peak`). `SA_NOT_FOUND` when the graph gives no `out_bytes`;
+/// `SA_STAGE` before logical assignment. The plan is kept until the next stage call.
+///
+/// Ownership: borrows `session`; `*out` is the caller's.
+///
+/// # Safety
+/// `session` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_memory_peak(session: *mut sa_session, out: *mut u64) -> sa_status {
+    ffi_boundary(|| unsafe { with_session(session, |s| compiled::memory_peak(&s.compiled, out)) })
+}
+
+/// Stores in `*out` the number of tensors of the memory plan of the current allocation (0
+/// when the graph gives no `out_bytes`), as `sa_allocation_tensor_count`. `SA_STAGE` before
+/// logical assignment.
+///
+/// Ownership: borrows `session`; `*out` is the caller's.
+///
+/// # Safety
+/// `session` is NULL or a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_tensor_count(session: *mut sa_session, out: *mut usize) -> sa_status {
+    ffi_boundary(|| unsafe { with_session(session, |s| compiled::tensor_count(&s.compiled, out)) })
+}
+
+/// Stores in `*tensor` the tensor at `index` of the memory plan of the current allocation, as
+/// `sa_allocation_tensor_at`. `SA_NOT_FOUND` if `index` is out of range; `SA_STAGE` before
+/// logical assignment.
+///
+/// Ownership: the struct is the caller's; its strings are owned by the session and valid
+/// until `sa_session_free`.
+///
+/// # Safety
+/// `session` is NULL or a live handle; `tensor` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_tensor_at(
+    session: *mut sa_session,
+    index: usize,
+    tensor: *mut sa_tensor,
+) -> sa_status {
+    ffi_boundary(|| unsafe { with_session(session, |s| compiled::tensor_at(&s.compiled, index, tensor)) })
+}
+
+/// Stores the execution order of the current allocation, the order in which each stream runs
+/// its nodes: `*count` node indexes in `*indexes` (NULL when 0), as
+/// `sa_allocation_execution_order`. `SA_STAGE` before logical assignment.
+///
+/// Ownership: the array is owned by the session and valid until its next stage call (or
+/// `sa_session_free`); the caller does not free it.
+///
+/// # Safety
+/// `session` is NULL or a live handle; the outputs are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_session_execution_order(
+    session: *mut sa_session,
+    indexes: *mut *const usize,
+    count: *mut usize,
+) -> sa_status {
+    ffi_boundary(|| unsafe { with_session(session, |s| compiled::execution_order(&s.compiled, indexes, count)) })
 }

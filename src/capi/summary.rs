@@ -1,14 +1,16 @@
 //! `sa_summary`: GE's stream allocation summary (`GetStreamAllocationSummary`,
-//! ge-runtime-api.md §3) taken from a compile session, as flat per-graph arrays.
+//! ge-runtime-api.md §3) taken from a compile session or an allocation
+//! (`sa_session_get_summary`, `sa_allocation_get_summary` and their `_compiled_` forms), as
+//! flat per-graph arrays.
 //!
-//! A snapshot: it stays valid after further stage calls on the session and after the session
-//! is freed. Immutable, so its getters may run from several threads. Graphs are indexed
+//! A snapshot: it stays valid after further stage calls on the session and after the handle it
+//! was taken from is freed. Immutable, so its getters may run from several threads. Graphs are indexed
 //! `0 .. graph_count - 1` (root first); entries of a graph in ascending logical stream id.
 //! `include/stream_alloc/ge_compat/ge/ge_graph_compile_summary.h` builds GE's C++ classes from it.
 
 use std::ffi::{CString, c_char};
 
-use super::session::{sa_session, with_session};
+use super::compiled::Compiled;
 use super::{
     ApiError, ApiResult, SA_INVALID_ARGUMENT, SA_INVALID_STATE, SA_NOT_FOUND, SA_NULL_POINTER, SA_STAGE, ffi_boundary,
     lossy_cstring, out_ptr, sa_status, write_out,
@@ -20,7 +22,7 @@ struct EntryView {
     label: CString,
     string_info: CString,
     attached: Vec<i64>,
-    /// Execution-order indexes of the entry's nodes.
+    /// Node indexes of the entry's nodes.
     nodes: Vec<usize>,
 }
 
@@ -34,7 +36,7 @@ struct GraphView {
 pub struct sa_summary {
     summary: StreamAllocationSummary,
     graphs: Vec<GraphView>,
-    /// Node names and graph labels by execution-order index.
+    /// Node names and operator types by node index.
     node_names: Vec<CString>,
     node_types: Vec<CString>,
     text: CString,
@@ -82,7 +84,7 @@ impl sa_summary {
 
 /// What the memory methods of `CompiledGraphSummary` answer from.
 enum Memory {
-    /// Taken by `sa_session_get_summary`: no memory plan was made.
+    /// Taken by `sa_session_get_summary` / `sa_allocation_get_summary`: no memory plan asked for.
     NotAsked,
     /// The graph gives no `out_bytes`.
     NoSizes,
@@ -90,12 +92,37 @@ enum Memory {
     Planned(u64),
 }
 
-/// Builds a snapshot of the session's current stage; with `memory`, also plans its memory.
-fn snapshot(s: &super::session::sa_session, memory: bool) -> ApiResult<sa_summary> {
-    let summary = s.session.summary()?;
-    let model = s.session.model();
+/// Takes a snapshot of the summary of `c`'s current stage into `*out`: with `compiled`, GE's
+/// compiled graph summary, which needs the whole pipeline and carries the memory plan.
+///
+/// # Safety
+/// `out` is NULL or writable.
+pub(crate) unsafe fn take(c: &Compiled, compiled: bool, out: *mut *mut sa_summary) -> ApiResult {
+    let out = out_ptr(out, "out")?;
+    let stage = c.session().stage();
+    if compiled && stage != SessionStage::Generated {
+        return Err(ApiError::new(
+            SA_STAGE,
+            format!(
+                "model '{}': the allocation is not finished (stage '{}'); a compiled graph summary needs the whole \
+                 pipeline (sa_session_generate_send_recv, or sa_graph_allocate with SA_STAGE_ALL)",
+                c.model().name,
+                stage.as_str()
+            ),
+        ));
+    }
+    let v = snapshot(c, compiled)?;
+    unsafe { write_out(out, Box::into_raw(Box::new(v))) };
+    Ok(())
+}
+
+/// Builds a snapshot of the current stage; with `memory`, also with the memory plan.
+fn snapshot(c: &Compiled, memory: bool) -> ApiResult<sa_summary> {
+    let s = c.session();
+    let summary = s.summary()?;
+    let model = c.model();
     let memory = if memory {
-        match crate::memory::plan_allocation(model, s.session.allocation()?) {
+        match c.memory()? {
             Some(plan) => Memory::Planned(plan.peak_bytes),
             None => Memory::NoSizes,
         }
@@ -115,13 +142,14 @@ fn snapshot(s: &super::session::sa_session, memory: bool) -> ApiResult<sa_summar
                     label: lossy_cstring(&i.user_stream_label),
                     string_info: lossy_cstring(&i.to_string_info()),
                     attached: i.attached_stream_ids.clone(),
-                    nodes: i.nodes.iter().map(|&n| s.session.index_of(n)).collect(),
+                    nodes: i.nodes.iter().map(|&n| s.index_of(n)).collect(),
                 })
                 .collect(),
         })
         .collect();
-    let order = s.session.order();
-    let node_names = order.iter().map(|&n| s.names[n.index()].clone()).collect();
+    let order = s.order();
+    // Copies: the snapshot outlives the handle it was taken from.
+    let node_names = order.iter().map(|&n| c.name(n).to_owned()).collect();
     let node_types = order.iter().map(|&n| lossy_cstring(&model.nodes[n].op_type)).collect();
     let mut json = serde_json::to_string_pretty(&summary.to_json(model)).expect("JSON serialises");
     json.push('\n');
@@ -137,57 +165,6 @@ fn snapshot(s: &super::session::sa_session, memory: bool) -> ApiResult<sa_summar
     })
 }
 
-/// Takes the stream allocation summary of the session's current stage into a new snapshot in
-/// `*out` (free with `sa_summary_free`). `SA_STAGE` before logical assignment.
-///
-/// # Safety
-/// `session` is NULL or a live handle; `out` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_session_get_summary(session: *mut sa_session, out: *mut *mut sa_summary) -> sa_status {
-    ffi_boundary(|| unsafe {
-        with_session(session, |s| {
-            let out = out_ptr(out, "out")?;
-            let v = snapshot(s, false)?;
-            write_out(out, Box::into_raw(Box::new(v)));
-            Ok(())
-        })
-    })
-}
-
-/// Takes the summary of a finished allocation (GE's `Session::GetCompiledGraphSummary`) into a
-/// new snapshot in `*out` (free with `sa_summary_free`), with its memory plan when the graph
-/// gives `out_bytes`, so `sa_summary_ge_method` answers every method of GE's
-/// `CompiledGraphSummary`. `SA_STAGE` until `sa_session_generate_send_recv` has run.
-///
-/// # Safety
-/// `session` is NULL or a live handle; `out` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sa_session_get_compiled_summary(
-    session: *mut sa_session,
-    out: *mut *mut sa_summary,
-) -> sa_status {
-    ffi_boundary(|| unsafe {
-        with_session(session, |s| {
-            let out = out_ptr(out, "out")?;
-            let stage = s.session.stage();
-            if stage != SessionStage::Generated {
-                return Err(ApiError::new(
-                    SA_STAGE,
-                    format!(
-                        "model '{}': the allocation is not finished (stage '{}'); a compiled graph summary needs \
-                         sa_session_generate_send_recv to have run",
-                        s.session.model().name,
-                        stage.as_str()
-                    ),
-                ));
-            }
-            let v = snapshot(s, true)?;
-            write_out(out, Box::into_raw(Box::new(v)));
-            Ok(())
-        })
-    })
-}
-
 /// Frees a summary. NULL is a no-op.
 ///
 /// # Safety
@@ -196,7 +173,7 @@ pub unsafe extern "C" fn sa_session_get_compiled_summary(
 pub unsafe extern "C" fn sa_summary_free(summary: *mut sa_summary) {
     ffi_boundary(|| {
         if !summary.is_null() {
-            // SAFETY: came from Box::into_raw in sa_session_get_summary.
+            // SAFETY: came from Box::into_raw in `take`.
             drop(unsafe { Box::from_raw(summary) });
         }
     })
@@ -326,7 +303,7 @@ pub unsafe extern "C" fn sa_summary_stream(
     })
 }
 
-/// Stores the nodes of entry `i` of graph `g` as execution-order indexes (`*nodes`, `*count`;
+/// Stores the nodes of entry `i` of graph `g` as node indexes (`*nodes`, `*count`;
 /// NULL when none), owned by the summary; names via `sa_summary_node`.
 ///
 /// # Safety
@@ -350,7 +327,7 @@ pub unsafe extern "C" fn sa_summary_stream_nodes(
     })
 }
 
-/// Stores the name and operator type of the node at execution-order `index` (owned by the
+/// Stores the name and operator type of the node at node index `index` (owned by the
 /// summary). Either output may be NULL. `SA_NOT_FOUND` when out of range.
 ///
 /// # Safety
@@ -489,8 +466,9 @@ impl sa_summary {
                 Memory::NotAsked => Err(ApiError::new(
                     SA_STAGE,
                     format!(
-                        "CompiledGraphSummary::{method}: this summary was taken with sa_session_get_summary, \
-                         which plans no memory; take it with sa_session_get_compiled_summary"
+                        "CompiledGraphSummary::{method}: this summary was taken with sa_session_get_summary \
+                         (or sa_allocation_get_summary), which plans no memory; take it with \
+                         sa_session_get_compiled_summary (or sa_allocation_get_compiled_summary)"
                     ),
                 )),
             }
@@ -538,8 +516,9 @@ impl sa_summary {
 /// * `GetStreamNum`: the model's `stream_num`. `GetEventNum`: its `event_num`, for static
 ///   graphs only (`SA_INVALID_STATE` otherwise, as GE fails it).
 /// * Memory, from the memory plan of a summary taken with `sa_session_get_compiled_summary`
+///   or `sa_allocation_get_compiled_summary`
 ///   of a static graph that gives `out_bytes` (`SA_NOT_FOUND` without sizes, `SA_STAGE` for a
-///   summary from `sa_session_get_summary`, `SA_INVALID_STATE` for a dynamic graph):
+///   summary from `sa_session_get_summary` or `sa_allocation_get_summary`, `SA_INVALID_STATE` for a dynamic graph):
 ///   `GetFeatureMemorySize` and `GetRefreshableFeatureMemorySize` are the plan's arena bytes,
 ///   `GetFixedFeatureMemorySize` is 0 (no tensor is pinned to a fixed address),
 ///   `GetFeatureMemoryBaseRefreshable` is 1, `GetAllFeatureMemoryTypeSize` the bytes of its one

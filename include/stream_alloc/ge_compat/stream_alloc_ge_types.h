@@ -49,7 +49,7 @@ class GNode {
     type = type_;
     return 0U;
   }
-  /// Position in execution order (GE's GetAllNodes), the index sa_session_node_* take.
+  /// Position in GE's GetAllNodes order, the node index sa_session_node_* take.
   size_t GetIndex() const { return index_; }
 
  private:

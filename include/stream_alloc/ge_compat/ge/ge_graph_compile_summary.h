@@ -142,7 +142,7 @@ class LogicalStreamAllocationInfo {
   std::vector<int64_t> GetAttachedStreamIds() const { return attached_stream_ids_; }
   size_t GetPhysicalStreamNum() const { return physical_stream_num_; }
   size_t GetHcclFollowedStreamNum() const { return hccl_followed_stream_num_; }
-  /// The stream's nodes in execution order; a reference into this info, valid while it lives.
+  /// The stream's nodes in GE's GetAllNodes order; a reference into this info, valid while it lives.
   const std::vector<GNode> &GetAllNodes() const { return nodes_; }
 
  private:
