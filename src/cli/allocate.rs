@@ -11,6 +11,7 @@ use stream_alloc::baseline::{self, Peer};
 use stream_alloc::compile::allocation::error_json_string;
 use stream_alloc::compile::policy::PolicyReport;
 use stream_alloc::compile::{Allocation, Stage, TaskLimits};
+use stream_alloc::driver::Compiled;
 use stream_alloc::graph::{Model, Options, json};
 use stream_alloc::memory::AllocationDocument;
 use stream_alloc::simulate::SimConfig;
@@ -157,14 +158,13 @@ impl Inputs {
 
     /// The pipeline up to `stage` through the one driver, `auto` decided under `sim`; with
     /// `costs`, the report also says what the policy's bounds cost (for commands that print it).
-    pub fn compile(
-        &self,
-        stage: Stage,
-        sim: SimConfig,
-        costs: bool,
-    ) -> Result<(Allocation, Option<PolicyReport>), Error> {
-        let run = if costs { search::run_with_costs } else { search::run };
-        run(&self.model, self.options.clone(), self.limits, stage, sim)
+    pub fn compile(&self, stage: Stage, sim: SimConfig, costs: bool) -> Result<Compiled, Error> {
+        if costs {
+            return search::run_with_costs(&self.model, self.options.clone(), self.limits, stage, sim);
+        }
+        let mut s = search::session(&self.model, self.options.clone(), self.limits, sim);
+        s.run_to(stage)?;
+        s.into_compiled()
     }
 
     /// The graph for one entry of a `--policies` list: a peer baseline (`xla`, `nimble`,
@@ -184,14 +184,11 @@ impl Inputs {
     }
 
     /// [`Self::compile`] of the whole pipeline, or the peer's baseline allocation.
-    pub fn compile_as(
-        &self,
-        peer: Option<Peer>,
-        sim: SimConfig,
-        costs: bool,
-    ) -> Result<(Allocation, Option<PolicyReport>), Error> {
+    pub fn compile_as(&self, peer: Option<Peer>, sim: SimConfig, costs: bool) -> Result<Compiled, Error> {
         match peer {
-            Some(p) => baseline::allocate(&self.model, p, &self.options, self.limits).map(|(a, r)| (a, Some(r))),
+            Some(p) => {
+                baseline::allocate(&self.model, p, &self.options, self.limits).map(|(a, r)| Compiled::new(a, Some(r)))
+            }
             None => self.compile(Stage::All, sim, costs),
         }
     }
@@ -331,33 +328,33 @@ pub fn run(args: AllocateArgs) -> i32 {
     let mut trace = None;
     let result = Inputs::load(&args.graph, &args.options, &args.onnx).and_then(|inputs| match args.from {
         Some(from) => {
-            let (a, t) =
+            let (c, t) =
                 driver::run_from(&inputs.model, inputs.options.clone(), inputs.limits, from.into(), args.stage.into())?;
             trace = Some(t);
-            Ok((inputs, a, None))
+            Ok((inputs, c))
         }
         None => {
-            let (a, r) = inputs.compile(args.stage.into(), SimConfig::default(), true)?;
-            Ok((inputs, a, r))
+            let c = inputs.compile(args.stage.into(), SimConfig::default(), true)?;
+            Ok((inputs, c))
         }
     });
     let elapsed = start.elapsed();
     // The memory plan, once, for the checker and the document.
     let plan = match &result {
-        Ok((inputs, alloc, _)) => stream_alloc::memory::plan_allocation(&inputs.model, alloc),
+        Ok((inputs, c)) => c.memory(&inputs.model),
         Err(_) => None,
     };
     // `verify=true`: the checker's report, in the summary and as a `verify` object. A logical
     // stage has no syncs yet, so there is nothing to prove.
     let checked = match &result {
-        Ok((inputs, alloc, _)) if inputs.options.verify && alloc.stage() != Stage::Logical => {
-            Some(verify::check(&inputs.model, &alloc.document(&inputs.model, plan.as_ref()).to_value()))
+        Ok((inputs, Compiled { alloc, .. })) if inputs.options.verify && alloc.stage() != Stage::Logical => {
+            Some(verify::check(&inputs.model, &alloc.document(&inputs.model, plan).to_value()))
         }
         _ => None,
     };
     let (text, code) = match &result {
-        Ok((inputs, alloc, report)) => {
-            let mut doc = alloc.document(&inputs.model, plan.as_ref());
+        Ok((inputs, Compiled { alloc, report, .. })) => {
+            let mut doc = alloc.document(&inputs.model, plan);
             if let Some(r) = report {
                 doc = doc.with("policy", r.to_json());
             }
@@ -380,7 +377,7 @@ pub fn run(args: AllocateArgs) -> i32 {
         return c;
     }
     match &result {
-        Ok((inputs, alloc, report)) => {
+        Ok((inputs, Compiled { alloc, report, .. })) => {
             if !args.quiet {
                 let mut s = summary(&inputs.model, alloc, elapsed);
                 if let Some(r) = report {

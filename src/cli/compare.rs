@@ -90,10 +90,11 @@ fn row(
     ideal: &Ideal,
 ) -> Result<Row, Error> {
     let (inputs, peer) = Inputs::load_policy(path, options, onnx, policy)?;
-    let (alloc, report) = inputs.compile_as(peer, *cfg, false)?;
+    let compiled = inputs.compile_as(peer, *cfg, false)?;
     let model = &inputs.model;
-    let sim = simulate(model, &alloc, cfg)?;
-    let check = verify::check(model, &alloc.to_json(model));
+    let (alloc, report, plan) = (&compiled.alloc, &compiled.report, compiled.memory(model));
+    let sim = simulate(model, alloc, cfg)?;
+    let check = verify::check(model, &alloc.document(model, plan).to_value());
     if let Some(v) = check.violations.first() {
         return Err(stream_alloc::err!(
             Failed,
@@ -103,7 +104,7 @@ fn row(
             v.message
         ));
     }
-    let (chosen, candidates) = match (&inputs.options.policy, &report) {
+    let (chosen, candidates) = match (&inputs.options.policy, report) {
         (Policy::Auto, Some(r)) => (
             r.details.get("chosen").and_then(|v| v.as_str()).unwrap_or("").to_string(),
             r.details.get("candidates").and_then(|v| v.as_array()).cloned().unwrap_or_default(),
@@ -122,8 +123,8 @@ fn row(
         ratio: sim.ratio(),
         ideal: ideal.makespan_us,
         to_ideal: if ideal.makespan_us > 0.0 { sim.makespan_us / ideal.makespan_us } else { 1.0 },
-        peak: stream_alloc::memory::plan_allocation(model, &alloc).map(|p| p.peak_bytes),
-        event_ids: stream_alloc::search::auto::sync_ids(&alloc),
+        peak: plan.map(|p| p.peak_bytes),
+        event_ids: stream_alloc::search::auto::sync_ids(alloc),
         candidates,
     })
 }

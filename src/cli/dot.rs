@@ -104,7 +104,7 @@ pub fn run(args: DotArgs) -> i32 {
         let (stream, waits) = match &args.allocation {
             Some(p) => from_document(model, p)?,
             None => {
-                let (a, _) = inputs.compile(Stage::All, SimConfig::default(), false)?;
+                let a = inputs.compile(Stage::All, SimConfig::default(), false)?.alloc;
                 let waits = a.syncs().iter().map(|p| (p.from.node, p.to.node)).collect();
                 (a.stream().clone(), waits)
             }

@@ -95,7 +95,7 @@ fn run_replay(args: &ReplayArgs) -> Result<Report, Error> {
             (doc, None, policy)
         }
         None => {
-            let (alloc, report) = inputs.compile(Stage::All, cfg, false)?;
+            let stream_alloc::driver::Compiled { alloc, report, .. } = inputs.compile(Stage::All, cfg, false)?;
             let sim = simulate(model, &alloc, &cfg)?;
             let policy = report.map_or_else(|| "ge".to_string(), |r| r.name);
             (alloc.to_json(model), Some(sim.makespan_us), policy)

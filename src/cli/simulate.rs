@@ -9,6 +9,7 @@ use super::allocate::Inputs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::compile::{Allocation, policy};
 use stream_alloc::graph::Model;
+use stream_alloc::memory::MemoryPlan;
 use stream_alloc::simulate::{Ideal, SimConfig, SimResult, ideal, round3, simulate};
 use stream_alloc::{Error, ErrorKind};
 
@@ -39,8 +40,8 @@ pub struct SimulateArgs {
 
 /// The memory plan's peak and the simulated schedule's most live bytes (its lower bound), when
 /// the graph gives `out_bytes`.
-fn memory(model: &Model, alloc: &Allocation, sim: &SimResult) -> Option<serde_json::Value> {
-    let plan = stream_alloc::memory::plan_allocation(model, alloc)?;
+fn memory(model: &Model, plan: Option<&MemoryPlan>, sim: &SimResult) -> Option<serde_json::Value> {
+    let plan = plan?;
     Some(json!({"peak_bytes": plan.peak_bytes, "max_live_bytes": stream_alloc::memory::max_live_bytes(model, sim)}))
 }
 
@@ -56,6 +57,7 @@ fn text(
     ideal: &Ideal,
     report: &Option<policy::PolicyReport>,
     peer: Option<&str>,
+    memory: Option<&serde_json::Value>,
 ) -> String {
     let mut s = format!(
         "{}: policy {}, {} streams, {} syncs\n  makespan {:.3} us, lower bound {:.3} us (critical path {:.3}, work/units {:.3}), ratio {:.3}\n  ideal {:.3} us (dynamic schedule, unlimited streams, free syncs), makespan / ideal {:.3}\n  single stream {:.3} us, utilisation {:.1} %\n",
@@ -73,7 +75,7 @@ fn text(
         sim.single_stream_us,
         sim.utilisation * 100.0
     );
-    if let Some(m) = memory(model, alloc, sim) {
+    if let Some(m) = memory {
         s.push_str(&format!(
             "  memory: plan peak {} bytes, at most {} bytes live at once in this schedule\n",
             m["peak_bytes"], m["max_live_bytes"]
@@ -93,9 +95,10 @@ fn one(args: &SimulateArgs, cfg: SimConfig, policy: Option<&str>) -> Result<(Str
         Some(p) => Inputs::load_policy(&args.graph, &args.options, &args.onnx, p)?,
         None => (Inputs::load(&args.graph, &args.options, &args.onnx)?, None),
     };
-    let (alloc, report) = inputs.compile_as(peer, cfg, true)?;
+    let compiled = inputs.compile_as(peer, cfg, true)?;
     let model = inputs.model;
-    let sim = simulate(&model, &alloc, &cfg)?;
+    let (alloc, report) = (&compiled.alloc, &compiled.report);
+    let sim = simulate(&model, alloc, &cfg)?;
     let ideal = ideal(&model, &cfg)?;
     if let Some(path) = &args.trace {
         let mut t = serde_json::to_string(&stream_alloc::memory::trace_json(&model, &sim))
@@ -110,10 +113,11 @@ fn one(args: &SimulateArgs, cfg: SimConfig, policy: Option<&str>) -> Result<(Str
     doc["ratio_to_ideal"] = json!(round3(to_ideal(&sim, &ideal)));
     doc["arbitration"] = json!(cfg.arbitration.as_str());
     doc["policy"] = report.as_ref().map_or_else(|| json!({"name": "ge"}), |r| r.to_json());
-    if let Some(m) = memory(&model, &alloc, &sim) {
-        doc["memory"] = m;
+    let memory = memory(&model, compiled.memory(&model), &sim);
+    if let Some(m) = &memory {
+        doc["memory"] = m.clone();
     }
-    Ok((text(&model, &alloc, &sim, &ideal, &report, peer.map(|p| p.name())), doc))
+    Ok((text(&model, alloc, &sim, &ideal, report, peer.map(|p| p.name()), memory.as_ref()), doc))
 }
 
 pub fn run(args: SimulateArgs) -> i32 {

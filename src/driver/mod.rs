@@ -10,14 +10,14 @@
 mod logical;
 pub mod session;
 
-pub use session::{Found, NodeInfo, Search, Session, Stages};
+pub use session::{Compiled, Found, NodeInfo, Search, Session, Stages};
 
 use crate::bail;
 use crate::compile::steps::{StepCounts, StepTrace};
 use crate::compile::{Allocation, Stage, TaskLimits};
 use crate::error::Result;
 use crate::graph::{Model, Options};
-use crate::memory::AllocationDocument;
+use crate::memory::{AllocationDocument, MemoryPlan};
 
 /// The pipeline from stage `from` on, the stages before it taken from the graph (`allocate
 /// --from`): `Stage::Sync` starts from the logical streams the graph gives (and keeps its
@@ -31,7 +31,7 @@ pub fn run_from(
     limits: TaskLimits,
     from: Stage,
     stage: Stage,
-) -> Result<(Allocation, StepTrace)> {
+) -> Result<(Compiled, StepTrace)> {
     if !matches!(from, Stage::Sync | Stage::Split) {
         crate::bail!(InvalidOption, "a run starts from stage sync or split, not {}", from.as_str());
     }
@@ -55,20 +55,20 @@ pub fn run_from(
     }
     if stage == Stage::Sync {
         if s.options().verify {
-            verify_stage(model, s.allocation()?, s.limits())?;
+            verify_stage(model, s.allocation()?, s.limits(), s.memory_plan()?)?;
         }
     } else {
         s.run_to(stage)?;
         trace.after.push(("SplitStreamAndRefreshTaskDef", StepCounts::of(model, s.allocation()?)));
     }
-    let (alloc, _) = s.into_result()?;
-    Ok((alloc, trace))
+    Ok((s.into_compiled()?, trace))
 }
 
-/// The `verify` option: the independent checker on the allocation JSON; the first violation
-/// becomes the error. After the split, rule 7 is checked with the `limits` the split used
-/// (before it, streams are logical and hold no task limit).
-pub fn verify_stage(model: &Model, alloc: &Allocation, limits: &TaskLimits) -> Result<()> {
+/// The `verify` option: the independent checker on the allocation JSON with the memory plan
+/// `plan` (the run's own); the first violation becomes the error. After the split, rule 7 is
+/// checked with the `limits` the split used (before it, streams are logical and hold no task
+/// limit).
+pub fn verify_stage(model: &Model, alloc: &Allocation, limits: &TaskLimits, plan: Option<&MemoryPlan>) -> Result<()> {
     let checked = if alloc.stage() >= Stage::Split {
         crate::verify::tasks::Limits {
             normal: Some(limits.normal),
@@ -78,7 +78,7 @@ pub fn verify_stage(model: &Model, alloc: &Allocation, limits: &TaskLimits) -> R
     } else {
         crate::verify::tasks::Limits::default()
     };
-    let report = crate::verify::check_with_limits(model, &alloc.to_json(model), checked);
+    let report = crate::verify::check_with_limits(model, &alloc.document(model, plan).to_value(), checked);
     if let Some(v) = report.violations.first() {
         bail!(
             Failed,

@@ -32,13 +32,35 @@ use crate::compile::summary::{ModelCounts, StreamAllocationSummary, split_map_st
 use crate::compile::{self, Allocation, InsertedNode, Mode, NodeSyncs, SessionStage, Stage, TaskCounts, TaskLimits};
 use crate::error::Result;
 use crate::graph::{EventId, GraphId, IdVec, Model, NodeId, Options, StreamId, SyncKind};
-use crate::memory::AllocationDocument;
+use crate::memory::{AllocationDocument, MemoryPlan, plan_allocation};
 use crate::simulate::SimConfig;
 
 /// Chooses among whole pipeline runs for a search mode (`policy=auto`) under the simulator,
 /// and hands back what the chosen run computed. The searches sit above the session
 /// ([`crate::search`]), so the session is handed one instead of importing it.
 pub type Search = fn(&Model, &Options, &TaskLimits, &SimConfig) -> Result<Found>;
+
+/// What a run hands its caller: the allocation, the policy's report, and the memory plan the
+/// run made (for its checker), planned on first use otherwise; the document writers and the
+/// checker take the plan from here instead of planning again.
+#[derive(Debug)]
+pub struct Compiled {
+    pub alloc: Allocation,
+    pub report: Option<PolicyReport>,
+    memory: std::sync::OnceLock<Option<MemoryPlan>>,
+}
+
+impl Compiled {
+    /// A result planned by nobody yet (a peer baseline's).
+    pub fn new(alloc: Allocation, report: Option<PolicyReport>) -> Self {
+        Compiled { alloc, report, memory: std::sync::OnceLock::new() }
+    }
+
+    /// The allocation's memory plan for `model`, the one it was compiled from.
+    pub fn memory(&self, model: &Model) -> Option<&MemoryPlan> {
+        self.memory.get_or_init(|| plan_allocation(model, &self.alloc)).as_ref()
+    }
+}
 
 /// A run's allocation after each stage: what a session asked to record them keeps
 /// ([`Session::recording`]), and what a session adopts instead of running a stage again.
@@ -48,6 +70,8 @@ pub struct Stages {
     pub sync: Option<Allocation>,
     /// After the split, with the task counts the graph gives.
     pub split: Option<Allocation>,
+    /// The memory plan of `split`, when the run planned it (its checker or a search did).
+    pub split_memory: Option<Option<MemoryPlan>>,
 }
 
 /// What a search found: the chosen run's stages and the search's report. The session adopts
@@ -123,6 +147,9 @@ pub struct Session<M: Deref<Target = Model>> {
     /// Per-node lookups of the current allocation, built on the first per-node query and
     /// dropped whenever the allocation changes: a host asking node by node stays linear.
     node_index: std::sync::OnceLock<NodeIndex>,
+    /// The current allocation's memory plan, planned on first use and dropped whenever the
+    /// allocation changes: the checker and every document writer share it.
+    memory: std::sync::OnceLock<Option<MemoryPlan>>,
 }
 
 /// Every node's syncs and the position of its entry in `activations`, grouped once.
@@ -172,6 +199,7 @@ impl<M: Deref<Target = Model>> Session<M> {
             order,
             index_of,
             node_index: std::sync::OnceLock::new(),
+            memory: std::sync::OnceLock::new(),
         }
     }
 
@@ -298,8 +326,14 @@ impl<M: Deref<Target = Model>> Session<M> {
         )
     }
 
-    fn alloc_mut(&mut self) -> Result<&mut Allocation> {
+    /// Drops what was derived from the allocation, before it changes.
+    fn changed(&mut self) {
         self.node_index = std::sync::OnceLock::new();
+        self.memory = std::sync::OnceLock::new();
+    }
+
+    fn alloc_mut(&mut self) -> Result<&mut Allocation> {
+        self.changed();
         match self.alloc.as_mut() {
             Some(a) => Ok(a),
             None => {
@@ -361,7 +395,7 @@ impl<M: Deref<Target = Model>> Session<M> {
         self.report = report;
         self.logical_attached = alloc.attached().clone();
         self.alloc = Some(alloc);
-        self.node_index = std::sync::OnceLock::new();
+        self.changed();
         self.stage = SessionStage::Logical;
         Ok(())
     }
@@ -369,7 +403,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// Stage 3: event / notify insertion and optimisation (GE's `InsertSyncNodesByLogicStream`).
     pub fn insert_syncs(&mut self) -> Result<()> {
         self.expect("insert_syncs", SessionStage::Logical)?;
-        self.node_index = std::sync::OnceLock::new();
+        self.changed();
         let alloc = self.alloc.as_mut().expect("logical stage ran");
         match self.ahead.sync.take() {
             Some(synced) => *alloc = synced.named(alloc.mode().to_string()),
@@ -387,7 +421,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// insertion and optimisation.
     pub fn insert_given_syncs(&mut self) -> Result<()> {
         self.expect("insert_given_syncs", SessionStage::Logical)?;
-        self.node_index = std::sync::OnceLock::new();
+        self.changed();
         let alloc = self.alloc.as_mut().expect("logical stage ran");
         compile::given_sync_stage(&self.model, &self.options, alloc)?;
         self.stage = SessionStage::Sync;
@@ -455,17 +489,22 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// then the `verify` option's check.
     pub fn split_streams(&mut self) -> Result<()> {
         self.expect("split_streams", SessionStage::Sync)?;
-        self.node_index = std::sync::OnceLock::new();
+        self.changed();
         let alloc = self.alloc.as_mut().expect("sync stage ran");
         // A run computed ahead split with the graph's task counts: adopted while the host set
         // none. It was checked when it ran, under the same options.
         let unchanged = self.tasks.main.is_empty() && self.tasks.attached.is_empty();
         match self.ahead.split.take().filter(|_| unchanged) {
-            Some(split) => *alloc = split.named(alloc.mode().to_string()),
+            Some(split) => {
+                *alloc = split.named(alloc.mode().to_string());
+                if let Some(plan) = self.ahead.split_memory.take() {
+                    let _ = self.memory.set(plan);
+                }
+            }
             None => {
                 compile::split_stage(&self.model, &self.options, alloc, &self.limits, &self.tasks)?;
                 if self.options.verify {
-                    super::verify_stage(&self.model, alloc, &self.limits)?;
+                    self.verify_stage()?;
                 }
             }
         }
@@ -476,7 +515,10 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// Stage 5: hands the Send/Recv (SendNotify/RecvNotify) nodes to the host.
     pub fn generate_send_recv(&mut self) -> Result<()> {
         self.expect("generate_send_recv", SessionStage::Split)?;
+        // The stage only hands the nodes out: the memory plan stays the split's.
+        let memory = std::mem::take(&mut self.memory);
         compile::generated_stage(self.alloc_mut()?);
+        self.memory = memory;
         self.stage = SessionStage::Generated;
         Ok(())
     }
@@ -505,7 +547,7 @@ impl<M: Deref<Target = Model>> Session<M> {
                 self.insert_syncs()?
             }
             if target == SessionStage::Sync && self.options.verify {
-                super::verify_stage(&self.model, self.allocation()?, &self.limits)?;
+                self.verify_stage()?;
             }
         }
         if self.stage == SessionStage::Sync && target >= SessionStage::Split {
@@ -515,6 +557,26 @@ impl<M: Deref<Target = Model>> Session<M> {
             self.generate_send_recv()?;
         }
         Ok(())
+    }
+
+    /// The `verify` option's check of the current allocation, with its memory plan.
+    fn verify_stage(&self) -> Result<()> {
+        super::verify_stage(&self.model, self.allocation()?, &self.limits, self.memory_plan()?)
+    }
+
+    /// The memory plan of the current allocation (`None` when the graph gives no `out_bytes`),
+    /// planned once per stage and shared by the checker, the searches and the documents.
+    pub fn memory_plan(&self) -> Result<Option<&MemoryPlan>> {
+        let a = self.allocation()?;
+        Ok(self.memory.get_or_init(|| plan_allocation(&self.model, a)).as_ref())
+    }
+
+    /// The finished allocation, the policy's report and the memory plan, when planned already.
+    pub fn into_compiled(self) -> Result<Compiled> {
+        match self.alloc {
+            Some(alloc) => Ok(Compiled { alloc, report: self.report, memory: self.memory }),
+            None => bail!(Stage, "model '{}': nothing is allocated yet", self.model.name),
+        }
     }
 
     /// The finished allocation and the policy's report.
@@ -537,7 +599,10 @@ impl<M: Deref<Target = Model>> Session<M> {
         match stage {
             SessionStage::Logical => stages.logical = Some(alloc),
             SessionStage::Sync => stages.sync = Some(alloc),
-            SessionStage::Split => stages.split = Some(alloc),
+            SessionStage::Split => {
+                stages.split = Some(alloc);
+                stages.split_memory = self.memory.into_inner();
+            }
             SessionStage::New | SessionStage::Generated => {
                 bail!(Internal, "model '{}': stages are kept up to the split", self.model.name)
             }
@@ -561,7 +626,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     pub fn allocation_json(&self) -> Result<Value> {
         let a = self.allocation()?;
         if self.stage == SessionStage::Generated {
-            return Ok(a.to_json(&self.model));
+            return Ok(a.document(&self.model, self.memory_plan()?).to_value());
         }
         // Before stage 5 the document lists only what the host may see.
         Ok(a.without_sync_nodes(self.stage >= SessionStage::Split).to_json(&self.model))

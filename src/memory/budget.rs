@@ -7,8 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::{has_memory_facts, plan_allocation};
-use crate::compile::Allocation;
+use super::{MemoryPlan, has_memory_facts};
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{Model, Options};
 
@@ -29,14 +28,13 @@ pub fn require_sizes(model: &Model, options: &Options) -> Result<()> {
 /// Adds the candidate's peak to its report row (when the graph has sizes) and says whether
 /// it fits `max_memory`; `smallest` keeps the lowest peak seen and its policy.
 pub fn judge(
-    model: &Model,
     options: &Options,
-    alloc: &Allocation,
+    plan: Option<&MemoryPlan>,
     row: &mut Value,
     smallest: &mut Option<(u64, String)>,
     policy: String,
 ) -> bool {
-    let Some(plan) = plan_allocation(model, alloc) else { return true };
+    let Some(plan) = plan else { return true };
     let peak = plan.peak_bytes;
     row["peak_bytes"] = json!(peak);
     if smallest.as_ref().is_none_or(|(p, _)| peak < *p) {

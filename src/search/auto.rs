@@ -94,7 +94,7 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
             rows.push(row);
             continue;
         }
-        let fits = crate::memory::budget::judge(model, options, alloc, &mut row, &mut smallest, p.name());
+        let fits = crate::memory::budget::judge(options, s.memory_plan()?, &mut row, &mut smallest, p.name());
         rows.push(row);
         if !fits {
             continue;
@@ -126,7 +126,7 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
     let makespan = match refined.logical {
         // The session runs the stages after assignment again on the refined streams.
         Some(logical) => {
-            stages = Stages { logical: Some(logical), sync: None, split: None };
+            stages = Stages { logical: Some(logical), ..Stages::default() };
             refined.makespan_us
         }
         None => makespan,

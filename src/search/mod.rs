@@ -17,7 +17,7 @@ use serde_json::json;
 
 use crate::compile::policy::PolicyReport;
 use crate::compile::{Allocation, Stage, TaskLimits};
-use crate::driver::Session;
+use crate::driver::{Compiled, Session};
 use crate::error::Result;
 use crate::graph::{Model, Options, Policy};
 use crate::simulate::{SimConfig, round3, simulate};
@@ -43,14 +43,14 @@ pub fn run<M: Deref<Target = Model>>(
 
 /// [`run`], the report also saying what the policy's bounds cost: for `budget:N` the makespan
 /// against a second, unbounded run; for a policy that `max_streams` or `max_events` bound,
-/// its makespan against a run without them.
+/// its makespan against a run without them. The result keeps the run's memory plan.
 pub fn run_with_costs<M: Deref<Target = Model>>(
     model: M,
     options: Options,
     limits: TaskLimits,
     stage: Stage,
     sim: SimConfig,
-) -> Result<(Allocation, Option<PolicyReport>)> {
+) -> Result<Compiled> {
     let budget = matches!(options.policy, Policy::Budget(_)) && stage >= Stage::Sync;
     let mut s = session(model, options, limits, sim);
     s.run_to(stage)?;
@@ -61,8 +61,8 @@ pub fn run_with_costs<M: Deref<Target = Model>>(
             extra.extend(budget_makespans(s.model(), s.options(), &limits, s.allocation()?, stage)?);
         }
         let cost = if bounded { Some(budget_cost(&s, &limits, stage, &sim)?) } else { None };
-        let (alloc, base) = s.into_result()?;
-        let mut merged = base.unwrap_or_default();
+        let mut compiled = s.into_compiled()?;
+        let mut merged = compiled.report.take().unwrap_or_default();
         merged.details.extend(extra);
         if let Some(cost) = cost {
             if let Some(r) = cost.get("budget_cost") {
@@ -72,9 +72,10 @@ pub fn run_with_costs<M: Deref<Target = Model>>(
                 b.extend(cost);
             }
         }
-        return Ok((alloc, Some(merged)));
+        compiled.report = Some(merged);
+        return Ok(compiled);
     }
-    s.into_result()
+    s.into_compiled()
 }
 
 /// What `max_streams` / `max_events` cost a policy (the report's `budgets` object, the ratio

@@ -1,10 +1,10 @@
 //! Stream activation (ge-compiler.md §6.1, §7): lists by label, switch StreamActive nodes,
-//! loop activation, the update after the split and CheckStreamActived.
+//! loop activation, the update after the split and CheckStreamActived; each through the
+//! pipeline from the fixture's own streams.
 
+use crate::common;
 use stream_alloc::ErrorKind;
 use stream_alloc::compile::Allocation;
-use stream_alloc::compile::activate::assign_logical;
-use stream_alloc::compile::split::{TaskLimits, allocation_from_assigned, split_streams};
 use stream_alloc::graph::{GraphId, Model, StreamId, json};
 use stream_alloc::memory::AllocationDocument;
 
@@ -19,11 +19,12 @@ fn list(m: &Model, a: &Allocation, name: &str) -> Vec<u32> {
 
 #[test]
 fn logical_lists_by_label_switch_and_loop() {
-    let m = fixture();
-    let mut a = allocation_from_assigned(&m, vec![]);
-    let space = assign_logical(&m, &mut a).unwrap();
+    // Without a depth limit nothing splits: the lists are the logical ones.
+    let mut m = fixture();
+    m.options.unlimited_depth = Some(true);
+    let a = common::split_given(&m).unwrap();
     // Streams 0..5, plus one for the StreamActive the switch needs (label "two" spans 2 and 3).
-    assert_eq!(space, 6);
+    assert_eq!(a.physical_count(), 6);
     assert_eq!(list(&m, &a, "act"), vec![1]);
     assert_eq!(list(&m, &a, "sw"), vec![5]);
     assert_eq!(a.inserted().len(), 1);
@@ -37,8 +38,7 @@ fn logical_lists_by_label_switch_and_loop() {
 #[test]
 fn split_pieces_join_the_lists_that_held_their_origin() {
     let m = fixture();
-    let mut a = allocation_from_assigned(&m, vec![]);
-    split_streams(&m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
+    let a = common::split_given(&m).unwrap();
     // Room 20: stream 1 holds b0 b1 b2, 10 tasks each. b0 + b1 make 20, but the piece they
     // share would also hold the split's record (1): b1 starts new stream 6, and b2 new stream 7
     // (the split's wait 2 + 10 + 10 > 20).
@@ -58,8 +58,7 @@ fn unknown_label_fails() {
         {"name":"act","type":"StreamActive","engine":"DNN_VM_RTS","stream":0,"attrs":{"active_label_list":["nope"]}}],
         "edges":[]}"#;
     let m = json::load_str(text).unwrap();
-    let mut a = allocation_from_assigned(&m, vec![]);
-    let e = assign_logical(&m, &mut a).unwrap_err();
+    let e = common::split_given(&m).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Failed);
     assert!(e.message.contains("cannot find stream label \"nope\"") && e.message.contains("act"), "{}", e.message);
 }
@@ -71,8 +70,7 @@ fn activating_its_own_stream_fails() {
         {"name":"x","type":"Conv2D","engine":"AIcoreEngine","stream":0,"attrs":{"stream_label":"l"}}],
         "edges":[{"src":"act","dst":"x"}]}"#;
     let m = json::load_str(text).unwrap();
-    let mut a = allocation_from_assigned(&m, vec![]);
-    let e = split_streams(&m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap_err();
+    let e = common::split_given(&m).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Failed);
     assert!(e.message.contains("\"act\" activates its own stream 0"), "{}", e.message);
 }
@@ -88,8 +86,7 @@ fn subgraph_first_active_activates_its_subgraph_streams() {
           {"name":"b","type":"Conv2D","engine":"AIcoreEngine","stream":2,"attrs":{"stream_label":"x"}}],
           "edges":[{"src":"first","dst":"a"}]}]}"#;
     let m = json::load_str(text).unwrap();
-    let mut a = allocation_from_assigned(&m, vec![]);
-    assign_logical(&m, &mut a).unwrap();
+    let a = common::split_given(&m).unwrap();
     let sub = m.find_graph("sub").unwrap();
     let first = m.find_node(sub, "first").unwrap();
     // Unlabelled nodes' streams minus its own: only stream 1.

@@ -5,13 +5,13 @@
 use proptest::prelude::*;
 use stream_alloc::memory::AllocationDocument;
 
-use crate::common;
+use crate::{common, simulate_reference};
 use stream_alloc::compile::summary::ModelCounts;
 use stream_alloc::compile::{Stage, TaskLimits};
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{Model, ModelBuilder, Options, Policy, json};
 use stream_alloc::search;
-use stream_alloc::simulate::SimConfig;
+use stream_alloc::simulate::{Arbitration, SimConfig};
 use stream_alloc::verify;
 
 fn load(path: &std::path::Path, options: &[&str]) -> Model {
@@ -24,12 +24,59 @@ fn load(path: &std::path::Path, options: &[&str]) -> Model {
 
 fn run(m: &Model) -> (stream_alloc::Allocation, Option<stream_alloc::compile::policy::PolicyReport>) {
     let limits = TaskLimits::from_options(&m.options);
-    search::run_with_costs(m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap()
+    let c = search::run_with_costs(m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
+    (c.alloc, c.report)
 }
 
 fn sync_ids(a: &stream_alloc::Allocation) -> u32 {
     let c = ModelCounts::of(a);
     c.event_num + c.notify_num
+}
+
+/// What a report states of an allocation, worked out again from its document: the makespan
+/// by the reference device model (`simulate_reference`, which reads only the graph's costs and
+/// the document), the physical streams, the syncs (split events included) and the sync ids.
+#[derive(Debug)]
+struct Measured {
+    makespan_us: f64,
+    streams: u64,
+    syncs: u64,
+    event_ids: u64,
+}
+
+fn measure(m: &Model, a: &stream_alloc::Allocation) -> Measured {
+    let facts: simulate_reference::Facts = m
+        .nodes
+        .iter()
+        .map(|n| {
+            ((m.graph_label(n.graph).to_string(), n.name.clone()), (u64::from(n.tasks), n.cost_us, u64::from(n.cores)))
+        })
+        .collect();
+    let doc = a.to_json(m);
+    let len = |k: &str| doc[k].as_array().map_or(0, |v| v.len() as u64);
+    Measured {
+        makespan_us: simulate_reference::reference_makespan(&facts, &doc, Arbitration::Ready),
+        streams: doc["streams"]["physical"].as_u64().unwrap(),
+        syncs: len("syncs") + len("split_events"),
+        event_ids: doc["events"]["count"].as_u64().unwrap(),
+    }
+}
+
+/// The logical streams a policy placed: those of task nodes outside HCCL, which keeps its own.
+fn policy_streams(m: &Model, a: &stream_alloc::Allocation) -> usize {
+    let streams: std::collections::BTreeSet<_> = m
+        .nodes
+        .ids()
+        .filter(|&n| m.nodes[n].tasks > 0 && m.engine(n).name != "DNN_HCCL")
+        .filter_map(|n| a.logical_stream()[n])
+        .collect();
+    streams.len()
+}
+
+/// A reported makespan (rounded to 0.001 us) is the measured one.
+fn assert_makespan(reported: &serde_json::Value, measured: f64, what: &str) {
+    let r = reported.as_f64().unwrap_or_else(|| panic!("{what}: no makespan in {reported}"));
+    assert!((r - measured).abs() <= 5e-4 + 1e-9 * measured, "{what}: reported {r} us, simulated again {measured} us");
 }
 
 /// `src` fans out to `width` independent operators that join in `out`.
@@ -79,6 +126,7 @@ fn per_operator_merged_to_the_stream_budget() {
     let (free, report) = run(&m);
     assert_eq!(free.logical_count(), 6);
     assert!(!report.unwrap().details.contains_key("budgets"));
+    let free_model = m.clone();
     m.options.max_streams = Some(2);
     let (a, report) = run(&m);
     assert!(a.logical_count() <= 2, "{} streams", a.logical_count());
@@ -86,14 +134,22 @@ fn per_operator_merged_to_the_stream_budget() {
     assert!(r.ok(), "{:?}", r.violations);
     assert_eq!(Some(a.syncs().len()), r.edge_sync_minimum);
     let report = report.unwrap();
-    assert!(report.details["budget_cost"].as_f64().unwrap() >= 1.0);
     let d = report.details["budgets"].as_object().unwrap();
-    assert_eq!(d["unbudgeted_streams"], 6);
+    assert_eq!(d["unbudgeted_streams"], policy_streams(&free_model, &free));
     assert_eq!(d["max_streams"], 2);
-    let (with, without) = (d["budgeted_makespan_us"].as_f64().unwrap(), d["unbudgeted_makespan_us"].as_f64().unwrap());
-    assert!(with >= without, "{with} < {without}");
-    assert!(d["budget_cost"].as_f64().unwrap() >= 1.0);
-    assert!(d["ideal_us"].as_f64().unwrap() > 0.0);
+    // Every number the report gives, from the two allocations simulated again here.
+    let (with, without) = (measure(&m, &a), measure(&free_model, &free));
+    assert_makespan(&d["budgeted_makespan_us"], with.makespan_us, "budgeted");
+    assert_makespan(&d["unbudgeted_makespan_us"], without.makespan_us, "unbudgeted");
+    assert_eq!(d["budgeted_event_ids"], with.event_ids);
+    assert_eq!(d["unbudgeted_event_ids"], without.event_ids);
+    let ratio = with.makespan_us / without.makespan_us;
+    assert!(ratio > 1.0, "two streams for six parallel operators cost nothing: {with:?} {without:?}");
+    for cost in [&d["budget_cost"], &report.details["budget_cost"]] {
+        assert!((cost.as_f64().unwrap() - ratio).abs() <= 1e-3, "budget cost {cost}, simulated {ratio}");
+    }
+    let ideal = stream_alloc::simulate::ideal(&m, &SimConfig::default()).unwrap();
+    assert_makespan(&d["ideal_us"], ideal.makespan_us, "ideal");
 }
 
 /// `max_events` cuts streams until the sync ids fit; one stream needs none.
@@ -146,15 +202,20 @@ fn unlimited_reproduces_unbound_output() {
 #[test]
 fn corpus_budget_binds_on_the_training_graph() {
     let path = common::corpus_graph("resnet50_train.json");
-    let (free, _) = run(&load(&path, &["policy=min-streams", "max_streams=unlimited"]));
+    let free_model = load(&path, &["policy=min-streams", "max_streams=unlimited"]);
+    let (free, _) = run(&free_model);
     assert!(free.logical_count() > 64);
     let m = load(&path, &["policy=min-streams"]);
     let (a, report) = run(&m);
     assert!(a.logical_count() <= 64);
     assert!(verify::check(&m, &a.to_json(&m)).ok());
     let d = report.unwrap().details["budgets"].as_object().unwrap().clone();
-    assert!(d["unbudgeted_streams"].as_u64().unwrap() > 64);
-    assert!(d.contains_key("unbudgeted_makespan_us") || d.contains_key("unbudgeted_skipped"), "{d:?}");
+    assert_eq!(d["unbudgeted_streams"], policy_streams(&free_model, &free));
+    assert_makespan(&d["budgeted_makespan_us"], measure(&m, &a).makespan_us, "budgeted");
+    match d.get("unbudgeted_makespan_us") {
+        Some(v) => assert_makespan(v, measure(&free_model, &free).makespan_us, "unbudgeted"),
+        None => assert!(d["unbudgeted_skipped"].as_str().unwrap().contains("streams"), "{d:?}"),
+    }
 }
 
 /// auto's report: a row per candidate with the ideal, the lower bound, the makespan, streams,
@@ -171,16 +232,48 @@ fn auto_reports_every_candidate() {
         let d = report.unwrap().details;
         let rows = d["candidates"].as_array().unwrap();
         assert!(rows.iter().any(|r| r["policy"] == "list"), "{rows:?}");
+        let ideal = stream_alloc::simulate::ideal(&m, &SimConfig::default()).unwrap();
+        // Each row against its policy run again on its own and simulated here.
+        let mut best = f64::INFINITY;
         for r in rows {
-            for k in ["ideal_us", "lower_bound_us"] {
-                assert!(r[k].is_number(), "{file}: {r}");
-            }
-            if r.get("rejected").is_none() {
-                for k in ["makespan_us", "streams", "syncs", "event_ids"] {
-                    assert!(r[k].is_number(), "{file}: {r}");
+            let what = format!("{file} {extra:?} {}", r["policy"]);
+            assert_makespan(&r["ideal_us"], ideal.makespan_us, &what);
+            assert_makespan(&r["lower_bound_us"], ideal.lower_bound_us, &what);
+            let policy = format!("policy={}", r["policy"].as_str().unwrap());
+            let mut options = vec![policy.as_str()];
+            options.extend(extra);
+            let cm = load(&path, &options);
+            let limits = TaskLimits::from_options(&cm.options);
+            let candidate = match search::run(&cm, cm.options.clone(), limits, Stage::All, SimConfig::default()) {
+                Ok((c, _)) => c,
+                Err(e) => {
+                    assert_eq!(r["rejected"], e.to_string(), "{what}: fails alone");
+                    continue;
                 }
+            };
+            let got = measure(&cm, &candidate);
+            if let Some(why) = r.get("rejected") {
+                let over = candidate.logical_count() > m.options.stream_budget()
+                    || got.event_ids > u64::from(m.options.event_budget());
+                assert!(over, "{what}: rejected ({why}) within the budgets: {got:?}");
+                continue;
             }
+            assert_makespan(&r["makespan_us"], got.makespan_us, &what);
+            assert_eq!(
+                (&r["streams"], &r["syncs"], &r["event_ids"]),
+                (&got.streams.into(), &got.syncs.into(), &got.event_ids.into()),
+                "{what}"
+            );
+            best = best.min(got.makespan_us);
         }
+        // The choice is the least makespan, and is what was returned.
+        let chosen = measure(&m, &a);
+        assert_makespan(&d["makespan_us"], chosen.makespan_us, file);
+        assert!(
+            (chosen.makespan_us - best).abs() <= 1e-9 * best,
+            "{file}: chose {} us, best row {best} us",
+            chosen.makespan_us
+        );
         assert!(d["ideal_us"].as_f64().unwrap() <= d["makespan_us"].as_f64().unwrap() + 1e-9);
         assert!(a.logical_count() <= m.options.stream_budget());
         assert!(sync_ids(&a) <= m.options.event_budget());

@@ -51,6 +51,17 @@ pub fn session(
     stream_alloc::search::session(model, options, limits, Default::default())
 }
 
+/// The graph's own streams (`stream`, `attached_stream_ids`) and events (`events`) through the
+/// pipeline's split and the stages after it: the session [`stream_alloc::allocate`] builds,
+/// taking stages 1 and 2 from the graph (`allocate --from split`), so a test of the split runs
+/// what production runs rather than a table built beside it.
+pub fn split_given(model: &stream_alloc::Model) -> stream_alloc::Result<stream_alloc::Allocation> {
+    let limits = stream_alloc::compile::TaskLimits::from_options(&model.options);
+    let mut s = stream_alloc::driver::Session::new(model, model.options.clone(), limits).from_given_syncs();
+    s.run_to(stream_alloc::compile::Stage::All)?;
+    s.into_result().map(|(a, _)| a)
+}
+
 /// Held by every test that registers a process-wide device runtime: such tests share one
 /// process with the rest of the suite, and must not overlap each other.
 pub static RUNTIME_LOCK: parking_lot::Mutex<()> = parking_lot::Mutex::new(());

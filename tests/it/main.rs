@@ -6,6 +6,7 @@ mod checks;
 mod common;
 #[path = "../../fuzz/src/fake_rt.rs"]
 mod fake_rt;
+mod filetest;
 
 mod activate_lists;
 mod bad_input;

@@ -1,7 +1,8 @@
 //! Physical split (ge-compiler.md §8): GE's unit-test examples, task-count rules, continuous
 //! labels, attached streams, huge streams, and the default plan's cut choice.
 
-use stream_alloc::compile::split::{TaskLimits, allocation_from_assigned, split_streams};
+use crate::common;
+use stream_alloc::compile::split::TaskLimits;
 use stream_alloc::compile::{Allocation, Stage, SyncEnd, SyncPair};
 use stream_alloc::graph::{GraphId, Model, NodeId, StreamId, json};
 use stream_alloc::memory::AllocationDocument;
@@ -16,11 +17,20 @@ fn node(name: &str, tasks: u32, stream: i64, extra: &str) -> String {
 }
 
 fn model(options: &str, nodes: &[String], edges: &[(String, String)]) -> Model {
+    model_with_events(options, nodes, edges, &[])
+}
+
+/// A graph whose `events` are given: event `i` from `events[i].0` to `events[i].1`, what GE's
+/// event maps hold when the split starts.
+fn model_with_events(options: &str, nodes: &[String], edges: &[(String, String)], events: &[(&str, &str)]) -> Model {
     let edges: Vec<String> = edges.iter().map(|(a, b)| format!(r#"{{"src":"{a}","dst":"{b}"}}"#)).collect();
+    let events: Vec<String> =
+        events.iter().enumerate().map(|(i, (a, b))| format!(r#"{{"id":{i},"from":"{a}","to":"{b}"}}"#)).collect();
     let text = format!(
-        r#"{{"format":"stream-graph","version":1,"name":"g","options":{{{options}}},"nodes":[{}],"edges":[{}]}}"#,
+        r#"{{"format":"stream-graph","version":1,"name":"g","options":{{{options}}},"nodes":[{}],"edges":[{}],"events":[{}]}}"#,
         nodes.join(","),
-        edges.join(",")
+        edges.join(","),
+        events.join(",")
     );
     json::load_str(&text).unwrap()
 }
@@ -36,10 +46,9 @@ fn id(m: &Model, name: &str) -> NodeId {
     m.find_node(GraphId::ROOT, name).unwrap_or_else(|| panic!("no node {name}"))
 }
 
-fn run(m: &Model, syncs: Vec<SyncPair>) -> Allocation {
-    let mut a = allocation_from_assigned(m, syncs);
-    split_streams(m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
-    a
+/// The graph's streams and events through the pipeline's split ([`common::split_given`]).
+fn run(m: &Model) -> Allocation {
+    common::split_given(m).unwrap_or_else(|e| panic!("{}: {e}", m.name))
 }
 
 fn phys(m: &Model, a: &Allocation, name: &str) -> u32 {
@@ -64,7 +73,7 @@ fn chain_of_three_task_nodes_splits_at_the_333rd_node() {
     for opts in [COMPAT, ""] {
         let (nodes, edges) = chain("a", 400, 3, 0);
         let m = model(opts, &nodes, &edges);
-        let a = run(&m, vec![]);
+        let a = run(&m);
         assert_eq!(a.physical_count(), 2, "{opts}");
         assert_eq!(phys(&m, &a, "a331"), 0);
         assert_eq!(phys(&m, &a, "a332"), 1);
@@ -90,7 +99,7 @@ fn chain_of_three_task_nodes_splits_at_the_333rd_node() {
 fn four_hundred_three_five_task_nodes_make_three_streams() {
     let (nodes, edges) = chain("a", 403, 5, 0);
     let m = model(COMPAT, &nodes, &edges);
-    let a = run(&m, vec![]);
+    let a = run(&m);
     assert_eq!(a.physical_count(), 3);
     let per_node: Vec<usize> =
         (0..3).map(|s| m.nodes.ids().filter(|&n| a.stream()[n] == Some(StreamId(s))).count()).collect();
@@ -101,19 +110,19 @@ fn four_hundred_three_five_task_nodes_make_three_streams() {
     assert_eq!(a.syncs().len(), 2);
     // The default plan needs no more streams.
     let m = model("", &nodes, &edges);
-    assert_eq!(run(&m, vec![]).physical_count(), 3);
+    assert_eq!(run(&m).physical_count(), 3);
 }
 
 #[test]
 fn three_plus_one_thousand_ten_tasks_split() {
     for opts in [COMPAT, ""] {
         let m = model(opts, &[node("a", 3, 0, ""), node("b", 1010, 0, "")], &[("a".into(), "b".into())]);
-        let a = run(&m, vec![]);
+        let a = run(&m);
         assert_eq!((phys(&m, &a, "a"), phys(&m, &a, "b"), a.physical_count()), (0, 1, 2), "{opts}");
     }
     // 3 + 994 fits: 997 + 27 = 1024.
     let m = model(COMPAT, &[node("a", 3, 0, ""), node("b", 994, 0, "")], &[("a".into(), "b".into())]);
-    assert_eq!(run(&m, vec![]).physical_count(), 1);
+    assert_eq!(run(&m).physical_count(), 1);
 }
 
 #[test]
@@ -141,8 +150,7 @@ fn single_stream_uses_the_huge_stream_and_still_splits_once() {
 #[test]
 fn single_stream_with_two_streams_fails() {
     let m = model(r#""enable_single_stream":true"#, &[node("a", 1, 0, ""), node("b", 1, 1, "")], &[]);
-    let mut a = allocation_from_assigned(&m, vec![]);
-    let e = split_streams(&m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap_err();
+    let e = common::split_given(&m).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Failed);
     assert!(e.message.contains("The number of ts streams is 2, only one is supported"), "{}", e.message);
 }
@@ -155,23 +163,19 @@ fn task_count_attributes_and_recvs() {
                    "ge_attrs":{"_hccl_task_num":50}}"#;
     let nodes = [node("x", 1, 0, r#""ge_attrs":{"_node_sqe_num":60}"#), hccl.to_string(), node("y", 0, 0, "")];
     let m = model(&opts, &nodes, &[("x".into(), "h".into()), ("h".into(), "y".into())]);
-    let a = run(&m, vec![]);
+    let a = run(&m);
     assert_eq!((phys(&m, &a, "x"), phys(&m, &a, "h"), phys(&m, &a, "y")), (0, 1, 1));
     // Without the attributes nothing splits.
     let m = model(&opts, &[node("x", 1, 0, ""), node("h", 1, 0, "")], &[("x".into(), "h".into())]);
-    assert_eq!(run(&m, vec![]).physical_count(), 1);
+    assert_eq!(run(&m).physical_count(), 1);
 
     // 50 + 50 = 100 fits; one wait before b makes it 101.
     let nodes = [node("a", 50, 0, ""), node("o", 1, 1, ""), node("b", 50, 0, "")];
     let edges = [("a".to_string(), "b".to_string()), ("o".to_string(), "b".to_string())];
     let m = model(&opts, &nodes, &edges);
-    assert_eq!(run(&m, vec![]).physical_count(), 2);
-    let wait = SyncPair {
-        id: stream_alloc::graph::EventId(0),
-        from: SyncEnd::main(id(&m, "o")),
-        to: SyncEnd::main(id(&m, "b")),
-    };
-    let a = run(&m, vec![wait]);
+    assert_eq!(run(&m).physical_count(), 2);
+    let m = model_with_events(&opts, &nodes, &edges, &[("o", "b")]);
+    let a = run(&m);
     assert_eq!(a.physical_count(), 3);
     assert_eq!(phys(&m, &a, "b"), 2);
     assert_eq!(a.split_to_logic(), vec![StreamId(0), StreamId(1), StreamId(0)]);
@@ -189,7 +193,7 @@ fn task_count_attributes_and_recvs() {
 #[test]
 fn nodes_with_tasks_and_no_stream_move_to_stream_zero() {
     let m = model("", &[node("a", 2, -1, ""), node("c", 0, -1, r#""type":"Const""#)], &[]);
-    let a = run(&m, vec![]);
+    let a = run(&m);
     assert_eq!(a.stream()[id(&m, "a")], Some(StreamId(0)));
     assert_eq!(a.stream()[id(&m, "c")], None, "no device task: stays -1");
     assert_eq!(a.physical_count(), 1);
@@ -202,11 +206,11 @@ fn no_split_points_at_control_flow_nodes() {
     let nodes =
         [node("a", 10, 0, ""), node("b", 10, 0, r#""ge_attrs":{"subgraph_first_active":true}"#), node("c", 10, 0, "")];
     let m = model(&opts, &nodes, &[("a".into(), "b".into()), ("b".into(), "c".into())]);
-    let a = run(&m, vec![]);
+    let a = run(&m);
     assert_eq!((phys(&m, &a, "a"), phys(&m, &a, "b"), phys(&m, &a, "c")), (0, 0, 1));
     let nodes = [node("a", 15, 0, ""), node("l", 10, 0, r#""type":"LabelSet""#), node("c", 1, 0, "")];
     let m = model(&opts, &nodes, &[("a".into(), "l".into()), ("l".into(), "c".into())]);
-    let a = run(&m, vec![]);
+    let a = run(&m);
     assert_eq!((phys(&m, &a, "l"), phys(&m, &a, "c")), (0, 1));
 }
 
@@ -217,19 +221,19 @@ fn continuous_label_moves_with_its_first_node() {
     let edges = [("a".into(), "l1".into()), ("l1".into(), "l2".into()), ("l2".into(), "z".into())];
     // Room 15: l2 triggers (18 > 15); the cut moves back to l1.
     let m = model(&format!("{COMPAT},\"max_task_count\":42"), &nodes, &edges);
-    let a = run(&m, vec![]);
+    let a = run(&m);
     let got: Vec<u32> = ["a", "l1", "l2", "z"].iter().map(|n| phys(&m, &a, n)).collect();
     assert_eq!(got, vec![0, 1, 1, 1]);
     assert_eq!(a.syncs()[0].from, SyncEnd::main(id(&m, "a")));
     assert_eq!(a.syncs()[0].to, SyncEnd::main(id(&m, "l1")));
     // The default plan never cuts inside the run either.
     let m = model("\"max_task_count\":42", &nodes, &edges);
-    let a = run(&m, vec![]);
+    let a = run(&m);
     assert_eq!(phys(&m, &a, "l1"), phys(&m, &a, "l2"));
     // Without the label GE cuts at l2.
     let plain = [node("a", 8, 0, ""), node("l1", 5, 0, ""), node("l2", 5, 0, ""), node("z", 1, 0, "")];
     let m = model(&format!("{COMPAT},\"max_task_count\":42"), &plain, &edges);
-    let a = run(&m, vec![]);
+    let a = run(&m);
     assert_eq!((phys(&m, &a, "l1"), phys(&m, &a, "l2")), (0, 1));
 }
 
@@ -239,7 +243,7 @@ fn attached_streams_split_too() {
     let att = |t: u32| format!(r#""attached_stream_ids":[1],"attached_tasks":[{t}]"#);
     let nodes = [node("a", 1, 0, &att(12)), node("b", 1, 0, &att(12)), node("c", 1, 0, "")];
     let m = model(&format!("{COMPAT},\"max_task_count\":47"), &nodes, &[("a".into(), "b".into())]);
-    let a = run(&m, vec![]);
+    let a = run(&m);
     assert_eq!((a.logical_count(), a.attached_count(), a.physical_count()), (1, 1, 3));
     assert_eq!(a.attached()[id(&m, "a")], vec![StreamId(1)]);
     assert_eq!(a.attached()[id(&m, "b")], vec![StreamId(2)]);
@@ -254,7 +258,7 @@ fn attached_streams_split_too() {
     let h = r#"{"name":"h","type":"HcomAllReduce","engine":"DNN_HCCL","tasks":1,"stream":0,
                 "attached_stream_ids":[1],"ge_attrs":{"_hccl_attached_task_num":30}}"#;
     let m = model(&format!("{COMPAT},\"max_task_count\":47"), &[node("a", 1, 0, &att(5)), h.into()], &[]);
-    let a = run(&m, vec![]);
+    let a = run(&m);
     assert_eq!(a.attached()[id(&m, "h")], vec![StreamId(2)]);
 }
 
@@ -262,7 +266,7 @@ fn attached_streams_split_too() {
 fn unlimited_depth_does_not_split() {
     let (nodes, edges) = chain("a", 400, 3, 0);
     let m = model(r#""unlimited_depth":true"#, &nodes, &edges);
-    let a = run(&m, vec![]);
+    let a = run(&m);
     assert_eq!((a.physical_count(), a.syncs().len()), (1, 0));
 }
 
@@ -276,29 +280,16 @@ fn default_plan_cuts_where_an_existing_sync_orders_the_pieces() {
     nodes.insert(4, node("o", 1, 1, ""));
     edges.push(("a3".into(), "o".into()));
     edges.push(("o".into(), "a4".into()));
-    let syncs = |m: &Model| {
-        vec![
-            SyncPair {
-                id: stream_alloc::graph::EventId(0),
-                from: SyncEnd::main(id(m, "a3")),
-                to: SyncEnd::main(id(m, "o")),
-            },
-            SyncPair {
-                id: stream_alloc::graph::EventId(1),
-                from: SyncEnd::main(id(m, "o")),
-                to: SyncEnd::main(id(m, "a4")),
-            },
-        ]
-    };
-    let m = model("\"max_task_count\":33", &nodes, &edges);
-    let a = run(&m, syncs(&m));
+    let events = [("a3", "o"), ("o", "a4")];
+    let m = model_with_events("\"max_task_count\":33", &nodes, &edges, &events);
+    let a = run(&m);
     // The cut before a4 needs no event (a3 -> o -> a4 orders the pieces); the one before a5
     // does.
     assert_eq!((phys(&m, &a, "a3"), phys(&m, &a, "a4"), phys(&m, &a, "a5")), (0, 2, 3));
     assert_eq!((a.split_event_count(), a.sync_count(), a.syncs().len()), (1, 3, 3));
     // GE's loop makes the same cuts and adds an event at each.
-    let m = model(&format!("{COMPAT},\"max_task_count\":33"), &nodes, &edges);
-    let a = run(&m, syncs(&m));
+    let m = model_with_events(&format!("{COMPAT},\"max_task_count\":33"), &nodes, &edges, &events);
+    let a = run(&m);
     assert_eq!((phys(&m, &a, "a3"), phys(&m, &a, "a4"), phys(&m, &a, "a5")), (0, 2, 3));
     assert_eq!((a.split_event_count(), a.sync_count()), (2, 4));
 }
@@ -310,9 +301,8 @@ fn default_plan_cuts_where_an_existing_sync_orders_the_pieces() {
 fn notify_mode_lists_split_events_in_syncs() {
     let (nodes, edges) = chain("a", 20, 1, 0);
     let m = model(r#""event":"notify","max_task_count":37"#, &nodes, &edges);
-    let mut a = allocation_from_assigned(&m, vec![]);
+    let a = run(&m);
     assert_eq!(a.sync_kind(), stream_alloc::graph::SyncKind::Notify);
-    split_streams(&m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap();
     // Room 10 and the split's own events counted: the first piece holds 9 nodes and its record
     // (10), the second its wait, 7 nodes and its record (10), the last its wait and 4 nodes.
     // Two split events (ids 0 and 1), none of them a sync.
@@ -339,15 +329,8 @@ fn notify_mode_lists_split_events_in_syncs() {
     let (mut nodes, mut edges) = (nodes, edges);
     nodes.push(node("b", 1, 1, ""));
     edges.push(("a19".into(), "b".into()));
-    let m = model(r#""event":"notify","max_task_count":37"#, &nodes, &edges);
-    let a = run(
-        &m,
-        vec![SyncPair {
-            id: stream_alloc::graph::EventId(0),
-            from: SyncEnd::main(id(&m, "a19")),
-            to: SyncEnd::main(id(&m, "b")),
-        }],
-    );
+    let m = model_with_events(r#""event":"notify","max_task_count":37"#, &nodes, &edges, &[("a19", "b")]);
+    let a = run(&m);
     assert_eq!((a.sync_count(), a.split_event_count()), (1, 2));
     let j = a.to_json(&m);
     assert!(stream_alloc::verify::check(&m, &j).ok());
@@ -377,7 +360,6 @@ fn task_limits_from_options() {
 #[test]
 fn negative_task_attribute_is_an_error() {
     let m = model("", &[node("a", 1, 0, r#""ge_attrs":{"_node_sqe_num":-3}"#)], &[]);
-    let mut a = allocation_from_assigned(&m, vec![]);
-    let e = split_streams(&m, &m.options, &mut a, &TaskLimits::from_options(&m.options)).unwrap_err();
+    let e = common::split_given(&m).unwrap_err();
     assert!(e.message.contains("\"a\"") && e.message.contains("_node_sqe_num"), "{}", e.message);
 }

@@ -1,15 +1,12 @@
-//! Fixture tests for GE's steps after logical allocation, cranelift-filetest style: each
-//! reproduces one of GE's unit tests of the sync, activation and split steps
-//! (ge-compiler.md §6–§8) on a graph whose streams (and events) are given.
+//! Fixture tests for GE's steps after logical allocation in the filetest syntax
+//! (`filetest.rs`): each reproduces one of GE's unit tests of the sync, activation and split
+//! steps (ge-compiler.md §6–§8) on a graph whose streams (and events) are given.
 //!
-//! Each `tests/fixtures/steps/NAME.expected` names what to run in `;` directives and lists the
-//! expected result:
+//! Each `tests/fixtures/steps/NAME.expected` runs
 //!
 //! ```text
-//! ; graph: other.json            (default: NAME.json; a part after the first '.' is a variant)
 //! ; run: pass A,B,C              (the passes and steps, as `stream-alloc pass` runs them)
 //! ; run: from sync|split         (`allocate --from`, the whole pipeline from that stage)
-//! ; option: KEY=VALUE            (repeatable)
 //! counts input S/E/N/P           (streams, events, notifies, pairs before the first step)
 //! counts STEP S/E/N/P            (after each step)
 //! sync ID FROM -> TO             (allocation JSON's syncs, then split_events as `split_event`)
@@ -19,11 +16,12 @@
 //! error CODE MESSAGE-PART        (instead of all the above: the run fails)
 //! ```
 //!
-//! `SA_BLESS=1` rewrites the result lines; every expectation was checked by hand against
-//! ge-compiler.md, and each fixture's comments say what GE's test asserts.
+//! Every expectation was checked by hand against ge-compiler.md, and each fixture's comments
+//! say what GE's test asserts.
 
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+
+use crate::filetest::{self, Case};
 use stream_alloc::memory::AllocationDocument;
 
 use serde_json::Value;
@@ -31,49 +29,6 @@ use stream_alloc::compile::steps::StepTrace;
 use stream_alloc::compile::{Stage, TaskLimits, passes};
 use stream_alloc::driver;
 use stream_alloc::graph::json;
-
-fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/steps")
-}
-
-struct Case {
-    header: Vec<String>,
-    graph: PathBuf,
-    run: String,
-    options: Vec<String>,
-    expected: String,
-}
-
-fn parse(path: &Path) -> Case {
-    let text = std::fs::read_to_string(path).unwrap();
-    let stem = path.file_name().unwrap().to_str().unwrap().trim_end_matches(".expected");
-    let base = stem.split('.').next().unwrap();
-    let mut case = Case {
-        header: Vec::new(),
-        graph: fixture_dir().join(format!("{base}.json")),
-        run: String::new(),
-        options: Vec::new(),
-        expected: String::new(),
-    };
-    for line in text.lines() {
-        if line.starts_with(';') || line.starts_with('#') {
-            case.header.push(line.to_string());
-            let body = line.trim_start_matches(';').trim();
-            if let Some(g) = body.strip_prefix("graph:") {
-                case.graph = fixture_dir().join(g.trim());
-            } else if let Some(r) = body.strip_prefix("run:") {
-                case.run = r.trim().to_string();
-            } else if let Some(o) = body.strip_prefix("option:") {
-                case.options.push(o.trim().to_string());
-            }
-        } else if !line.trim().is_empty() {
-            case.expected.push_str(line.trim_end());
-            case.expected.push('\n');
-        }
-    }
-    assert!(!case.run.is_empty(), "{}: no '; run:' directive", path.display());
-    case
-}
 
 fn counts(out: &mut String, name: &str, c: &Value) {
     writeln!(out, "counts {name} {}/{}/{}/{}", c["streams"], c["events"], c["notifies"], c["pairs"]).unwrap();
@@ -157,6 +112,7 @@ fn render(doc: &Value, trace: &StepTrace) -> String {
 }
 
 fn actual(case: &Case) -> String {
+    let run = case.run.as_deref().unwrap_or_else(|| panic!("{}: no '; run:' directive", case.graph.display()));
     let bytes = std::fs::read(&case.graph).unwrap_or_else(|e| panic!("{}: {e}", case.graph.display()));
     let result = (|| {
         let mut b = json::builder_from_slice(&bytes)?;
@@ -166,15 +122,15 @@ fn actual(case: &Case) -> String {
         let model = b.build()?;
         let options = model.options.clone();
         let limits = TaskLimits::from_options(&options);
-        let (alloc, trace) = if let Some(list) = case.run.strip_prefix("pass ") {
+        let (alloc, trace) = if let Some(list) = run.strip_prefix("pass ") {
             let list = passes::parse_list(list)?;
             let (a, t) = passes::run_list(&model, &options, limits, &list)?;
             (a, t.expect("a step fixture names steps"))
-        } else if let Some(from) = case.run.strip_prefix("from ") {
+        } else if let Some(from) = run.strip_prefix("from ") {
             let from = Stage::parse(from.trim()).expect("from sync or split");
-            driver::run_from(&model, options, limits, from, Stage::All)?
+            driver::run_from(&model, options, limits, from, Stage::All).map(|(c, t)| (c.alloc, t))?
         } else {
-            panic!("unknown run directive '{}'", case.run)
+            panic!("unknown run directive '{run}'")
         };
         Ok(render(&alloc.to_json(&model), &trace))
     })();
@@ -186,28 +142,5 @@ fn actual(case: &Case) -> String {
 
 #[test]
 fn step_fixtures() {
-    let bless = std::env::var("SA_BLESS").is_ok_and(|v| v == "1");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(fixture_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_str().unwrap().ends_with(".expected"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 20, "fixtures missing: {}", files.len());
-    let mut failures = Vec::new();
-    for path in &files {
-        let case = parse(path);
-        let got = actual(&case);
-        if got != case.expected {
-            if bless {
-                let mut text = case.header.join("\n");
-                text.push('\n');
-                text.push_str(&got);
-                std::fs::write(path, text).unwrap();
-            } else {
-                failures.push(format!("== {}\n-- expected\n{}-- actual\n{}", path.display(), case.expected, got));
-            }
-        }
-    }
-    assert!(failures.is_empty(), "{} fixture(s) differ:\n{}", failures.len(), failures.join("\n"));
+    filetest::run_all("steps", 20, actual);
 }

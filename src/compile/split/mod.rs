@@ -143,23 +143,6 @@ impl TaskCounts {
     }
 }
 
-/// An input [`Allocation`] from the graph's pre-assigned `stream` / `attached_stream_ids`
-/// fields and the given syncs with their Send/Recv nodes ([`insert_sync_nodes`]), for running
-/// the split on its own (tests, tools). The logical count is one past the largest main id,
-/// attached ids are counted above it.
-pub fn allocation_from_assigned(model: &Model, syncs: Vec<SyncPair>) -> Allocation {
-    let logical: IdVec<NodeId, Option<StreamId>> = model.nodes.iter().map(|n| n.stream).collect();
-    let attached: IdVec<NodeId, Vec<StreamId>> = model.nodes.iter().map(|n| n.attached_stream_ids.clone()).collect();
-    let logical_count = logical.iter().flatten().map(|s| s.0 + 1).max().unwrap_or(0);
-    let attached_count =
-        attached.iter().flatten().map(|s| s.0 + 1).max().map_or(0, |m: u32| m.saturating_sub(logical_count));
-    let mut alloc =
-        Allocation::from_logical("static-multi", model.options.event, logical, logical_count, attached, attached_count);
-    alloc.syncs = syncs;
-    insert_sync_nodes(model, &mut alloc);
-    alloc
-}
-
 /// The Send/Recv nodes of `alloc.syncs` (SendNotify/RecvNotify under `alloc.sync_kind`), as
 /// GE's `GenerateSyncEventNodes` makes them before the split, which counts their tasks on
 /// their streams: in node order, a node's Sends before its Recvs, GE's names. For an
