@@ -693,6 +693,9 @@ extern "C" {
  *
  * Lifetime: the string belongs to the library and stays valid until the next failing call on
  * the same thread; copy it to keep it. Thread safety: each thread has its own last error.
+ *
+ * Ownership: the returned string is owned by the library (per thread) and valid until the calling
+ * thread's next failing call; the caller does not free it.
  */
 const char *sa_last_error_message(void);
 
@@ -700,11 +703,15 @@ const char *sa_last_error_message(void);
  * The code string (`"SA1005"`, GE's `"E10001"`, ...) of the calling thread's most recent
  * failure, `""` when none. Static storage: never NULL, never freed, valid forever.
  * Thread safety: each thread has its own last error.
+ *
+ * Ownership: the returned string is static: never freed.
  */
 const char *sa_last_error_code(void);
 
 /**
  * The library version, e.g. `"0.1.0"`. Static storage: never NULL, never freed. Thread-safe.
+ *
+ * Ownership: the returned string is static: never freed.
  */
 const char *sa_version(void);
 
@@ -712,6 +719,9 @@ const char *sa_version(void);
  * Frees a string the library returned as owned (`sa_allocation_to_json`). NULL is a no-op.
  * Passing any other pointer, or freeing twice, is undefined behaviour. Thread-safe for
  * distinct strings.
+ *
+ * Ownership: takes ownership of `s`, a string the library returned as owned, and frees it (NULL is
+ * a no-op).
  *
  * # Safety
  * `s` is NULL or a string returned as owned by this library and not yet freed.
@@ -723,6 +733,9 @@ void sa_string_free(char *s);
  * owned strings from `sa_allocation_to_json` do not. Freeing twice, or using the handle
  * afterwards, is undefined behaviour.
  *
+ * Ownership: takes ownership of `allocation` and frees it (NULL is a no-op); the strings and
+ * arrays it lent die with it.
+ *
  * # Safety
  * `allocation` is NULL or a live handle that no other thread is using.
  */
@@ -731,6 +744,8 @@ void sa_allocation_free(struct sa_allocation *allocation);
 /**
  * Stores in `*out` the number of nodes of the model (all graphs; inserted Send/Recv/
  * StreamActive nodes excluded): valid indexes are `0 .. *out - 1`. Thread-safe.
+ *
+ * Ownership: borrows `allocation`; nothing is allocated, `*out` is written.
  *
  * # Safety
  * `allocation` is NULL or a live handle; `out` is NULL or writable.
@@ -741,6 +756,9 @@ sa_status sa_allocation_node_count(const struct sa_allocation *allocation, size_
  * Stores in `*name` the name of the node at node index `index` (GE's `GetAllNodes` order). The string belongs
  * to the allocation and lives until `sa_allocation_free`. `SA_NOT_FOUND` if `index` is out of
  * range. Thread-safe.
+ *
+ * Ownership: borrows `allocation`; the string in `*name` is owned by `allocation` and valid until
+ * `sa_allocation_free`; the caller does not free it.
  *
  * # Safety
  * `allocation` is NULL or a live handle; `name` is NULL or writable.
@@ -754,6 +772,9 @@ sa_status sa_allocation_node_name(const struct sa_allocation *allocation,
  * subgraph's name (as allocation JSON writes it). Owned by the allocation, valid until
  * `sa_allocation_free`. `SA_NOT_FOUND` if out of range. Thread-safe.
  *
+ * Ownership: borrows `allocation`; the string in `*graph_name` is owned by `allocation` and valid
+ * until `sa_allocation_free`; the caller does not free it.
+ *
  * # Safety
  * `allocation` is NULL or a live handle; `graph_name` is NULL or writable.
  */
@@ -764,6 +785,8 @@ sa_status sa_allocation_node_graph(const struct sa_allocation *allocation,
 /**
  * Stores in `*stream` the physical stream of the node at node index `index` (-1:
  * none). `SA_NOT_FOUND` if out of range. Thread-safe.
+ *
+ * Ownership: borrows `allocation`; nothing is allocated, `*stream` is written.
  *
  * # Safety
  * `allocation` is NULL or a live handle; `stream` is NULL or writable.
@@ -776,6 +799,8 @@ sa_status sa_allocation_stream_at(const struct sa_allocation *allocation,
  * Stores in `*stream` the logical stream of the node at node index `index` (-1:
  * none). `SA_NOT_FOUND` if out of range. Thread-safe.
  *
+ * Ownership: borrows `allocation`; nothing is allocated, `*stream` is written.
+ *
  * # Safety
  * `allocation` is NULL or a live handle; `stream` is NULL or writable.
  */
@@ -787,6 +812,9 @@ sa_status sa_allocation_logical_stream_at(const struct sa_allocation *allocation
  * Stores in `*stream` the physical stream (-1: none) of node `node` of graph `graph_name`
  * (NULL, `""`: the root; else a subgraph's name). `SA_NOT_FOUND` names the missing graph or
  * node. Thread-safe.
+ *
+ * Ownership: borrows `allocation` and reads `graph_name` and `node` only during the call;
+ * `*stream` is written.
  *
  * # Safety
  * `allocation` is NULL or a live handle; the strings are NULL or NUL-terminated; `stream` is
@@ -801,6 +829,9 @@ sa_status sa_allocation_stream_of(const struct sa_allocation *allocation,
  * Stores in `*stream` the logical stream (-1: none) of node `node` of graph `graph_name`
  * (NULL, `""`: the root). `SA_NOT_FOUND` names the missing graph or node. Thread-safe.
  *
+ * Ownership: borrows `allocation` and reads `graph_name` and `node` only during the call;
+ * `*stream` is written.
+ *
  * # Safety
  * `allocation` is NULL or a live handle; the strings are NULL or NUL-terminated; `stream` is
  * NULL or writable.
@@ -813,6 +844,8 @@ sa_status sa_allocation_logical_stream_of(const struct sa_allocation *allocation
 /**
  * Stores in `*out` the number of logical (main) streams. Thread-safe.
  *
+ * Ownership: borrows `allocation`; nothing is allocated, `*out` is written.
+ *
  * # Safety
  * `allocation` is NULL or a live handle; `out` is NULL or writable.
  */
@@ -822,6 +855,8 @@ sa_status sa_allocation_logical_stream_count(const struct sa_allocation *allocat
  * Stores in `*out` the number of physical streams after the split (equal to the logical
  * count before the split stage). Thread-safe.
  *
+ * Ownership: borrows `allocation`; nothing is allocated, `*out` is written.
+ *
  * # Safety
  * `allocation` is NULL or a live handle; `out` is NULL or writable.
  */
@@ -830,6 +865,8 @@ sa_status sa_allocation_physical_stream_count(const struct sa_allocation *alloca
 
 /**
  * Stores in `*out` the number of attached streams. Thread-safe.
+ *
+ * Ownership: borrows `allocation`; nothing is allocated, `*out` is written.
  *
  * # Safety
  * `allocation` is NULL or a live handle; `out` is NULL or writable.
@@ -841,6 +878,8 @@ sa_status sa_allocation_attached_stream_count(const struct sa_allocation *alloca
  * Stores in `*out` the number of distinct sync ids (events or notifies, see the JSON's
  * `events.kind`). Thread-safe.
  *
+ * Ownership: borrows `allocation`; nothing is allocated, `*out` is written.
+ *
  * # Safety
  * `allocation` is NULL or a live handle; `out` is NULL or writable.
  */
@@ -851,6 +890,9 @@ sa_status sa_allocation_sync_count(const struct sa_allocation *allocation, uint3
  * `"static-multi"`, `"dynamic-single"`, `"dynamic-multi"` or a policy name). Owned by the
  * allocation, valid until `sa_allocation_free`. Thread-safe.
  *
+ * Ownership: borrows `allocation`; the string in `*mode` is owned by `allocation` and valid until
+ * `sa_allocation_free`; the caller does not free it.
+ *
  * # Safety
  * `allocation` is NULL or a live handle; `mode` is NULL or writable.
  */
@@ -858,6 +900,8 @@ sa_status sa_allocation_mode(const struct sa_allocation *allocation, const char 
 
 /**
  * Stores in `*stage` how far the pipeline ran (`SA_STAGE_*`). Thread-safe.
+ *
+ * Ownership: borrows `allocation`; nothing is allocated, `*stage` is written.
  *
  * # Safety
  * `allocation` is NULL or a live handle; `stage` is NULL or writable.
@@ -885,6 +929,9 @@ sa_status sa_allocation_to_json(const struct sa_allocation *allocation, char **j
  * untouched); call again with a buffer of `*needed` bytes. `buffer` NULL with a non-zero
  * `capacity` is `SA_NULL_POINTER`. Thread-safe.
  *
+ * Ownership: borrows `allocation`; nothing is allocated: the caller owns `buffer`, which is
+ * written, and `*needed`.
+ *
  * # Safety
  * `allocation` is NULL or a live handle; `buffer` is NULL or writable for `capacity` bytes;
  * `needed` is NULL or writable.
@@ -899,6 +946,9 @@ sa_status sa_allocation_copy_json(const struct sa_allocation *allocation,
  * `allocation` is NULL. Valid until the next failing call on the handle or its free; when
  * several threads share the handle, read `sa_last_error_message` (per thread) instead.
  *
+ * Ownership: borrows `allocation`; the returned string is owned by `allocation` and valid until
+ * its next failing call or its free; the caller does not free it.
+ *
  * # Safety
  * `allocation` is NULL or a live handle.
  */
@@ -907,6 +957,8 @@ const char *sa_allocation_last_error(const struct sa_allocation *allocation);
 /**
  * The code string of the most recent failed call on `allocation` (`"SA3006"`, ...), `""` if
  * none; NULL if `allocation` is NULL. Static storage: never freed.
+ *
+ * Ownership: borrows `allocation`; the returned string is static: never freed.
  *
  * # Safety
  * `allocation` is NULL or a live handle.
@@ -1000,8 +1052,8 @@ sa_status sa_allocation_get_compiled_summary(const struct sa_allocation *allocat
 
 /**
  * Creates a `gert::EventAllocator(acl_flag)` (ACL event flag; GE's default is
- * `ACL_EVENT_SYNC` = 1) in `*out`. No device call. Ownership: the caller frees `*out` with
- * `sa_event_allocator_free`.
+ * `ACL_EVENT_SYNC` = 1) in `*out`. No device call.
+ * Ownership: the caller frees `*out` with `sa_event_allocator_free`.
  *
  * # Safety
  * `out` is NULL or writable.
@@ -1013,6 +1065,9 @@ sa_status sa_event_allocator_new(uint32_t acl_flag, struct sa_event_allocator **
  * `n`. NULL on failure (`n > 4096`: `SA_RUNTIME_LIMIT`). Lifetime and thread safety as
  * `sa_stream_allocator_acquire`.
  *
+ * Ownership: borrows `a`; the returned vector and its events are owned by `a` and valid until
+ * `sa_event_allocator_free`.
+ *
  * # Safety
  * `a` is NULL or a live allocator.
  */
@@ -1021,6 +1076,8 @@ void *sa_event_allocator_acquire(const struct sa_event_allocator *a, size_t n);
 /**
  * Frees an event allocator and destroys every event it created. NULL is a no-op. Must not
  * race with other calls on `a`.
+ *
+ * Ownership: takes ownership of `a` and frees it with the events it created (NULL is a no-op).
  *
  * # Safety
  * `a` is NULL or came from `sa_event_allocator_new` and is not used afterwards.
@@ -1088,6 +1145,9 @@ sa_status sa_graph_from_onnx_file(const char *path, struct sa_graph **out);
  * share the built model. Freeing twice, or using the handle afterwards, is undefined
  * behaviour (handles are not generation-checked yet).
  *
+ * Ownership: takes ownership of `graph` and frees it (NULL is a no-op); allocations and sessions
+ * made from it keep the built model.
+ *
  * # Safety
  * `graph` is NULL or a live handle from this library that no other thread is using.
  */
@@ -1102,6 +1162,9 @@ void sa_graph_free(struct sa_graph *graph);
  *
  * `SA_INVALID_STATE` once the graph is built. Not thread-safe for one handle.
  *
+ * Ownership: borrows `graph`; `key` and `value` are only read during the call (the graph keeps
+ * copies).
+ *
  * # Safety
  * `graph` is NULL or a live handle; `key`/`value` are NULL or NUL-terminated strings.
  */
@@ -1111,6 +1174,9 @@ sa_status sa_graph_set_option(struct sa_graph *graph, const char *key, const cha
  * Sets a root-graph attribute (graph JSON `graph_attrs`) to a JSON value given as text, e.g.
  * key `auto_multistream_parallel_mode`, value `"\"cv\""`. `SA_JSON` if `json_value` is not a
  * JSON value. `SA_INVALID_STATE` once built. Not thread-safe for one handle.
+ *
+ * Ownership: borrows `graph`; `key` and `json_value` are only read during the call (the graph
+ * keeps copies).
  *
  * # Safety
  * `graph` is NULL or a live handle; `key`/`json_value` are NULL or NUL-terminated strings.
@@ -1122,6 +1188,8 @@ sa_status sa_graph_set_graph_attr(struct sa_graph *graph, const char *key, const
  * (NULL or `""`: the root). `SA_NOT_FOUND` for an unknown graph, `SA_INVALID_ARGUMENT` for
  * an unknown shape, `SA_INVALID_STATE` once built. Not thread-safe for one handle.
  *
+ * Ownership: borrows `graph`; `graph_name` is only read during the call.
+ *
  * # Safety
  * `graph` is NULL or a live handle; `graph_name` is NULL or a NUL-terminated string.
  */
@@ -1132,6 +1200,8 @@ sa_status sa_graph_set_shape(struct sa_graph *graph, const char *graph_name, sa_
  * (NULL or `""`: the root), e.g. an If's branch. Nodes and edges are then added with
  * `graph_name = name`. `SA_NOT_FOUND` if the parent does not exist, `SA_DUPLICATE_NAME` if a
  * graph of that name exists, `SA_INVALID_STATE` once built. Not thread-safe for one handle.
+ *
+ * Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
  *
  * # Safety
  * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
@@ -1149,6 +1219,8 @@ sa_status sa_graph_add_subgraph(struct sa_graph *graph,
  * the estimated time (finite, >= 0), `cores` the compute units it occupies (0: unknown).
  * Names are unique per graph (`SA_DUPLICATE_NAME`); the engine is checked when the graph is
  * built (`SA_UNKNOWN_ENGINE`). `SA_INVALID_STATE` once built. Not thread-safe for one handle.
+ *
+ * Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
  *
  * # Safety
  * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
@@ -1168,6 +1240,8 @@ sa_status sa_graph_add_node(struct sa_graph *graph,
  * `SA_EDGE_CONTROL` (ports ignored by the allocator). `SA_UNKNOWN_NODE` if an end does not
  * exist yet; cycles are reported when the graph is built (`SA_CYCLE`). `SA_INVALID_STATE`
  * once built. Not thread-safe for one handle.
+ *
+ * Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
  *
  * # Safety
  * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
@@ -1190,6 +1264,8 @@ sa_status sa_graph_add_edge(struct sa_graph *graph,
  * `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE` once built. Not thread-safe for one
  * handle.
  *
+ * Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
+ *
  * # Safety
  * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
  */
@@ -1203,6 +1279,8 @@ sa_status sa_graph_set_node_attr(struct sa_graph *graph,
  * `sa_graph_set_node_attr` for string attributes (`stream_label`, `user_stream_label`,
  * `parallel_group`, `continuous_stream_label`), with `value` as a plain string: no JSON
  * quoting. An empty value clears the attribute. Not thread-safe for one handle.
+ *
+ * Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
  *
  * # Safety
  * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
@@ -1220,6 +1298,8 @@ sa_status sa_graph_set_node_attr_str(struct sa_graph *graph,
  * `SA_JSON` if the text is not JSON, `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE`
  * once built. Not thread-safe for one handle.
  *
+ * Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
+ *
  * # Safety
  * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
  */
@@ -1235,6 +1315,8 @@ sa_status sa_graph_set_node_ge_attr(struct sa_graph *graph,
  * `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE` once built. Not thread-safe for one
  * handle.
  *
+ * Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
+ *
  * # Safety
  * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
  */
@@ -1249,6 +1331,9 @@ sa_status sa_graph_set_node_stream(struct sa_graph *graph,
  * allocation (`sa_session_assign_given_streams`). `SA_NULL_POINTER` for a NULL `ids` with a
  * non-zero count, `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE` once built. The ids
  * are copied. Not thread-safe for one handle.
+ *
+ * Ownership: borrows `graph`; the strings and `ids` are only read during the call (the graph keeps
+ * copies).
  *
  * # Safety
  * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated; `ids` is NULL or
@@ -1268,6 +1353,8 @@ sa_status sa_graph_set_node_attached_streams(struct sa_graph *graph,
  * stream). The ends are resolved when the graph is built (`SA_UNKNOWN_NODE`, `SA_FIELD` for an
  * end without a stream, two ends on one stream, an id past 1048575 or a `to` that runs first).
  * The strings are copied. `SA_INVALID_STATE` once built. Not thread-safe for one handle.
+ *
+ * Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
  *
  * # Safety
  * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
@@ -1291,6 +1378,9 @@ sa_status sa_graph_add_event(struct sa_graph *graph,
  * non-zero count or a NULL name in it; `SA_INVALID_STATE` once built. Not thread-safe for one
  * handle.
  *
+ * Ownership: borrows `graph`; the strings and the `nodes` array are only read during the call (the
+ * graph keeps copies).
+ *
  * # Safety
  * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated; `nodes` is NULL or
  * points to `node_count` string pointers.
@@ -1310,6 +1400,8 @@ sa_status sa_graph_add_partition_entry(struct sa_graph *graph,
  * the graph can no longer be changed (`SA_INVALID_STATE`); after a failure it can be fixed
  * and built again. Building a built graph is a no-op. Not thread-safe for one handle.
  *
+ * Ownership: borrows `graph`; nothing is returned to own.
+ *
  * # Safety
  * `graph` is NULL or a live handle.
  */
@@ -1318,6 +1410,8 @@ sa_status sa_graph_build(struct sa_graph *graph);
 /**
  * Stores in `*out` the number of nodes of all graphs (root and subgraphs) of the
  * description, or of the built model. Not thread-safe for one handle.
+ *
+ * Ownership: borrows `graph`; nothing is allocated, `*out` is written.
  *
  * # Safety
  * `graph` is NULL or a live handle; `out` is NULL or writable.
@@ -1343,6 +1437,9 @@ sa_status sa_graph_allocate(struct sa_graph *graph, sa_stage stage, struct sa_al
  * `graph` is NULL. Valid until the next call with `graph` (or its free); copy it to keep it.
  * Not thread-safe for one handle.
  *
+ * Ownership: borrows `graph`; the returned string is owned by `graph` and valid until its next
+ * call or its free; the caller does not free it.
+ *
  * # Safety
  * `graph` is NULL or a live handle.
  */
@@ -1352,6 +1449,8 @@ const char *sa_graph_last_error(const struct sa_graph *graph);
  * The code string (`"SA1005"`, `"E10055"`, ...) of the most recent failed call on `graph`,
  * `""` if none has; NULL if `graph` is NULL. Static storage: never freed.
  *
+ * Ownership: borrows `graph`; the returned string is static: never freed.
+ *
  * # Safety
  * `graph` is NULL or a live handle.
  */
@@ -1359,8 +1458,8 @@ const char *sa_graph_last_error_code(const struct sa_graph *graph);
 
 /**
  * Creates an empty pool over `ctx`'s runtime and streams in `*out`. No device call. The pool
- * keeps the context's streams and events alive, so `ctx` may be freed first. Ownership: the
- * caller frees `*out` with `sa_mem_pool_free`.
+ * keeps the context's streams and events alive, so `ctx` may be freed first.
+ * Ownership: the caller frees `*out` with `sa_mem_pool_free`.
  *
  * # Safety
  * `ctx` is NULL or live; `out` is NULL or writable.
@@ -1372,6 +1471,9 @@ sa_status sa_mem_pool_new(const struct sa_stream_ctx *ctx, struct sa_mem_pool **
  * or read blocks are synchronised, then every block is returned with `aclrtFree`, blocks still
  * allocated included (their pointers are invalid afterwards). NULL is a no-op. Must not race
  * with other calls on `pool`.
+ *
+ * Ownership: takes ownership of `pool` and frees it with all its device memory, blocks still
+ * allocated included (NULL is a no-op).
  *
  * # Safety
  * `pool` is NULL or came from `sa_mem_pool_new` and is not used afterwards.
@@ -1387,6 +1489,9 @@ void sa_mem_pool_free(struct sa_mem_pool *pool);
  * to the pool: give it back with `sa_mem_pool_free_ptr` or `sa_mem_pool_free_after`.
  * Thread-safe.
  *
+ * Ownership: borrows `pool` and `stream`; the device memory in `*ptr` belongs to the pool: give it
+ * back with `sa_mem_pool_free_ptr` or `sa_mem_pool_free_after` (or it goes with the pool).
+ *
  * # Safety
  * `pool` is NULL or live; `ptr` is NULL or writable.
  */
@@ -1400,6 +1505,9 @@ sa_status sa_mem_pool_alloc(const struct sa_mem_pool *pool, size_t size, void *s
  * `SA_INVALID_STATE`; on a device error the block stays allocated and the free may be retried.
  * Thread-safe.
  *
+ * Ownership: borrows `pool` and `stream`; gives `ptr` back to the pool, so the caller must not use
+ * it afterwards.
+ *
  * # Safety
  * `pool` is NULL or live.
  */
@@ -1409,6 +1517,8 @@ sa_status sa_mem_pool_free_ptr(const struct sa_mem_pool *pool, void *ptr, void *
  * Notes that `stream` uses the allocated block `ptr` (the seed's `record_stream`): its free
  * will wait for the work queued on `stream` until then. Using it on its own stream is a no-op.
  * Thread-safe.
+ *
+ * Ownership: borrows `pool`, `ptr` and `stream`; nothing changes hands.
  *
  * # Safety
  * `pool` is NULL or live.
@@ -1423,6 +1533,9 @@ sa_status sa_mem_pool_record_use(const struct sa_mem_pool *pool, void *ptr, void
  * every stream is checked first, and a failure changes nothing. `readers` may be NULL when `n`
  * is 0; it is only read during the call. Thread-safe.
  *
+ * Ownership: borrows `pool` and reads `readers` only during the call; gives `ptr` back to the
+ * pool, so the caller must not use it afterwards.
+ *
  * # Safety
  * `pool` is NULL or live; `readers` is NULL or points to `n` readable stream handles.
  */
@@ -1436,6 +1549,9 @@ sa_status sa_mem_pool_free_after(const struct sa_mem_pool *pool,
  * (each owner stream synchronised first). Allocated blocks are kept. On a device error what
  * is left stays in the pool. Thread-safe.
  *
+ * Ownership: borrows `pool`; only cached blocks, which the caller does not hold, go back to the
+ * device.
+ *
  * # Safety
  * `pool` is NULL or live.
  */
@@ -1444,14 +1560,16 @@ sa_status sa_mem_pool_empty_cache(const struct sa_mem_pool *pool);
 /**
  * Writes the pool's counters to `*stats`. Thread-safe (a consistent snapshot).
  *
+ * Ownership: borrows `pool`; nothing is allocated, `*stats` is written.
+ *
  * # Safety
  * `pool` is NULL or live; `stats` is NULL or writable.
  */
 sa_status sa_mem_pool_stats(const struct sa_mem_pool *pool, struct sa_mem_stats *stats);
 
 /**
- * Creates a `gert::NotifyAllocator` in `*out`. No device call. Ownership: the caller frees
- * `*out` with `sa_notify_allocator_free`.
+ * Creates a `gert::NotifyAllocator` in `*out`. No device call.
+ * Ownership: the caller frees `*out` with `sa_notify_allocator_free`.
  *
  * # Safety
  * `out` is NULL or writable.
@@ -1463,6 +1581,9 @@ sa_status sa_notify_allocator_new(struct sa_notify_allocator **out);
  * to at least `n`. NULL on failure (`n >= 1024`: `SA_RUNTIME_LIMIT`). Lifetime and thread
  * safety as `sa_stream_allocator_acquire`.
  *
+ * Ownership: borrows `a`; the returned vector and its notifies are owned by `a` and valid until
+ * `sa_notify_allocator_free`.
+ *
  * # Safety
  * `a` is NULL or a live allocator.
  */
@@ -1471,6 +1592,8 @@ void *sa_notify_allocator_acquire(const struct sa_notify_allocator *a, int32_t d
 /**
  * Frees a notify allocator and destroys every notify it created. NULL is a no-op. Must not
  * race with other calls on `a`.
+ *
+ * Ownership: takes ownership of `a` and frees it with the notifies it created (NULL is a no-op).
  *
  * # Safety
  * `a` is NULL or came from `sa_notify_allocator_new` and is not used afterwards.
@@ -1495,6 +1618,9 @@ sa_status sa_reusable_pool_new(const char *options, struct sa_reusable_pool **ou
  * `sa_reusable_pool_destroy_stream`. Thread-safe (the device call runs under the pool's lock,
  * as in GE).
  *
+ * Ownership: borrows `pool`; the stream in `*stream` is owned by the pool: give it back with
+ * `sa_reusable_pool_destroy_stream`, never destroy it directly.
+ *
  * # Safety
  * `pool` is NULL or live; `stream` is NULL or writable.
  */
@@ -1511,6 +1637,9 @@ sa_status sa_reusable_pool_get_or_create(const struct sa_reusable_pool *pool,
  * succeeds; a stream this pool never created is `SA_UNKNOWN_HANDLE`; on a device error the
  * grant is kept. `*stream` is left unchanged, as in GE. Thread-safe.
  *
+ * Ownership: borrows `pool`; gives back one grant of `*stream` (the pool destroys the stream with
+ * the last one); `*stream` is not written.
+ *
  * # Safety
  * `pool` is NULL or live; `stream` is NULL or readable.
  */
@@ -1521,6 +1650,8 @@ sa_status sa_reusable_pool_destroy_stream(const struct sa_reusable_pool *pool,
 /**
  * Writes the pool's counters to `*stats`. Thread-safe (a consistent snapshot).
  *
+ * Ownership: borrows `pool`; nothing is allocated, `*stats` is written.
+ *
  * # Safety
  * `pool` is NULL or live; `stats` is NULL or writable.
  */
@@ -1529,6 +1660,9 @@ sa_status sa_reusable_pool_stats(const struct sa_reusable_pool *pool, struct sa_
 /**
  * Frees a pool. It destroys no stream (GE's pool does not either): streams still granted stay
  * with the device. NULL is a no-op. Must not race with other calls on `pool`.
+ *
+ * Ownership: takes ownership of `pool` and frees it (NULL is a no-op); streams still granted are
+ * not destroyed and stay with the device.
  *
  * # Safety
  * `pool` is NULL or came from `sa_reusable_pool_new` and is not used afterwards.
@@ -1540,6 +1674,8 @@ void sa_reusable_pool_free(struct sa_reusable_pool *pool);
  * `_attached_stream_num`, `event_num`, `notify_num`), minus what static sub-models create
  * themselves (`sub`, may be NULL), as `GetReusableStreamResourceNum` computes them. Fails with
  * `SA_INVALID_ARGUMENT` when `sub` asks for more than the totals. Thread-safe.
+ *
+ * Ownership: nothing is allocated; `sub` is only read, `*counts` is written.
  *
  * # Safety
  * `sub` is NULL or readable; `counts` is NULL or writable.
@@ -1557,6 +1693,10 @@ sa_status sa_rt2_resource_counts(size_t total_streams,
  * `SA_INVALID_ARGUMENT` for any other mix. On success writes the three vectors (owned by the
  * allocators they came from, valid until those are freed), with `main_stream` in stream
  * slot 0. Thread-safe as the allocators are.
+ *
+ * Ownership: borrows the allocators and `counts`; the vectors in `*out_streams`, `*out_events` and
+ * `*out_notifies` are owned by the allocators they came from and valid until those are freed;
+ * `main_stream` stays the caller's.
  *
  * # Safety
  * Every non-NULL pointer is live, readable or writable as its type says.
@@ -1586,6 +1726,9 @@ sa_status sa_rt2_occupy(const struct sa_resource_counts *counts,
  * `SA_RUNTIME_OPS_ABI_VERSION`, or a required entry is NULL; the previous registration then
  * stays. Thread-safe.
  *
+ * Ownership: copies the table `ops` points to (it may be freed on return); the functions and
+ * `user` it names are borrowed and must outlive every handle created with them.
+ *
  * # Safety
  * `ops` is NULL or points to a readable `sa_runtime_ops` of at least `ops->struct_size` bytes.
  */
@@ -1598,6 +1741,8 @@ sa_status sa_runtime_register(const struct sa_runtime_ops *ops);
  * `libacl_rt.so` / `libruntime.so` / `libascendcl.so` (`RTLD_NOLOAD`, never a second copy);
  * the library named by `SA_RUNTIME_LIB`. `SA_NO_RUNTIME` when none answers. Thread-safe.
  *
+ * Ownership: nothing is allocated that the caller owns; `*source` is written.
+ *
  * # Safety
  * `source` is NULL or writable.
  */
@@ -1609,6 +1754,8 @@ sa_status sa_runtime_resolve(sa_runtime_source *source);
  * `SA_RT_MAX_TASKS_PER_STREAM` overrides the task count. `SA_NO_RUNTIME` without a runtime or
  * query entry, `SA_DEVICE_ERROR` when the runtime fails. Thread-safe.
  *
+ * Ownership: nothing is allocated; `*max_streams` and `*max_tasks` are written.
+ *
  * # Safety
  * `max_streams` and `max_tasks` are NULL or writable.
  */
@@ -1618,6 +1765,8 @@ sa_status sa_runtime_task_limits(uint32_t stream_type, uint32_t *max_streams, ui
  * Whether the device reports `FEATURE_TYPE_PERSISTENT_STREAM_UNLIMITED_DEPTH` (then GE does
  * not split streams): 1 or 0 in `*supported`. The environment variable `SA_RT_UNLIMITED_DEPTH`
  * (0 or 1) overrides the device. Thread-safe.
+ *
+ * Ownership: nothing is allocated; `*supported` is written.
  *
  * # Safety
  * `supported` is NULL or writable.
@@ -1640,6 +1789,9 @@ sa_status sa_session_new(struct sa_graph *graph, struct sa_session **out);
 /**
  * Frees a session. NULL is a no-op. Arrays and strings borrowed from it die with it.
  *
+ * Ownership: takes ownership of `session` and frees it (NULL is a no-op); the arrays and strings
+ * it lent die with it.
+ *
  * # Safety
  * `session` is NULL or a live handle no other thread is using.
  */
@@ -1648,6 +1800,9 @@ void sa_session_free(struct sa_session *session);
 /**
  * Stage 1: assigns logical streams (GE's `AssignLogicalStreams`). `SA_STAGE` if it already
  * ran; allocation errors (`SA_SINGLE_STREAM_LABEL`, ...) as their status.
+ *
+ * Ownership: borrows `session`; the arrays it lent until now (valid until its next stage call) are
+ * no longer valid afterwards.
  *
  * # Safety
  * `session` is NULL or a live handle.
@@ -1661,6 +1816,9 @@ sa_status sa_session_assign_logical_streams(struct sa_session *session);
  * `sa_graph_add_event`). The later stages then run on them as on GE's own assignment.
  * `SA_STAGE` if stage 1 already ran; `SA_LIMIT` / `SA_FIELD` for ids no assignment reaches.
  *
+ * Ownership: borrows `session`; the arrays it lent until now (valid until its next stage call) are
+ * no longer valid afterwards.
+ *
  * # Safety
  * `session` is NULL or a live handle.
  */
@@ -1671,6 +1829,9 @@ sa_status sa_session_assign_given_streams(struct sa_session *session);
  * gives become the syncs as they are, each with its Send/Recv node, and the split is the
  * first stage computed. `SA_STAGE` before stage 1 or when stage 2 already ran.
  *
+ * Ownership: borrows `session`; the arrays it lent until now (valid until its next stage call) are
+ * no longer valid afterwards.
+ *
  * # Safety
  * `session` is NULL or a live handle.
  */
@@ -1679,6 +1840,9 @@ sa_status sa_session_insert_given_syncs(struct sa_session *session);
 /**
  * Stage 2: inserts and optimises events / notifies (GE's `InsertSyncNodesByLogicStream`).
  * `SA_STAGE` before `sa_session_assign_logical_streams` or when it already ran.
+ *
+ * Ownership: borrows `session`; the arrays it lent until now (valid until its next stage call) are
+ * no longer valid afterwards.
  *
  * # Safety
  * `session` is NULL or a live handle.
@@ -1690,6 +1854,9 @@ sa_status sa_session_insert_syncs(struct sa_session *session);
  * as the host's task generation produced it; the split uses it instead of the node's `tasks`
  * and count attributes. Allowed after logical assignment and before the split (`SA_STAGE`
  * otherwise). `SA_UNKNOWN_NODE` names a missing node or graph.
+ *
+ * Ownership: borrows `session` and reads the strings only during the call; the arrays it lent
+ * until now (valid until its next stage call) are no longer valid afterwards.
  *
  * # Safety
  * `session` is NULL or a live handle; the strings are NULL or NUL-terminated.
@@ -1703,6 +1870,9 @@ sa_status sa_session_set_task_count(struct sa_session *session,
  * Sets the task count of the `attached_index`-th attached stream of a node (0-based, in the
  * order `sa_session_node_attached` lists them). Same window and errors as
  * `sa_session_set_task_count`; an index past the node's attached streams is `SA_FIELD`.
+ *
+ * Ownership: borrows `session` and reads the strings only during the call; the arrays it lent
+ * until now (valid until its next stage call) are no longer valid afterwards.
  *
  * # Safety
  * `session` is NULL or a live handle; the strings are NULL or NUL-terminated.
@@ -1718,6 +1888,9 @@ sa_status sa_session_set_attached_task_count(struct sa_session *session,
  * `SplitStreamAndRefreshTaskDef`), with the task counts set so far. `SA_STAGE` before
  * `sa_session_insert_syncs` or when it already ran.
  *
+ * Ownership: borrows `session`; the arrays it lent until now (valid until its next stage call) are
+ * no longer valid afterwards.
+ *
  * # Safety
  * `session` is NULL or a live handle.
  */
@@ -1727,6 +1900,9 @@ sa_status sa_session_split_streams(struct sa_session *session);
  * Stage 4: generates the Send/Recv (SendNotify/RecvNotify) nodes; they then appear in
  * `sa_session_inserted_*`. `SA_STAGE` before `sa_session_split_streams` or when it already ran.
  *
+ * Ownership: borrows `session`; the arrays it lent until now (valid until its next stage call) are
+ * no longer valid afterwards.
+ *
  * # Safety
  * `session` is NULL or a live handle.
  */
@@ -1734,6 +1910,8 @@ sa_status sa_session_generate_send_recv(struct sa_session *session);
 
 /**
  * Stores in `*stage` how far the session has run (`SA_SESSION_*`).
+ *
+ * Ownership: borrows `session`; nothing is allocated, `*stage` is written.
  *
  * # Safety
  * `session` is NULL or a live handle; `stage` is NULL or writable.
@@ -1745,6 +1923,8 @@ sa_status sa_session_current_stage(struct sa_session *session, sa_session_stage 
  * indexes are `0 .. *count - 1` in GE's `GetAllNodes` order; the order the streams run them
  * in is `sa_session_execution_order`.
  *
+ * Ownership: borrows `session`; nothing is allocated, `*count` is written.
+ *
  * # Safety
  * `session` is NULL or a live handle; `count` is NULL or writable.
  */
@@ -1753,6 +1933,8 @@ sa_status sa_session_node_count(struct sa_session *session, size_t *count);
 /**
  * Stores in `*index` the node index (GE's `GetAllNodes` order) of node `node` of graph `graph_name` (NULL,
  * `""`: the root). `SA_UNKNOWN_NODE` names a missing node or graph.
+ *
+ * Ownership: borrows `session` and reads the strings only during the call; `*index` is written.
  *
  * # Safety
  * `session` is NULL or a live handle; the strings are NULL or NUL-terminated; `index` is NULL
@@ -1767,6 +1949,9 @@ sa_status sa_session_node_index(struct sa_session *session,
  * Stores in `*name` and `*graph_name` the name of the node at `index` and of its graph (`""`
  * for the root). Owned by the session (valid until its free). Either output may be NULL.
  *
+ * Ownership: borrows `session`; the strings in `*name` and `*graph_name` are owned by the session
+ * and valid until `sa_session_free`; the caller does not free them.
+ *
  * # Safety
  * `session` is NULL or a live handle; `name` / `graph_name` are NULL or writable.
  */
@@ -1779,6 +1964,8 @@ sa_status sa_session_node_name(struct sa_session *session,
  * Stores the logical and physical stream of the node at `index` (-1: none; the physical one
  * equals the logical one before the split). `SA_STAGE` before logical assignment.
  *
+ * Ownership: borrows `session`; nothing is allocated, the outputs are written.
+ *
  * # Safety
  * `session` is NULL or a live handle; the outputs are NULL or writable.
  */
@@ -1790,6 +1977,9 @@ sa_status sa_session_node_streams(struct sa_session *session,
 /**
  * Stores the attached streams of the node at `index`: `*physical` and `*logical` (same
  * length `*count`; NULL when 0). Owned by the session until its next stage call.
+ *
+ * Ownership: borrows `session`; the arrays are owned by the session and valid until its next stage
+ * call (or `sa_session_free`); the caller does not free them.
  *
  * # Safety
  * `session` is NULL or a live handle; the outputs are NULL or writable.
@@ -1805,6 +1995,9 @@ sa_status sa_session_node_attached(struct sa_session *session,
  * for before it (`*recv`, `*recv_count`): events, or notifies in notify mode. Arrays are NULL
  * when empty and owned by the session until its next stage call.
  *
+ * Ownership: borrows `session`; the arrays are owned by the session and valid until its next stage
+ * call (or `sa_session_free`); the caller does not free them.
+ *
  * # Safety
  * `session` is NULL or a live handle; the outputs are NULL or writable.
  */
@@ -1818,6 +2011,9 @@ sa_status sa_session_node_syncs(struct sa_session *session,
 /**
  * As `sa_session_node_syncs`, for the events the split adds in notify mode (`events.kind` =
  * notify); empty in event mode, where the split's events are among the node's syncs.
+ *
+ * Ownership: borrows `session`; the arrays are owned by the session and valid until its next stage
+ * call (or `sa_session_free`); the caller does not free them.
  *
  * # Safety
  * `session` is NULL or a live handle; the outputs are NULL or writable.
@@ -1833,6 +2029,9 @@ sa_status sa_session_node_split_events(struct sa_session *session,
  * Stores the streams the node at `index` activates (`active_stream_list`; NULL, 0 when none).
  * Owned by the session until its next stage call.
  *
+ * Ownership: borrows `session`; the arrays are owned by the session and valid until its next stage
+ * call (or `sa_session_free`); the caller does not free them.
+ *
  * # Safety
  * `session` is NULL or a live handle; the outputs are NULL or writable.
  */
@@ -1847,6 +2046,9 @@ sa_status sa_session_node_active_streams(struct sa_session *session,
  * `_send_event_ids`, `_recv_event_ids`, `active_stream_list`, ...). Free with
  * `sa_string_free`.
  *
+ * Ownership: borrows `session`; the caller owns `*json` and frees it with `sa_string_free`; it
+ * outlives the session.
+ *
  * # Safety
  * `session` is NULL or a live handle; `json` is NULL or writable.
  */
@@ -1858,6 +2060,9 @@ sa_status sa_session_node_ge_attrs(struct sa_session *session, size_t index, cha
  * `_split_logic_stream_2_origin_logic_stream` (`"phys:logic,..."`). Free with
  * `sa_string_free`.
  *
+ * Ownership: borrows `session`; the caller owns `*json` and frees it with `sa_string_free`; it
+ * outlives the session.
+ *
  * # Safety
  * `session` is NULL or a live handle; `json` is NULL or writable.
  */
@@ -1867,6 +2072,8 @@ sa_status sa_session_model_ge_attrs(struct sa_session *session, char **json);
  * Stores the model counts after the current stage: logical (main) streams, `stream_num`
  * (physical, attached and inserted streams included), attached streams, `event_num`,
  * `notify_num`. Any output may be NULL.
+ *
+ * Ownership: borrows `session`; nothing is allocated, the outputs are written.
  *
  * # Safety
  * `session` is NULL or a live handle; the outputs are NULL or writable.
@@ -1883,6 +2090,9 @@ sa_status sa_session_counts(struct sa_session *session,
  * value = its logical stream). Arrays are NULL when empty and owned by the session until its
  * next stage call.
  *
+ * Ownership: borrows `session`; the arrays are owned by the session and valid until its next stage
+ * call (or `sa_session_free`); the caller does not free them.
+ *
  * # Safety
  * `session` is NULL or a live handle; the outputs are NULL or writable.
  */
@@ -1897,6 +2107,8 @@ sa_status sa_session_streams(struct sa_session *session,
  * from the split on, plus Send/Recv (SendNotify/RecvNotify) once
  * `sa_session_generate_send_recv` ran.
  *
+ * Ownership: borrows `session`; nothing is allocated, `*count` is written.
+ *
  * # Safety
  * `session` is NULL or a live handle; `count` is NULL or writable.
  */
@@ -1908,6 +2120,9 @@ sa_status sa_session_inserted_count(struct sa_session *session, size_t *count);
  * `before` (1: right before the anchor, as a Recv; 0: right after it, as a Send), its physical
  * and logical stream, and `sync_id` (`event_id` / `notify_id`; -1 for StreamActive). Any
  * output may be NULL. `SA_NOT_FOUND` when `i` is out of range.
+ *
+ * Ownership: borrows `session`; the strings in `*name` and `*op_type` are owned by the session and
+ * valid until its next stage call (or `sa_session_free`); the other outputs are written.
  *
  * # Safety
  * `session` is NULL or a live handle; the outputs are NULL or writable.
@@ -1926,6 +2141,9 @@ sa_status sa_session_inserted_node(struct sa_session *session,
  * Stores in `*json` a new string with the allocation JSON v1 document of the current stage
  * (inserted nodes listed as `sa_session_inserted_*` lists them). Free with `sa_string_free`.
  *
+ * Ownership: borrows `session`; the caller owns `*json` and frees it with `sa_string_free`; it
+ * outlives the session.
+ *
  * # Safety
  * `session` is NULL or a live handle; `json` is NULL or writable.
  */
@@ -1937,6 +2155,9 @@ sa_status sa_session_allocation_json(struct sa_session *session, char **json);
  * with one line per violation (`"rule N: ..."`, `""` when none; free with `sa_string_free`).
  * Returns `SA_OK` whether or not rules are broken; `SA_STAGE` before logical assignment.
  *
+ * Ownership: borrows `session`; the caller owns `*message` and frees it with `sa_string_free`;
+ * `*violations` is written.
+ *
  * # Safety
  * `session` is NULL or a live handle; `violations` is NULL or writable; `message` is NULL or
  * writable.
@@ -1947,6 +2168,9 @@ sa_status sa_session_verify(struct sa_session *session, size_t *violations, char
  * The message of the most recent failed call on `session`, `""` if none; NULL if `session`
  * is NULL. Valid until the next call on the handle.
  *
+ * Ownership: borrows `session`; the returned string is owned by `session` and valid until its next
+ * call or its free; the caller does not free it.
+ *
  * # Safety
  * `session` is NULL or a live handle.
  */
@@ -1955,6 +2179,8 @@ const char *sa_session_last_error(const struct sa_session *session);
 /**
  * The code string (`"SA2002"`, ...) of the most recent failed call on `session`, `""` if none;
  * NULL if `session` is NULL. Static storage.
+ *
+ * Ownership: borrows `session`; the returned string is static: never freed.
  *
  * # Safety
  * `session` is NULL or a live handle.
@@ -2058,19 +2284,23 @@ sa_status sa_session_execution_order(struct sa_session *session,
  * `"SA_NULL_POINTER: a required pointer argument was NULL"`. Unknown values give
  * `"SA_UNKNOWN: unknown status"`. Never NULL; the string lives as long as the program and
  * must not be freed. Thread-safe.
+ *
+ * Ownership: the returned string is static: never freed.
  */
 const char *sa_status_str(sa_status status);
 
 /**
  * The static, NUL-terminated code string of `status`: `"SA1005"`, GE's `"E10001"`, ...;
  * `""` for `SA_OK` and for unknown values. Never NULL; must not be freed. Thread-safe.
+ *
+ * Ownership: the returned string is static: never freed.
  */
 const char *sa_status_code(sa_status status);
 
 /**
  * Creates a `gert::StreamAllocator(priority, rt_flags)` (RT flag encoding) in `*out`. No device
- * call happens here: the runtime is resolved on the first growth. Ownership: the caller frees
- * `*out` with `sa_stream_allocator_free`.
+ * call happens here: the runtime is resolved on the first growth.
+ * Ownership: the caller frees `*out` with `sa_stream_allocator_free`.
  *
  * # Safety
  * `out` is NULL or writable.
@@ -2087,6 +2317,9 @@ sa_status sa_stream_allocator_new(int32_t priority,
  * already created are kept). Lifetime: the vector belongs to the allocator and stays valid,
  * at the same address, until the allocator is freed. Thread-safe.
  *
+ * Ownership: borrows `a`; the returned vector and the streams it created are owned by `a` and
+ * valid until `sa_stream_allocator_free`; slot 0 stays the caller's.
+ *
  * # Safety
  * `a` is NULL or a live allocator.
  */
@@ -2096,6 +2329,9 @@ void *sa_stream_allocator_acquire(const struct sa_stream_allocator *a, size_t n)
  * Frees a stream allocator and destroys the streams it created (slots 1..size-1; slot 0 is
  * the caller's). NULL is a no-op. Must not race with other calls on `a`.
  *
+ * Ownership: takes ownership of `a` and frees it with the streams it created (NULL is a no-op);
+ * slot 0 stays the caller's.
+ *
  * # Safety
  * `a` is NULL or came from `sa_stream_allocator_new` and is not used afterwards.
  */
@@ -2104,7 +2340,8 @@ void sa_stream_allocator_free(struct sa_stream_allocator *a);
 /**
  * Creates a context in `*out` over the device runtime in use now (registered with
  * `sa_runtime_register`, else found in the process): `SA_NO_RUNTIME` without one. No device
- * call. Ownership: the caller frees `*out` with `sa_stream_ctx_free`.
+ * call.
+ * Ownership: the caller frees `*out` with `sa_stream_ctx_free`.
  *
  * # Safety
  * `out` is NULL or writable.
@@ -2115,6 +2352,9 @@ sa_status sa_stream_ctx_new(struct sa_stream_ctx **out);
  * Frees the caller's reference to a context. Its streams and events are destroyed once no
  * memory pool made from it is left either (a pool keeps them alive). Adopted streams are never
  * destroyed. NULL is a no-op. Must not race with other calls on `ctx`.
+ *
+ * Ownership: takes ownership of the caller's reference `ctx` and drops it (NULL is a no-op);
+ * memory pools made from it keep its streams and events alive.
  *
  * # Safety
  * `ctx` is NULL or came from `sa_stream_ctx_new` and is not used afterwards.
@@ -2127,6 +2367,8 @@ void sa_stream_ctx_free(struct sa_stream_ctx *ctx);
  * asks for its stream each time without creating one per call. Asking again with another
  * priority or flags is `SA_INVALID_STATE`. The stream belongs to the context (do not destroy
  * it). Thread-safe.
+ *
+ * Ownership: borrows `ctx`; the stream in `*stream` is owned by the context: never destroy it.
  *
  * # Safety
  * `ctx` is NULL or live; `stream` is NULL or writable.
@@ -2143,6 +2385,9 @@ sa_status sa_stream_ctx_stream(const struct sa_stream_ctx *ctx,
  * it, and the stream must outlive the context and its pools. Adopting twice is a no-op.
  * Thread-safe.
  *
+ * Ownership: borrows `ctx`; `stream` stays the caller's: the context never destroys it, and it
+ * must outlive the context and its pools.
+ *
  * # Safety
  * `ctx` is NULL or live.
  */
@@ -2153,6 +2398,8 @@ sa_status sa_stream_ctx_adopt_stream(const struct sa_stream_ctx *ctx, void *stre
  * already queued on `other` (an event of the context recorded on `other` and waited on by
  * `waiter`). Both streams must be the context's (`SA_UNKNOWN_HANDLE` otherwise). Thread-safe.
  *
+ * Ownership: borrows `ctx`, `waiter` and `other`; nothing changes hands.
+ *
  * # Safety
  * `ctx` is NULL or live.
  */
@@ -2160,6 +2407,8 @@ sa_status sa_stream_ctx_wait_stream(const struct sa_stream_ctx *ctx, void *waite
 
 /**
  * Blocks until everything queued on `stream` so far has run. Thread-safe.
+ *
+ * Ownership: borrows `ctx` and `stream`; nothing changes hands.
  *
  * # Safety
  * `ctx` is NULL or live.
@@ -2172,6 +2421,9 @@ sa_status sa_stream_ctx_synchronize_stream(const struct sa_stream_ctx *ctx, void
  * context: destroy it with `sa_stream_ctx_event_destroy`, or it goes with the context.
  * Thread-safe.
  *
+ * Ownership: borrows `ctx`; the event in `*event` is owned by the context: destroy it with
+ * `sa_stream_ctx_event_destroy`, or it goes with the context.
+ *
  * # Safety
  * `ctx` is NULL or live; `event` is NULL or writable.
  */
@@ -2183,6 +2435,8 @@ sa_status sa_stream_ctx_event_new(const struct sa_stream_ctx *ctx,
  * Destroys an event made by `sa_stream_ctx_event_new`; any other handle is
  * `SA_UNKNOWN_HANDLE`. On a device error the event stays valid. Thread-safe.
  *
+ * Ownership: borrows `ctx`; destroys `event`, which the caller must not use afterwards.
+ *
  * # Safety
  * `ctx` is NULL or live.
  */
@@ -2190,6 +2444,8 @@ sa_status sa_stream_ctx_event_destroy(const struct sa_stream_ctx *ctx, void *eve
 
 /**
  * Records `event` on `stream` (`aclrtRecordEvent`). Thread-safe.
+ *
+ * Ownership: borrows `ctx`, `event` and `stream`; nothing changes hands.
  *
  * # Safety
  * `ctx` is NULL or live.
@@ -2200,6 +2456,8 @@ sa_status sa_stream_ctx_event_record(const struct sa_stream_ctx *ctx, void *even
  * Makes `stream` wait for `event`'s last record (`aclrtStreamWaitEvent`); waiting on an event
  * never recorded does nothing, as in the runtime. Thread-safe.
  *
+ * Ownership: borrows `ctx`, `event` and `stream`; nothing changes hands.
+ *
  * # Safety
  * `ctx` is NULL or live.
  */
@@ -2208,6 +2466,8 @@ sa_status sa_stream_ctx_event_wait(const struct sa_stream_ctx *ctx, void *stream
 /**
  * Writes 1 to `*complete` when the work before `event`'s last record has completed (or it was
  * never recorded), 0 when not yet (`aclrtQueryEventStatus`). Thread-safe.
+ *
+ * Ownership: borrows `ctx` and `event`; nothing is allocated, `*complete` is written.
  *
  * # Safety
  * `ctx` is NULL or live; `complete` is NULL or writable.
@@ -2219,6 +2479,8 @@ sa_status sa_stream_ctx_event_query(const struct sa_stream_ctx *ctx,
 /**
  * Blocks until `event` has completed (`aclrtSynchronizeEvent`). Thread-safe.
  *
+ * Ownership: borrows `ctx` and `event`; nothing changes hands.
+ *
  * # Safety
  * `ctx` is NULL or live.
  */
@@ -2227,6 +2489,8 @@ sa_status sa_stream_ctx_event_synchronize(const struct sa_stream_ctx *ctx, void 
 /**
  * Writes the milliseconds between the completion of `start`'s and `end`'s last records to
  * `*ms` (`aclrtEventElapsedTime`; both recorded and completed). Thread-safe.
+ *
+ * Ownership: borrows `ctx`, `start` and `end`; nothing is allocated, `*ms` is written.
  *
  * # Safety
  * `ctx` is NULL or live; `ms` is NULL or writable.
@@ -2239,6 +2503,9 @@ sa_status sa_stream_ctx_event_elapsed_time(const struct sa_stream_ctx *ctx,
 /**
  * Frees a summary. NULL is a no-op.
  *
+ * Ownership: takes ownership of `summary` and frees it (NULL is a no-op); the strings and arrays
+ * it lent die with it.
+ *
  * # Safety
  * `summary` is NULL or a live handle no other thread is using.
  */
@@ -2247,6 +2514,8 @@ void sa_summary_free(struct sa_summary *summary);
 /**
  * Stores the model counts of `CompiledGraphSummary`: `stream_num`, `event_num`, `notify_num`.
  * Any output may be NULL.
+ *
+ * Ownership: borrows `summary`; nothing is allocated, the outputs are written.
  *
  * # Safety
  * `summary` is NULL or a live handle; the outputs are NULL or writable.
@@ -2259,6 +2528,8 @@ sa_status sa_summary_counts(const struct sa_summary *summary,
 /**
  * Stores in `*count` the number of graphs (root and subgraphs).
  *
+ * Ownership: borrows `summary`; nothing is allocated, `*count` is written.
+ *
  * # Safety
  * `summary` is NULL or a live handle; `count` is NULL or writable.
  */
@@ -2268,6 +2539,9 @@ sa_status sa_summary_graph_count(const struct sa_summary *summary, size_t *count
  * Describes graph `g`: its name (the model's name for the root; owned by the summary), whether
  * it is static (1) or dynamic (0), its number of logical stream entries, and its stream graph
  * in DOT (owned by the summary). Any output may be NULL.
+ *
+ * Ownership: borrows `summary`; the strings in `*name` and `*stream_graph_dot` are owned by the
+ * summary and valid until `sa_summary_free`; the caller does not free them.
  *
  * # Safety
  * `summary` is NULL or a live handle; the outputs are NULL or writable.
@@ -2285,6 +2559,9 @@ sa_status sa_summary_graph(const struct sa_summary *summary,
  * (`*attached`, `*attached_count`; NULL when none), physical stream count, HCCL-followed stream
  * count. Borrowed outputs are owned by the summary. Any output may be NULL (an array and its
  * count are written together, only when both are given).
+ *
+ * Ownership: borrows `summary`; the string in `*user_stream_label` and the array in `*attached`
+ * are owned by the summary and valid until `sa_summary_free`.
  *
  * # Safety
  * `summary` is NULL or a live handle; the outputs are NULL or writable.
@@ -2304,6 +2581,9 @@ sa_status sa_summary_stream(const struct sa_summary *summary,
  * Stores the nodes of entry `i` of graph `g` as node indexes (`*nodes`, `*count`;
  * NULL when none), owned by the summary; names via `sa_summary_node`.
  *
+ * Ownership: borrows `summary`; the array in `*nodes` is owned by the summary and valid until
+ * `sa_summary_free`.
+ *
  * # Safety
  * `summary` is NULL or a live handle; the outputs are NULL or writable.
  */
@@ -2316,6 +2596,9 @@ sa_status sa_summary_stream_nodes(const struct sa_summary *summary,
 /**
  * Stores the name and operator type of the node at node index `index` (owned by the
  * summary). Either output may be NULL. `SA_NOT_FOUND` when out of range.
+ *
+ * Ownership: borrows `summary`; the strings in `*name` and `*op_type` are owned by the summary and
+ * valid until `sa_summary_free`.
  *
  * # Safety
  * `summary` is NULL or a live handle; the outputs are NULL or writable.
@@ -2330,6 +2613,9 @@ sa_status sa_summary_node(const struct sa_summary *summary,
  * (`"logic_stream_id: 0, user_stream_label: , ... hccl_followed_stream_num: 0.\n"`). Owned by
  * the summary.
  *
+ * Ownership: borrows `summary`; the string in `*text` is owned by the summary and valid until
+ * `sa_summary_free`.
+ *
  * # Safety
  * `summary` is NULL or a live handle; `text` is NULL or writable.
  */
@@ -2342,6 +2628,9 @@ sa_status sa_summary_string_info(const struct sa_summary *summary,
  * Stores in `*text` the whole summary as text (`"text"`: a header line, then per graph a
  * `[name]` line and its `ToStringInfo()` lines), JSON (`"json"`) or DOT (`"dot"`: one cluster
  * per graph). Owned by the summary. `SA_INVALID_ARGUMENT` for another format.
+ *
+ * Ownership: borrows `summary` and reads `format` only during the call; the string in `*text` is
+ * owned by the summary and valid until `sa_summary_free`.
  *
  * # Safety
  * `summary` is NULL or a live handle; `format` is NULL or NUL-terminated; `text` is NULL or
@@ -2371,6 +2660,9 @@ sa_status sa_summary_render(const struct sa_summary *summary,
  *   `GetExternalWeightPaths`: `SA_NOT_FOUND` (graph JSON carries none of it).
  *
  * `SA_INVALID_ARGUMENT` for another name. Thread-safe.
+ *
+ * Ownership: borrows `summary` and reads `method` only during the call; nothing is allocated,
+ * `*value` is written.
  *
  * # Safety
  * `summary` is NULL or a live handle; `method` is NULL or NUL-terminated; `value` is NULL or

@@ -118,6 +118,9 @@ pub(crate) unsafe fn with_compiled<T>(
 /// owned strings from `sa_allocation_to_json` do not. Freeing twice, or using the handle
 /// afterwards, is undefined behaviour.
 ///
+/// Ownership: takes ownership of `allocation` and frees it (NULL is a no-op); the strings and
+/// arrays it lent die with it.
+///
 /// # Safety
 /// `allocation` is NULL or a live handle that no other thread is using.
 #[unsafe(no_mangle)]
@@ -132,6 +135,8 @@ pub unsafe extern "C" fn sa_allocation_free(allocation: *mut sa_allocation) {
 
 /// Stores in `*out` the number of nodes of the model (all graphs; inserted Send/Recv/
 /// StreamActive nodes excluded): valid indexes are `0 .. *out - 1`. Thread-safe.
+///
+/// Ownership: borrows `allocation`; nothing is allocated, `*out` is written.
 ///
 /// # Safety
 /// `allocation` is NULL or a live handle; `out` is NULL or writable.
@@ -149,6 +154,9 @@ pub unsafe extern "C" fn sa_allocation_node_count(allocation: *const sa_allocati
 /// Stores in `*name` the name of the node at node index `index` (GE's `GetAllNodes` order). The string belongs
 /// to the allocation and lives until `sa_allocation_free`. `SA_NOT_FOUND` if `index` is out of
 /// range. Thread-safe.
+///
+/// Ownership: borrows `allocation`; the string in `*name` is owned by `allocation` and valid until
+/// `sa_allocation_free`; the caller does not free it.
 ///
 /// # Safety
 /// `allocation` is NULL or a live handle; `name` is NULL or writable.
@@ -172,6 +180,9 @@ pub unsafe extern "C" fn sa_allocation_node_name(
 /// subgraph's name (as allocation JSON writes it). Owned by the allocation, valid until
 /// `sa_allocation_free`. `SA_NOT_FOUND` if out of range. Thread-safe.
 ///
+/// Ownership: borrows `allocation`; the string in `*graph_name` is owned by `allocation` and valid
+/// until `sa_allocation_free`; the caller does not free it.
+///
 /// # Safety
 /// `allocation` is NULL or a live handle; `graph_name` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -193,6 +204,8 @@ pub unsafe extern "C" fn sa_allocation_node_graph(
 /// Stores in `*stream` the physical stream of the node at node index `index` (-1:
 /// none). `SA_NOT_FOUND` if out of range. Thread-safe.
 ///
+/// Ownership: borrows `allocation`; nothing is allocated, `*stream` is written.
+///
 /// # Safety
 /// `allocation` is NULL or a live handle; `stream` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -213,6 +226,8 @@ pub unsafe extern "C" fn sa_allocation_stream_at(
 
 /// Stores in `*stream` the logical stream of the node at node index `index` (-1:
 /// none). `SA_NOT_FOUND` if out of range. Thread-safe.
+///
+/// Ownership: borrows `allocation`; nothing is allocated, `*stream` is written.
 ///
 /// # Safety
 /// `allocation` is NULL or a live handle; `stream` is NULL or writable.
@@ -236,6 +251,9 @@ pub unsafe extern "C" fn sa_allocation_logical_stream_at(
 /// (NULL, `""`: the root; else a subgraph's name). `SA_NOT_FOUND` names the missing graph or
 /// node. Thread-safe.
 ///
+/// Ownership: borrows `allocation` and reads `graph_name` and `node` only during the call;
+/// `*stream` is written.
+///
 /// # Safety
 /// `allocation` is NULL or a live handle; the strings are NULL or NUL-terminated; `stream` is
 /// NULL or writable.
@@ -258,6 +276,9 @@ pub unsafe extern "C" fn sa_allocation_stream_of(
 
 /// Stores in `*stream` the logical stream (-1: none) of node `node` of graph `graph_name`
 /// (NULL, `""`: the root). `SA_NOT_FOUND` names the missing graph or node. Thread-safe.
+///
+/// Ownership: borrows `allocation` and reads `graph_name` and `node` only during the call;
+/// `*stream` is written.
 ///
 /// # Safety
 /// `allocation` is NULL or a live handle; the strings are NULL or NUL-terminated; `stream` is
@@ -295,6 +316,8 @@ unsafe fn count(a: *const sa_allocation, out: *mut u32, field: impl FnOnce(&Allo
 
 /// Stores in `*out` the number of logical (main) streams. Thread-safe.
 ///
+/// Ownership: borrows `allocation`; nothing is allocated, `*out` is written.
+///
 /// # Safety
 /// `allocation` is NULL or a live handle; `out` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -308,6 +331,8 @@ pub unsafe extern "C" fn sa_allocation_logical_stream_count(
 /// Stores in `*out` the number of physical streams after the split (equal to the logical
 /// count before the split stage). Thread-safe.
 ///
+/// Ownership: borrows `allocation`; nothing is allocated, `*out` is written.
+///
 /// # Safety
 /// `allocation` is NULL or a live handle; `out` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -319,6 +344,8 @@ pub unsafe extern "C" fn sa_allocation_physical_stream_count(
 }
 
 /// Stores in `*out` the number of attached streams. Thread-safe.
+///
+/// Ownership: borrows `allocation`; nothing is allocated, `*out` is written.
 ///
 /// # Safety
 /// `allocation` is NULL or a live handle; `out` is NULL or writable.
@@ -333,6 +360,8 @@ pub unsafe extern "C" fn sa_allocation_attached_stream_count(
 /// Stores in `*out` the number of distinct sync ids (events or notifies, see the JSON's
 /// `events.kind`). Thread-safe.
 ///
+/// Ownership: borrows `allocation`; nothing is allocated, `*out` is written.
+///
 /// # Safety
 /// `allocation` is NULL or a live handle; `out` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -343,6 +372,9 @@ pub unsafe extern "C" fn sa_allocation_sync_count(allocation: *const sa_allocati
 /// Stores in `*mode` the mode the model was allocated in (`"static-single"`,
 /// `"static-multi"`, `"dynamic-single"`, `"dynamic-multi"` or a policy name). Owned by the
 /// allocation, valid until `sa_allocation_free`. Thread-safe.
+///
+/// Ownership: borrows `allocation`; the string in `*mode` is owned by `allocation` and valid until
+/// `sa_allocation_free`; the caller does not free it.
 ///
 /// # Safety
 /// `allocation` is NULL or a live handle; `mode` is NULL or writable.
@@ -358,6 +390,8 @@ pub unsafe extern "C" fn sa_allocation_mode(allocation: *const sa_allocation, mo
 }
 
 /// Stores in `*stage` how far the pipeline ran (`SA_STAGE_*`). Thread-safe.
+///
+/// Ownership: borrows `allocation`; nothing is allocated, `*stage` is written.
 ///
 /// # Safety
 /// `allocation` is NULL or a live handle; `stage` is NULL or writable.
@@ -398,6 +432,9 @@ pub unsafe extern "C" fn sa_allocation_to_json(allocation: *const sa_allocation,
 /// `capacity < *needed` it returns `SA_BUFFER_TOO_SMALL` (with `*needed` set, `buffer`
 /// untouched); call again with a buffer of `*needed` bytes. `buffer` NULL with a non-zero
 /// `capacity` is `SA_NULL_POINTER`. Thread-safe.
+///
+/// Ownership: borrows `allocation`; nothing is allocated: the caller owns `buffer`, which is
+/// written, and `*needed`.
 ///
 /// # Safety
 /// `allocation` is NULL or a live handle; `buffer` is NULL or writable for `capacity` bytes;
@@ -441,6 +478,9 @@ pub unsafe extern "C" fn sa_allocation_copy_json(
 /// `allocation` is NULL. Valid until the next failing call on the handle or its free; when
 /// several threads share the handle, read `sa_last_error_message` (per thread) instead.
 ///
+/// Ownership: borrows `allocation`; the returned string is owned by `allocation` and valid until
+/// its next failing call or its free; the caller does not free it.
+///
 /// # Safety
 /// `allocation` is NULL or a live handle.
 #[unsafe(no_mangle)]
@@ -454,6 +494,8 @@ pub unsafe extern "C" fn sa_allocation_last_error(allocation: *const sa_allocati
 
 /// The code string of the most recent failed call on `allocation` (`"SA3006"`, ...), `""` if
 /// none; NULL if `allocation` is NULL. Static storage: never freed.
+///
+/// Ownership: borrows `allocation`; the returned string is static: never freed.
 ///
 /// # Safety
 /// `allocation` is NULL or a live handle.

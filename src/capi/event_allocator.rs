@@ -10,8 +10,8 @@ use crate::runtime::EventAllocator;
 pub struct sa_event_allocator(pub(crate) EventAllocator);
 
 /// Creates a `gert::EventAllocator(acl_flag)` (ACL event flag; GE's default is
-/// `ACL_EVENT_SYNC` = 1) in `*out`. No device call. Ownership: the caller frees `*out` with
-/// `sa_event_allocator_free`.
+/// `ACL_EVENT_SYNC` = 1) in `*out`. No device call.
+/// Ownership: the caller frees `*out` with `sa_event_allocator_free`.
 ///
 /// # Safety
 /// `out` is NULL or writable.
@@ -23,6 +23,9 @@ pub unsafe extern "C" fn sa_event_allocator_new(acl_flag: u32, out: *mut *mut sa
 /// `AcquireEvents(n)`: the allocator's `TypedContinuousVector<aclrtEvent>`, grown to at least
 /// `n`. NULL on failure (`n > 4096`: `SA_RUNTIME_LIMIT`). Lifetime and thread safety as
 /// `sa_stream_allocator_acquire`.
+///
+/// Ownership: borrows `a`; the returned vector and its events are owned by `a` and valid until
+/// `sa_event_allocator_free`.
 ///
 /// # Safety
 /// `a` is NULL or a live allocator.
@@ -37,6 +40,8 @@ pub unsafe extern "C" fn sa_event_allocator_acquire(a: *const sa_event_allocator
 
 /// Frees an event allocator and destroys every event it created. NULL is a no-op. Must not
 /// race with other calls on `a`.
+///
+/// Ownership: takes ownership of `a` and frees it with the events it created (NULL is a no-op).
 ///
 /// # Safety
 /// `a` is NULL or came from `sa_event_allocator_new` and is not used afterwards.

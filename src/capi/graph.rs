@@ -284,6 +284,9 @@ fn path_of(bytes: &[u8]) -> std::path::PathBuf {
 /// share the built model. Freeing twice, or using the handle afterwards, is undefined
 /// behaviour (handles are not generation-checked yet).
 ///
+/// Ownership: takes ownership of `graph` and frees it (NULL is a no-op); allocations and sessions
+/// made from it keep the built model.
+///
 /// # Safety
 /// `graph` is NULL or a live handle from this library that no other thread is using.
 #[unsafe(no_mangle)]
@@ -303,6 +306,9 @@ pub unsafe extern "C" fn sa_graph_free(graph: *mut sa_graph) {
 /// Overrides an option of the same name from the graph file.
 ///
 /// `SA_INVALID_STATE` once the graph is built. Not thread-safe for one handle.
+///
+/// Ownership: borrows `graph`; `key` and `value` are only read during the call (the graph keeps
+/// copies).
 ///
 /// # Safety
 /// `graph` is NULL or a live handle; `key`/`value` are NULL or NUL-terminated strings.
@@ -325,6 +331,9 @@ pub unsafe extern "C" fn sa_graph_set_option(
 /// Sets a root-graph attribute (graph JSON `graph_attrs`) to a JSON value given as text, e.g.
 /// key `auto_multistream_parallel_mode`, value `"\"cv\""`. `SA_JSON` if `json_value` is not a
 /// JSON value. `SA_INVALID_STATE` once built. Not thread-safe for one handle.
+///
+/// Ownership: borrows `graph`; `key` and `json_value` are only read during the call (the graph
+/// keeps copies).
 ///
 /// # Safety
 /// `graph` is NULL or a live handle; `key`/`json_value` are NULL or NUL-terminated strings.
@@ -352,6 +361,8 @@ pub unsafe extern "C" fn sa_graph_set_graph_attr(
 /// (NULL or `""`: the root). `SA_NOT_FOUND` for an unknown graph, `SA_INVALID_ARGUMENT` for
 /// an unknown shape, `SA_INVALID_STATE` once built. Not thread-safe for one handle.
 ///
+/// Ownership: borrows `graph`; `graph_name` is only read during the call.
+///
 /// # Safety
 /// `graph` is NULL or a live handle; `graph_name` is NULL or a NUL-terminated string.
 #[unsafe(no_mangle)]
@@ -376,6 +387,8 @@ pub unsafe extern "C" fn sa_graph_set_shape(
 /// (NULL or `""`: the root), e.g. an If's branch. Nodes and edges are then added with
 /// `graph_name = name`. `SA_NOT_FOUND` if the parent does not exist, `SA_DUPLICATE_NAME` if a
 /// graph of that name exists, `SA_INVALID_STATE` once built. Not thread-safe for one handle.
+///
+/// Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
 ///
 /// # Safety
 /// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
@@ -421,6 +434,8 @@ pub unsafe extern "C" fn sa_graph_add_subgraph(
 /// the estimated time (finite, >= 0), `cores` the compute units it occupies (0: unknown).
 /// Names are unique per graph (`SA_DUPLICATE_NAME`); the engine is checked when the graph is
 /// built (`SA_UNKNOWN_ENGINE`). `SA_INVALID_STATE` once built. Not thread-safe for one handle.
+///
+/// Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
 ///
 /// # Safety
 /// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
@@ -479,6 +494,8 @@ pub unsafe extern "C" fn sa_graph_add_node(
 /// exist yet; cycles are reported when the graph is built (`SA_CYCLE`). `SA_INVALID_STATE`
 /// once built. Not thread-safe for one handle.
 ///
+/// Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
+///
 /// # Safety
 /// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
 #[unsafe(no_mangle)]
@@ -532,6 +549,8 @@ pub unsafe extern "C" fn sa_graph_add_edge(
 /// `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE` once built. Not thread-safe for one
 /// handle.
 ///
+/// Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
+///
 /// # Safety
 /// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
 #[unsafe(no_mangle)]
@@ -557,6 +576,8 @@ pub unsafe extern "C" fn sa_graph_set_node_attr(
 /// `sa_graph_set_node_attr` for string attributes (`stream_label`, `user_stream_label`,
 /// `parallel_group`, `continuous_stream_label`), with `value` as a plain string: no JSON
 /// quoting. An empty value clears the attribute. Not thread-safe for one handle.
+///
+/// Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
 ///
 /// # Safety
 /// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
@@ -613,6 +634,8 @@ fn set_attr(b: &mut Building, graph_name: Option<&str>, node: &str, key: &str, v
 /// `SA_JSON` if the text is not JSON, `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE`
 /// once built. Not thread-safe for one handle.
 ///
+/// Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
+///
 /// # Safety
 /// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
 #[unsafe(no_mangle)]
@@ -644,6 +667,8 @@ pub unsafe extern "C" fn sa_graph_set_node_ge_attr(
 /// `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE` once built. Not thread-safe for one
 /// handle.
 ///
+/// Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
+///
 /// # Safety
 /// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
 #[unsafe(no_mangle)]
@@ -668,6 +693,9 @@ pub unsafe extern "C" fn sa_graph_set_node_stream(
 /// allocation (`sa_session_assign_given_streams`). `SA_NULL_POINTER` for a NULL `ids` with a
 /// non-zero count, `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE` once built. The ids
 /// are copied. Not thread-safe for one handle.
+///
+/// Ownership: borrows `graph`; the strings and `ids` are only read during the call (the graph keeps
+/// copies).
 ///
 /// # Safety
 /// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated; `ids` is NULL or
@@ -702,6 +730,8 @@ pub unsafe extern "C" fn sa_graph_set_node_attached_streams(
 /// stream). The ends are resolved when the graph is built (`SA_UNKNOWN_NODE`, `SA_FIELD` for an
 /// end without a stream, two ends on one stream, an id past 1048575 or a `to` that runs first).
 /// The strings are copied. `SA_INVALID_STATE` once built. Not thread-safe for one handle.
+///
+/// Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
 ///
 /// # Safety
 /// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
@@ -754,6 +784,9 @@ pub unsafe extern "C" fn sa_graph_add_event(
 /// (`SA_PARTITION`, naming the entry and node). `SA_NULL_POINTER` for a NULL `nodes` with a
 /// non-zero count or a NULL name in it; `SA_INVALID_STATE` once built. Not thread-safe for one
 /// handle.
+///
+/// Ownership: borrows `graph`; the strings and the `nodes` array are only read during the call (the
+/// graph keeps copies).
 ///
 /// # Safety
 /// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated; `nodes` is NULL or
@@ -810,6 +843,8 @@ pub unsafe extern "C" fn sa_graph_add_partition_entry(
 /// the graph can no longer be changed (`SA_INVALID_STATE`); after a failure it can be fixed
 /// and built again. Building a built graph is a no-op. Not thread-safe for one handle.
 ///
+/// Ownership: borrows `graph`; nothing is returned to own.
+///
 /// # Safety
 /// `graph` is NULL or a live handle.
 #[unsafe(no_mangle)]
@@ -819,6 +854,8 @@ pub unsafe extern "C" fn sa_graph_build(graph: *mut sa_graph) -> sa_status {
 
 /// Stores in `*out` the number of nodes of all graphs (root and subgraphs) of the
 /// description, or of the built model. Not thread-safe for one handle.
+///
+/// Ownership: borrows `graph`; nothing is allocated, `*out` is written.
 ///
 /// # Safety
 /// `graph` is NULL or a live handle; `out` is NULL or writable.
@@ -872,6 +909,9 @@ pub unsafe extern "C" fn sa_graph_allocate(
 /// `graph` is NULL. Valid until the next call with `graph` (or its free); copy it to keep it.
 /// Not thread-safe for one handle.
 ///
+/// Ownership: borrows `graph`; the returned string is owned by `graph` and valid until its next
+/// call or its free; the caller does not free it.
+///
 /// # Safety
 /// `graph` is NULL or a live handle.
 #[unsafe(no_mangle)]
@@ -884,6 +924,8 @@ pub unsafe extern "C" fn sa_graph_last_error(graph: *const sa_graph) -> *const c
 
 /// The code string (`"SA1005"`, `"E10055"`, ...) of the most recent failed call on `graph`,
 /// `""` if none has; NULL if `graph` is NULL. Static storage: never freed.
+///
+/// Ownership: borrows `graph`; the returned string is static: never freed.
 ///
 /// # Safety
 /// `graph` is NULL or a live handle.

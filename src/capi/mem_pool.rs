@@ -84,8 +84,8 @@ impl From<MemPoolStats> for sa_mem_stats {
 }
 
 /// Creates an empty pool over `ctx`'s runtime and streams in `*out`. No device call. The pool
-/// keeps the context's streams and events alive, so `ctx` may be freed first. Ownership: the
-/// caller frees `*out` with `sa_mem_pool_free`.
+/// keeps the context's streams and events alive, so `ctx` may be freed first.
+/// Ownership: the caller frees `*out` with `sa_mem_pool_free`.
 ///
 /// # Safety
 /// `ctx` is NULL or live; `out` is NULL or writable.
@@ -107,6 +107,9 @@ pub unsafe extern "C" fn sa_mem_pool_new(ctx: *const sa_stream_ctx, out: *mut *m
 /// allocated included (their pointers are invalid afterwards). NULL is a no-op. Must not race
 /// with other calls on `pool`.
 ///
+/// Ownership: takes ownership of `pool` and frees it with all its device memory, blocks still
+/// allocated included (NULL is a no-op).
+///
 /// # Safety
 /// `pool` is NULL or came from `sa_mem_pool_new` and is not used afterwards.
 #[unsafe(no_mangle)]
@@ -121,6 +124,9 @@ pub unsafe extern "C" fn sa_mem_pool_free(pool: *mut sa_mem_pool) {
 /// `SA_OUT_OF_MEMORY` then names the size, the stream and what was tried. The memory belongs
 /// to the pool: give it back with `sa_mem_pool_free_ptr` or `sa_mem_pool_free_after`.
 /// Thread-safe.
+///
+/// Ownership: borrows `pool` and `stream`; the device memory in `*ptr` belongs to the pool: give it
+/// back with `sa_mem_pool_free_ptr` or `sa_mem_pool_free_after` (or it goes with the pool).
 ///
 /// # Safety
 /// `pool` is NULL or live; `ptr` is NULL or writable.
@@ -149,6 +155,9 @@ pub unsafe extern "C" fn sa_mem_pool_alloc(
 /// `SA_INVALID_STATE`; on a device error the block stays allocated and the free may be retried.
 /// Thread-safe.
 ///
+/// Ownership: borrows `pool` and `stream`; gives `ptr` back to the pool, so the caller must not use
+/// it afterwards.
+///
 /// # Safety
 /// `pool` is NULL or live.
 #[unsafe(no_mangle)]
@@ -166,6 +175,8 @@ pub unsafe extern "C" fn sa_mem_pool_free_ptr(
 /// Notes that `stream` uses the allocated block `ptr` (the seed's `record_stream`): its free
 /// will wait for the work queued on `stream` until then. Using it on its own stream is a no-op.
 /// Thread-safe.
+///
+/// Ownership: borrows `pool`, `ptr` and `stream`; nothing changes hands.
 ///
 /// # Safety
 /// `pool` is NULL or live.
@@ -187,6 +198,9 @@ pub unsafe extern "C" fn sa_mem_pool_record_use(
 /// `sa_mem_pool_record_use` on each reader then `sa_mem_pool_free_ptr` on the owner, in one step:
 /// every stream is checked first, and a failure changes nothing. `readers` may be NULL when `n`
 /// is 0; it is only read during the call. Thread-safe.
+///
+/// Ownership: borrows `pool` and reads `readers` only during the call; gives `ptr` back to the
+/// pool, so the caller must not use it afterwards.
 ///
 /// # Safety
 /// `pool` is NULL or live; `readers` is NULL or points to `n` readable stream handles.
@@ -216,6 +230,9 @@ pub unsafe extern "C" fn sa_mem_pool_free_after(
 /// (each owner stream synchronised first). Allocated blocks are kept. On a device error what
 /// is left stays in the pool. Thread-safe.
 ///
+/// Ownership: borrows `pool`; only cached blocks, which the caller does not hold, go back to the
+/// device.
+///
 /// # Safety
 /// `pool` is NULL or live.
 #[unsafe(no_mangle)]
@@ -227,6 +244,8 @@ pub unsafe extern "C" fn sa_mem_pool_empty_cache(pool: *const sa_mem_pool) -> su
 }
 
 /// Writes the pool's counters to `*stats`. Thread-safe (a consistent snapshot).
+///
+/// Ownership: borrows `pool`; nothing is allocated, `*stats` is written.
 ///
 /// # Safety
 /// `pool` is NULL or live; `stats` is NULL or writable.

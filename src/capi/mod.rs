@@ -262,6 +262,9 @@ pub(crate) unsafe fn free_box<T>(p: *mut T) {
 ///
 /// Lifetime: the string belongs to the library and stays valid until the next failing call on
 /// the same thread; copy it to keep it. Thread safety: each thread has its own last error.
+///
+/// Ownership: the returned string is owned by the library (per thread) and valid until the calling
+/// thread's next failing call; the caller does not free it.
 #[unsafe(no_mangle)]
 pub extern "C" fn sa_last_error_message() -> *const c_char {
     ffi_boundary(|| THREAD_ERROR.with(|t| t.borrow().message_ptr()))
@@ -270,12 +273,16 @@ pub extern "C" fn sa_last_error_message() -> *const c_char {
 /// The code string (`"SA1005"`, GE's `"E10001"`, ...) of the calling thread's most recent
 /// failure, `""` when none. Static storage: never NULL, never freed, valid forever.
 /// Thread safety: each thread has its own last error.
+///
+/// Ownership: the returned string is static: never freed.
 #[unsafe(no_mangle)]
 pub extern "C" fn sa_last_error_code() -> *const c_char {
     ffi_boundary(|| THREAD_ERROR.with(|t| t.borrow().code_ptr()))
 }
 
 /// The library version, e.g. `"0.1.0"`. Static storage: never NULL, never freed. Thread-safe.
+///
+/// Ownership: the returned string is static: never freed.
 #[unsafe(no_mangle)]
 pub extern "C" fn sa_version() -> *const c_char {
     ffi_boundary(|| concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast::<c_char>())
@@ -284,6 +291,9 @@ pub extern "C" fn sa_version() -> *const c_char {
 /// Frees a string the library returned as owned (`sa_allocation_to_json`). NULL is a no-op.
 /// Passing any other pointer, or freeing twice, is undefined behaviour. Thread-safe for
 /// distinct strings.
+///
+/// Ownership: takes ownership of `s`, a string the library returned as owned, and frees it (NULL is
+/// a no-op).
 ///
 /// # Safety
 /// `s` is NULL or a string returned as owned by this library and not yet freed.

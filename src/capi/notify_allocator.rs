@@ -9,8 +9,8 @@ use crate::runtime::NotifyAllocator;
 /// An RT2 notify allocator (`gert::NotifyAllocator`). Thread-safe.
 pub struct sa_notify_allocator(pub(crate) NotifyAllocator);
 
-/// Creates a `gert::NotifyAllocator` in `*out`. No device call. Ownership: the caller frees
-/// `*out` with `sa_notify_allocator_free`.
+/// Creates a `gert::NotifyAllocator` in `*out`. No device call.
+/// Ownership: the caller frees `*out` with `sa_notify_allocator_free`.
 ///
 /// # Safety
 /// `out` is NULL or writable.
@@ -22,6 +22,9 @@ pub unsafe extern "C" fn sa_notify_allocator_new(out: *mut *mut sa_notify_alloca
 /// `AcquireNotifies(device_id, n)`: the allocator's `TypedContinuousVector<aclrtNotify>`, grown
 /// to at least `n`. NULL on failure (`n >= 1024`: `SA_RUNTIME_LIMIT`). Lifetime and thread
 /// safety as `sa_stream_allocator_acquire`.
+///
+/// Ownership: borrows `a`; the returned vector and its notifies are owned by `a` and valid until
+/// `sa_notify_allocator_free`.
 ///
 /// # Safety
 /// `a` is NULL or a live allocator.
@@ -40,6 +43,8 @@ pub unsafe extern "C" fn sa_notify_allocator_acquire(
 
 /// Frees a notify allocator and destroys every notify it created. NULL is a no-op. Must not
 /// race with other calls on `a`.
+///
+/// Ownership: takes ownership of `a` and frees it with the notifies it created (NULL is a no-op).
 ///
 /// # Safety
 /// `a` is NULL or came from `sa_notify_allocator_new` and is not used afterwards.

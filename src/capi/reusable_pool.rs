@@ -61,6 +61,9 @@ pub unsafe extern "C" fn sa_reusable_pool_new(options: *const c_char, out: *mut 
 /// `sa_reusable_pool_destroy_stream`. Thread-safe (the device call runs under the pool's lock,
 /// as in GE).
 ///
+/// Ownership: borrows `pool`; the stream in `*stream` is owned by the pool: give it back with
+/// `sa_reusable_pool_destroy_stream`, never destroy it directly.
+///
 /// # Safety
 /// `pool` is NULL or live; `stream` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -88,6 +91,9 @@ pub unsafe extern "C" fn sa_reusable_pool_get_or_create(
 /// succeeds; a stream this pool never created is `SA_UNKNOWN_HANDLE`; on a device error the
 /// grant is kept. `*stream` is left unchanged, as in GE. Thread-safe.
 ///
+/// Ownership: borrows `pool`; gives back one grant of `*stream` (the pool destroys the stream with
+/// the last one); `*stream` is not written.
+///
 /// # Safety
 /// `pool` is NULL or live; `stream` is NULL or readable.
 #[unsafe(no_mangle)]
@@ -109,6 +115,8 @@ pub unsafe extern "C" fn sa_reusable_pool_destroy_stream(
 
 /// Writes the pool's counters to `*stats`. Thread-safe (a consistent snapshot).
 ///
+/// Ownership: borrows `pool`; nothing is allocated, `*stats` is written.
+///
 /// # Safety
 /// `pool` is NULL or live; `stats` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -125,6 +133,9 @@ pub unsafe extern "C" fn sa_reusable_pool_stats(pool: *const sa_reusable_pool, s
 
 /// Frees a pool. It destroys no stream (GE's pool does not either): streams still granted stay
 /// with the device. NULL is a no-op. Must not race with other calls on `pool`.
+///
+/// Ownership: takes ownership of `pool` and frees it (NULL is a no-op); streams still granted are
+/// not destroyed and stay with the device.
 ///
 /// # Safety
 /// `pool` is NULL or came from `sa_reusable_pool_new` and is not used afterwards.

@@ -70,6 +70,8 @@ impl From<&sa_static_counts> for StaticCounts {
 /// themselves (`sub`, may be NULL), as `GetReusableStreamResourceNum` computes them. Fails with
 /// `SA_INVALID_ARGUMENT` when `sub` asks for more than the totals. Thread-safe.
 ///
+/// Ownership: nothing is allocated; `sub` is only read, `*counts` is written.
+///
 /// # Safety
 /// `sub` is NULL or readable; `counts` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -97,6 +99,10 @@ pub unsafe extern "C" fn sa_rt2_resource_counts(
 /// `SA_INVALID_ARGUMENT` for any other mix. On success writes the three vectors (owned by the
 /// allocators they came from, valid until those are freed), with `main_stream` in stream
 /// slot 0. Thread-safe as the allocators are.
+///
+/// Ownership: borrows the allocators and `counts`; the vectors in `*out_streams`, `*out_events` and
+/// `*out_notifies` are owned by the allocators they came from and valid until those are freed;
+/// `main_stream` stays the caller's.
 ///
 /// # Safety
 /// Every non-NULL pointer is live, readable or writable as its type says.

@@ -165,6 +165,9 @@ impl From<&sa_runtime_ops> for RuntimeOps {
 /// `SA_RUNTIME_OPS_ABI_VERSION`, or a required entry is NULL; the previous registration then
 /// stays. Thread-safe.
 ///
+/// Ownership: copies the table `ops` points to (it may be freed on return); the functions and
+/// `user` it names are borrowed and must outlive every handle created with them.
+///
 /// # Safety
 /// `ops` is NULL or points to a readable `sa_runtime_ops` of at least `ops->struct_size` bytes.
 #[unsafe(no_mangle)]
@@ -203,6 +206,8 @@ pub unsafe extern "C" fn sa_runtime_register(ops: *const sa_runtime_ops) -> sa_s
 /// `libacl_rt.so` / `libruntime.so` / `libascendcl.so` (`RTLD_NOLOAD`, never a second copy);
 /// the library named by `SA_RUNTIME_LIB`. `SA_NO_RUNTIME` when none answers. Thread-safe.
 ///
+/// Ownership: nothing is allocated that the caller owns; `*source` is written.
+///
 /// # Safety
 /// `source` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -220,6 +225,8 @@ pub unsafe extern "C" fn sa_runtime_resolve(source: *mut sa_runtime_source) -> s
 /// the device's stream count and tasks per stream. The environment variable
 /// `SA_RT_MAX_TASKS_PER_STREAM` overrides the task count. `SA_NO_RUNTIME` without a runtime or
 /// query entry, `SA_DEVICE_ERROR` when the runtime fails. Thread-safe.
+///
+/// Ownership: nothing is allocated; `*max_streams` and `*max_tasks` are written.
 ///
 /// # Safety
 /// `max_streams` and `max_tasks` are NULL or writable.
@@ -245,6 +252,8 @@ pub unsafe extern "C" fn sa_runtime_task_limits(
 /// Whether the device reports `FEATURE_TYPE_PERSISTENT_STREAM_UNLIMITED_DEPTH` (then GE does
 /// not split streams): 1 or 0 in `*supported`. The environment variable `SA_RT_UNLIMITED_DEPTH`
 /// (0 or 1) overrides the device. Thread-safe.
+///
+/// Ownership: nothing is allocated; `*supported` is written.
 ///
 /// # Safety
 /// `supported` is NULL or writable.

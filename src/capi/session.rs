@@ -220,6 +220,9 @@ pub unsafe extern "C" fn sa_session_new(graph: *mut sa_graph, out: *mut *mut sa_
 
 /// Frees a session. NULL is a no-op. Arrays and strings borrowed from it die with it.
 ///
+/// Ownership: takes ownership of `session` and frees it (NULL is a no-op); the arrays and strings
+/// it lent die with it.
+///
 /// # Safety
 /// `session` is NULL or a live handle no other thread is using.
 #[unsafe(no_mangle)]
@@ -235,6 +238,9 @@ pub unsafe extern "C" fn sa_session_free(session: *mut sa_session) {
 /// Stage 1: assigns logical streams (GE's `AssignLogicalStreams`). `SA_STAGE` if it already
 /// ran; allocation errors (`SA_SINGLE_STREAM_LABEL`, ...) as their status.
 ///
+/// Ownership: borrows `session`; the arrays it lent until now (valid until its next stage call) are
+/// no longer valid afterwards.
+///
 /// # Safety
 /// `session` is NULL or a live handle.
 #[unsafe(no_mangle)]
@@ -248,6 +254,9 @@ pub unsafe extern "C" fn sa_session_assign_logical_streams(session: *mut sa_sess
 /// `sa_graph_add_event`). The later stages then run on them as on GE's own assignment.
 /// `SA_STAGE` if stage 1 already ran; `SA_LIMIT` / `SA_FIELD` for ids no assignment reaches.
 ///
+/// Ownership: borrows `session`; the arrays it lent until now (valid until its next stage call) are
+/// no longer valid afterwards.
+///
 /// # Safety
 /// `session` is NULL or a live handle.
 #[unsafe(no_mangle)]
@@ -259,6 +268,9 @@ pub unsafe extern "C" fn sa_session_assign_given_streams(session: *mut sa_sessio
 /// gives become the syncs as they are, each with its Send/Recv node, and the split is the
 /// first stage computed. `SA_STAGE` before stage 1 or when stage 2 already ran.
 ///
+/// Ownership: borrows `session`; the arrays it lent until now (valid until its next stage call) are
+/// no longer valid afterwards.
+///
 /// # Safety
 /// `session` is NULL or a live handle.
 #[unsafe(no_mangle)]
@@ -268,6 +280,9 @@ pub unsafe extern "C" fn sa_session_insert_given_syncs(session: *mut sa_session)
 
 /// Stage 2: inserts and optimises events / notifies (GE's `InsertSyncNodesByLogicStream`).
 /// `SA_STAGE` before `sa_session_assign_logical_streams` or when it already ran.
+///
+/// Ownership: borrows `session`; the arrays it lent until now (valid until its next stage call) are
+/// no longer valid afterwards.
 ///
 /// # Safety
 /// `session` is NULL or a live handle.
@@ -280,6 +295,9 @@ pub unsafe extern "C" fn sa_session_insert_syncs(session: *mut sa_session) -> sa
 /// as the host's task generation produced it; the split uses it instead of the node's `tasks`
 /// and count attributes. Allowed after logical assignment and before the split (`SA_STAGE`
 /// otherwise). `SA_UNKNOWN_NODE` names a missing node or graph.
+///
+/// Ownership: borrows `session` and reads the strings only during the call; the arrays it lent
+/// until now (valid until its next stage call) are no longer valid afterwards.
 ///
 /// # Safety
 /// `session` is NULL or a live handle; the strings are NULL or NUL-terminated.
@@ -301,6 +319,9 @@ pub unsafe extern "C" fn sa_session_set_task_count(
 /// Sets the task count of the `attached_index`-th attached stream of a node (0-based, in the
 /// order `sa_session_node_attached` lists them). Same window and errors as
 /// `sa_session_set_task_count`; an index past the node's attached streams is `SA_FIELD`.
+///
+/// Ownership: borrows `session` and reads the strings only during the call; the arrays it lent
+/// until now (valid until its next stage call) are no longer valid afterwards.
 ///
 /// # Safety
 /// `session` is NULL or a live handle; the strings are NULL or NUL-terminated.
@@ -324,6 +345,9 @@ pub unsafe extern "C" fn sa_session_set_attached_task_count(
 /// `SplitStreamAndRefreshTaskDef`), with the task counts set so far. `SA_STAGE` before
 /// `sa_session_insert_syncs` or when it already ran.
 ///
+/// Ownership: borrows `session`; the arrays it lent until now (valid until its next stage call) are
+/// no longer valid afterwards.
+///
 /// # Safety
 /// `session` is NULL or a live handle.
 #[unsafe(no_mangle)]
@@ -334,6 +358,9 @@ pub unsafe extern "C" fn sa_session_split_streams(session: *mut sa_session) -> s
 /// Stage 4: generates the Send/Recv (SendNotify/RecvNotify) nodes; they then appear in
 /// `sa_session_inserted_*`. `SA_STAGE` before `sa_session_split_streams` or when it already ran.
 ///
+/// Ownership: borrows `session`; the arrays it lent until now (valid until its next stage call) are
+/// no longer valid afterwards.
+///
 /// # Safety
 /// `session` is NULL or a live handle.
 #[unsafe(no_mangle)]
@@ -342,6 +369,8 @@ pub unsafe extern "C" fn sa_session_generate_send_recv(session: *mut sa_session)
 }
 
 /// Stores in `*stage` how far the session has run (`SA_SESSION_*`).
+///
+/// Ownership: borrows `session`; nothing is allocated, `*stage` is written.
 ///
 /// # Safety
 /// `session` is NULL or a live handle; `stage` is NULL or writable.
@@ -367,6 +396,8 @@ pub unsafe extern "C" fn sa_session_current_stage(session: *mut sa_session, stag
 /// indexes are `0 .. *count - 1` in GE's `GetAllNodes` order; the order the streams run them
 /// in is `sa_session_execution_order`.
 ///
+/// Ownership: borrows `session`; nothing is allocated, `*count` is written.
+///
 /// # Safety
 /// `session` is NULL or a live handle; `count` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -382,6 +413,8 @@ pub unsafe extern "C" fn sa_session_node_count(session: *mut sa_session, count: 
 
 /// Stores in `*index` the node index (GE's `GetAllNodes` order) of node `node` of graph `graph_name` (NULL,
 /// `""`: the root). `SA_UNKNOWN_NODE` names a missing node or graph.
+///
+/// Ownership: borrows `session` and reads the strings only during the call; `*index` is written.
 ///
 /// # Safety
 /// `session` is NULL or a live handle; the strings are NULL or NUL-terminated; `index` is NULL
@@ -405,6 +438,9 @@ pub unsafe extern "C" fn sa_session_node_index(
 
 /// Stores in `*name` and `*graph_name` the name of the node at `index` and of its graph (`""`
 /// for the root). Owned by the session (valid until its free). Either output may be NULL.
+///
+/// Ownership: borrows `session`; the strings in `*name` and `*graph_name` are owned by the session
+/// and valid until `sa_session_free`; the caller does not free them.
 ///
 /// # Safety
 /// `session` is NULL or a live handle; `name` / `graph_name` are NULL or writable.
@@ -432,6 +468,8 @@ pub unsafe extern "C" fn sa_session_node_name(
 /// Stores the logical and physical stream of the node at `index` (-1: none; the physical one
 /// equals the logical one before the split). `SA_STAGE` before logical assignment.
 ///
+/// Ownership: borrows `session`; nothing is allocated, the outputs are written.
+///
 /// # Safety
 /// `session` is NULL or a live handle; the outputs are NULL or writable.
 #[unsafe(no_mangle)]
@@ -456,6 +494,9 @@ pub unsafe extern "C" fn sa_session_node_streams(
 
 /// Stores the attached streams of the node at `index`: `*physical` and `*logical` (same
 /// length `*count`; NULL when 0). Owned by the session until its next stage call.
+///
+/// Ownership: borrows `session`; the arrays are owned by the session and valid until its next stage
+/// call (or `sa_session_free`); the caller does not free them.
 ///
 /// # Safety
 /// `session` is NULL or a live handle; the outputs are NULL or writable.
@@ -483,6 +524,9 @@ pub unsafe extern "C" fn sa_session_node_attached(
 /// for before it (`*recv`, `*recv_count`): events, or notifies in notify mode. Arrays are NULL
 /// when empty and owned by the session until its next stage call.
 ///
+/// Ownership: borrows `session`; the arrays are owned by the session and valid until its next stage
+/// call (or `sa_session_free`); the caller does not free them.
+///
 /// # Safety
 /// `session` is NULL or a live handle; the outputs are NULL or writable.
 #[unsafe(no_mangle)]
@@ -503,6 +547,9 @@ pub unsafe extern "C" fn sa_session_node_syncs(
 
 /// As `sa_session_node_syncs`, for the events the split adds in notify mode (`events.kind` =
 /// notify); empty in event mode, where the split's events are among the node's syncs.
+///
+/// Ownership: borrows `session`; the arrays are owned by the session and valid until its next stage
+/// call (or `sa_session_free`); the caller does not free them.
 ///
 /// # Safety
 /// `session` is NULL or a live handle; the outputs are NULL or writable.
@@ -526,6 +573,9 @@ pub unsafe extern "C" fn sa_session_node_split_events(
 
 /// Stores the streams the node at `index` activates (`active_stream_list`; NULL, 0 when none).
 /// Owned by the session until its next stage call.
+///
+/// Ownership: borrows `session`; the arrays are owned by the session and valid until its next stage
+/// call (or `sa_session_free`); the caller does not free them.
 ///
 /// # Safety
 /// `session` is NULL or a live handle; the outputs are NULL or writable.
@@ -552,6 +602,9 @@ pub unsafe extern "C" fn sa_session_node_active_streams(
 /// `_send_event_ids`, `_recv_event_ids`, `active_stream_list`, ...). Free with
 /// `sa_string_free`.
 ///
+/// Ownership: borrows `session`; the caller owns `*json` and frees it with `sa_string_free`; it
+/// outlives the session.
+///
 /// # Safety
 /// `session` is NULL or a live handle; `json` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -576,6 +629,9 @@ pub unsafe extern "C" fn sa_session_node_ge_attrs(
 /// `_split_logic_stream_2_origin_logic_stream` (`"phys:logic,..."`). Free with
 /// `sa_string_free`.
 ///
+/// Ownership: borrows `session`; the caller owns `*json` and frees it with `sa_string_free`; it
+/// outlives the session.
+///
 /// # Safety
 /// `session` is NULL or a live handle; `json` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -593,6 +649,8 @@ pub unsafe extern "C" fn sa_session_model_ge_attrs(session: *mut sa_session, jso
 /// Stores the model counts after the current stage: logical (main) streams, `stream_num`
 /// (physical, attached and inserted streams included), attached streams, `event_num`,
 /// `notify_num`. Any output may be NULL.
+///
+/// Ownership: borrows `session`; nothing is allocated, the outputs are written.
 ///
 /// # Safety
 /// `session` is NULL or a live handle; the outputs are NULL or writable.
@@ -628,6 +686,9 @@ pub unsafe extern "C" fn sa_session_counts(
 /// value = its logical stream). Arrays are NULL when empty and owned by the session until its
 /// next stage call.
 ///
+/// Ownership: borrows `session`; the arrays are owned by the session and valid until its next stage
+/// call (or `sa_session_free`); the caller does not free them.
+///
 /// # Safety
 /// `session` is NULL or a live handle; the outputs are NULL or writable.
 #[unsafe(no_mangle)]
@@ -654,6 +715,8 @@ pub unsafe extern "C" fn sa_session_streams(
 /// from the split on, plus Send/Recv (SendNotify/RecvNotify) once
 /// `sa_session_generate_send_recv` ran.
 ///
+/// Ownership: borrows `session`; nothing is allocated, `*count` is written.
+///
 /// # Safety
 /// `session` is NULL or a live handle; `count` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -673,6 +736,9 @@ pub unsafe extern "C" fn sa_session_inserted_count(session: *mut sa_session, cou
 /// `before` (1: right before the anchor, as a Recv; 0: right after it, as a Send), its physical
 /// and logical stream, and `sync_id` (`event_id` / `notify_id`; -1 for StreamActive). Any
 /// output may be NULL. `SA_NOT_FOUND` when `i` is out of range.
+///
+/// Ownership: borrows `session`; the strings in `*name` and `*op_type` are owned by the session and
+/// valid until its next stage call (or `sa_session_free`); the other outputs are written.
 ///
 /// # Safety
 /// `session` is NULL or a live handle; the outputs are NULL or writable.
@@ -729,6 +795,9 @@ pub unsafe extern "C" fn sa_session_inserted_node(
 /// Stores in `*json` a new string with the allocation JSON v1 document of the current stage
 /// (inserted nodes listed as `sa_session_inserted_*` lists them). Free with `sa_string_free`.
 ///
+/// Ownership: borrows `session`; the caller owns `*json` and frees it with `sa_string_free`; it
+/// outlives the session.
+///
 /// # Safety
 /// `session` is NULL or a live handle; `json` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -748,6 +817,9 @@ pub unsafe extern "C" fn sa_session_allocation_json(session: *mut sa_session, js
 /// allocation JSON: `*violations` receives their number, `*message` (if not NULL) a new string
 /// with one line per violation (`"rule N: ..."`, `""` when none; free with `sa_string_free`).
 /// Returns `SA_OK` whether or not rules are broken; `SA_STAGE` before logical assignment.
+///
+/// Ownership: borrows `session`; the caller owns `*message` and frees it with `sa_string_free`;
+/// `*violations` is written.
 ///
 /// # Safety
 /// `session` is NULL or a live handle; `violations` is NULL or writable; `message` is NULL or
@@ -776,6 +848,9 @@ pub unsafe extern "C" fn sa_session_verify(
 /// The message of the most recent failed call on `session`, `""` if none; NULL if `session`
 /// is NULL. Valid until the next call on the handle.
 ///
+/// Ownership: borrows `session`; the returned string is owned by `session` and valid until its next
+/// call or its free; the caller does not free it.
+///
 /// # Safety
 /// `session` is NULL or a live handle.
 #[unsafe(no_mangle)]
@@ -788,6 +863,8 @@ pub unsafe extern "C" fn sa_session_last_error(session: *const sa_session) -> *c
 
 /// The code string (`"SA2002"`, ...) of the most recent failed call on `session`, `""` if none;
 /// NULL if `session` is NULL. Static storage.
+///
+/// Ownership: borrows `session`; the returned string is static: never freed.
 ///
 /// # Safety
 /// `session` is NULL or a live handle.

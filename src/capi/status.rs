@@ -181,6 +181,8 @@ pub(crate) fn code_of(status: sa_status) -> &'static str {
 /// `"SA_NULL_POINTER: a required pointer argument was NULL"`. Unknown values give
 /// `"SA_UNKNOWN: unknown status"`. Never NULL; the string lives as long as the program and
 /// must not be freed. Thread-safe.
+///
+/// Ownership: the returned string is static: never freed.
 #[unsafe(no_mangle)]
 pub extern "C" fn sa_status_str(status: sa_status) -> *const c_char {
     super::ffi_boundary(|| describe(status).map_or(c"SA_UNKNOWN: unknown status".as_ptr(), |(s, _)| s.as_ptr().cast()))
@@ -188,6 +190,8 @@ pub extern "C" fn sa_status_str(status: sa_status) -> *const c_char {
 
 /// The static, NUL-terminated code string of `status`: `"SA1005"`, GE's `"E10001"`, ...;
 /// `""` for `SA_OK` and for unknown values. Never NULL; must not be freed. Thread-safe.
+///
+/// Ownership: the returned string is static: never freed.
 #[unsafe(no_mangle)]
 pub extern "C" fn sa_status_code(status: sa_status) -> *const c_char {
     super::ffi_boundary(|| describe(status).map_or(c"".as_ptr(), |(_, c)| c.as_ptr().cast()))

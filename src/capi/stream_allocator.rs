@@ -11,8 +11,8 @@ use crate::runtime::StreamAllocator;
 pub struct sa_stream_allocator(pub(crate) StreamAllocator);
 
 /// Creates a `gert::StreamAllocator(priority, rt_flags)` (RT flag encoding) in `*out`. No device
-/// call happens here: the runtime is resolved on the first growth. Ownership: the caller frees
-/// `*out` with `sa_stream_allocator_free`.
+/// call happens here: the runtime is resolved on the first growth.
+/// Ownership: the caller frees `*out` with `sa_stream_allocator_free`.
 ///
 /// # Safety
 /// `out` is NULL or writable.
@@ -32,6 +32,9 @@ pub unsafe extern "C" fn sa_stream_allocator_new(
 /// already created are kept). Lifetime: the vector belongs to the allocator and stays valid,
 /// at the same address, until the allocator is freed. Thread-safe.
 ///
+/// Ownership: borrows `a`; the returned vector and the streams it created are owned by `a` and
+/// valid until `sa_stream_allocator_free`; slot 0 stays the caller's.
+///
 /// # Safety
 /// `a` is NULL or a live allocator.
 #[unsafe(no_mangle)]
@@ -45,6 +48,9 @@ pub unsafe extern "C" fn sa_stream_allocator_acquire(a: *const sa_stream_allocat
 
 /// Frees a stream allocator and destroys the streams it created (slots 1..size-1; slot 0 is
 /// the caller's). NULL is a no-op. Must not race with other calls on `a`.
+///
+/// Ownership: takes ownership of `a` and frees it with the streams it created (NULL is a no-op);
+/// slot 0 stays the caller's.
 ///
 /// # Safety
 /// `a` is NULL or came from `sa_stream_allocator_new` and is not used afterwards.

@@ -22,7 +22,8 @@ pub struct sa_stream_ctx(pub(crate) Arc<StreamContext>);
 
 /// Creates a context in `*out` over the device runtime in use now (registered with
 /// `sa_runtime_register`, else found in the process): `SA_NO_RUNTIME` without one. No device
-/// call. Ownership: the caller frees `*out` with `sa_stream_ctx_free`.
+/// call.
+/// Ownership: the caller frees `*out` with `sa_stream_ctx_free`.
 ///
 /// # Safety
 /// `out` is NULL or writable.
@@ -41,6 +42,9 @@ pub unsafe extern "C" fn sa_stream_ctx_new(out: *mut *mut sa_stream_ctx) -> supe
 /// memory pool made from it is left either (a pool keeps them alive). Adopted streams are never
 /// destroyed. NULL is a no-op. Must not race with other calls on `ctx`.
 ///
+/// Ownership: takes ownership of the caller's reference `ctx` and drops it (NULL is a no-op);
+/// memory pools made from it keep its streams and events alive.
+///
 /// # Safety
 /// `ctx` is NULL or came from `sa_stream_ctx_new` and is not used afterwards.
 #[unsafe(no_mangle)]
@@ -53,6 +57,8 @@ pub unsafe extern "C" fn sa_stream_ctx_free(ctx: *mut sa_stream_ctx) {
 /// asks for its stream each time without creating one per call. Asking again with another
 /// priority or flags is `SA_INVALID_STATE`. The stream belongs to the context (do not destroy
 /// it). Thread-safe.
+///
+/// Ownership: borrows `ctx`; the stream in `*stream` is owned by the context: never destroy it.
 ///
 /// # Safety
 /// `ctx` is NULL or live; `stream` is NULL or writable.
@@ -80,6 +86,9 @@ pub unsafe extern "C" fn sa_stream_ctx_stream(
 /// it, and the stream must outlive the context and its pools. Adopting twice is a no-op.
 /// Thread-safe.
 ///
+/// Ownership: borrows `ctx`; `stream` stays the caller's: the context never destroys it, and it
+/// must outlive the context and its pools.
+///
 /// # Safety
 /// `ctx` is NULL or live.
 #[unsafe(no_mangle)]
@@ -97,6 +106,8 @@ pub unsafe extern "C" fn sa_stream_ctx_adopt_stream(
 /// already queued on `other` (an event of the context recorded on `other` and waited on by
 /// `waiter`). Both streams must be the context's (`SA_UNKNOWN_HANDLE` otherwise). Thread-safe.
 ///
+/// Ownership: borrows `ctx`, `waiter` and `other`; nothing changes hands.
+///
 /// # Safety
 /// `ctx` is NULL or live.
 #[unsafe(no_mangle)]
@@ -112,6 +123,8 @@ pub unsafe extern "C" fn sa_stream_ctx_wait_stream(
 }
 
 /// Blocks until everything queued on `stream` so far has run. Thread-safe.
+///
+/// Ownership: borrows `ctx` and `stream`; nothing changes hands.
 ///
 /// # Safety
 /// `ctx` is NULL or live.
@@ -130,6 +143,9 @@ pub unsafe extern "C" fn sa_stream_ctx_synchronize_stream(
 /// ACL_EVENT_TIME_LINE`, so it can be synchronised on and timed). The event belongs to the
 /// context: destroy it with `sa_stream_ctx_event_destroy`, or it goes with the context.
 /// Thread-safe.
+///
+/// Ownership: borrows `ctx`; the event in `*event` is owned by the context: destroy it with
+/// `sa_stream_ctx_event_destroy`, or it goes with the context.
 ///
 /// # Safety
 /// `ctx` is NULL or live; `event` is NULL or writable.
@@ -153,6 +169,8 @@ pub unsafe extern "C" fn sa_stream_ctx_event_new(
 /// Destroys an event made by `sa_stream_ctx_event_new`; any other handle is
 /// `SA_UNKNOWN_HANDLE`. On a device error the event stays valid. Thread-safe.
 ///
+/// Ownership: borrows `ctx`; destroys `event`, which the caller must not use afterwards.
+///
 /// # Safety
 /// `ctx` is NULL or live.
 #[unsafe(no_mangle)]
@@ -167,6 +185,8 @@ pub unsafe extern "C" fn sa_stream_ctx_event_destroy(
 }
 
 /// Records `event` on `stream` (`aclrtRecordEvent`). Thread-safe.
+///
+/// Ownership: borrows `ctx`, `event` and `stream`; nothing changes hands.
 ///
 /// # Safety
 /// `ctx` is NULL or live.
@@ -185,6 +205,8 @@ pub unsafe extern "C" fn sa_stream_ctx_event_record(
 /// Makes `stream` wait for `event`'s last record (`aclrtStreamWaitEvent`); waiting on an event
 /// never recorded does nothing, as in the runtime. Thread-safe.
 ///
+/// Ownership: borrows `ctx`, `event` and `stream`; nothing changes hands.
+///
 /// # Safety
 /// `ctx` is NULL or live.
 #[unsafe(no_mangle)]
@@ -201,6 +223,8 @@ pub unsafe extern "C" fn sa_stream_ctx_event_wait(
 
 /// Writes 1 to `*complete` when the work before `event`'s last record has completed (or it was
 /// never recorded), 0 when not yet (`aclrtQueryEventStatus`). Thread-safe.
+///
+/// Ownership: borrows `ctx` and `event`; nothing is allocated, `*complete` is written.
 ///
 /// # Safety
 /// `ctx` is NULL or live; `complete` is NULL or writable.
@@ -223,6 +247,8 @@ pub unsafe extern "C" fn sa_stream_ctx_event_query(
 
 /// Blocks until `event` has completed (`aclrtSynchronizeEvent`). Thread-safe.
 ///
+/// Ownership: borrows `ctx` and `event`; nothing changes hands.
+///
 /// # Safety
 /// `ctx` is NULL or live.
 #[unsafe(no_mangle)]
@@ -238,6 +264,8 @@ pub unsafe extern "C" fn sa_stream_ctx_event_synchronize(
 
 /// Writes the milliseconds between the completion of `start`'s and `end`'s last records to
 /// `*ms` (`aclrtEventElapsedTime`; both recorded and completed). Thread-safe.
+///
+/// Ownership: borrows `ctx`, `start` and `end`; nothing is allocated, `*ms` is written.
 ///
 /// # Safety
 /// `ctx` is NULL or live; `ms` is NULL or writable.

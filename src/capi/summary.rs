@@ -167,6 +167,9 @@ fn snapshot(c: &Compiled, memory: bool) -> ApiResult<sa_summary> {
 
 /// Frees a summary. NULL is a no-op.
 ///
+/// Ownership: takes ownership of `summary` and frees it (NULL is a no-op); the strings and arrays
+/// it lent die with it.
+///
 /// # Safety
 /// `summary` is NULL or a live handle no other thread is using.
 #[unsafe(no_mangle)]
@@ -181,6 +184,8 @@ pub unsafe extern "C" fn sa_summary_free(summary: *mut sa_summary) {
 
 /// Stores the model counts of `CompiledGraphSummary`: `stream_num`, `event_num`, `notify_num`.
 /// Any output may be NULL.
+///
+/// Ownership: borrows `summary`; nothing is allocated, the outputs are written.
 ///
 /// # Safety
 /// `summary` is NULL or a live handle; the outputs are NULL or writable.
@@ -206,6 +211,8 @@ pub unsafe extern "C" fn sa_summary_counts(
 
 /// Stores in `*count` the number of graphs (root and subgraphs).
 ///
+/// Ownership: borrows `summary`; nothing is allocated, `*count` is written.
+///
 /// # Safety
 /// `summary` is NULL or a live handle; `count` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -222,6 +229,9 @@ pub unsafe extern "C" fn sa_summary_graph_count(summary: *const sa_summary, coun
 /// Describes graph `g`: its name (the model's name for the root; owned by the summary), whether
 /// it is static (1) or dynamic (0), its number of logical stream entries, and its stream graph
 /// in DOT (owned by the summary). Any output may be NULL.
+///
+/// Ownership: borrows `summary`; the strings in `*name` and `*stream_graph_dot` are owned by the
+/// summary and valid until `sa_summary_free`; the caller does not free them.
 ///
 /// # Safety
 /// `summary` is NULL or a live handle; the outputs are NULL or writable.
@@ -259,6 +269,9 @@ pub unsafe extern "C" fn sa_summary_graph(
 /// (`*attached`, `*attached_count`; NULL when none), physical stream count, HCCL-followed stream
 /// count. Borrowed outputs are owned by the summary. Any output may be NULL (an array and its
 /// count are written together, only when both are given).
+///
+/// Ownership: borrows `summary`; the string in `*user_stream_label` and the array in `*attached`
+/// are owned by the summary and valid until `sa_summary_free`.
 ///
 /// # Safety
 /// `summary` is NULL or a live handle; the outputs are NULL or writable.
@@ -306,6 +319,9 @@ pub unsafe extern "C" fn sa_summary_stream(
 /// Stores the nodes of entry `i` of graph `g` as node indexes (`*nodes`, `*count`;
 /// NULL when none), owned by the summary; names via `sa_summary_node`.
 ///
+/// Ownership: borrows `summary`; the array in `*nodes` is owned by the summary and valid until
+/// `sa_summary_free`.
+///
 /// # Safety
 /// `summary` is NULL or a live handle; the outputs are NULL or writable.
 #[unsafe(no_mangle)]
@@ -329,6 +345,9 @@ pub unsafe extern "C" fn sa_summary_stream_nodes(
 
 /// Stores the name and operator type of the node at node index `index` (owned by the
 /// summary). Either output may be NULL. `SA_NOT_FOUND` when out of range.
+///
+/// Ownership: borrows `summary`; the strings in `*name` and `*op_type` are owned by the summary and
+/// valid until `sa_summary_free`.
 ///
 /// # Safety
 /// `summary` is NULL or a live handle; the outputs are NULL or writable.
@@ -362,6 +381,9 @@ pub unsafe extern "C" fn sa_summary_node(
 /// (`"logic_stream_id: 0, user_stream_label: , ... hccl_followed_stream_num: 0.\n"`). Owned by
 /// the summary.
 ///
+/// Ownership: borrows `summary`; the string in `*text` is owned by the summary and valid until
+/// `sa_summary_free`.
+///
 /// # Safety
 /// `summary` is NULL or a live handle; `text` is NULL or writable.
 #[unsafe(no_mangle)]
@@ -384,6 +406,9 @@ pub unsafe extern "C" fn sa_summary_string_info(
 /// Stores in `*text` the whole summary as text (`"text"`: a header line, then per graph a
 /// `[name]` line and its `ToStringInfo()` lines), JSON (`"json"`) or DOT (`"dot"`: one cluster
 /// per graph). Owned by the summary. `SA_INVALID_ARGUMENT` for another format.
+///
+/// Ownership: borrows `summary` and reads `format` only during the call; the string in `*text` is
+/// owned by the summary and valid until `sa_summary_free`.
 ///
 /// # Safety
 /// `summary` is NULL or a live handle; `format` is NULL or NUL-terminated; `text` is NULL or
@@ -527,6 +552,9 @@ impl sa_summary {
 ///   `GetExternalWeightPaths`: `SA_NOT_FOUND` (graph JSON carries none of it).
 ///
 /// `SA_INVALID_ARGUMENT` for another name. Thread-safe.
+///
+/// Ownership: borrows `summary` and reads `method` only during the call; nothing is allocated,
+/// `*value` is written.
 ///
 /// # Safety
 /// `summary` is NULL or a live handle; `method` is NULL or NUL-terminated; `value` is NULL or

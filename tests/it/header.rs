@@ -70,6 +70,8 @@ struct ExternFn {
     name: String,
     export: Export,
     documented: bool,
+    /// A line of the doc comment begins with `Ownership:`.
+    ownership: bool,
     first_statement: String,
 }
 
@@ -101,6 +103,9 @@ fn extern_fns() -> Vec<ExternFn> {
             };
             let doc_line = lines[..i].iter().rev().find(|l| !l.trim_start().starts_with("#["));
             let documented = doc_line.is_some_and(|l| l.trim_start().starts_with("///"));
+            let doc = lines[..i].iter().rev().skip(attrs.len()).take_while(|l| l.trim_start().starts_with("///"));
+            let ownership =
+                doc.map(|l| l.trim_start().trim_start_matches('/').trim_start()).any(|l| l.starts_with("Ownership:"));
             // The first statement after the signature's opening brace.
             let body_start = lines[i..].iter().position(|l| l.trim_end().ends_with('{')).expect("a body") + i;
             let first = lines[body_start + 1..].iter().find(|l| !l.trim().is_empty()).expect("a statement");
@@ -109,6 +114,7 @@ fn extern_fns() -> Vec<ExternFn> {
                 name,
                 export,
                 documented,
+                ownership,
                 first_statement: first.trim_start().to_string(),
             });
         }
@@ -145,6 +151,23 @@ fn every_exported_function_runs_inside_the_panic_boundary() {
     }
     let count = fns.iter().filter(|f| f.export == Export::C).count();
     assert!(count >= 40, "only {count} exported functions found; the scan is broken");
+}
+
+/// Every C function of the header says who owns what goes in and what comes out: its doc
+/// comment (which cbindgen copies into stream_alloc.h) has a line beginning `Ownership:`.
+#[test]
+fn every_exported_function_states_ownership() {
+    let fns: Vec<ExternFn> = extern_fns().into_iter().filter(|f| f.export == Export::C).collect();
+    assert!(fns.len() >= 40, "only {} exported functions found; the scan is broken", fns.len());
+    let missing: Vec<String> =
+        fns.iter().filter(|f| !f.ownership).map(|f| format!("{} ({})", f.name, f.file.display())).collect();
+    assert!(
+        missing.is_empty(),
+        "{} of {} exported functions have no `Ownership:` line in their doc comment: {}",
+        missing.len(),
+        fns.len(),
+        missing.join(", ")
+    );
 }
 
 /// A GE symbol's parts: (namespace, class, member, const), from the Itanium nested name
