@@ -34,7 +34,10 @@ pub(super) fn assign(model: &Model, options: &Options, ge: Option<&LogicalResult
     let max_events = options.event_budget();
     loop {
         let logical = bounded.logical();
-        let trial = max_events != u32::MAX && bounded.may_exceed(&logical, max_events);
+        // Every finite budget needs the trial: the sync stage contracts task-less nodes, so a
+        // dependency through one can need a sync per producer and consumer pair, more than the
+        // edges that cross streams. The trial that fits is the sync stage itself, not extra work.
+        let trial = max_events != u32::MAX;
         let alloc = compile::logical_allocation(model, options, mode.name(), logical);
         if !trial {
             return Ok(Assigned { alloc, report: Some(bounded.into_report()), synced: None });

@@ -408,3 +408,18 @@ fn dynamic_multi_stream_lets_the_policy_choose() {
     assert_eq!(a.stream(), b.stream(), "compat=ge follows GE's dynamic strategy");
     assert_eq!(a.syncs(), b.syncs());
 }
+
+/// A task-less node joining streams needs a sync per producer and consumer pair across them:
+/// here three syncs for two crossing edges (n3 -> n5 -> n6, n3 -> n5 -> n7, n2 -> n5 -> n7 with
+/// n5 task-less). The event budget of 2 must narrow per-operator's streams, not be judged by
+/// the crossing edges alone.
+#[test]
+fn event_budget_counts_syncs_through_task_less_nodes() {
+    let mut m = random_dag(14051167233650569201, 8, 25);
+    m.options.max_streams = Some(3);
+    m.options.max_events = Some(2);
+    m.options.policy = Policy::PerOperator;
+    let (a, _) = run(&m);
+    assert!(sync_ids(&a) <= 2, "{} sync ids over max_events=2", sync_ids(&a));
+    assert!(verify::check(&m, &a.to_json(&m)).ok());
+}

@@ -391,18 +391,6 @@ impl<'m> Bounded<'m> {
         finish(&self.ctx, &self.assignment)
     }
 
-    /// Whether `logical`'s sync ids might exceed `max_events`, so that only a trial of the sync
-    /// stage can tell: a sync joins the ends of a dependency across streams, or an attached
-    /// stream or a nested graph's node to its parent, and when even all of those fit, the ids
-    /// do.
-    pub fn may_exceed(&self, logical: &LogicalResult, max_events: u32) -> bool {
-        let model = self.ctx.model;
-        let attached: usize = logical.attached.iter().map(Vec::len).sum();
-        let nested = model.nodes.iter().filter(|n| n.graph != GraphId::ROOT).count();
-        let crossing = model.edges.iter().filter(|e| logical.node_stream[e.src] != logical.node_stream[e.dst]).count();
-        (crossing + 2 * (attached + nested)) as u64 > u64::from(max_events)
-    }
-
     /// Fewer policy streams after a trial needed `counts` (`ids` sync ids) over `max_events`:
     /// in proportion to the excess, at least one fewer. A `Limit` error when one policy stream
     /// is already all there is (the streams GE pins need the syncs).
