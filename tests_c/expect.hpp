@@ -1,10 +1,12 @@
 // The C++ tests' check macros, shaped like the gtest ones GE's own tests use: an EXPECT_* that
 // fails records the failure and goes on; an ASSERT_* that fails records it and returns from the
-// (void) test case. main() returns g_failures != 0.
+// (void) test case; a REQUIRE_TRUE that fails ends the program (exit 1), for helpers that
+// return a value, where an ASSERT_* cannot return. main() returns g_failures != 0.
 #ifndef SA_TEST_EXPECT_HPP
 #define SA_TEST_EXPECT_HPP
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace {
 int g_failures = 0;
@@ -29,5 +31,12 @@ int g_failures = 0;
   } while (0)
 #define ASSERT_EQ(a, b) ASSERT_TRUE((a) == (b))
 #define ASSERT_NE(a, b) ASSERT_TRUE((a) != (b))
+#define REQUIRE_TRUE(c)                                                     \
+  do {                                                                      \
+    if (!(c)) {                                                             \
+      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); \
+      std::exit(1);                                                         \
+    }                                                                       \
+  } while (0)
 
 #endif

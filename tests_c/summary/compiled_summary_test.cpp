@@ -18,25 +18,9 @@
 
 #include "ge/ge_graph_compile_summary.h"
 #include "stream_alloc.h"
+#include "../expect.hpp"
 
 namespace {
-int g_failures = 0;
-#define EXPECT_TRUE(c)                                                      \
-  do {                                                                      \
-    if (!(c)) {                                                             \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); \
-      ++g_failures;                                                         \
-    }                                                                       \
-  } while (0)
-#define EXPECT_EQ(a, b) EXPECT_TRUE((a) == (b))
-#define EXPECT_NE(a, b) EXPECT_TRUE((a) != (b))
-#define ASSERT_TRUE(c)                                                      \
-  do {                                                                      \
-    if (!(c)) {                                                             \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); \
-      std::exit(1);                                                         \
-    }                                                                       \
-  } while (0)
 
 // A JSON value, enough to read the CLI's documents.
 struct Json {
@@ -61,7 +45,7 @@ class JsonReader {
   Json Read() {
     Json v = Value();
     Space();
-    ASSERT_TRUE(pos_ == s_.size());
+    REQUIRE_TRUE(pos_ == s_.size());
     return v;
   }
 
@@ -80,19 +64,19 @@ class JsonReader {
     return false;
   }
   std::string String() {
-    ASSERT_TRUE(Eat("\""));
+    REQUIRE_TRUE(Eat("\""));
     std::string out;
     while (pos_ < s_.size() && s_[pos_] != '"') {
       char c = s_[pos_++];
       if (c == '\\') {
-        ASSERT_TRUE(pos_ < s_.size());
+        REQUIRE_TRUE(pos_ < s_.size());
         const char e = s_[pos_++];
         switch (e) {
           case 'n': c = '\n'; break;
           case 't': c = '\t'; break;
           case 'r': c = '\r'; break;
           case 'u':  // the CLI escapes only control characters this way
-            ASSERT_TRUE(pos_ + 4 <= s_.size());
+            REQUIRE_TRUE(pos_ + 4 <= s_.size());
             c = static_cast<char>(std::strtol(s_.substr(pos_, 4).c_str(), nullptr, 16));
             pos_ += 4;
             break;
@@ -101,13 +85,13 @@ class JsonReader {
       }
       out.push_back(c);
     }
-    ASSERT_TRUE(Eat("\""));
+    REQUIRE_TRUE(Eat("\""));
     return out;
   }
   Json Value() {
     Space();
     Json v;
-    ASSERT_TRUE(pos_ < s_.size());
+    REQUIRE_TRUE(pos_ < s_.size());
     const char c = s_[pos_];
     if (c == '{') {
       v.kind = Json::kObject;
@@ -118,11 +102,11 @@ class JsonReader {
         Space();
         std::string key = String();
         Space();
-        ASSERT_TRUE(Eat(":"));
+        REQUIRE_TRUE(Eat(":"));
         v.fields[key] = Value();
         Space();
       } while (Eat(","));
-      ASSERT_TRUE(Eat("}"));
+      REQUIRE_TRUE(Eat("}"));
     } else if (c == '[') {
       v.kind = Json::kArray;
       ++pos_;
@@ -132,7 +116,7 @@ class JsonReader {
         v.items.push_back(Value());
         Space();
       } while (Eat(","));
-      ASSERT_TRUE(Eat("]"));
+      REQUIRE_TRUE(Eat("]"));
     } else if (c == '"') {
       v.kind = Json::kString;
       v.str = String();
@@ -147,7 +131,7 @@ class JsonReader {
       v.kind = Json::kNumber;
       char *end = nullptr;
       v.num = std::strtod(s_.c_str() + pos_, &end);
-      ASSERT_TRUE(end != s_.c_str() + pos_);
+      REQUIRE_TRUE(end != s_.c_str() + pos_);
       pos_ = static_cast<size_t>(end - s_.c_str());
     }
     return v;
@@ -167,12 +151,12 @@ std::string Slurp(FILE *f) {
 // Runs the CLI and parses its JSON: stdout, or the file `out` when given.
 Json RunCli(const std::string &cmd, const char *out = nullptr) {
   FILE *p = popen(cmd.c_str(), "r");
-  ASSERT_TRUE(p != nullptr);
+  REQUIRE_TRUE(p != nullptr);
   std::string text = Slurp(p);
-  ASSERT_TRUE(pclose(p) == 0);
+  REQUIRE_TRUE(pclose(p) == 0);
   if (out != nullptr) {
     FILE *f = std::fopen(out, "rb");
-    ASSERT_TRUE(f != nullptr);
+    REQUIRE_TRUE(f != nullptr);
     text = Slurp(f);
     std::fclose(f);
   }
@@ -181,14 +165,14 @@ Json RunCli(const std::string &cmd, const char *out = nullptr) {
 
 // A session of `graph` run through every stage (or none when `finish` is false).
 sa_session *Compile(const char *graph_path, sa_graph **graph, bool finish) {
-  ASSERT_TRUE(sa_graph_from_json_file(graph_path, graph) == SA_OK);
+  REQUIRE_TRUE(sa_graph_from_json_file(graph_path, graph) == SA_OK);
   sa_session *session = nullptr;
-  ASSERT_TRUE(sa_session_new(*graph, &session) == SA_OK);
-  ASSERT_TRUE(sa_session_assign_logical_streams(session) == SA_OK);
+  REQUIRE_TRUE(sa_session_new(*graph, &session) == SA_OK);
+  REQUIRE_TRUE(sa_session_assign_logical_streams(session) == SA_OK);
   if (finish) {
-    ASSERT_TRUE(sa_session_insert_syncs(session) == SA_OK);
-    ASSERT_TRUE(sa_session_split_streams(session) == SA_OK);
-    ASSERT_TRUE(sa_session_generate_send_recv(session) == SA_OK);
+    REQUIRE_TRUE(sa_session_insert_syncs(session) == SA_OK);
+    REQUIRE_TRUE(sa_session_split_streams(session) == SA_OK);
+    REQUIRE_TRUE(sa_session_generate_send_recv(session) == SA_OK);
   }
   return session;
 }
@@ -199,7 +183,7 @@ std::string Str(const ge::AscendString &s) { return std::string(s.GetString(), s
 
 // GE's test body: the summary read through GE's classes and functions, checked against the CLI.
 void KnownGraphSuccess(const ge::CompiledGraphSummaryPtr &summary, const Json &cli, const Json &alloc) {
-  ASSERT_TRUE(summary != nullptr);
+  REQUIRE_TRUE(summary != nullptr);
   EXPECT_TRUE(summary->IsStatic());
   size_t stream_num = 0U;
   size_t event_num = 0U;
@@ -210,10 +194,10 @@ void KnownGraphSuccess(const ge::CompiledGraphSummaryPtr &summary, const Json &c
 
   std::shared_ptr<ge::StreamAllocationSummary> stream_summary;
   EXPECT_EQ(summary->GetStreamAllocationSummary(stream_summary), ge::SUCCESS);
-  ASSERT_TRUE(stream_summary != nullptr);
+  REQUIRE_TRUE(stream_summary != nullptr);
   const auto &all_infos = stream_summary->GetAllLogicalStreamInfos();
   const Json &graphs = cli["graphs"];
-  ASSERT_TRUE(all_infos.size() == graphs.items.size());
+  REQUIRE_TRUE(all_infos.size() == graphs.items.size());
 
   size_t labelled = 0U;
   size_t attached = 0U;
@@ -222,10 +206,10 @@ void KnownGraphSuccess(const ge::CompiledGraphSummaryPtr &summary, const Json &c
   for (const Json &g : graphs.items) {
     const ge::AscendString name(g["name"].str.c_str());
     auto it = all_infos.find(name);
-    ASSERT_TRUE(it != all_infos.end());
+    REQUIRE_TRUE(it != all_infos.end());
     const std::vector<ge::LogicalStreamAllocationInfo> &infos = it->second;
     const Json &streams = g["streams"];
-    ASSERT_TRUE(infos.size() == streams.items.size());
+    REQUIRE_TRUE(infos.size() == streams.items.size());
     for (size_t i = 0U; i < infos.size(); ++i) {
       const ge::LogicalStreamAllocationInfo &info = infos[i];
       const Json &want = streams.items[i];
@@ -234,12 +218,12 @@ void KnownGraphSuccess(const ge::CompiledGraphSummaryPtr &summary, const Json &c
       EXPECT_EQ(Str(info.GetUsrStreamLabel()), want["user_stream_label"].str);
       EXPECT_EQ(info.IsAssignedByStreamPass(), want["is_assigned_by_stream_pass"].b);
       const std::vector<int64_t> ids = info.GetAttachedStreamIds();
-      ASSERT_TRUE(ids.size() == want["attached_stream_ids"].items.size());
+      REQUIRE_TRUE(ids.size() == want["attached_stream_ids"].items.size());
       for (size_t k = 0U; k < ids.size(); ++k) EXPECT_EQ(ids[k], want["attached_stream_ids"].items[k].Int());
       EXPECT_EQ(static_cast<int64_t>(info.GetPhysicalStreamNum()), want["physical_stream_num"].Int());
       EXPECT_EQ(static_cast<int64_t>(info.GetHcclFollowedStreamNum()), want["hccl_followed_stream_num"].Int());
       const std::vector<ge::GNode> &nodes = info.GetAllNodes();
-      ASSERT_TRUE(nodes.size() == want["nodes"].items.size());
+      REQUIRE_TRUE(nodes.size() == want["nodes"].items.size());
       for (size_t k = 0U; k < nodes.size(); ++k) {
         ge::AscendString node_name;
         EXPECT_EQ(nodes[k].GetName(node_name), 0U);
@@ -287,7 +271,7 @@ void KnownGraphSuccess(const ge::CompiledGraphSummaryPtr &summary, const Json &c
   for (const Json &g : graphs.items) {
     const ge::AscendString name(g["name"].str.c_str());
     const size_t n = g["streams"].items.size();
-    ASSERT_TRUE(graph_to_string_infos[name].size() == n && graph_to_logical_stream_ids[name].size() == n &&
+    REQUIRE_TRUE(graph_to_string_infos[name].size() == n && graph_to_logical_stream_ids[name].size() == n &&
                 graph_to_user_stream_labels[name].size() == n && graph_to_is_assigned_by_stream_pass[name].size() == n &&
                 graph_to_attached_stream_ids[name].size() == n && graph_to_physical_stream_nums[name].size() == n &&
                 graph_to_hccl_followed_stream_nums[name].size() == n && graph_to_all_nodes[name].size() == n);
@@ -297,14 +281,14 @@ void KnownGraphSuccess(const ge::CompiledGraphSummaryPtr &summary, const Json &c
       EXPECT_EQ(Str(graph_to_user_stream_labels[name][i]), g["user_stream_labels"].items[i].str);
       EXPECT_EQ(graph_to_is_assigned_by_stream_pass[name][i], g["is_assigned_by_stream_pass"].items[i].b);
       const Json &ids = g["attached_stream_ids"].items[i];
-      ASSERT_TRUE(graph_to_attached_stream_ids[name][i].size() == ids.items.size());
+      REQUIRE_TRUE(graph_to_attached_stream_ids[name][i].size() == ids.items.size());
       for (size_t k = 0U; k < ids.items.size(); ++k) {
         EXPECT_EQ(graph_to_attached_stream_ids[name][i][k], ids.items[k].Int());
       }
       EXPECT_EQ(graph_to_physical_stream_nums[name][i], g["physical_stream_nums"].items[i].Int());
       EXPECT_EQ(graph_to_hccl_followed_stream_nums[name][i], g["hccl_followed_stream_nums"].items[i].Int());
       const Json &node_names = g["streams"].items[i]["nodes"];
-      ASSERT_TRUE(graph_to_all_nodes[name][i].size() == node_names.items.size());
+      REQUIRE_TRUE(graph_to_all_nodes[name][i].size() == node_names.items.size());
       for (size_t k = 0U; k < node_names.items.size(); ++k) {
         ge::AscendString node_name;
         graph_to_all_nodes[name][i][k].GetName(node_name);
@@ -330,7 +314,7 @@ void KnownGraphSuccess(const ge::CompiledGraphSummaryPtr &summary, const Json &c
   EXPECT_EQ(summary->GetFeatureMemoryBaseRefreshable(base_refreshable), ge::SUCCESS);
   EXPECT_TRUE(base_refreshable);
   const std::vector<ge::FeatureMemoryPtr> all_memory = summary->GetAllFeatureMemoryTypeSize();
-  ASSERT_TRUE(all_memory.size() == 1U);
+  REQUIRE_TRUE(all_memory.size() == 1U);
   EXPECT_EQ(all_memory[0]->GetType(), ge::MEMORY_TYPE_DEFAULT);
   EXPECT_EQ(all_memory[0]->GetSize(), feature);
   EXPECT_TRUE(!all_memory[0]->IsFixed());
@@ -361,7 +345,7 @@ void WithoutSizes(const char *graph_path) {
   ge::CompiledGraphSummaryPtr summary = sa::GetCompiledGraphSummary(session);
   sa_session_free(session);  // the summary outlives its session
   sa_graph_free(graph);
-  ASSERT_TRUE(summary != nullptr);
+  REQUIRE_TRUE(summary != nullptr);
   size_t feature = 9U;
   EXPECT_NE(summary->GetFeatureMemorySize(feature), ge::SUCCESS);
   EXPECT_EQ(feature, 0U);
@@ -387,7 +371,7 @@ void DynamicGraph(const char *graph_path) {
   sa_graph *graph = nullptr;
   sa_session *session = Compile(graph_path, &graph, true);
   ge::CompiledGraphSummaryPtr summary = sa::GetCompiledGraphSummary(session);
-  ASSERT_TRUE(summary != nullptr);
+  REQUIRE_TRUE(summary != nullptr);
   EXPECT_TRUE(!summary->IsStatic());
   size_t events = 5U;
   EXPECT_NE(summary->GetEventNum(events), ge::SUCCESS);
