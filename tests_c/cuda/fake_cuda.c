@@ -330,14 +330,16 @@ EXPORT int cuEventCreate(void **e, unsigned flags) {
   *e = o;
   return leave(CUDA_SUCCESS);
 }
-EXPORT int cuEventDestroy_v2(void *e) {
+/* A destroy call: a live handle of `kind` is killed. */
+static int destroy(void *h, int kind) {
   int rc = enter(1);
   if (rc) return rc;
-  obj *o = find(e, K_EVENT);
+  obj *o = find(h, kind);
   if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
   kill(o);
   return leave(CUDA_SUCCESS);
 }
+EXPORT int cuEventDestroy_v2(void *e) { return destroy(e, K_EVENT); }
 EXPORT int cuEventRecord(void *e, void *s) {
   int rc = enter(1);
   if (rc) return rc;
@@ -665,23 +667,9 @@ EXPORT int cuGraphLaunch(void *exec, void *s) {
   return leave(CUDA_SUCCESS);
 }
 
-EXPORT int cuGraphExecDestroy(void *exec) {
-  int rc = enter(1);
-  if (rc) return rc;
-  obj *x = find(exec, K_EXEC);
-  if (!x) return leave(CUDA_ERROR_INVALID_HANDLE);
-  kill(x);
-  return leave(CUDA_SUCCESS);
-}
+EXPORT int cuGraphExecDestroy(void *exec) { return destroy(exec, K_EXEC); }
 
-EXPORT int cuGraphDestroy(void *graph) {
-  int rc = enter(1);
-  if (rc) return rc;
-  obj *g = find(graph, K_GRAPH);
-  if (!g) return leave(CUDA_ERROR_INVALID_HANDLE);
-  kill(g);
-  return leave(CUDA_SUCCESS);
-}
+EXPORT int cuGraphDestroy(void *graph) { return destroy(graph, K_GRAPH); }
 
 /* Test controls. */
 EXPORT void fake_cuda_fail_next(int code) {
