@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use stream_alloc::compile;
 use stream_alloc::compile::sync::{self, SyncConfig, SyncState, insert, reduce};
-use stream_alloc::graph::Policy;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::synth::{Family, generate};
 use stream_alloc::graph::{IdVec, Model, ModelBuilder, NodeId, StreamId, SyncKind};
@@ -73,7 +72,7 @@ fn main() {
         (1_000_000, Family::Layered { width: 8 }),
     ] {
         let mut model = generate(family, n, 7).expect("synthetic graph is valid");
-        model.options.policy = Policy::MinStreams;
+        model.options.policy = "min-streams".into();
         let limits = compile::TaskLimits::from_options(&model.options);
         let mut session = stream_alloc::driver::Session::new(&model, model.options.clone(), limits);
         session.run_to(stream_alloc::Stage::Logical).expect("min-streams assigns");

@@ -21,7 +21,7 @@ pub(super) struct Assigned {
 /// Stage 1 in the (non-search) mode `options` select, from GE's logical result `ge` when a
 /// caller computed it already (a search shares one among its candidates).
 pub(super) fn assign(model: &Model, options: &Options, ge: Option<&LogicalResult>) -> Result<Assigned> {
-    let mode = Mode::of(model, options);
+    let mode = Mode::of(model, options)?;
     let Mode::Policy(p) = mode else {
         let logical = match ge {
             Some(g) => g.clone(),
