@@ -19,8 +19,8 @@ use stream_alloc::memory::AllocationDocument;
 use stream_alloc::allocate;
 use stream_alloc::compile::Stage;
 use stream_alloc::compile::policy::{Chosen, Ctx, Kind, PolicyReport, table};
-use stream_alloc::graph::synth::generate;
 use stream_alloc::graph::partition::Partition;
+use stream_alloc::graph::synth::generate;
 
 #[path = "support/common.rs"]
 mod common;

@@ -17,7 +17,6 @@
 
 mod peers;
 
-
 use crate::bail;
 use crate::compile::policy::PolicyReport;
 use crate::compile::policy::report::PeerReport;

@@ -13,7 +13,6 @@ pub mod refine;
 
 use std::ops::Deref;
 
-
 use crate::compile::policy::report::{Budgets, Unbounded};
 use crate::compile::policy::{PolicyReport, table};
 use crate::compile::{Allocation, Stage, TaskLimits};
@@ -57,7 +56,9 @@ pub fn run_with_costs<M: Deref<Target = Model>>(
     let bounded = s.report().is_some_and(|r| r.budgets.is_some());
     if (compare_with.is_some() || bounded) && stage >= Stage::Sync {
         let unbounded = match compare_with {
-            Some(reference) => Some(budget_makespans(s.model(), s.options(), reference, &limits, s.allocation()?, stage)?),
+            Some(reference) => {
+                Some(budget_makespans(s.model(), s.options(), reference, &limits, s.allocation()?, stage)?)
+            }
             None => None,
         };
         let cost = if bounded { Some(budget_cost(&s, &limits, stage, &sim)?) } else { None };

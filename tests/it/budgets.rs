@@ -126,7 +126,7 @@ fn per_operator_merged_to_the_stream_budget() {
     m.options.max_streams = Some(u32::MAX);
     let (free, report) = run(&m);
     assert_eq!(free.logical_count(), 6);
-    assert!(!report.unwrap().budgets.is_some());
+    assert!(report.unwrap().budgets.is_none());
     let free_model = m.clone();
     m.options.max_streams = Some(2);
     let (a, report) = run(&m);
@@ -158,7 +158,8 @@ fn per_operator_merged_to_the_stream_budget() {
 #[test]
 fn event_budget_cuts_streams() {
     let mut m = fan(6);
-    for p in [policy("per-operator"), policy("min-streams"), policy("list"), policy("per-backend"), policy("budget:4")] {
+    for p in [policy("per-operator"), policy("min-streams"), policy("list"), policy("per-backend"), policy("budget:4")]
+    {
         m.options.policy = p.policy();
         for max_events in [1u32, 4, 7] {
             m.options.max_events = Some(max_events);

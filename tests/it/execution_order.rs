@@ -3,8 +3,8 @@
 //! declaration order), `compat=ge` keeps GE's `GetAllNodes` order.
 
 use crate::common::policy;
-use stream_alloc::compile::policy::Chosen;
 use std::path::PathBuf;
+use stream_alloc::compile::policy::Chosen;
 use stream_alloc::memory::AllocationDocument;
 
 use crate::{common, simulate_reference};

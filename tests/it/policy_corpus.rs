@@ -2,9 +2,9 @@
 //! min-streams at the width with an independent antichain, auto never slower than GE's default
 //! or per-operator, and auto's geometric-mean makespan / lower bound at most 1.10.
 
+use crate::common;
 use crate::common::policy;
 use stream_alloc::compile::policy::Chosen;
-use crate::common;
 use stream_alloc::compile::{Stage, TaskLimits};
 use stream_alloc::graph::{Model, json};
 use stream_alloc::memory::AllocationDocument;

@@ -1,9 +1,9 @@
 //! DALI's policies on GE graphs: the seed's worked example, data-node clearing, user contracts.
 
 use crate::common::policy;
-use stream_alloc::compile::policy::Chosen;
 use stream_alloc::allocate;
 use stream_alloc::compile::Stage;
+use stream_alloc::compile::policy::Chosen;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::{Model, ModelBuilder};
 use stream_alloc::memory::AllocationDocument;
@@ -105,7 +105,9 @@ fn data_nodes_are_cleared_and_task_nodes_keep_dali_ids() {
 /// Labels and HCCL keep GE's meaning under every policy.
 #[test]
 fn user_contracts_survive_every_policy() {
-    for policy in [policy("single"), policy("per-backend"), policy("per-operator"), policy("min-streams"), policy("budget:1")] {
+    for policy in
+        [policy("single"), policy("per-backend"), policy("per-operator"), policy("min-streams"), policy("budget:1")]
+    {
         let mut nodes: Vec<NodeSpec> = "ABCD".chars().map(|c| node(&c.to_string(), "Add", "AIcoreEngine", 1)).collect();
         for name in ["L1", "L2"] {
             let mut l = node(name, "Add", "AIcoreEngine", 1);

@@ -2,8 +2,8 @@
 //! as fast as the candidate it started from, the same on every run, within `max_streams` and
 //! `max_events`, and the corpus's geometric mean of makespan / ideal is at most 1.01.
 
-use crate::common::policy;
 use crate::common;
+use crate::common::policy;
 use stream_alloc::compile::policy::Ctx;
 use stream_alloc::compile::{Stage, TaskLimits};
 use stream_alloc::driver::Session;

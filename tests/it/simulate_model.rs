@@ -1,6 +1,5 @@
 //! The device model on hand-checked graphs, the trace and DOT writers, and the CLI commands.
 
-
 use crate::common;
 use stream_alloc::allocate;
 use stream_alloc::compile::{Allocation, Stage, SyncEnd, SyncPair};
