@@ -1,5 +1,6 @@
-//! Logical allocation (static multi-stream chain) on synthetic layered DAGs of 10k, 100k and
-//! 1M nodes with mixed engines, stream labels and HCCL nodes.
+//! Logical allocation (static multi-stream chain) on synthetic DAGs of 10k, 100k and 1M nodes
+//! whose edges reach at most 16 nodes back, with mixed engines, stream labels, parallel groups,
+//! HCCL nodes and control edges (`synth::Family::Random { window: Some(16) }`).
 //!
 //! `cargo bench --bench logical` (sizes can be chosen: `-- 10000 100000`). Prints, per size,
 //! the time to partition alone and the time of the whole logical allocation (which includes
@@ -11,7 +12,7 @@ use stream_alloc::compile::logical::LogicalState;
 use stream_alloc::compile::passes;
 use stream_alloc::compile::passes::assign_multi_stream;
 use stream_alloc::graph::partition::Partition;
-use stream_alloc::graph::{ModelBuilder, builder::EdgeSpec, builder::NodeSpec};
+use stream_alloc::graph::synth::{Family, generate};
 
 #[path = "support/common.rs"]
 mod common;
@@ -33,69 +34,6 @@ const CHAIN: &[&str] = &[
     "attached_stream",
 ];
 
-/// xorshift64*: reproducible without a dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn build(nodes: usize, seed: u64) -> stream_alloc::Model {
-    let mut rng = Rng(seed | 1);
-    let width = 16usize;
-    let mut b = ModelBuilder::new(format!("layered_{nodes}"));
-    let mut edges = Vec::with_capacity(nodes * 2);
-    for i in 0..nodes {
-        let layer = i / width;
-        let name = format!("n{i}");
-        let mut spec = if layer == 0 {
-            NodeSpec::new(&name, "Data", "DNN_VM_GE_LOCAL")
-        } else {
-            match rng.below(100) {
-                0..80 => NodeSpec::new(&name, if rng.below(3) == 0 { "MatMul" } else { "Add" }, "AIcoreEngine"),
-                80..88 => NodeSpec::new(&name, "Unique", "DNN_VM_AICPU"),
-                88..94 => NodeSpec::new(&name, "Reshape", "DNN_VM_GE_LOCAL"),
-                94..97 => NodeSpec::new(&name, "Mul", "VectorEngine"),
-                _ => {
-                    let mut s = NodeSpec::new(&name, "HcomAllReduce", "DNN_HCCL");
-                    s.ge_attrs.0.insert("fusion".into(), serde_json::json!(1));
-                    s
-                }
-            }
-        };
-        if spec.engine == "DNN_VM_GE_LOCAL" {
-            spec.tasks = 0;
-        }
-        if layer > 0 && rng.below(100) == 0 {
-            spec.attrs.stream_label = Some(format!("label{}", rng.below(4)));
-        }
-        spec.cost_us = (rng.below(50) + 1) as f64;
-        b.add_node(spec);
-        if layer > 0 {
-            let prev = (layer - 1) * width;
-            for _ in 0..1 + rng.below(2) {
-                edges.push(EdgeSpec::data(format!("n{}", prev + rng.below(width as u64) as usize), name.clone()));
-            }
-            if layer > 1 && rng.below(8) == 0 {
-                let prev2 = (layer - 2) * width;
-                edges.push(EdgeSpec::control(format!("n{}", prev2 + rng.below(width as u64) as usize), name.clone()));
-            }
-        }
-    }
-    // Duplicate (src, dst) pairs are legal multi-edges; keep them, GE graphs have them too.
-    for e in edges {
-        b.add_edge(e);
-    }
-    b.build().expect("synthetic graph is valid")
-}
-
 /// CPU time of this thread: the machine is shared, so wall time alone is noisy.
 fn cpu_s() -> f64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -115,7 +53,8 @@ fn main() {
     };
     for n in sizes {
         let t = Instant::now();
-        let model = build(n, 0x5eed + n as u64);
+        let model =
+            generate(Family::Random { window: Some(16) }, n, 0x5eed + n as u64).expect("synthetic graph is valid");
         let build_s = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let c = cpu_s();

@@ -1,6 +1,6 @@
 //! Insertion plus exact reduction on synthetic graphs (100k and 1M nodes, 8 and 64 streams).
-//! Each node has two producers: its predecessor and a random node up to 64 back; streams are
-//! random. Then the whole sync stage without Send/Recv nodes (`sync::run`, materialise off) on
+//! Each node reads one to three random nodes up to 64 back (`synth::Family::Random`); streams
+//! are random. Then the whole sync stage without Send/Recv nodes (`sync::run`, materialise off) on
 //! the synthetic families under min-streams, median of 5. Model building and the policy are not
 //! timed. Run: `cargo bench --bench sync`.
 
@@ -8,33 +8,15 @@ use std::time::Instant;
 
 use stream_alloc::compile;
 use stream_alloc::compile::sync::{self, SyncConfig, SyncState, insert, reduce};
-use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
-use stream_alloc::graph::synth::{Family, generate};
-use stream_alloc::graph::{IdVec, Model, ModelBuilder, NodeId, StreamId, SyncKind};
+use stream_alloc::graph::synth::{Family, Rng, generate};
+use stream_alloc::graph::{IdVec, Model, NodeId, StreamId, SyncKind};
 
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-}
-
+/// A random DAG whose edges reach at most 64 nodes back, each node on a random one of
+/// `streams` streams.
 fn graph(n: usize, streams: u32, seed: u64) -> (Model, IdVec<NodeId, Option<StreamId>>) {
-    let mut rng = Lcg(seed);
-    let mut b = ModelBuilder::new("bench");
-    for i in 0..n {
-        b.add_node(NodeSpec::new(format!("n{i}"), "Conv2D", "AIcoreEngine"));
-    }
-    for i in 1..n {
-        b.add_edge(EdgeSpec::data(format!("n{}", i - 1), format!("n{i}")));
-        let back = 2 + (rng.next() % 63) as usize;
-        if i >= back {
-            b.add_edge(EdgeSpec::data(format!("n{}", i - back), format!("n{i}")));
-        }
-    }
-    let model = b.build().expect("synthetic graph is valid");
-    let stream = (0..n).map(|_| Some(StreamId((rng.next() % u64::from(streams)) as u32))).collect();
+    let model = generate(Family::Random { window: Some(64) }, n, seed).expect("synthetic graph is valid");
+    let mut rng = Rng::new(seed);
+    let stream = (0..model.nodes.len()).map(|_| Some(StreamId(rng.below(u64::from(streams)) as u32))).collect();
     (model, stream)
 }
 
@@ -46,7 +28,7 @@ fn main() {
     for &n in &[100_000usize, 1_000_000] {
         for &s in &[8u32, 64] {
             let (model, stream) = graph(n, s, 42 + u64::from(s));
-            let attached = IdVec::filled(n, Vec::new());
+            let attached = IdVec::filled(model.nodes.len(), Vec::new());
             let t0 = Instant::now();
             let mut st = SyncState::new(&model, stream, attached, SyncKind::Event);
             insert::insert_sync_events(&mut st).expect("insertion succeeds");

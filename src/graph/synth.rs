@@ -1,7 +1,12 @@
 //! Synthetic graphs for benchmarks and tests: random layered DAGs, Inception-like branchy
-//! cells, transformer stacks and random DAGs with a mix of engines and labels, of any size,
-//! deterministic for a seed. Every generator starts from a data input; all but the random DAGs
-//! add constants (task-less nodes), as exported models have.
+//! cells, transformer stacks, random DAGs with a mix of engines and labels, and small dense
+//! DAGs for brute-force checks, of any size, deterministic for a seed. Every generator but the
+//! dense one starts from a data input; all but the random and dense DAGs add constants
+//! (task-less nodes), as exported models have.
+//!
+//! Tests and benchmarks that need a random DAG shape or random choices take them from here
+//! ([`Rng`], [`dag_edges`]), so that one generator, not one per test file, decides what a
+//! random graph looks like.
 
 use super::builder::{EdgeSpec, NodeSpec};
 use super::{Model, ModelBuilder};
@@ -23,6 +28,11 @@ pub enum Family {
     /// every search that walks paths pay for the whole graph, so this family guards against
     /// superlinear steps.
     Random { window: Option<usize> },
+    /// Nodes `n0..nN` in topological order with every pair `i < j` an edge with probability
+    /// `density` percent; one node in five has no task. Task nodes are on AI Core, or with
+    /// `mixed` one in three on the vector engine. Small and dense: the shape that brute-force
+    /// and property tests compare against.
+    Dense { density: u32, mixed: bool },
 }
 
 impl Family {
@@ -33,21 +43,58 @@ impl Family {
             Family::Transformer => "transformer".into(),
             Family::Random { window: None } => "random".into(),
             Family::Random { window: Some(w) } => format!("window-{w}"),
+            Family::Dense { density, mixed: false } => format!("dense-{density}"),
+            Family::Dense { density, mixed: true } => format!("dense-{density}-mixed"),
         }
     }
 }
 
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
+/// A reproducible generator without a dependency: a 64-bit linear congruential generator
+/// (Knuth's MMIX multiplier and increment) returning its high 31 bits.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn draw(&mut self) -> u64 {
         self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         self.0 >> 33
     }
+    /// A value in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.draw() % n.max(1)
+    }
+}
+
+/// The edges of a random DAG on nodes `0..n` numbered in a topological order: `draws` pairs
+/// of distinct nodes, each oriented from the lower index to the higher. A draw that would give
+/// a node more than `max_fan_in` inputs is dropped; with `distinct` so is a repeated pair,
+/// otherwise it stays as a parallel edge (GE graphs have them). Fewer than two nodes give none.
+pub fn dag_edges(rng: &mut Rng, n: usize, draws: usize, max_fan_in: usize, distinct: bool) -> Vec<(usize, usize)> {
+    let mut edges = Vec::with_capacity(draws);
+    if n < 2 {
+        return edges;
+    }
+    let mut fan_in = vec![0usize; n];
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..draws {
+        let a = rng.below(n as u64) as usize;
+        let b = (a + 1 + rng.below(n as u64 - 1) as usize) % n;
+        let (s, d) = (a.min(b), a.max(b));
+        if fan_in[d] >= max_fan_in || (distinct && !seen.insert((s, d))) {
+            continue;
+        }
+        fan_in[d] += 1;
+        edges.push((s, d));
+    }
+    edges
 }
 
 struct Gen {
     b: ModelBuilder,
-    rng: Lcg,
+    rng: Rng,
     count: usize,
 }
 
@@ -58,8 +105,8 @@ impl Gen {
         let mut n = NodeSpec::new(format!("n{id}"), op, if tasks == 0 { "DNN_VM_GE_LOCAL" } else { "AIcoreEngine" });
         n.tasks = tasks;
         if tasks > 0 {
-            n.cost_us = 1.0 + (self.rng.next() % 40) as f64;
-            n.cores = 1 + (self.rng.next() % 24) as u32;
+            n.cost_us = 1.0 + (self.rng.draw() % 40) as f64;
+            n.cores = 1 + (self.rng.draw() % 24) as u32;
         }
         self.b.add_node(n);
         id
@@ -81,8 +128,9 @@ impl Gen {
 
 /// A graph of about `nodes` nodes (at least a few) of the given family.
 pub fn generate(family: Family, nodes: usize, seed: u64) -> Result<Model> {
-    let mut g = Gen { b: ModelBuilder::new(format!("{}-{nodes}", family.name())), rng: Lcg(seed), count: 0 };
-    let x = g.node("Data", 0);
+    let mut g = Gen { b: ModelBuilder::new(format!("{}-{nodes}", family.name())), rng: Rng(seed), count: 0 };
+    // Every family but the dense DAGs starts from one data input, `n0`.
+    let x = if matches!(family, Family::Dense { .. }) { 0 } else { g.node("Data", 0) };
     match family {
         Family::Layered { width } => {
             let width = width.max(1);
@@ -91,11 +139,11 @@ pub fn generate(family: Family, nodes: usize, seed: u64) -> Result<Model> {
             while g.count + width < nodes.max(2) {
                 let mut layer = Vec::with_capacity(width);
                 for _ in 0..width {
-                    let k = 1 + (g.rng.next() % 3) as usize;
+                    let k = 1 + (g.rng.draw() % 3) as usize;
                     let mut ins = Vec::with_capacity(k);
                     for j in 0..k {
                         let src = if j == 2 { &prev2 } else { &prev };
-                        ins.push(src[(g.rng.next() as usize) % src.len()]);
+                        ins.push(src[(g.rng.draw() as usize) % src.len()]);
                     }
                     ins.sort_unstable();
                     ins.dedup();
@@ -161,6 +209,7 @@ pub fn generate(family: Family, nodes: usize, seed: u64) -> Result<Model> {
             }
         }
         Family::Random { window } => random_dag(&mut g, nodes, window),
+        Family::Dense { density, mixed } => dense_dag(&mut g, nodes, density, mixed),
     }
     g.b.build()
 }
@@ -180,7 +229,7 @@ fn random_dag(g: &mut Gen, nodes: usize, window: Option<usize>) {
     let mut ins: Vec<usize> = Vec::with_capacity(3);
     while g.count < total {
         let id = g.count;
-        let mut pick = g.rng.next() % 100;
+        let mut pick = g.rng.draw() % 100;
         let &(engine, _, tasks) = RANDOM_ENGINES
             .iter()
             .find(|&&(_, w, _)| {
@@ -200,11 +249,11 @@ fn random_dag(g: &mut Gen, nodes: usize, window: Option<usize>) {
         let mut n = NodeSpec::new(format!("n{id}"), op, engine);
         n.tasks = tasks;
         if tasks > 0 {
-            n.cost_us = 1.0 + (g.rng.next() % 40) as f64;
-            n.cores = 1 + (g.rng.next() % 24) as u32;
+            n.cost_us = 1.0 + (g.rng.draw() % 40) as f64;
+            n.cores = 1 + (g.rng.draw() % 24) as u32;
         }
         // About 1 % of the nodes carry each kind of label, from a handful of values.
-        let r = g.rng.next() % 1000;
+        let r = g.rng.draw() % 1000;
         if r < 10 {
             n.attrs.stream_label = Some(format!("s{}", r % 4));
         } else if r < 15 {
@@ -218,20 +267,73 @@ fn random_dag(g: &mut Gen, nodes: usize, window: Option<usize>) {
             continue;
         }
         let span = window.map_or(id, |w| w.clamp(1, id));
-        let k = 1 + (g.rng.next() % 3) as usize;
+        let k = 1 + (g.rng.draw() % 3) as usize;
         ins.clear();
         for _ in 0..k {
-            ins.push(id - 1 - (g.rng.next() as usize) % span);
+            ins.push(id - 1 - (g.rng.draw() as usize) % span);
         }
         ins.sort_unstable();
         ins.dedup();
         for &src in &ins {
-            let e = if g.rng.next() % 20 == 0 {
+            let e = if g.rng.draw() % 20 == 0 {
                 EdgeSpec::control(format!("n{src}"), format!("n{id}"))
             } else {
                 EdgeSpec::data(format!("n{src}"), format!("n{id}"))
             };
             g.b.add_edge(e);
         }
+    }
+}
+
+fn dense_dag(g: &mut Gen, nodes: usize, density: u32, mixed: bool) {
+    for i in 0..nodes {
+        let engine = if mixed && g.rng.below(3) == 0 { "VectorEngine" } else { "AIcoreEngine" };
+        let mut n = NodeSpec::new(format!("n{i}"), "Add", engine);
+        n.tasks = if g.rng.below(5) == 4 { 0 } else { 1 };
+        n.cost_us = 1.0 + g.rng.below(9) as f64;
+        n.cores = 1 + g.rng.below(24) as u32;
+        g.b.add_node(n);
+    }
+    for j in 1..nodes {
+        for i in 0..j {
+            if g.rng.below(100) < u64::from(density) {
+                g.edge(i, j);
+            }
+        }
+    }
+    g.count = nodes;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dag_edges_point_forward_and_keep_their_caps() {
+        for seed in 0..50 {
+            let capped = dag_edges(&mut Rng::new(seed), 12, 60, 2, false);
+            let mut fan_in = [0; 12];
+            for &(s, d) in &capped {
+                assert!(s < d && d < 12, "seed {seed}: {s} -> {d}");
+                fan_in[d] += 1;
+            }
+            assert!(fan_in.iter().all(|&k| k <= 2), "seed {seed}: {fan_in:?}");
+            let distinct = dag_edges(&mut Rng::new(seed), 6, 60, usize::MAX, true);
+            let set: std::collections::HashSet<_> = distinct.iter().collect();
+            assert_eq!(set.len(), distinct.len(), "seed {seed}: a repeated pair");
+            assert_eq!(distinct, dag_edges(&mut Rng::new(seed), 6, 60, usize::MAX, true));
+        }
+        assert!(dag_edges(&mut Rng::new(1), 1, 10, usize::MAX, false).is_empty());
+    }
+
+    #[test]
+    fn dense_dags_follow_their_density() {
+        let sparse = generate(Family::Dense { density: 5, mixed: false }, 40, 3).unwrap();
+        let dense = generate(Family::Dense { density: 60, mixed: true }, 40, 3).unwrap();
+        assert_eq!((sparse.nodes.len(), dense.nodes.len()), (40, 40));
+        assert!(sparse.edges.len() * 4 < dense.edges.len(), "{} vs {}", sparse.edges.len(), dense.edges.len());
+        let on = |m: &Model, name: &str| m.nodes.iter().filter(|n| Some(n.engine) == m.engines.lookup(name)).count();
+        assert_eq!(on(&sparse, "AIcoreEngine"), 40);
+        assert!(on(&dense, "VectorEngine") > 0);
     }
 }

@@ -10,6 +10,7 @@ use crate::{common, simulate_reference};
 use stream_alloc::compile::summary::ModelCounts;
 use stream_alloc::compile::{Stage, TaskLimits};
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
+use stream_alloc::graph::synth::{Family, generate};
 use stream_alloc::graph::{Model, ModelBuilder, Options, json};
 use stream_alloc::search;
 use stream_alloc::simulate::{Arbitration, SimConfig};
@@ -295,34 +296,9 @@ fn corpus_auto_within_budgets() {
     }
 }
 
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-}
-
-fn random_dag(seed: u64, n: usize, density: u64) -> Model {
-    let mut r = Lcg(seed);
-    let mut b = ModelBuilder::new(format!("dag{seed}"));
-    for i in 0..n {
-        // Some nodes have no task (followers) and one engine in three is another.
-        let engine = if r.next() % 3 == 0 { "VectorEngine" } else { "AIcoreEngine" };
-        let mut s = NodeSpec::new(format!("n{i}"), "Add", engine);
-        s.tasks = if r.next() % 5 == 4 { 0 } else { 1 };
-        s.cost_us = 1.0 + (r.next() % 9) as f64;
-        s.cores = 1 + (r.next() % 24) as u32;
-        b.add_node(s);
-    }
-    for j in 1..n {
-        for i in 0..j {
-            if r.next() % 100 < density {
-                b.add_edge(EdgeSpec::data(format!("n{i}"), format!("n{j}")));
-            }
-        }
-    }
-    b.build().unwrap()
+/// A dense random DAG of `n` nodes from the shared generator, on AI Core and the vector engine.
+fn random_dag(seed: u64, n: usize, density: u32) -> Model {
+    generate(Family::Dense { density, mixed: true }, n, seed).unwrap()
 }
 
 proptest! {
@@ -333,7 +309,7 @@ proptest! {
     fn every_policy_within_both_budgets(
         seed in any::<u64>(),
         n in 2usize..24,
-        density in 3u64..40,
+        density in 3u32..40,
         max_streams in 1u32..8,
         max_events in 1u32..24,
     ) {
@@ -418,7 +394,19 @@ fn dynamic_multi_stream_lets_the_policy_choose() {
 /// the crossing edges alone.
 #[test]
 fn event_budget_counts_syncs_through_task_less_nodes() {
-    let mut m = random_dag(14051167233650569201, 8, 25);
+    let mut b = ModelBuilder::new("task_less_join");
+    for (i, (tasks, cost)) in
+        [(0, 8.0), (0, 1.0), (1, 1.0), (1, 9.0), (1, 8.0), (0, 3.0), (1, 5.0), (1, 2.0)].into_iter().enumerate()
+    {
+        let mut s = NodeSpec::new(format!("n{i}"), "Add", "AIcoreEngine");
+        s.tasks = tasks;
+        s.cost_us = cost;
+        b.add_node(s);
+    }
+    for (s, d) in [(0, 1), (1, 2), (2, 5), (3, 5), (5, 6), (4, 7), (5, 7)] {
+        b.add_edge(EdgeSpec::data(format!("n{s}"), format!("n{d}")));
+    }
+    let mut m = b.build().unwrap();
     m.options.max_streams = Some(3);
     m.options.max_events = Some(2);
     m.options.policy = "per-operator".into();

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use stream_alloc::graph::synth::Rng;
 use stream_alloc::runtime::seam::RUNTIME_OPS_V1_SIZE;
 use stream_alloc::runtime::*;
 
@@ -266,20 +267,6 @@ fn v1_copy(rt: &Runtime) -> Arc<Runtime> {
     Runtime::from_ops(&ops, RuntimeSource::Registered).unwrap()
 }
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 #[test]
 fn sixteen_threads_never_reuse_a_guarded_block_and_return_every_byte() {
     const THREADS: u64 = 16;
@@ -295,7 +282,7 @@ fn sixteen_threads_never_reuse_a_guarded_block_and_return_every_byte() {
         .map(|t| {
             let (ctx, pool, s) = (ctx.clone(), pool.clone(), s.clone());
             std::thread::spawn(move || {
-                let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (t + 1));
+                let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15 ^ (t + 1));
                 let stream = |i: u64| s[i as usize] as Ptr;
                 let mut held: Vec<(Ptr, u64)> = Vec::new();
                 let mut oom = 0u64;

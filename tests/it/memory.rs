@@ -18,6 +18,7 @@ fn run_policy(m: &Model, stage: Stage) -> stream_alloc::Result<(Allocation, Poli
         .map(|(a, r)| (a, r.unwrap_or_default()))
 }
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
+use stream_alloc::graph::synth::{Rng, dag_edges};
 use stream_alloc::graph::{EventId, IdVec, Model, ModelBuilder, NodeId, StreamId, json as graph_json};
 use stream_alloc::memory::{self, plan_allocation};
 use stream_alloc::simulate::{SimConfig, simulate};
@@ -326,21 +327,22 @@ fn random_model(n: usize, edges: &[(usize, usize, u8)], kinds: &[u8], sizes: &[u
 
 fn random_graph() -> impl Strategy<Value = Model> {
     (2usize..30, 1u32..5).prop_flat_map(|(n, k)| {
-        let edges = proptest::collection::vec((0..n, 0..n, 0u8..3), 0..n * 2).prop_map(|v| {
-            let mut v: Vec<(usize, usize, u8)> =
-                v.into_iter().filter(|(a, b, _)| a != b).map(|(a, b, p)| (a.min(b), a.max(b), p)).collect();
-            v.sort();
-            v.dedup_by_key(|e| (e.0, e.1));
-            v
-        });
         (
             Just(n),
-            edges,
+            0..n * 2,
+            any::<u64>(),
             proptest::collection::vec(0u8..8, n),
             proptest::collection::vec(1u64..u64::MAX, n),
             proptest::collection::vec(0..k, n),
         )
-            .prop_map(|(n, e, kinds, sizes, streams)| random_model(n, &e, &kinds, &sizes, &streams))
+            .prop_map(|(n, draws, seed, kinds, sizes, streams)| {
+                let mut rng = Rng::new(seed);
+                let edges: Vec<(usize, usize, u8)> = dag_edges(&mut rng, n, draws, usize::MAX, true)
+                    .into_iter()
+                    .map(|(s, d)| (s, d, rng.below(3) as u8))
+                    .collect();
+                random_model(n, &edges, &kinds, &sizes, &streams)
+            })
     })
 }
 

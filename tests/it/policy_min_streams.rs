@@ -5,39 +5,16 @@ use crate::common::policy;
 use stream_alloc::allocate;
 use stream_alloc::compile::Stage;
 use stream_alloc::compile::policy::{Ctx, min_streams};
-use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
-use stream_alloc::graph::{Model, ModelBuilder};
+use stream_alloc::graph::Model;
+use stream_alloc::graph::synth::{Family, generate};
 use stream_alloc::memory::AllocationDocument;
 use stream_alloc::verify;
 
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-}
-
-fn random_dag(seed: u64, n: usize, density: u64) -> Model {
-    let mut r = Lcg(seed);
-    let mut b = ModelBuilder::new(format!("dag{seed}"));
-    for i in 0..n {
-        // Every fifth node has no task (a reshape-like follower), which the order passes through.
-        let mut s = NodeSpec::new(format!("n{i}"), "Add", "AIcoreEngine");
-        s.tasks = if i % 5 == 4 { 0 } else { 1 };
-        s.cost_us = 1.0 + (r.next() % 7) as f64;
-        s.cores = 1 + (r.next() % 24) as u32;
-        b.add_node(s);
-    }
-    for j in 1..n {
-        for i in 0..j {
-            if r.next() % 100 < density {
-                b.add_edge(EdgeSpec::data(format!("n{i}"), format!("n{j}")));
-            }
-        }
-    }
-    b.options.policy = "min-streams".into();
-    b.build().unwrap()
+/// A dense random DAG of `n` nodes on one engine, from the shared generator, under min-streams.
+fn random_dag(seed: u64, n: usize, density: u32) -> Model {
+    let mut m = generate(Family::Dense { density, mixed: false }, n, seed).unwrap();
+    m.options.policy = "min-streams".into();
+    m
 }
 
 /// reach[i] bitmask of descendants, by node index.
@@ -106,7 +83,6 @@ fn budget_never_exceeds_its_stream_count() {
 
 #[test]
 fn synthetic_generators_allocate_under_every_policy() {
-    use stream_alloc::graph::synth::{Family, generate};
     for family in [Family::Layered { width: 4 }, Family::Inception, Family::Transformer] {
         let mut m = generate(family, 400, 3).unwrap();
         assert!(m.nodes.len() >= 300, "{}", m.name);

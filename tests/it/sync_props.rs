@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use stream_alloc::allocate_from_preassigned;
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
+use stream_alloc::graph::synth::{Rng, dag_edges};
 use stream_alloc::graph::{Model, ModelBuilder, SyncKind};
 use stream_alloc::memory::AllocationDocument;
 use stream_alloc::verify;
@@ -38,10 +39,12 @@ fn build(n: usize, edges: &[(usize, usize)], streams: &[u32], mode: &str) -> Mod
     b.build().unwrap()
 }
 
+/// A random DAG's size and edges (parallel edges kept) from the shared generator, and each
+/// node's stream.
 fn dag() -> impl Strategy<Value = (usize, Vec<(usize, usize)>, Vec<u32>)> {
     (2usize..40, 1u32..6).prop_flat_map(|(n, k)| {
-        let edges = proptest::collection::vec((0..n, 0..n), 0..n * 3)
-            .prop_map(|v| v.into_iter().filter(|(a, b)| a != b).map(|(a, b)| (a.min(b), a.max(b))).collect::<Vec<_>>());
+        let edges = (0..n * 3, any::<u64>())
+            .prop_map(move |(draws, seed)| dag_edges(&mut Rng::new(seed), n, draws, usize::MAX, false));
         (Just(n), edges, proptest::collection::vec(0..k, n))
     })
 }

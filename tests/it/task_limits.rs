@@ -6,6 +6,7 @@ use crate::common;
 use proptest::prelude::*;
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
+use stream_alloc::graph::synth::{Rng, dag_edges};
 use stream_alloc::graph::{Model, ModelBuilder, json};
 use stream_alloc::memory::AllocationDocument;
 use stream_alloc::{allocate, allocate_from_preassigned, verify};
@@ -181,18 +182,8 @@ type Case = (Vec<(u32, u32)>, Vec<(usize, usize)>, u32, u8);
 fn graph() -> impl Strategy<Value = Case> {
     (2usize..120, 1u32..6, 40u32..=1024, 0u8..4).prop_flat_map(|(n, k, limit, mode)| {
         let nodes = proptest::collection::vec((prop_oneof![8 => 0u32..4, 1 => 2000u32..3000], 0..k), n);
-        let edges = proptest::collection::vec((0..n, 0..n, 0usize..3), 0..n * 2).prop_map(|v| {
-            let mut fan_in = std::collections::BTreeMap::new();
-            v.into_iter()
-                .filter(|(a, b, _)| a != b)
-                .map(|(a, b, _)| (a.min(b), a.max(b)))
-                .filter(|&(_, b)| {
-                    let c = fan_in.entry(b).or_insert(0);
-                    *c += 1;
-                    *c <= 3
-                })
-                .collect::<Vec<_>>()
-        });
+        let edges =
+            (0..n * 2, any::<u64>()).prop_map(move |(draws, seed)| dag_edges(&mut Rng::new(seed), n, draws, 3, false));
         (nodes, edges, Just(limit), Just(mode))
     })
 }
