@@ -1292,6 +1292,28 @@ sa_status sa_graph_set_node_attr_str(struct sa_graph *graph,
                                      const char *value);
 
 /**
+ * Sets one field of a node (a graph JSON node key other than `name`: `type`, `engine`,
+ * `tasks`, `cost_us`, `cores`, `attrs` (the whole object), `subgraphs`, `stream`,
+ * `attached_stream_ids`, `attached_tasks`, `ge_attrs` (the whole object), `out_bytes`,
+ * `alias_input`, ...) to a JSON value given as text, e.g. key `out_bytes`, value
+ * `"[1024]"`. The value is checked as the graph loader checks it (`SA_FIELD` / `SA_ATTRIBUTE`,
+ * naming node and key); an unknown key is `SA_FIELD` with the known keys; `null` resets an
+ * optional field to its default. `name` is `SA_INVALID_ARGUMENT` (a node keeps its name).
+ * `SA_JSON` if the text is not JSON, `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE`
+ * once built. Not thread-safe for one handle.
+ *
+ * Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
+ *
+ * # Safety
+ * `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
+ */
+sa_status sa_graph_set_node_field(struct sa_graph *graph,
+                                  const char *graph_name,
+                                  const char *node,
+                                  const char *key,
+                                  const char *json_value);
+
+/**
  * Sets a raw GE attribute of a node (graph JSON `ge_attrs`, by GE name: `_hccl_task_num`,
  * `_disable_attached_resource`, ...) to a JSON value given as text (`"3"`, `"true"`,
  * `"[1,2]"`). Known attributes are type-checked when the graph is built (`SA_ATTRIBUTE`).

@@ -10,12 +10,23 @@
 
 #include "stream_alloc.h"
 
+/* A failed check ends the test (exit 1), unless the test defines SA_CHECK_KEEP_GOING before
+ * including this header: then CHECK counts the failure in sa_check_failures and goes on, and
+ * main ends with `return SA_CHECK_RESULT();`. */
+#ifdef SA_CHECK_KEEP_GOING
+static int sa_check_failures = 0;
+#define SA_CHECK_FAILED_ (++sa_check_failures)
+#define SA_CHECK_RESULT() (printf("%s\n", sa_check_failures == 0 ? "all passed" : "FAILED"), sa_check_failures != 0)
+#else
+#define SA_CHECK_FAILED_ exit(1)
+#endif
+
 #define CHECK(cond)                                                                          \
     do {                                                                                     \
         if (!(cond)) {                                                                       \
             fprintf(stderr, "%s:%d: CHECK failed: %s\n  last error: %s %s\n", __FILE__,      \
                     __LINE__, #cond, sa_last_error_code(), sa_last_error_message());          \
-            exit(1);                                                                         \
+            SA_CHECK_FAILED_;                                                                \
         }                                                                                    \
     } while (0)
 

@@ -143,6 +143,19 @@ static void test_options_and_attrs(void) {
     CHECK_STATUS(sa_graph_set_node_attr_str(g, NULL, "n", "dims", "2"), SA_FIELD);
     CHECK_STATUS(sa_graph_set_node_attr_str(g, "other", "n", "stream_label", "s"), SA_NOT_FOUND);
 
+    CHECK_OK(sa_graph_set_node_field(g, NULL, "n", "out_bytes", "[1024, 512]"));
+    CHECK_OK(sa_graph_set_node_field(g, NULL, "n", "cores", "8"));
+    CHECK_OK(sa_graph_set_node_field(g, NULL, "n", "out_bytes", "null"));
+    CHECK_STATUS(sa_graph_set_node_field(NULL, NULL, "n", "cores", "8"), SA_NULL_POINTER);
+    CHECK_STATUS(sa_graph_set_node_field(g, NULL, "n", NULL, "8"), SA_NULL_POINTER);
+    CHECK_STATUS(sa_graph_set_node_field(g, NULL, "n", "cores", "-8"), SA_FIELD);
+    check_graph_error(g, "SA1003", "field 'cores' must be an integer");
+    CHECK_STATUS(sa_graph_set_node_field(g, NULL, "n", "colour", "1"), SA_FIELD);
+    check_graph_error(g, "SA1003", "unknown field 'colour' (known fields: name, type, engine");
+    CHECK_STATUS(sa_graph_set_node_field(g, NULL, "n", "name", "\"m\""), SA_INVALID_ARGUMENT);
+    CHECK_STATUS(sa_graph_set_node_field(g, NULL, "n", "type", "null"), SA_FIELD);
+    CHECK_STATUS(sa_graph_set_node_field(g, NULL, "missing", "cores", "1"), SA_NOT_FOUND);
+
     CHECK_OK(sa_graph_set_node_ge_attr(g, NULL, "n", "_hccl_task_num", "3"));
     CHECK_STATUS(sa_graph_set_node_ge_attr(NULL, NULL, "n", "k", "1"), SA_NULL_POINTER);
     CHECK_STATUS(sa_graph_set_node_ge_attr(g, NULL, NULL, "k", "1"), SA_NULL_POINTER);

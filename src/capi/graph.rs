@@ -18,7 +18,7 @@ use super::{
 };
 use crate::compile::TaskLimits;
 use crate::graph::builder::{EdgeSpec, EventSpec, GraphSpec, NodeSpec, PartitionSpec};
-use crate::graph::json::{builder_from_slice, node_attrs_from_value};
+use crate::graph::json::{builder_from_slice, set_node_attr, set_node_field};
 use crate::graph::{EdgeKind, Model, ModelBuilder, Shape};
 
 /// Which allocation pipeline applies to a graph (an `int32_t`; one of `SA_SHAPE_*`).
@@ -611,28 +611,54 @@ pub unsafe extern "C" fn sa_graph_set_node_attr_str(
 fn set_attr(b: &mut Building, graph_name: Option<&str>, node: &str, key: &str, v: Value) -> ApiResult {
     let (gi, ni) = b.node(graph_name, node)?;
     let what = format!("node '{node}' of {}", b.graph_label(gi));
-    let mut one = serde_json::Map::new();
-    one.insert(key.to_string(), v);
-    let parsed = node_attrs_from_value(&Value::Object(one), &what)?;
-    let a = &mut b.builder.graphs[gi].nodes[ni].attrs;
-    match key {
-        "stream_label" => a.stream_label = parsed.stream_label,
-        "user_stream_label" => a.user_stream_label = parsed.user_stream_label,
-        "parallel_group" => a.parallel_group = parsed.parallel_group,
-        "new_stream_id" => a.new_stream_id = parsed.new_stream_id,
-        "attached_streams" => a.attached_streams = parsed.attached_streams,
-        "continuous_stream_label" => a.continuous_stream_label = parsed.continuous_stream_label,
-        "event_multiplexing" => a.event_multiplexing = parsed.event_multiplexing,
-        "active_label_list" => a.active_label_list = parsed.active_label_list,
-        "rts_label_node" => a.rts_label_node = parsed.rts_label_node,
-        "dims" => a.dims = parsed.dims,
-        other => {
-            return Err(ApiError::new(
-                SA_INVALID_ARGUMENT,
-                format!("{what}: attribute '{other}' cannot be set through the C ABI; load it from graph JSON"),
-            ));
-        }
+    set_node_attr(&mut b.builder.graphs[gi].nodes[ni].attrs, key, v, &what)?;
+    Ok(())
+}
+
+/// Sets one field of a node (a graph JSON node key other than `name`: `type`, `engine`,
+/// `tasks`, `cost_us`, `cores`, `attrs` (the whole object), `subgraphs`, `stream`,
+/// `attached_stream_ids`, `attached_tasks`, `ge_attrs` (the whole object), `out_bytes`,
+/// `alias_input`, ...) to a JSON value given as text, e.g. key `out_bytes`, value
+/// `"[1024]"`. The value is checked as the graph loader checks it (`SA_FIELD` / `SA_ATTRIBUTE`,
+/// naming node and key); an unknown key is `SA_FIELD` with the known keys; `null` resets an
+/// optional field to its default. `name` is `SA_INVALID_ARGUMENT` (a node keeps its name).
+/// `SA_JSON` if the text is not JSON, `SA_NOT_FOUND` for an unknown node, `SA_INVALID_STATE`
+/// once built. Not thread-safe for one handle.
+///
+/// Ownership: borrows `graph`; the strings are only read during the call (the graph keeps copies).
+///
+/// # Safety
+/// `graph` is NULL or a live handle; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sa_graph_set_node_field(
+    graph: *mut sa_graph,
+    graph_name: *const c_char,
+    node: *const c_char,
+    key: *const c_char,
+    json_value: *const c_char,
+) -> sa_status {
+    ffi_boundary(|| unsafe {
+        with_graph(graph, |g| {
+            let graph_name = opt_str(graph_name, "graph_name")?;
+            let node = arg_str(node, "node")?;
+            let key = arg_str(key, "key")?;
+            let text = arg_str(json_value, "json_value")?;
+            let v = parse_json_arg(text, &format!("node '{node}': field '{key}'"))?;
+            set_field(g.building()?, graph_name, node, key, v)
+        })
+    })
+}
+
+fn set_field(b: &mut Building, graph_name: Option<&str>, node: &str, key: &str, v: Value) -> ApiResult {
+    let (gi, ni) = b.node(graph_name, node)?;
+    let graph = b.graph_label(gi);
+    if key == "name" {
+        return Err(ApiError::new(
+            SA_INVALID_ARGUMENT,
+            format!("node '{node}' of {graph}: a node keeps its name; add a node under the new name"),
+        ));
     }
+    set_node_field(&mut b.builder.graphs[gi].nodes[ni], key, v, &graph)?;
     Ok(())
 }
 
@@ -952,4 +978,135 @@ pub(crate) fn compile_inputs(model: &Model) -> ApiResult<(crate::graph::Options,
     let options = model.options.clone();
     let limits = crate::driver::resolve_task_limits(&options)?;
     Ok((options, limits))
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each row of the node and `attrs` field tables reaches both loaders and the C setters
+    //! with one value, and an unknown key gets one message from each.
+
+    use std::ffi::{CStr, CString};
+
+    use super::*;
+    use crate::capi::SA_OK;
+    use crate::graph::fields::{ATTR_FIELDS, FieldInfo, NODE_FIELDS};
+    use crate::graph::json::{builder_from_fast_path, builder_from_schema, load_str};
+
+    /// Graph JSON with one node whose members are `members` (`name`, `type` and `engine`
+    /// added where absent); `schema` adds an empty `options`, which the fast path leaves.
+    fn doc(members: &[(&str, &str)], schema: bool) -> String {
+        let mut all: Vec<(&str, &str)> = members.to_vec();
+        for base in [("name", "\"n\""), ("type", "\"Add\""), ("engine", "\"AIcoreEngine\"")] {
+            if !all.iter().any(|(k, _)| *k == base.0) {
+                all.insert(0, base);
+            }
+        }
+        let node: Vec<String> = all.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
+        let extra = if schema { ", \"options\": {}" } else { "" };
+        format!(
+            "{{\"format\": \"stream-graph\", \"version\": 1, \"name\": \"g\", \"nodes\": [{{{}}}], \"edges\": []{extra}}}",
+            node.join(", ")
+        )
+    }
+
+    fn schema_node(members: &[(&str, &str)]) -> NodeSpec {
+        builder_from_schema(doc(members, true).as_bytes()).expect("the schema reads it").graphs[0].nodes[0].clone()
+    }
+
+    /// A C-built graph with node `n` at its defaults.
+    fn c_graph() -> *mut sa_graph {
+        let mut g = std::ptr::null_mut();
+        let s = |t: &str| CString::new(t).unwrap();
+        unsafe {
+            assert_eq!(sa_graph_new(s("g").as_ptr(), &mut g), SA_OK);
+            let (n, t, e) = (s("n"), s("Add"), s("AIcoreEngine"));
+            assert_eq!(sa_graph_add_node(g, std::ptr::null(), n.as_ptr(), t.as_ptr(), e.as_ptr(), 1, 0.0, 0), SA_OK);
+        }
+        g
+    }
+
+    type Setter =
+        unsafe extern "C" fn(*mut sa_graph, *const c_char, *const c_char, *const c_char, *const c_char) -> sa_status;
+
+    /// Sets `key` of node `n` through `set`: the node after, or the status and message.
+    fn c_set(set: Setter, key: &str, value: &str) -> Result<NodeSpec, (sa_status, String)> {
+        let g = c_graph();
+        let (n, k, v) = (CString::new("n").unwrap(), CString::new(key).unwrap(), CString::new(value).unwrap());
+        let out = unsafe {
+            match set(g, std::ptr::null(), n.as_ptr(), k.as_ptr(), v.as_ptr()) {
+                SA_OK => match &(*g).state {
+                    State::Building(b) => Ok(b.builder.graphs[0].nodes[0].clone()),
+                    State::Built(_) => unreachable!("never built here"),
+                },
+                status => Err((status, CStr::from_ptr(sa_graph_last_error(g)).to_string_lossy().into_owned())),
+            }
+        };
+        unsafe { sa_graph_free(g) };
+        out
+    }
+
+    /// One row: both loaders and the C setter agree, the example changes the node, and the
+    /// fast path reads the node exactly when the row has a fast reader.
+    fn check_row(f: &FieldInfo, members: &[(&str, &str)], set: Setter, c_value: &str) {
+        let key = f.key;
+        let schema = schema_node(members);
+        assert_ne!(schema, schema_node(&[]), "the example of '{key}' must differ from the default");
+        let fast = builder_from_fast_path(doc(members, false).as_bytes()).map(|b| b.graphs[0].nodes[0].clone());
+        assert_eq!(fast.is_some(), f.fast, "'{key}': the fast path reads it exactly when the table says");
+        if let Some(fast) = fast {
+            assert_eq!(fast, schema, "'{key}': fast path and schema disagree");
+        }
+        match c_set(set, key, c_value) {
+            Ok(node) => assert_eq!(node, schema, "'{key}': the C setter and the loader disagree"),
+            Err((status, message)) => {
+                assert!(key == "name" && status == SA_INVALID_ARGUMENT, "'{key}': the C setter refused: {message}")
+            }
+        }
+    }
+
+    #[test]
+    fn every_node_field_reads_alike_through_both_loaders_and_the_c_setter() {
+        for f in NODE_FIELDS {
+            check_row(f, &[(f.key, f.example)], sa_graph_set_node_field, f.example);
+        }
+    }
+
+    #[test]
+    fn every_attrs_field_reads_alike_through_both_loaders_and_the_c_setter() {
+        for f in ATTR_FIELDS {
+            let attrs = format!("{{\"{}\": {}}}", f.key, f.example);
+            check_row(f, &[("attrs", &attrs)], sa_graph_set_node_attr, f.example);
+        }
+    }
+
+    #[test]
+    fn an_unknown_key_gets_one_message_from_each_reader() {
+        let loader = |members: &[(&str, &str)]| load_str(&doc(members, false)).expect_err("refused").message;
+        let node = loader(&[("bogus", "1")]);
+        assert!(
+            node.starts_with("node 'n' of root graph 'g': unknown field 'bogus' (known fields: name, type,"),
+            "{node}"
+        );
+        assert_eq!(c_set(sa_graph_set_node_field, "bogus", "1"), Err((crate::capi::SA_FIELD, node)));
+        let attrs = loader(&[("attrs", "{\"bogus\": 1}")]);
+        assert!(
+            attrs.starts_with("node 'n' of root graph 'g': attrs: unknown field 'bogus' (known fields: stream_label,")
+        );
+        assert_eq!(c_set(sa_graph_set_node_attr, "bogus", "1"), Err((crate::capi::SA_FIELD, attrs)));
+        // A bad value: the same words too.
+        let bad = loader(&[("tasks", "-1")]);
+        assert_eq!(bad, "node 'n' of root graph 'g': field 'tasks' must be an integer in [0, 4294967295], got -1");
+        assert_eq!(c_set(sa_graph_set_node_field, "tasks", "-1"), Err((crate::capi::SA_FIELD, bad)));
+    }
+
+    #[test]
+    fn null_resets_an_optional_field_and_is_refused_for_a_required_one() {
+        assert_eq!(c_set(sa_graph_set_node_field, "tasks", "null"), Ok(schema_node(&[])));
+        assert_eq!(c_set(sa_graph_set_node_attr, "dims", "null"), Ok(schema_node(&[])));
+        let (status, message) = c_set(sa_graph_set_node_field, "type", "null").unwrap_err();
+        assert_eq!(
+            (status, message.as_str()),
+            (crate::capi::SA_FIELD, "node 'n' of root graph 'g': missing required field 'type'")
+        );
+    }
 }

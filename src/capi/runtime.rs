@@ -337,32 +337,10 @@ mod tests {
     #[test]
     fn a_short_table_is_refused_before_it_is_read() {
         let ops = RuntimeOps::empty();
-        let mut short = sa_runtime_ops {
-            struct_size: 8,
-            abi_version: SA_RUNTIME_OPS_ABI_VERSION,
-            user: std::ptr::null_mut(),
-            stream_create: None,
-            stream_destroy: None,
-            stream_get_id: None,
-            event_create: None,
-            event_destroy: None,
-            event_record: None,
-            event_reset: None,
-            stream_wait_event: None,
-            notify_create: None,
-            notify_destroy: None,
-            notify_record: None,
-            notify_wait: None,
-            get_rt_capability: None,
-            max_stream_and_task: None,
-            available_stream_num: None,
-            get_device: None,
-            mem_malloc: None,
-            mem_free: None,
-            event_query: None,
-            event_synchronize: None,
-            event_elapsed_time: None,
-        };
+        // SAFETY: every field of the table is an integer, a pointer or an optional function
+        // pointer, for which all-zero bytes are 0, NULL and `None`.
+        let mut short =
+            sa_runtime_ops { struct_size: 8, abi_version: SA_RUNTIME_OPS_ABI_VERSION, ..unsafe { std::mem::zeroed() } };
         assert_eq!(unsafe { sa_runtime_register(&short) }, SA_INVALID_ARGUMENT);
         assert!(last().1.contains("struct_size 8"), "{:?}", last());
         // Full size but no entries: refused by the seam's validation, nothing registered.

@@ -3,6 +3,10 @@
 //! the loop that tries it lives here; the trial that fits is the sync stage's own result, which
 //! the session adopts instead of running the stage again.
 
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+
 use crate::compile::logical::LogicalResult;
 use crate::compile::policy::{self, Bounded, PolicyReport};
 use crate::compile::summary::ModelCounts;
@@ -18,9 +22,112 @@ pub(super) struct Assigned {
     pub synced: Option<Allocation>,
 }
 
+/// A logical result in compact form (a stream id per node, attached streams only where a node
+/// has some), to recognise an assignment seen before by full comparison.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StreamsKey {
+    node_stream: Vec<u32>,
+    main_stream_count: u32,
+    attached: Vec<(u32, Vec<u32>)>,
+    attached_count: u32,
+}
+
+impl StreamsKey {
+    /// The key of GE-style logical streams: per node, its stream (`None`: none) and attached
+    /// streams, and the two stream counts.
+    pub fn new<'a>(
+        node_stream: impl Iterator<Item = Option<crate::graph::StreamId>>,
+        main_stream_count: u32,
+        attached: impl Iterator<Item = &'a Vec<crate::graph::StreamId>>,
+        attached_count: u32,
+    ) -> Self {
+        StreamsKey {
+            node_stream: node_stream.map(|s| s.map_or(u32::MAX, |s| s.0)).collect(),
+            main_stream_count,
+            attached: attached
+                .enumerate()
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(n, v)| (n as u32, v.iter().map(|s| s.0).collect()))
+                .collect(),
+            attached_count,
+        }
+    }
+
+    fn of(l: &LogicalResult) -> Self {
+        Self::new(l.node_stream.iter().copied(), l.main_stream_count, l.attached.iter(), l.attached_count)
+    }
+
+    /// The key of an allocation's logical streams.
+    pub fn of_allocation(a: &Allocation) -> Self {
+        Self::new(a.logical_stream().iter().copied(), a.logical_count(), a.attached().iter(), a.attached_count())
+    }
+
+    /// A hash to bucket keys by; equal keys have equal hashes on every run.
+    pub fn digest(&self) -> u64 {
+        let mut h = std::hash::DefaultHasher::new();
+        self.hash(&mut h);
+        h.finish()
+    }
+}
+
+/// Keys bucketed by their digest, each with a value: a map from [`StreamsKey`] that hashes
+/// each key once and keeps equal-digest keys apart by full comparison.
+#[derive(Debug)]
+pub struct KeyMap<V> {
+    buckets: HashMap<u64, Vec<(StreamsKey, V)>>,
+}
+
+impl<V> Default for KeyMap<V> {
+    fn default() -> Self {
+        KeyMap { buckets: HashMap::new() }
+    }
+}
+
+impl<V> KeyMap<V> {
+    pub fn get(&self, key: &StreamsKey) -> Option<&V> {
+        self.buckets.get(&key.digest())?.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn insert(&mut self, key: StreamsKey, value: V) {
+        let bucket = self.buckets.entry(key.digest()).or_default();
+        match bucket.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => bucket.push((key, value)),
+        }
+    }
+}
+
+/// Sync-stage trials that exceeded the event budget, by the logical result they were given:
+/// the sync ids and counts they needed. A trial is a function of the model, the options other
+/// than the policy, and the logical result alone, so the sessions of one search share these:
+/// `auto`'s candidates often narrow to the same assignment (every one of them to one policy
+/// stream when no candidate fits). A trial that fits is not kept: it ends its loop.
+#[derive(Debug, Default)]
+pub struct Trials {
+    over: Mutex<KeyMap<(u32, ModelCounts)>>,
+}
+
+impl Trials {
+    fn over(&self, key: &StreamsKey) -> Option<(u32, ModelCounts)> {
+        self.over.lock().ok()?.get(key).copied()
+    }
+
+    fn record(&self, key: StreamsKey, ids: u32, counts: ModelCounts) {
+        if let Ok(mut over) = self.over.lock() {
+            over.insert(key, (ids, counts));
+        }
+    }
+}
+
 /// Stage 1 in the (non-search) mode `options` select, from GE's logical result `ge` when a
-/// caller computed it already (a search shares one among its candidates).
-pub(super) fn assign(model: &Model, options: &Options, ge: Option<&LogicalResult>) -> Result<Assigned> {
+/// caller computed it already (a search shares one among its candidates), with the event
+/// budget's trials shared through `trials` when given.
+pub(super) fn assign(
+    model: &Model,
+    options: &Options,
+    ge: Option<&LogicalResult>,
+    trials: Option<&Trials>,
+) -> Result<Assigned> {
     let mode = Mode::of(model, options)?;
     let Mode::Policy(p) = mode else {
         let logical = match ge {
@@ -38,6 +145,13 @@ pub(super) fn assign(model: &Model, options: &Options, ge: Option<&LogicalResult
         // dependency through one can need a sync per producer and consumer pair, more than the
         // edges that cross streams. The trial that fits is the sync stage itself, not extra work.
         let trial = max_events != u32::MAX;
+        let key = trials.filter(|_| trial).map(|_| StreamsKey::of(&logical));
+        if let (Some(t), Some(k)) = (trials, &key)
+            && let Some((ids, counts)) = t.over(k)
+        {
+            bounded.fewer(ids, &counts, max_events)?;
+            continue;
+        }
         let alloc = compile::logical_allocation(model, options, mode.name(), logical);
         if !trial {
             return Ok(Assigned { alloc, report: Some(bounded.into_report()), synced: None });
@@ -48,6 +162,9 @@ pub(super) fn assign(model: &Model, options: &Options, ge: Option<&LogicalResult
         let ids = counts.event_num + counts.notify_num;
         if ids <= max_events {
             return Ok(Assigned { alloc, report: Some(bounded.into_report()), synced: Some(synced) });
+        }
+        if let (Some(t), Some(k)) = (trials, key) {
+            t.record(k, ids, counts);
         }
         bounded.fewer(ids, &counts, max_events)?;
     }

@@ -10,6 +10,7 @@
 mod logical;
 pub mod session;
 
+pub use logical::{KeyMap, StreamsKey, Trials};
 pub use session::{Compiled, Found, NodeInfo, Search, Session, Stages};
 
 use crate::bail;

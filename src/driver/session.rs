@@ -35,6 +35,8 @@ use crate::graph::{EventId, GraphId, IdVec, Model, NodeId, Options, StreamId, Sy
 use crate::memory::{AllocationDocument, MemoryPlan, plan_allocation};
 use crate::simulate::SimConfig;
 
+use super::logical::Trials;
+
 /// Chooses among whole pipeline runs for a search mode (`policy=auto`) under the simulator,
 /// and hands back what the chosen run computed. The searches sit above the session
 /// ([`crate::search`]), so the session is handed one instead of importing it.
@@ -127,6 +129,8 @@ pub struct Session<M: Deref<Target = Model>> {
     report: Option<PolicyReport>,
     /// GE's logical result when a caller computed it already (a search, for its candidates).
     ge: Option<Arc<LogicalResult>>,
+    /// The event budget's sync trials, shared with a search's other sessions.
+    trials: Option<Arc<Trials>>,
     /// Keep a copy of the allocation after each stage ([`Self::into_stages`]).
     record: bool,
     recorded: Stages,
@@ -188,6 +192,7 @@ impl<M: Deref<Target = Model>> Session<M> {
             search: None,
             report: None,
             ge: None,
+            trials: None,
             record: false,
             recorded: Stages::default(),
             ahead: Stages::default(),
@@ -214,6 +219,13 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// sessions of the same model and GE options (a search's candidates).
     pub fn with_ge(mut self, ge: Arc<LogicalResult>) -> Self {
         self.ge = Some(ge);
+        self
+    }
+
+    /// Stage 1 shares the event budget's sync trials through `trials` with the other sessions
+    /// of the same model and options (a search's candidates, which differ in policy alone).
+    pub fn with_trials(mut self, trials: Arc<Trials>) -> Self {
+        self.trials = Some(trials);
         self
     }
 
@@ -385,7 +397,8 @@ impl<M: Deref<Target = Model>> Session<M> {
             };
             (alloc.named(mode.name()), Some(found.report))
         } else {
-            let assigned = super::logical::assign(&self.model, &self.options, self.ge.as_deref())?;
+            let assigned =
+                super::logical::assign(&self.model, &self.options, self.ge.as_deref(), self.trials.as_deref())?;
             self.ahead.sync = assigned.synced;
             (assigned.alloc, assigned.report)
         };

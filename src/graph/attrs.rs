@@ -57,29 +57,7 @@ pub struct AttachedStreamInfo {
     pub group: Option<String>,
 }
 
-/// The allocation attributes of a node (graph-json.md "attrs").
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct NodeAttrs {
-    /// `_stream_label`.
-    pub stream_label: Option<String>,
-    /// `_user_stream_label`.
-    pub user_stream_label: Option<String>,
-    /// `_parallel_group`.
-    pub parallel_group: Option<String>,
-    /// MDE `NewStreamId`.
-    pub new_stream_id: Option<i64>,
-    pub attached_streams: Vec<AttachedStreamInfo>,
-    /// `_continuous_stream_label`.
-    pub continuous_stream_label: Option<String>,
-    /// `_event_multiplexing`.
-    pub event_multiplexing: Vec<String>,
-    /// `_active_label_list`.
-    pub active_label_list: Vec<String>,
-    /// `_rts_label_node`.
-    pub rts_label_node: bool,
-    /// The dim (gear) of a multi-dims model the node belongs to.
-    pub dims: Option<i64>,
-}
+pub use super::fields::NodeAttrs;
 
 /// Raw GE attributes by GE name. Known names are type-checked on load ([`KNOWN_GE_ATTRS`]).
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -6,8 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
-use super::attrs::{GeAttrs, KNOWN_GE_ATTRS, NodeAttrs};
+use super::attrs::KNOWN_GE_ATTRS;
 use super::engines::{EngineOverride, EngineTable};
+use super::fields::NodeContext;
 use super::ids::{EdgeId, EngineId, GraphId, IdVec, NodeId, StreamId};
 use super::names::NameIndex;
 use super::partition::EngineSubgraph;
@@ -15,50 +16,7 @@ use super::{Adjacency, Edge, EdgeKind, Graph, Model, Node, Options, Shape, topo}
 use crate::error::Result;
 use crate::{bail, err};
 
-/// A node as a graph file or a host describes it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct NodeSpec {
-    pub name: String,
-    pub op_type: String,
-    pub engine: String,
-    pub tasks: u32,
-    pub cost_us: f64,
-    pub cores: u32,
-    pub attrs: NodeAttrs,
-    pub ge_attrs: GeAttrs,
-    /// Names of the subgraphs this node owns.
-    pub subgraphs: Vec<String>,
-    /// Pre-assigned logical stream; `None` or -1 for none.
-    pub stream: Option<i64>,
-    pub attached_stream_ids: Vec<u32>,
-    pub attached_tasks: Vec<u32>,
-    /// Bytes of each output tensor, per output port; `None` when the graph does not say.
-    pub out_bytes: Option<Vec<u64>>,
-    /// The input port whose memory this node's output reuses (a view).
-    pub alias_input: Option<u32>,
-}
-
-impl NodeSpec {
-    /// A node with GE's defaults: one task, no cost, no attributes.
-    pub fn new(name: impl Into<String>, op_type: impl Into<String>, engine: impl Into<String>) -> Self {
-        NodeSpec {
-            name: name.into(),
-            op_type: op_type.into(),
-            engine: engine.into(),
-            tasks: 1,
-            cost_us: 0.0,
-            cores: 0,
-            attrs: NodeAttrs::default(),
-            ge_attrs: GeAttrs::default(),
-            subgraphs: Vec::new(),
-            stream: None,
-            attached_stream_ids: Vec::new(),
-            attached_tasks: Vec::new(),
-            out_bytes: None,
-            alias_input: None,
-        }
-    }
-}
+pub use super::fields::NodeSpec;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EdgeSpec {
@@ -322,29 +280,13 @@ impl ModelBuilder {
             let mut next = first as u32;
             let taken = std::mem::take(&mut g.nodes);
             let count = taken.len();
-            let converted = taken.into_iter().map(|spec| {
+            let converted = taken.into_iter().map(|mut spec| {
                 let id = NodeId(next);
                 next += 1;
                 if !spec.subgraphs.is_empty() {
-                    owned_names.push((id, spec.subgraphs));
+                    owned_names.push((id, std::mem::take(&mut spec.subgraphs)));
                 }
-                Node {
-                    name: spec.name,
-                    op_type: spec.op_type,
-                    engine: engine_of.next().unwrap_or_default(),
-                    graph: gid,
-                    tasks: spec.tasks,
-                    cost_us: spec.cost_us,
-                    cores: spec.cores,
-                    attrs: spec.attrs,
-                    ge_attrs: spec.ge_attrs,
-                    subgraphs: Vec::new(),
-                    stream: spec.stream.filter(|&s| s != -1).map(|s| StreamId(s as u32)),
-                    attached_stream_ids: spec.attached_stream_ids.into_iter().map(StreamId).collect(),
-                    attached_tasks: spec.attached_tasks,
-                    out_bytes: spec.out_bytes,
-                    alias_input: spec.alias_input,
-                }
+                Node::from_spec(spec, &NodeContext { engine: engine_of.next().unwrap_or_default(), graph: gid })
             });
             if first == 0 {
                 nodes = converted.collect();

@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 use super::attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs, NodeAttrs};
 use super::builder::{EdgeSpec, EventSpec, GraphSpec, LoadedEdge, ModelBuilder, NodeSpec, PartitionSpec, no_memory};
 use super::engines::EngineOverride;
+use super::fields::{NODE_FIELDS, attr_fields, is_required, node_fields};
 use super::json_fast;
 use super::names::NameIndex;
 use super::{EdgeKind, Model, Shape};
@@ -328,17 +329,7 @@ mod field {
 
     checkers! {
         name: string -> String;
-        r#type: string -> String;
         engine: string -> String;
-        tasks: uint32 -> u32;
-        cost_us: non_negative -> f64;
-        cores: uint32 -> u32;
-        subgraphs: strings -> Vec<String>;
-        stream: int64 -> i64;
-        attached_stream_ids: uint32s -> Vec<u32>;
-        attached_tasks: uint32s -> Vec<u32>;
-        out_bytes: uint64s -> Vec<u64>;
-        alias_input: uint32 -> u32;
         shape: string -> String;
         source: string -> String;
         parent: string -> String;
@@ -349,13 +340,6 @@ mod field {
         dst_port: uint32 -> u32;
         stream_label: string -> String;
         user_stream_label: string -> String;
-        parallel_group: string -> String;
-        new_stream_id: int64 -> i64;
-        continuous_stream_label: string -> String;
-        event_multiplexing: strings -> Vec<String>;
-        active_label_list: strings -> Vec<String>;
-        rts_label_node: boolean -> bool;
-        dims: int64 -> i64;
         reuse_key: string -> String;
         stream_num: uint32 -> u32;
         ge_format: string -> String;
@@ -379,9 +363,6 @@ mod field {
         to_attached: uint32 -> u32;
     }
 
-    pub fn ge_attrs<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Map<String, Value>>, D::Error> {
-        object(d, "ge_attrs")
-    }
     pub fn options<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Map<String, Value>>, D::Error> {
         object(d, "\u{1}options")
     }
@@ -403,21 +384,6 @@ mod field {
     /// `format` and `version`: checked first, with messages of their own.
     pub fn any<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Value>, D::Error> {
         Ok(Some(Value::deserialize(d)?))
-    }
-    pub fn attrs<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<AttrsDoc>, D::Error> {
-        match value_of(d)? {
-            None => Ok(None),
-            Some(v) => parse_value::<AttrsDoc>(v).map(Some).map_err(|e| at(e, Place::Attrs)),
-        }
-    }
-    pub fn attached_streams<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Vec<AttachedDoc>>, D::Error> {
-        let Some(items) = array(d, "attached_streams")? else { return Ok(None) };
-        items
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| parse_value::<AttachedDoc>(v).map_err(|e| at(e, Place::Attached(i))))
-            .collect::<DeResult<_, _>>()
-            .map(Some)
     }
     pub fn raw_nodes<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Vec<&'de RawValue>>, D::Error> {
         raw_items(d, "nodes")
@@ -473,63 +439,205 @@ struct TopDoc<'a> {
     events: Option<Vec<&'a RawValue>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NodeDoc {
-    #[serde(default, deserialize_with = "field::name")]
-    name: Option<String>,
-    #[serde(default, deserialize_with = "field::r#type")]
-    r#type: Option<String>,
-    #[serde(default, deserialize_with = "field::engine")]
-    engine: Option<String>,
-    #[serde(default, deserialize_with = "field::tasks")]
-    tasks: Option<u32>,
-    #[serde(default, deserialize_with = "field::cost_us")]
-    cost_us: Option<f64>,
-    #[serde(default, deserialize_with = "field::cores")]
-    cores: Option<u32>,
-    #[serde(default, deserialize_with = "field::attrs")]
-    attrs: Option<AttrsDoc>,
-    #[serde(default, deserialize_with = "field::subgraphs")]
-    subgraphs: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "field::stream")]
-    stream: Option<i64>,
-    #[serde(default, deserialize_with = "field::attached_stream_ids")]
-    attached_stream_ids: Option<Vec<u32>>,
-    #[serde(default, deserialize_with = "field::attached_tasks")]
-    attached_tasks: Option<Vec<u32>>,
-    #[serde(default, deserialize_with = "field::ge_attrs")]
-    ge_attrs: Option<Map<String, Value>>,
-    #[serde(default, deserialize_with = "field::out_bytes")]
-    out_bytes: Option<Vec<u64>>,
-    #[serde(default, deserialize_with = "field::alias_input")]
-    alias_input: Option<u32>,
+// The node and its `attrs` come from the field tables (fields.rs): one `Option` per row, read
+// by the row's checker, then set on the spec through the row's `via`.
+
+/// A document struct from table rows: what derived `deny_unknown_fields` structs do (unknown
+/// and duplicate keys refused in serde's words, keys in row order), with each value read as a
+/// `Value` and handed to the row's checker under its key.
+macro_rules! doc_struct {
+    ($doc:ident: $( $field:ident: $key:literal $read:ident($rty:ty) ),*) => {
+        #[derive(Default)]
+        struct $doc {
+            $( $field: Option<$rty>, )*
+        }
+
+        impl<'de> Deserialize<'de> for $doc {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> DeResult<Self, D::Error> {
+                const KEYS: &[&str] = &[$($key),*];
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $doc;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str(concat!("struct ", stringify!($doc)))
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> DeResult<$doc, A::Error> {
+                        let mut doc = $doc::default();
+                        let mut seen = 0u64;
+                        while let Some(i) = map.next_key_seed(Key(KEYS))? {
+                            if seen & (1 << i) != 0 {
+                                return Err(de::Error::duplicate_field(KEYS[i]));
+                            }
+                            seen |= 1 << i;
+                            let v: Value = map.next_value()?;
+                            match KEYS[i] {
+                                $( $key => doc.$field = read::$read(v, $key).map_err(de::Error::custom)?, )*
+                                _ => {}
+                            }
+                        }
+                        Ok(doc)
+                    }
+                }
+                d.deserialize_map(V)
+            }
+        }
+    };
 }
 
-/// A node's `attrs` (graph-json.md "attrs").
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AttrsDoc {
-    #[serde(default, deserialize_with = "field::stream_label")]
-    stream_label: Option<String>,
-    #[serde(default, deserialize_with = "field::user_stream_label")]
-    user_stream_label: Option<String>,
-    #[serde(default, deserialize_with = "field::parallel_group")]
-    parallel_group: Option<String>,
-    #[serde(default, deserialize_with = "field::new_stream_id")]
-    new_stream_id: Option<i64>,
-    #[serde(default, deserialize_with = "field::attached_streams")]
-    attached_streams: Option<Vec<AttachedDoc>>,
-    #[serde(default, deserialize_with = "field::continuous_stream_label")]
-    continuous_stream_label: Option<String>,
-    #[serde(default, deserialize_with = "field::event_multiplexing")]
-    event_multiplexing: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "field::active_label_list")]
-    active_label_list: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "field::rts_label_node")]
-    rts_label_node: Option<bool>,
-    #[serde(default, deserialize_with = "field::dims")]
-    dims: Option<i64>,
+/// A key of a document struct, as its position in `KEYS`.
+struct Key(&'static [&'static str]);
+
+impl<'de> de::DeserializeSeed<'de> for Key {
+    type Value = usize;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> DeResult<usize, D::Error> {
+        d.deserialize_identifier(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key {
+    type Value = usize;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("field identifier")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> DeResult<usize, E> {
+        self.0.iter().position(|k| *k == v).ok_or_else(|| E::unknown_field(v, self.0))
+    }
+}
+
+macro_rules! node_doc {
+    ($(
+        $(#[$doc:meta])*
+        $field:ident: $ty:ty = $default:expr;
+        $key:literal $presence:ident, schema $read:ident($rty:ty) via $via:ident, fast $fast:ident,
+        node $to_node:ident($nty:ty), e.g. $ex:literal;
+    )*) => {
+        doc_struct!(NodeDoc: $( $field: $key $read($rty) ),*);
+
+        impl NodeDoc {
+            /// The first required key the node lacks.
+            fn missing_key(&self) -> Option<&'static str> {
+                $( if is_required!($presence) && self.$field.is_none() { return Some($key); } )*
+                None
+            }
+
+            /// Sets each field given; `what` names the node in messages.
+            fn apply(self, spec: &mut NodeSpec, what: &dyn Fn(&NodeSpec) -> String) -> Result<()> {
+                $(
+                    if let Some(v) = self.$field {
+                        let v = via::$via(v, &|| what(spec))?;
+                        spec.$field = v;
+                    }
+                )*
+                Ok(())
+            }
+        }
+    };
+}
+node_fields!(node_doc);
+
+macro_rules! attrs_doc {
+    ($(
+        $(#[$doc:meta])*
+        $field:ident: $ty:ty = $default:expr;
+        $key:literal, schema $read:ident($rty:ty) via $via:ident, fast $fast:ident, e.g. $ex:literal;
+    )*) => {
+        doc_struct!(AttrsDoc: $( $field: $key $read($rty) ),*);
+
+        impl AttrsDoc {
+            /// Sets each field given; `what` names the `attrs` object in messages.
+            fn apply(self, attrs: &mut NodeAttrs, what: &dyn Fn() -> String) -> Result<()> {
+                $(
+                    if let Some(v) = self.$field {
+                        attrs.$field = via::$via(v, what)?;
+                    }
+                )*
+                Ok(())
+            }
+        }
+    };
+}
+attr_fields!(attrs_doc);
+
+/// The checkers the field tables name, each `(value, key)`.
+mod read {
+    use super::*;
+    pub(super) use super::{boolean, int64, non_negative, string, strings, uint32, uint32s, uint64s};
+
+    pub fn attrs<'de, D: Deserializer<'de>>(d: D, _: &str) -> DeResult<Option<AttrsDoc>, D::Error> {
+        match value_of(d)? {
+            None => Ok(None),
+            Some(v) => parse_value::<AttrsDoc>(v).map(Some).map_err(|e| at(e, Place::Attrs)),
+        }
+    }
+    pub fn attached_streams<'de, D: Deserializer<'de>>(
+        d: D,
+        key: &str,
+    ) -> DeResult<Option<Vec<AttachedDoc>>, D::Error> {
+        let Some(items) = array(d, key)? else { return Ok(None) };
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| parse_value::<AttachedDoc>(v).map_err(|e| at(e, Place::Attached(i))))
+            .collect::<DeResult<_, _>>()
+            .map(Some)
+    }
+    pub fn ge_attrs<'de, D: Deserializer<'de>>(d: D, key: &str) -> DeResult<Option<Map<String, Value>>, D::Error> {
+        object(d, key)
+    }
+}
+
+/// From a checked value to the field, as the tables' `via` name it; `what` names the node (or
+/// its `attrs`) for the conversions that can fail.
+mod via {
+    use super::*;
+
+    pub fn same<T>(v: T, _: &dyn Fn() -> String) -> Result<T> {
+        Ok(v)
+    }
+    pub fn some<T>(v: T, _: &dyn Fn() -> String) -> Result<Option<T>> {
+        Ok(Some(v))
+    }
+    /// An empty label is no label.
+    pub fn label(v: String, _: &dyn Fn() -> String) -> Result<Option<String>> {
+        Ok(Some(v).filter(|s| !s.is_empty()))
+    }
+    pub fn attrs(doc: AttrsDoc, what: &dyn Fn() -> String) -> Result<NodeAttrs> {
+        let mut a = NodeAttrs::default();
+        doc.apply(&mut a, &|| format!("{}: attrs", what()))?;
+        Ok(a)
+    }
+    pub fn ge_attrs(m: Map<String, Value>, _: &dyn Fn() -> String) -> Result<GeAttrs> {
+        Ok(GeAttrs(m.into_iter().collect()))
+    }
+    pub fn attached(docs: Vec<AttachedDoc>, what: &dyn Fn() -> String) -> Result<Vec<AttachedStreamInfo>> {
+        let mut attached = Vec::with_capacity(docs.len());
+        for (i, d) in docs.into_iter().enumerate() {
+            let ge_format = match d.ge_format.as_deref() {
+                None => AttachedFormat::default(),
+                Some(s) => AttachedFormat::parse(s).ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::Attribute,
+                        format!(
+                            "{}.attached_streams[{i}]: ge_format \"{s}\" must be \"v1\", \"v1_list\" or \"v2\"",
+                            what()
+                        ),
+                    )
+                })?,
+            };
+            attached.push(AttachedStreamInfo {
+                name: d.name.unwrap_or_default(),
+                reuse_key: d.reuse_key.unwrap_or_default(),
+                stream_num: d.stream_num.unwrap_or(1),
+                ge_format,
+                required: d.required,
+                force_reuse: d.force_reuse.unwrap_or(false),
+                depend_value_inputs: d.depend_value_inputs.unwrap_or_default(),
+                policy: d.policy,
+                group: d.group,
+            });
+        }
+        Ok(attached)
+    }
 }
 
 #[derive(Deserialize)]
@@ -790,6 +898,12 @@ pub fn builder_from_slice(bytes: &[u8]) -> Result<ModelBuilder> {
     }
 }
 
+/// [`builder_from_slice`] through the fast path alone: `None` for a document not in its shape.
+#[cfg(test)]
+pub(crate) fn builder_from_fast_path(bytes: &[u8]) -> Option<ModelBuilder> {
+    json_fast::document(bytes).map(|(b, _)| b)
+}
+
 /// [`builder_from_slice`] through the schema alone (every document; every message).
 pub(crate) fn builder_from_schema(bytes: &[u8]) -> Result<ModelBuilder> {
     take_fault();
@@ -1022,84 +1136,52 @@ fn read_node(raw: &RawValue, i: usize, label: &str, doc: &[u8]) -> Result<NodeDo
 }
 
 fn node_spec(n: NodeDoc, index: usize, graph: &str) -> Result<NodeSpec> {
-    let Some(name) = n.name else { return Err(missing(&format!("node {index} of {graph}"), "name")) };
-    let Some(op_type) = n.r#type else { return Err(missing(&format!("node '{name}' of {graph}"), "type")) };
-    let Some(engine) = n.engine else { return Err(missing(&format!("node '{name}' of {graph}"), "engine")) };
-    let mut s = NodeSpec::new(name, op_type, engine);
-    if let Some(t) = n.tasks {
-        s.tasks = t;
+    if let Some(key) = n.missing_key() {
+        let what = match &n.name {
+            Some(name) => format!("node '{name}' of {graph}"),
+            None => format!("node {index} of {graph}"),
+        };
+        return Err(missing(&what, key));
     }
-    s.cost_us = n.cost_us.unwrap_or(0.0);
-    s.cores = n.cores.unwrap_or(0);
-    s.subgraphs = n.subgraphs.unwrap_or_default();
-    s.stream = n.stream;
-    s.attached_stream_ids = n.attached_stream_ids.unwrap_or_default();
-    s.attached_tasks = n.attached_tasks.unwrap_or_default();
-    s.out_bytes = n.out_bytes;
-    s.alias_input = n.alias_input;
-    if let Some(a) = n.attrs {
-        s.attrs = node_attrs(a, || format!("node '{}' of {graph}: attrs", s.name))?;
-    }
-    if let Some(g) = n.ge_attrs {
-        s.ge_attrs = GeAttrs(g.into_iter().collect());
-    }
+    let mut s = NodeSpec::blank();
+    n.apply(&mut s, &|s| format!("node '{}' of {graph}", s.name))?;
     Ok(s)
 }
 
-fn node_attrs(a: AttrsDoc, what: impl Fn() -> String) -> Result<NodeAttrs> {
-    let mut attached = Vec::new();
-    for (i, d) in a.attached_streams.unwrap_or_default().into_iter().enumerate() {
-        let ge_format = match d.ge_format.as_deref() {
-            None => AttachedFormat::default(),
-            Some(s) => AttachedFormat::parse(s).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::Attribute,
-                    format!(
-                        "{}.attached_streams[{i}]: ge_format \"{s}\" must be \"v1\", \"v1_list\" or \"v2\"",
-                        what()
-                    ),
-                )
-            })?,
-        };
-        attached.push(AttachedStreamInfo {
-            name: d.name.unwrap_or_default(),
-            reuse_key: d.reuse_key.unwrap_or_default(),
-            stream_num: d.stream_num.unwrap_or(1),
-            ge_format,
-            required: d.required,
-            force_reuse: d.force_reuse.unwrap_or(false),
-            depend_value_inputs: d.depend_value_inputs.unwrap_or_default(),
-            policy: d.policy,
-            group: d.group,
-        });
+/// Sets one field of a node from a JSON value, checked and converted as a graph file's node is
+/// (the C ABI sets fields one key at a time); `graph` names the node's graph in messages
+/// (`root graph 'g'`). A null resets an optional field to its default.
+pub fn set_node_field(spec: &mut NodeSpec, key: &str, value: Value, graph: &str) -> Result<()> {
+    let name = spec.name.clone();
+    if value.is_null() && NODE_FIELDS.iter().any(|f| f.key == key && f.required) {
+        return Err(missing(&format!("node '{name}' of {graph}"), key));
     }
-    let non_empty = |s: Option<String>| s.filter(|s| !s.is_empty());
-    Ok(NodeAttrs {
-        stream_label: non_empty(a.stream_label),
-        user_stream_label: non_empty(a.user_stream_label),
-        parallel_group: non_empty(a.parallel_group),
-        new_stream_id: a.new_stream_id,
-        attached_streams: attached,
-        continuous_stream_label: non_empty(a.continuous_stream_label),
-        event_multiplexing: a.event_multiplexing.unwrap_or_default(),
-        active_label_list: a.active_label_list.unwrap_or_default(),
-        rts_label_node: a.rts_label_node.unwrap_or(false),
-        dims: a.dims,
-    })
+    take_fault();
+    let doc = parse_value::<NodeDoc>(Value::Object(Map::from_iter([(key.to_string(), value)]))).map_err(|e| {
+        let _: serde_json::Error = at(e, Place::Node(0, Some(name.clone())));
+        render(take_fault().expect("at() leaves a fault"), graph)
+    })?;
+    let mut fresh = NodeSpec::blank();
+    doc.apply(&mut fresh, &|_| format!("node '{name}' of {graph}"))?;
+    spec.take_field(key, fresh);
+    Ok(())
 }
 
-/// Reads a node's `attrs` object on its own, through the same schema as a graph file (the C
-/// ABI sets attributes one key at a time); `what` names the node in error messages.
-pub fn node_attrs_from_value(v: &Value, what: &str) -> Result<NodeAttrs> {
+/// Sets one field of a node's `attrs` from a JSON value, through the same schema as a graph
+/// file; `what` names the node in messages. A null resets the field to its default.
+pub fn set_node_attr(attrs: &mut NodeAttrs, key: &str, value: Value, what: &str) -> Result<()> {
     take_fault();
-    let doc = parse_value::<AttrsDoc>(v.clone()).map_err(|e| {
+    let doc = parse_value::<AttrsDoc>(Value::Object(Map::from_iter([(key.to_string(), value)]))).map_err(|e| {
         let _: serde_json::Error = at(e, Place::Attrs);
         let fault = take_fault().expect("at() leaves a fault");
         let kind = fault.kind;
         let inner = render(fault, "").message;
         Error::new(kind, format!("{what}{}", inner.strip_prefix("graph document").unwrap_or(&inner)))
     })?;
-    node_attrs(doc, || format!("{what}: attrs"))
+    let mut fresh = NodeAttrs::default();
+    doc.apply(&mut fresh, &|| format!("{what}: attrs"))?;
+    attrs.take_field(key, fresh);
+    Ok(())
 }
 
 impl From<serde_json::Error> for Error {

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::attrs::NodeAttrs;
 use super::builder::{LoadedEdge, ModelBuilder, NodeSpec};
+use super::fields::{ATTR_FIELDS, NODE_FIELDS, attr_fields, is_required, node_fields, position};
 use super::names::NameIndex;
 use super::{EdgeKind, Shape};
 use super::{GRAPH_FORMAT, GRAPH_VERSION};
@@ -20,11 +21,13 @@ struct Scan<'a> {
     s: &'a str,
     b: &'a [u8],
     i: usize,
+    /// The last node name read, as written.
+    name: &'a str,
 }
 
 impl<'a> Scan<'a> {
     fn new(s: &'a str) -> Self {
-        Scan { s, b: s.as_bytes(), i: 0 }
+        Scan { s, b: s.as_bytes(), i: 0, name: "" }
     }
 
     #[inline]
@@ -165,8 +168,7 @@ fn once<T>(slot: &mut Option<T>, v: T) -> Option<()> {
     Some(())
 }
 
-/// A node `{"name", "type", "engine", "tasks", "cost_us", "cores", "attrs"}` whose `attrs`
-/// hold only string labels (`stream_label`, `user_stream_label`, `parallel_group`).
+/// A node whose every key has a fast reader in the field table (fields.rs), `attrs` included.
 pub(crate) fn node(raw: &str) -> Option<NodeSpec> {
     let mut s = Scan::new(raw);
     let (spec, _) = node_at(&mut s)?;
@@ -174,66 +176,113 @@ pub(crate) fn node(raw: &str) -> Option<NodeSpec> {
     Some(spec)
 }
 
-/// A node and its name as written.
-fn node_at<'a>(s: &mut Scan<'a>) -> Option<(NodeSpec, &'a str)> {
-    s.eat(b'{')?;
-    let (mut name, mut op_type, mut engine) = (None, None, None);
-    let (mut tasks, mut cost_us, mut cores) = (None, None, None);
-    let mut attrs: Option<NodeAttrs> = None;
-    loop {
-        match s.key()? {
-            "name" => once(&mut name, s.str()?)?,
-            "type" => once(&mut op_type, s.str()?)?,
-            "engine" => once(&mut engine, s.str()?)?,
-            "tasks" => once(&mut tasks, s.uint32()?)?,
-            "cost_us" => once(&mut cost_us, s.non_negative()?)?,
-            "cores" => once(&mut cores, s.uint32()?)?,
-            "attrs" => once(&mut attrs, labels(s)?)?,
-            _ => return None,
+/// The fast path's key matches, from the field tables: a key without a reader (`none`), or an
+/// unknown one, leaves the node to the schema.
+macro_rules! fast_node {
+    ($(
+        $(#[$doc:meta])*
+        $field:ident: $ty:ty = $default:expr;
+        $key:literal $presence:ident, schema $read:ident($rty:ty) via $via:ident, fast $fast:ident,
+        node $to_node:ident($nty:ty), e.g. $ex:literal;
+    )*) => {
+        /// A node and its name as written.
+        fn node_at<'a>(s: &mut Scan<'a>) -> Option<(NodeSpec, &'a str)> {
+            s.eat(b'{')?;
+            let mut spec = NodeSpec::blank();
+            let mut seen = 0u64;
+            loop {
+                match s.key()? {
+                    $( $key => {
+                        const BIT: u64 = 1 << position(NODE_FIELDS, $key);
+                        if seen & BIT != 0 {
+                            return None;
+                        }
+                        seen |= BIT;
+                        spec.$field = read::$fast(s)?;
+                    } )*
+                    _ => return None,
+                }
+                if !s.next_member()? {
+                    break;
+                }
+            }
+            $( if is_required!($presence) && seen & (1 << position(NODE_FIELDS, $key)) == 0 {
+                return None;
+            } )*
+            Some((spec, s.name))
         }
-        if !s.next_member()? {
-            break;
-        }
-    }
-    let name = name?;
-    let mut spec = NodeSpec::new(name, op_type?, engine?);
-    if let Some(t) = tasks {
-        spec.tasks = t;
-    }
-    spec.cost_us = cost_us.unwrap_or(0.0);
-    spec.cores = cores.unwrap_or(0);
-    if let Some(a) = attrs {
-        spec.attrs = a;
-    }
-    Some((spec, name))
+    };
 }
+node_fields!(fast_node);
 
-/// `attrs` with string labels only; an empty label is no label (as the schema path reads it).
-fn labels(s: &mut Scan<'_>) -> Option<NodeAttrs> {
-    s.eat(b'{')?;
-    let (mut stream, mut user, mut group) = (None, None, None);
-    if s.peek()? == b'}' {
-        s.i += 1;
-    } else {
-        loop {
-            match s.key()? {
-                "stream_label" => once(&mut stream, s.str()?)?,
-                "user_stream_label" => once(&mut user, s.str()?)?,
-                "parallel_group" => once(&mut group, s.str()?)?,
-                _ => return None,
+macro_rules! fast_attrs {
+    ($(
+        $(#[$doc:meta])*
+        $field:ident: $ty:ty = $default:expr;
+        $key:literal, schema $read:ident($rty:ty) via $via:ident, fast $fast:ident, e.g. $ex:literal;
+    )*) => {
+        /// A node's `attrs` whose every key has a fast reader.
+        fn attrs(s: &mut Scan<'_>) -> Option<NodeAttrs> {
+            s.eat(b'{')?;
+            let mut attrs = NodeAttrs::default();
+            if s.peek()? == b'}' {
+                s.i += 1;
+                return Some(attrs);
             }
-            if !s.next_member()? {
-                break;
+            let mut seen = 0u64;
+            loop {
+                match s.key()? {
+                    $( $key => {
+                        const BIT: u64 = 1 << position(ATTR_FIELDS, $key);
+                        if seen & BIT != 0 {
+                            return None;
+                        }
+                        seen |= BIT;
+                        attrs.$field = read::$fast(s)?;
+                    } )*
+                    _ => return None,
+                }
+                if !s.next_member()? {
+                    break;
+                }
             }
+            Some(attrs)
         }
+    };
+}
+attr_fields!(fast_attrs);
+
+/// The fast readers the field tables name: each reads a value in its common shape into the
+/// field, or gives up (`None`).
+mod read {
+    use super::Scan;
+
+    /// The node's name, remembered for the name index.
+    pub fn name(s: &mut Scan<'_>) -> Option<String> {
+        let v = s.str()?;
+        s.name = v;
+        Some(v.to_string())
     }
-    let label = |v: Option<&str>| v.filter(|v| !v.is_empty()).map(str::to_string);
-    Some(NodeAttrs {
-        stream_label: label(stream),
-        user_stream_label: label(user),
-        parallel_group: label(group),
-        ..NodeAttrs::default()
-    })
+    pub fn str(s: &mut Scan<'_>) -> Option<String> {
+        s.str().map(str::to_string)
+    }
+    pub fn uint32(s: &mut Scan<'_>) -> Option<u32> {
+        s.uint32()
+    }
+    pub fn non_negative(s: &mut Scan<'_>) -> Option<f64> {
+        s.non_negative()
+    }
+    pub fn attrs(s: &mut Scan<'_>) -> Option<super::NodeAttrs> {
+        super::attrs(s)
+    }
+    /// A label; an empty one is no label (as the schema path reads it).
+    pub fn label(s: &mut Scan<'_>) -> Option<Option<String>> {
+        s.str().map(|v| Some(v).filter(|v| !v.is_empty()).map(str::to_string))
+    }
+    /// A key the fast path does not read.
+    pub fn none<T>(_: &mut Scan<'_>) -> Option<T> {
+        None
+    }
 }
 
 /// An edge read by [`edge`]: its ends by name, borrowed from the document.

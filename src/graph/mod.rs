@@ -10,6 +10,7 @@ pub mod builder;
 pub mod csr;
 pub mod device;
 pub mod engines;
+pub mod fields;
 pub mod ids;
 pub mod json;
 mod json_fast;
@@ -32,6 +33,7 @@ pub const GRAPH_VERSION: u64 = 1;
 pub use attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs, NodeAttrs};
 pub use builder::{EventSpec, ModelBuilder};
 pub use engines::{EngineConf, EngineTable};
+pub use fields::Node;
 pub use ids::{EdgeId, EngineId, EventId, GraphId, IdVec, InsertedId, NodeId, StreamId, SubgraphId};
 pub use options::{AutoMultistreamMode, Options, Policy, SyncKind};
 
@@ -75,32 +77,6 @@ pub struct Edge {
     pub kind: EdgeKind,
     pub src_port: u32,
     pub dst_port: u32,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Node {
-    pub name: String,
-    /// Operator type, GE spelling.
-    pub op_type: String,
-    pub engine: EngineId,
-    pub graph: GraphId,
-    /// Device tasks the node generates.
-    pub tasks: u32,
-    pub cost_us: f64,
-    pub cores: u32,
-    pub attrs: NodeAttrs,
-    pub ge_attrs: GeAttrs,
-    /// Graphs this node owns, in declaration order.
-    pub subgraphs: Vec<GraphId>,
-    /// Pre-assigned logical stream (input for the later stages).
-    pub stream: Option<StreamId>,
-    pub attached_stream_ids: Vec<StreamId>,
-    /// Tasks put on each attached stream.
-    pub attached_tasks: Vec<u32>,
-    /// Bytes of each output tensor, per output port; `None` when the graph does not say.
-    pub out_bytes: Option<Vec<u64>>,
-    /// The input port whose memory this node's output reuses (a view allocates nothing).
-    pub alias_input: Option<u32>,
 }
 
 impl Node {

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::{MemoryPlan, has_memory_facts};
+use super::has_memory_facts;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{Model, Options};
 
@@ -25,17 +25,17 @@ pub fn require_sizes(model: &Model, options: &Options) -> Result<()> {
     }
 }
 
-/// Adds the candidate's peak to its report row (when the graph has sizes) and says whether
-/// it fits `max_memory`; `smallest` keeps the lowest peak seen and its policy.
+/// Adds the candidate's peak (its memory plan's `peak_bytes`, when the graph has sizes) to its
+/// report row and says whether it fits `max_memory`; `smallest` keeps the lowest peak seen and
+/// its policy.
 pub fn judge(
     options: &Options,
-    plan: Option<&MemoryPlan>,
+    peak: Option<u64>,
     row: &mut Value,
     smallest: &mut Option<(u64, String)>,
     policy: String,
 ) -> bool {
-    let Some(plan) = plan else { return true };
-    let peak = plan.peak_bytes;
+    let Some(peak) = peak else { return true };
     row["peak_bytes"] = json!(peak);
     if smallest.as_ref().is_none_or(|(p, _)| peak < *p) {
         *smallest = Some((peak, policy));

@@ -15,7 +15,7 @@ use crate::compile::policy::report::AutoReport;
 use crate::compile::policy::{Chosen, Ctx, PolicyReport, ge_logical, min_streams, table};
 use crate::compile::summary::ModelCounts;
 use crate::compile::{Stage, TaskLimits};
-use crate::driver::{Found, Session, Stages};
+use crate::driver::{Found, KeyMap, Session, Stages, StreamsKey, Trials};
 use crate::error::{ErrorKind, Result};
 use crate::graph::{Model, Options};
 use crate::simulate::{SimConfig, ideal, round3, simulate};
@@ -41,11 +41,27 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
     let reference = ideal(model, cfg)?;
     let (ideal_us, bound_us) = (round3(reference.makespan_us), round3(reference.lower_bound_us));
     let (max_streams, max_events) = (options.stream_budget(), options.event_budget());
+    // The event budget's trials and every candidate's outcome, by logical streams: candidates
+    // often end on the same streams (all of them on one policy stream when the budget is
+    // tight), and the later one can only tie with the earlier, which wins ties.
+    let trials = Arc::new(Trials::default());
+    let mut outcomes: KeyMap<Outcome> = KeyMap::default();
     for (i, p) in table::candidates(width).into_iter().enumerate() {
-        let mut s = Session::new(model, p.options(options), *limits).with_ge(Arc::clone(&ge)).recording();
+        let mut s = Session::new(model, p.options(options), *limits)
+            .with_ge(Arc::clone(&ge))
+            .with_trials(Arc::clone(&trials))
+            .recording();
         // A candidate past a device limit (streams, events, notifies) is not an answer, but
         // another candidate may be: it is reported and dropped, never fatal to the search.
-        match s.run_to(Stage::Split) {
+        let ran = s.run_to(Stage::Logical).and_then(|()| {
+            let key = StreamsKey::of_allocation(s.allocation()?);
+            if let Some(seen) = outcomes.get(&key) {
+                return Ok(Err(*seen));
+            }
+            s.run_to(Stage::Split)?;
+            Ok(Ok(key))
+        });
+        let ran = match ran {
             Err(e) if e.kind == ErrorKind::Limit => {
                 rows.push(json!({
                     "policy": p.name(), "rejected": e.to_string(), "ideal_us": ideal_us, "lower_bound_us": bound_us,
@@ -53,40 +69,63 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
                 continue;
             }
             r => r?,
-        }
-        let alloc = s.allocation()?;
-        let sim = simulate(model, alloc, cfg)?;
-        let ids = sync_ids(alloc);
+        };
+        let outcome = match &ran {
+            Err(seen) => *seen,
+            Ok(_) => {
+                let alloc = s.allocation()?;
+                let sim = simulate(model, alloc, cfg)?;
+                Outcome {
+                    makespan_us: sim.makespan_us,
+                    streams: sim.streams,
+                    syncs: sim.syncs,
+                    ids: sync_ids(alloc),
+                    logical_count: alloc.logical_count(),
+                    peak: None,
+                }
+            }
+        };
         let mut row = json!({
             "policy": p.name(),
             "ideal_us": ideal_us,
             "lower_bound_us": bound_us,
-            "makespan_us": round3(sim.makespan_us),
-            "streams": sim.streams,
-            "syncs": sim.syncs,
-            "event_ids": ids,
+            "makespan_us": round3(outcome.makespan_us),
+            "streams": outcome.streams,
+            "syncs": outcome.syncs,
+            "event_ids": outcome.ids,
         });
         if let Some(made) = s.report().and_then(PolicyReport::unbudgeted_streams) {
             row["unbudgeted_streams"] = json!(made);
         }
-        let over = if alloc.logical_count() > max_streams {
-            Some(format!("{} logical streams exceed max_streams={max_streams}", alloc.logical_count()))
+        let ids = outcome.ids;
+        let over = if outcome.logical_count > max_streams {
+            Some(format!("{} logical streams exceed max_streams={max_streams}", outcome.logical_count))
         } else if ids > max_events {
             Some(format!("{ids} sync ids exceed max_events={max_events}"))
         } else {
             None
         };
+        let peak = match &ran {
+            Err(seen) => seen.peak,
+            Ok(_) if over.is_none() => s.memory_plan()?.map(|m| m.peak_bytes),
+            Ok(_) => None,
+        };
+        let repeat = ran.is_err();
+        if let Ok(key) = ran {
+            outcomes.insert(key, Outcome { peak, ..outcome });
+        }
         if let Some(why) = over {
             row["rejected"] = json!(why);
             rows.push(row);
             continue;
         }
-        let fits = crate::memory::budget::judge(options, s.memory_plan()?, &mut row, &mut smallest, p.name());
+        let fits = crate::memory::budget::judge(options, peak, &mut row, &mut smallest, p.name());
         rows.push(row);
-        if !fits {
+        // A candidate on the streams of an earlier one ties with it at best.
+        if !fits || repeat {
             continue;
         }
-        let key = (sim.makespan_us, sim.streams, sim.syncs, i);
+        let key = (outcome.makespan_us, outcome.streams, outcome.syncs, i);
         let better = match &best {
             None => true,
             Some((ms, st, sy, j, _)) => {
@@ -135,6 +174,19 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
     };
     let report = PolicyReport { auto: Some(auto), ..PolicyReport::named("auto") };
     Ok(Found { stages, report })
+}
+
+/// What the pipeline and the simulator made of a candidate's logical streams: its report
+/// row's figures, and its memory plan's peak (`None` without sizes, or when a budget rejected
+/// the candidate before its memory counted).
+#[derive(Clone, Copy)]
+struct Outcome {
+    makespan_us: f64,
+    streams: u32,
+    syncs: usize,
+    ids: u32,
+    logical_count: u32,
+    peak: Option<u64>,
 }
 
 /// A budget as the option writes it.

@@ -14,9 +14,9 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{SimConfig, cost_of, round3, units_of};
+use super::{SimConfig, cost_of, units_of};
 use crate::bail;
 use crate::compile::schedule::{Prio, bottom_levels};
 use crate::error::Result;
@@ -43,16 +43,11 @@ pub struct Ideal {
 impl Ideal {
     /// makespan / lower bound (1 when the graph has no work).
     pub fn ratio(&self) -> f64 {
-        if self.lower_bound_us > 0.0 { self.makespan_us / self.lower_bound_us } else { 1.0 }
+        super::ratio(self.makespan_us, self.lower_bound_us)
     }
 
     pub fn to_json(&self) -> Value {
-        json!({
-            "makespan_us": round3(self.makespan_us),
-            "lower_bound_us": round3(self.lower_bound_us),
-            "critical_path_us": round3(self.critical_path_us),
-            "work_bound_us": round3(self.work_bound_us),
-        })
+        super::times_json(self.makespan_us, self.lower_bound_us, self.critical_path_us, self.work_bound_us)
     }
 }
 

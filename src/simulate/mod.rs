@@ -124,22 +124,33 @@ pub struct SimResult {
 impl SimResult {
     /// makespan / lower bound (1 when the graph has no work).
     pub fn ratio(&self) -> f64 {
-        if self.lower_bound_us > 0.0 { self.makespan_us / self.lower_bound_us } else { 1.0 }
+        ratio(self.makespan_us, self.lower_bound_us)
     }
 
     pub fn to_json(&self) -> Value {
-        json!({
-            "makespan_us": round3(self.makespan_us),
-            "lower_bound_us": round3(self.lower_bound_us),
-            "critical_path_us": round3(self.critical_path_us),
-            "work_bound_us": round3(self.work_bound_us),
-            "single_stream_us": round3(self.single_stream_us),
-            "ratio": round3(self.ratio()),
-            "utilisation": round3(self.utilisation),
-            "streams": self.streams,
-            "syncs": self.syncs,
-        })
+        let mut v = times_json(self.makespan_us, self.lower_bound_us, self.critical_path_us, self.work_bound_us);
+        v["single_stream_us"] = json!(round3(self.single_stream_us));
+        v["ratio"] = json!(round3(self.ratio()));
+        v["utilisation"] = json!(round3(self.utilisation));
+        v["streams"] = json!(self.streams);
+        v["syncs"] = json!(self.syncs);
+        v
     }
+}
+
+/// makespan / lower bound (1 when the graph has no work).
+fn ratio(makespan_us: f64, lower_bound_us: f64) -> f64 {
+    if lower_bound_us > 0.0 { makespan_us / lower_bound_us } else { 1.0 }
+}
+
+/// What every schedule reports, simulated or ideal: its makespan and the bounds below it.
+fn times_json(makespan_us: f64, lower_bound_us: f64, critical_path_us: f64, work_bound_us: f64) -> Value {
+    json!({
+        "makespan_us": round3(makespan_us),
+        "lower_bound_us": round3(lower_bound_us),
+        "critical_path_us": round3(critical_path_us),
+        "work_bound_us": round3(work_bound_us),
+    })
 }
 
 /// Rounds to 0.001 for reports (simulated times are sums of input costs).

@@ -15,17 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream_alloc.h"
+#define SA_CHECK_KEEP_GOING
+#include "../check.h"
 
-static int failures = 0;
-#define CHECK(c)                                                                                  \
-  do {                                                                                            \
-    if (!(c)) {                                                                                   \
-      fprintf(stderr, "%s:%d: expected %s (last error: %s)\n", __FILE__, __LINE__, #c,            \
-              sa_last_error_message());                                                           \
-      ++failures;                                                                                 \
-    }                                                                                             \
-  } while (0)
 
 typedef void (*fail_next_fn)(int);
 typedef uint64_t (*count_fn)(int);
@@ -177,10 +169,10 @@ int main(int argc, char **argv) {
   set_capacity = (set_fn)dlsym(h, "fake_cuda_set_mem_capacity");
   complete_all = (void_fn)dlsym(h, "fake_cuda_complete_all");
   CHECK(fail_next && live && mem_bytes && set_capacity && complete_all);
-  if (failures == 0) streams_events_and_pools();
+  if (sa_check_failures == 0) streams_events_and_pools();
   dlclose(h);
-  if (failures) {
-    fprintf(stderr, "%d check(s) failed\n", failures);
+  if (sa_check_failures) {
+    fprintf(stderr, "%d check(s) failed\n", sa_check_failures);
     return 1;
   }
   printf("cuda runtime: ok\n");

@@ -5,18 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "stream_alloc.h"
+#define SA_CHECK_KEEP_GOING
+#include "../check.h"
 
 void fake_rt_counts(uint32_t kind, uint64_t *creates, uint64_t *destroys);
 
-static int failures = 0;
-#define CHECK(c)                                                   \
-  do {                                                             \
-    if (!(c)) {                                                    \
-      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); \
-      ++failures;                                                  \
-    }                                                              \
-  } while (0)
 
 int main(void) {
   sa_stream_allocator *a = NULL;
@@ -75,6 +68,5 @@ int main(void) {
   sa_reusable_pool_free(NULL);
   fake_rt_counts(0, &c, &d);
   CHECK(c == d);
-  printf("%s\n", failures == 0 ? "all passed" : "FAILED");
-  return failures == 0 ? 0 : 1;
+  return SA_CHECK_RESULT();
 }

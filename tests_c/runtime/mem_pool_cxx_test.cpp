@@ -11,6 +11,8 @@
 
 #include "framework/runtime/mem_pool.h"
 
+#include "../expect.hpp"
+
 extern "C" {
 uint64_t fake_rt_live(void);
 uint64_t fake_rt_bad_destroys(void);
@@ -19,52 +21,43 @@ uint64_t fake_rt_event_queries(void);
 void fake_rt_complete_all(void);
 }
 
-static int failures = 0;
-#define CHECK(c)                                                                                     \
-  do {                                                                                               \
-    if (!(c)) {                                                                                      \
-      std::fprintf(stderr, "%s:%d: expected %s (last error: %s)\n", __FILE__, __LINE__, #c,         \
-                   sa_last_error_message());                                                         \
-      ++failures;                                                                                    \
-    }                                                                                                \
-  } while (0)
 
 int main() {
   {
     sa::StreamContext ctx;
-    CHECK(ctx.ok() && ctx.status() == SA_OK);
+    EXPECT_TRUE(ctx.ok() && ctx.status() == SA_OK);
     aclrtStream def = ctx.Stream(0);
     aclrtStream s1 = ctx.Stream(1);
-    CHECK(def != nullptr && s1 != nullptr && ctx.Stream(1) == s1);
+    EXPECT_TRUE(def != nullptr && s1 != nullptr && ctx.Stream(1) == s1);
     sa::MemPool pool(ctx);
-    CHECK(pool.ok());
+    EXPECT_TRUE(pool.ok());
 
     // add_s0 on the default stream; s1.wait_stream(default); read on s1; del add_s0.
     void *add_s0 = pool.Alloc(10 * 32 * 32 * 32 * 4, def);
-    CHECK(add_s0 != nullptr);
-    CHECK(ctx.WaitStream(s1, def) == SA_OK);
-    CHECK(pool.FreeAfter(add_s0, {s1}) == SA_OK);
+    EXPECT_TRUE(add_s0 != nullptr);
+    EXPECT_TRUE(ctx.WaitStream(s1, def) == SA_OK);
+    EXPECT_TRUE(pool.FreeAfter(add_s0, {s1}) == SA_OK);
     // mess_output on the default stream must not get add_s0's memory yet.
     void *mess = pool.Alloc(10 * 32 * 32 * 32 * 4, def);
-    CHECK(mess != nullptr && mess != add_s0);
-    CHECK(pool.Free(mess, def) == SA_OK);
+    EXPECT_TRUE(mess != nullptr && mess != add_s0);
+    EXPECT_TRUE(pool.Free(mess, def) == SA_OK);
     // ev = s1.record_event(); ev.wait() on the default stream: the back-stream.
     sa::Event ev(ctx);
-    CHECK(ev.ok() && ev.Record(s1) == SA_OK && ev.Wait(def) == SA_OK);
+    EXPECT_TRUE(ev.ok() && ev.Record(s1) == SA_OK && ev.Wait(def) == SA_OK);
     uint64_t queries = fake_rt_event_queries();
     void *a = pool.Alloc(10 * 32 * 32 * 32 * 4, def);
     void *b = pool.Alloc(10 * 32 * 32 * 32 * 4, def);
-    CHECK((a == add_s0 || b == add_s0) && fake_rt_event_queries() == queries);
-    CHECK(pool.Free(a, def) == SA_OK && pool.Free(b, def) == SA_OK);
+    EXPECT_TRUE((a == add_s0 || b == add_s0) && fake_rt_event_queries() == queries);
+    EXPECT_TRUE(pool.Free(a, def) == SA_OK && pool.Free(b, def) == SA_OK);
     sa_mem_stats st = pool.Stats();
-    CHECK(st.released_without_query == 1 && st.in_use_bytes == 0);
+    EXPECT_TRUE(st.released_without_query == 1 && st.in_use_bytes == 0);
 
     sa::Event start(ctx), end(ctx);
-    CHECK(start.Record(def) == SA_OK && end.Record(def) == SA_OK);
-    CHECK(end.Query() == 0);
-    CHECK(start.Synchronize() == SA_OK && end.Synchronize() == SA_OK && end.Query() == 1);
-    CHECK(start.ElapsedMs(end) > 0.0f);
-    CHECK(ctx.Synchronize(s1) == SA_OK);
+    EXPECT_TRUE(start.Record(def) == SA_OK && end.Record(def) == SA_OK);
+    EXPECT_TRUE(end.Query() == 0);
+    EXPECT_TRUE(start.Synchronize() == SA_OK && end.Synchronize() == SA_OK && end.Query() == 1);
+    EXPECT_TRUE(start.ElapsedMs(end) > 0.0f);
+    EXPECT_TRUE(ctx.Synchronize(s1) == SA_OK);
 
     // 8 threads: alloc on a random stream, share with another, free after it.
     std::vector<aclrtStream> streams = {def, s1, ctx.Stream(2), ctx.Stream(3)};
@@ -98,16 +91,16 @@ int main() {
                 "back-stream %llu, by query %llu\n",
                 kOps, ns / (8.0 * kOps), (unsigned long long)st.reuses, (unsigned long long)st.guards,
                 (unsigned long long)st.released_without_query, (unsigned long long)st.released_by_query);
-    CHECK(errors.load() == 0);
-    CHECK(st.in_use_bytes == 0 && st.allocs == st.frees);
-    CHECK(pool.EmptyCache() == SA_OK);
-    CHECK(pool.Stats().device_bytes == 0 && fake_rt_mem_bytes() == 0);
+    EXPECT_TRUE(errors.load() == 0);
+    EXPECT_TRUE(st.in_use_bytes == 0 && st.allocs == st.frees);
+    EXPECT_TRUE(pool.EmptyCache() == SA_OK);
+    EXPECT_TRUE(pool.Stats().device_bytes == 0 && fake_rt_mem_bytes() == 0);
     aclrtStream none[1] = {nullptr};
     void *p = pool.Alloc(8, def);
-    CHECK(pool.FreeAfter(p, none, 1) == SA_NULL_POINTER);
-    CHECK(pool.Free(p, def) == SA_OK);
+    EXPECT_TRUE(pool.FreeAfter(p, none, 1) == SA_NULL_POINTER);
+    EXPECT_TRUE(pool.Free(p, def) == SA_OK);
   }
-  CHECK(fake_rt_live() == 0 && fake_rt_bad_destroys() == 0 && fake_rt_mem_bytes() == 0);
-  std::printf("%s\n", failures == 0 ? "all passed" : "FAILED");
-  return failures == 0 ? 0 : 1;
+  EXPECT_TRUE(fake_rt_live() == 0 && fake_rt_bad_destroys() == 0 && fake_rt_mem_bytes() == 0);
+  std::printf("%s\n", g_failures == 0 ? "all passed" : "FAILED");
+  return g_failures == 0 ? 0 : 1;
 }

@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "stream_alloc.h"
+#define SA_CHECK_KEEP_GOING
+#include "../check.h"
 
 void fake_rt_counts(uint32_t kind, uint64_t *creates, uint64_t *destroys);
 uint64_t fake_rt_live(void);
@@ -26,15 +27,6 @@ int aclrtDestroyEvent(void *evt);
 int aclrtCreateNotify(void **notify, uint64_t flag);
 int aclrtDestroyNotify(void *notify);
 
-static int failures = 0;
-#define CHECK(c)                                                       \
-  do {                                                                 \
-    if (!(c)) {                                                        \
-      fprintf(stderr, "%s:%d: expected %s (last error: %s)\n", __FILE__, __LINE__, #c, \
-              sa_last_error_message());                                \
-      ++failures;                                                      \
-    }                                                                  \
-  } while (0)
 
 static sa_mem_stats stats_of(const sa_mem_pool *pool) {
   sa_mem_stats st;
@@ -279,6 +271,5 @@ int main(void) {
   version_1_table();
   CHECK(fake_rt_live() == 0);
   CHECK(fake_rt_bad_destroys() == 0);
-  printf("%s\n", failures == 0 ? "all passed" : "FAILED");
-  return failures == 0 ? 0 : 1;
+  return SA_CHECK_RESULT();
 }

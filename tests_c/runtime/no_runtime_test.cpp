@@ -12,15 +12,9 @@
 #include "framework/runtime/stream_allocator.h"
 #include "graph/load/model_manager/reusable_stream_allocator.h"
 
+#include "../expect.hpp"
+
 namespace {
-int g_failures = 0;
-#define EXPECT_TRUE(c)                                                      \
-  do {                                                                      \
-    if (!(c)) {                                                             \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); \
-      ++g_failures;                                                         \
-    }                                                                       \
-  } while (0)
 
 bool Mentions(const char *text, const char *word) { return text != nullptr && std::strstr(text, word) != nullptr; }
 

@@ -59,7 +59,6 @@ pub fn merge_assignment(ctx: &Ctx<'_>, a: &Assignment, budget: u32) -> Assignmen
 /// chain), which then queue on the group's stream.
 pub fn merge_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assignment {
     let model = ctx.model;
-    let units = DEVICE_UNITS;
     let width = groups.len() as u32;
     if width <= budget {
         let mut a = Assignment::new(model);
@@ -71,6 +70,29 @@ pub fn merge_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assig
         a.count = width;
         return a;
     }
+    if budget == 1 {
+        return one_stream(model, groups);
+    }
+    schedule_groups(ctx, groups, budget)
+}
+
+/// [`merge_groups`] onto a single stream: every group binds to stream 0 whatever the list
+/// schedule's order, so the schedule is skipped (the event budget's narrowing ends here for
+/// every candidate of `auto`, on graphs of any size).
+fn one_stream(model: &crate::graph::Model, groups: &[Vec<NodeId>]) -> Assignment {
+    let mut a = Assignment::new(model);
+    for &n in groups.iter().flatten() {
+        a.stream[n] = Some(0);
+        a.count = 1;
+    }
+    a
+}
+
+/// The list schedule of [`merge_groups`] for more groups than `budget`.
+fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assignment {
+    let model = ctx.model;
+    let units = DEVICE_UNITS;
+    let width = groups.len() as u32;
     let nn = model.nodes.len();
     let cost = |n: NodeId| {
         let c = model.nodes[n].cost_us;
@@ -194,4 +216,24 @@ pub fn merge_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assig
     }
     a.count = used.len() as u32;
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::policy::min_streams;
+    use crate::graph::synth::{Family, generate};
+
+    /// The one-stream shortcut is the list schedule's own answer on one stream.
+    #[test]
+    fn one_stream_is_the_schedule_on_one_stream() {
+        for family in [Family::Layered { width: 8 }, Family::Inception, Family::Random { window: None }] {
+            let model = generate(family, 3000, 7).expect("valid");
+            let ctx = Ctx::new(&model, &model.options).expect("GE's pass chain runs");
+            let groups = min_streams::chain_cover(&ctx).chains;
+            assert!(groups.len() > 1, "{}: more than one chain to merge", family.name());
+            let (short, full) = (one_stream(&model, &groups), schedule_groups(&ctx, &groups, 1));
+            assert_eq!((short.stream, short.count), (full.stream, full.count), "{}", family.name());
+        }
+    }
 }

@@ -40,9 +40,16 @@ impl PartialOrd for Finish {
 
 /// The list schedule's streams for the task nodes, at most `max_streams` of them.
 pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
+    if max_streams <= 1 {
+        return one_stream(ctx);
+    }
+    schedule(ctx, max_streams as usize)
+}
+
+/// The list schedule of [`assign`] onto at most `cap` streams.
+fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
     let model = ctx.model;
     let n = ctx.order.len();
-    let cap = max_streams.max(1) as usize;
     let node = |p: u32| ctx.order[p as usize];
     // As the simulator times them: a node with no device task takes no time.
     let cost = |p: u32| {
@@ -147,6 +154,19 @@ pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
         }
     }
     a.count = count;
+    a
+}
+
+/// [`assign`] with one stream: every task node lands on it whatever the schedule's order, so
+/// the schedule is skipped (the event budget's narrowing often asks for exactly this).
+fn one_stream(ctx: &Ctx<'_>) -> Assignment {
+    let mut a = Assignment::new(ctx.model);
+    for &n in &ctx.order {
+        if ctx.role[n] == Role::Task {
+            a.stream[n] = Some(0);
+            a.count = 1;
+        }
+    }
     a
 }
 
@@ -262,4 +282,21 @@ fn pick(
         consider(st.last.len(), start_on(NONE - 2));
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::synth::{Family, generate};
+
+    /// The one-stream shortcut is the schedule's own answer on one stream.
+    #[test]
+    fn one_stream_is_the_schedule_on_one_stream() {
+        for family in [Family::Layered { width: 8 }, Family::Inception, Family::Random { window: None }] {
+            let model = generate(family, 3000, 7).expect("valid");
+            let ctx = Ctx::new(&model, &model.options).expect("GE's pass chain runs");
+            let (short, full) = (one_stream(&ctx), schedule(&ctx, 1));
+            assert_eq!((short.stream, short.count), (full.stream, full.count), "{}", family.name());
+        }
+    }
 }
