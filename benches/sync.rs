@@ -1,13 +1,14 @@
 //! Insertion plus exact reduction on synthetic graphs (100k and 1M nodes, 8 and 64 streams).
 //! Each node reads one to three random nodes up to 64 back (`synth::Family::Random`); streams
-//! are random. Then the whole sync stage without Send/Recv nodes (`sync::run`, materialise off) on
-//! the synthetic families under min-streams, median of 5. Model building and the policy are not
-//! timed. Run: `cargo bench --bench sync`.
+//! are random. Then the whole sync stage without Send/Recv nodes (`passes::sync_stage`,
+//! materialise off) on the synthetic families under min-streams, median of 5. Model building
+//! and the policy are not timed. Run: `cargo bench --bench sync`.
 
 use std::time::Instant;
 
 use stream_alloc::compile;
-use stream_alloc::compile::sync::{self, SyncConfig, SyncState, insert, reduce};
+use stream_alloc::compile::passes;
+use stream_alloc::compile::sync::{SyncConfig, SyncState, insert, reduce};
 use stream_alloc::graph::Policy;
 use stream_alloc::graph::synth::{Family, Rng, generate};
 use stream_alloc::graph::{IdVec, Model, NodeId, StreamId, SyncKind};
@@ -66,7 +67,7 @@ fn main() {
         for _ in 0..5 {
             let mut a = alloc.clone();
             let t = Instant::now();
-            report = Some(sync::run(&model, &mut a, cfg).expect("sync succeeds"));
+            report = Some(passes::sync_stage(&model, &model.options, &mut a, cfg).expect("sync succeeds"));
             times.push(t.elapsed().as_secs_f64() * 1e3);
         }
         times.sort_by(f64::total_cmp);

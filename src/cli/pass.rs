@@ -12,7 +12,8 @@ use stream_alloc::driver;
 use stream_alloc::memory::AllocationDocument;
 
 /// Run named passes and steps (GE names such as AssignByDependencyPass or OptimizeByRecvEvents,
-/// or module names such as by_dependency) in order and write allocation JSON. Pre-assigned node
+/// or module names such as by_dependency; sync:NAME for one of the pipeline's sync sequences)
+/// in order and write allocation JSON. Pre-assigned node
 /// `stream` / `attached_stream_ids` are the starting streams, the graph's `events` the events
 /// already present; the file's `partition` is used when present. Logical passes come first,
 /// then the steps after logical allocation, each as GE runs it; with steps, the JSON's `steps`

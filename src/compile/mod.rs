@@ -73,7 +73,7 @@ pub fn sync_stage(model: &Model, options: &Options, alloc: &mut Allocation) -> R
     place_unassigned_task_nodes(model, alloc)?;
     check_stream_count(model, alloc.logical_count + alloc.attached_count, "logical")?;
     if alloc.logical_count > 1 || alloc.attached_count > 0 {
-        sync::run(model, alloc, sync::SyncConfig::new(model, options))?;
+        passes::sync_stage(model, options, alloc, sync::SyncConfig::new(model, options))?;
     }
     alloc.stage = Stage::Sync;
     Ok(())

@@ -15,6 +15,8 @@
 //! The steps after logical allocation are registered too ([`PassKind::Step`]): GE's sync,
 //! activation and split steps, each run alone on the graph's streams and events by a
 //! [`StepContext`] ([`run_list`]). A list names its logical passes first, then its steps.
+//! The pipeline's sync stage is a slice of these steps per sync mode ([`SYNC_SEQUENCES`]),
+//! run by the same runner ([`run_steps`]) with the pipeline's id rule ([`sync_stage`]).
 //!
 //! Adding a pass: write `fn(&mut PassContext<'_>, GraphId) -> Result<()>` (per graph) or
 //! `fn(&mut PassContext<'_>) -> Result<()>` (whole model), and add one [`PassEntry`] to
@@ -23,11 +25,12 @@
 
 use crate::compile::logical::{self, LogicalResult, LogicalState, cv_parallel};
 use crate::compile::split::{TaskCounts, TaskLimits};
-use crate::compile::steps::{self, StepContext, StepTrace};
+use crate::compile::steps::{self, IdRule, StepContext, StepTrace, SyncReport};
+use crate::compile::sync::{MAX_NOTIFY_NUM, SyncConfig};
 use crate::compile::{Allocation, Mode, Stage};
 use crate::error::Result;
 use crate::graph::partition::Partition;
-use crate::graph::{AutoMultistreamMode, GraphId, Model, Options};
+use crate::graph::{AutoMultistreamMode, GraphId, Model, Options, SyncKind};
 use crate::{bail, err};
 
 /// What the passes read and write.
@@ -190,6 +193,12 @@ pub static PASSES: &[PassEntry] = &[
         summary: "a subgraph's first active node activates its unlabelled streams",
     },
     PassEntry {
+        ge_name: "ContractTasklessNodes",
+        name: "contract_taskless",
+        kind: PassKind::Step(steps::contract_taskless_nodes, Stage::Sync),
+        summary: "the project's: later insertions join task-bearing nodes only, task-less nodes contracted away",
+    },
+    PassEntry {
         ge_name: "InsertSyncEvents",
         name: "insert_sync_events",
         kind: PassKind::Step(steps::insert_sync_events, Stage::Sync),
@@ -232,6 +241,12 @@ pub static PASSES: &[PassEntry] = &[
         summary: "drop events into labelled streams that their activation already orders",
     },
     PassEntry {
+        ge_name: "ReduceSyncEvents",
+        name: "reduce_exact",
+        kind: PassKind::Step(steps::reduce_sync_events, Stage::Sync),
+        summary: "the project's: drop every pair that other pairs and stream order imply (transitive reduction)",
+    },
+    PassEntry {
         ge_name: "RefreshContinuousEvents",
         name: "refresh_continuous_events",
         kind: PassKind::Step(steps::refresh_continuous_events, Stage::Sync),
@@ -242,6 +257,12 @@ pub static PASSES: &[PassEntry] = &[
         name: "reuse_multi_dims",
         kind: PassKind::Step(steps::reuse_event_for_multi_dims, Stage::Sync),
         summary: "branches of a multi-batch Case share event ids",
+    },
+    PassEntry {
+        ge_name: "ReuseEventsByLifetime",
+        name: "reuse_lifetime",
+        kind: PassKind::Step(steps::reuse_events_by_lifetime, Stage::Sync),
+        summary: "the project's event_reuse=lifetime: a pair takes an id whose last wait already happened",
     },
     PassEntry {
         ge_name: "InsertSyncEventsWithAttachedStream",
@@ -256,6 +277,18 @@ pub static PASSES: &[PassEntry] = &[
         summary: "the last node of every attached stream signals its graph's NetOutput",
     },
     PassEntry {
+        ge_name: "RefreshContinuousAttachedEvents",
+        name: "refresh_attached_events",
+        kind: PassKind::Step(steps::refresh_continuous_attached_events, Stage::Sync),
+        summary: "renumber the attached-stream pairs only, after the main ids",
+    },
+    PassEntry {
+        ge_name: "EventMultiplexing",
+        name: "event_multiplexing",
+        kind: PassKind::Step(steps::event_multiplexing, Stage::Sync),
+        summary: "_event_multiplexing: above 65 500 events, declared pairs share the declared ids",
+    },
+    PassEntry {
         ge_name: "UpdateStreamSwitchByLogicStream",
         name: "update_stream_switch",
         kind: PassKind::Step(steps::update_stream_switch_by_logic_stream, Stage::Sync),
@@ -266,6 +299,12 @@ pub static PASSES: &[PassEntry] = &[
         name: "set_active_for_loop",
         kind: PassKind::Step(steps::set_active_streams_for_loop, Stage::Sync),
         summary: "the loop active node takes every other stream; their last nodes signal the switch",
+    },
+    PassEntry {
+        ge_name: "InsertLoopEvents",
+        name: "insert_loop_events",
+        kind: PassKind::Step(steps::insert_loop_events, Stage::Sync),
+        summary: "the loop's events of SetActiveStreamsForLoop, its list as the activation stage gives it",
     },
     PassEntry {
         ge_name: "GenerateSyncEventNodes",
@@ -310,6 +349,101 @@ pub const SYNC_STAGE_STEPS: &[&str] = &[
 
 /// GE's split stage (`SplitStreamAndRefreshTaskDef`, ge-compiler.md §8), step by step.
 pub const SPLIT_STAGE_STEPS: &[&str] = &["AssignSingleStream", "SplitStreams", "UpdateActiveStreams"];
+
+/// One way the pipeline's sync stage runs: a slice of the registry, and the options that choose
+/// it.
+pub struct SyncSequence {
+    /// `pass` runs the sequence step by step as `sync:NAME`.
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Whether the options choose this sequence; the sync stage runs the first that does.
+    pub chosen: fn(&SyncConfig) -> bool,
+    /// Registered steps, by GE name.
+    pub steps: &'static [&'static str],
+}
+
+/// The pipeline's sync sequences, one per sync mode: the sync stage ([`sync_stage`]) runs the
+/// first one the options choose through [`run_steps`], the runner `pass` uses. A new mode is
+/// one entry here, a new step in a mode one name in its list (and one [`PassEntry`]).
+pub static SYNC_SEQUENCES: &[SyncSequence] = &[
+    SyncSequence {
+        name: "ge",
+        summary: "compat=ge: GE's pairwise optimisations, continuity and reuse, in GE's order",
+        chosen: |c| c.compat_ge,
+        steps: &[
+            "InsertSyncEvents",
+            "OptimizeSyncEvents",
+            "RefreshContinuousEvents",
+            "ReuseEventForMultiDims",
+            "InsertSyncEventsWithAttachedStream",
+            "CoverAllStreamByNetoutput",
+            "RefreshContinuousAttachedEvents",
+            "EventMultiplexing",
+            "InsertLoopEvents",
+            "GenerateSyncEventNodes",
+        ],
+    },
+    SyncSequence {
+        name: "exact-lifetime",
+        summary: "event_reuse=lifetime: the exact reduction on the contracted graph, then lifetime reuse",
+        chosen: |c| c.event_reuse_lifetime,
+        steps: &[
+            "ContractTasklessNodes",
+            "InsertSyncEvents",
+            "InsertSyncEventsWithAttachedStream",
+            "CoverAllStreamByNetoutput",
+            "ReduceSyncEvents",
+            "ReuseEventsByLifetime",
+            "InsertLoopEvents",
+            "GenerateSyncEventNodes",
+        ],
+    },
+    SyncSequence {
+        name: "exact",
+        summary: "the default: the exact reduction on the contracted graph, then GE's continuity and reuse",
+        chosen: |_| true,
+        steps: &[
+            "ContractTasklessNodes",
+            "InsertSyncEvents",
+            "InsertSyncEventsWithAttachedStream",
+            "CoverAllStreamByNetoutput",
+            "ReduceSyncEvents",
+            "RefreshContinuousEvents",
+            "ReuseEventForMultiDims",
+            "InsertLoopEvents",
+            "GenerateSyncEventNodes",
+        ],
+    },
+];
+
+/// The sync sequence the configuration chooses.
+pub fn sync_sequence(cfg: &SyncConfig) -> &'static SyncSequence {
+    SYNC_SEQUENCES.iter().find(|s| (s.chosen)(cfg)).expect("the last sync sequence is chosen by every configuration")
+}
+
+/// A sync sequence by name.
+pub fn sync_sequence_named(name: &str) -> Option<&'static SyncSequence> {
+    SYNC_SEQUENCES.iter().find(|s| s.name == name)
+}
+
+/// The pipeline's sync stage (GE's `InsertSyncNodesByLogicStream`) on a logical allocation:
+/// the sequence `cfg` chooses, run by [`run_steps`] with the pipeline's id rule. Syncs the
+/// allocation already holds (given with the graph, `allocate --from sync`) are kept ahead of
+/// the inserted ones and optimised with them.
+pub fn sync_stage(model: &Model, options: &Options, alloc: &mut Allocation, cfg: SyncConfig) -> Result<SyncReport> {
+    let mut ctx = StepContext::for_stage(model, options, cfg, alloc, IdRule::Position);
+    run_steps(&mut ctx, &chain(sync_sequence(&cfg).steps))?;
+    let (_, report) = ctx.finish();
+    if cfg.kind == SyncKind::Notify && report.ids > MAX_NOTIFY_NUM {
+        bail!(
+            Limit,
+            "graph '{}' needs {} notifies after optimisation; at most {MAX_NOTIFY_NUM} are supported (kMaxNotifyNum)",
+            model.name,
+            report.ids
+        );
+    }
+    Ok(report)
+}
 
 /// GE's multi-stream chain (`LogicalStreamAllocator::Assign`, ge-compiler.md §4.1): the
 /// `DoAssign` passes on the root, then on every nested graph in `all_graphs()` order with one
@@ -385,6 +519,10 @@ pub fn help_text() -> String {
     s.push_str(&format!("GE's multi-stream chain: {}\n", MULTI_STREAM_CHAIN.join(", ")));
     s.push_str(&format!("GE's single-stream chain: {}\n", SINGLE_STREAM_CHAIN.join(", ")));
     s.push_str(&format!("GE's sync stage: {}\n", SYNC_STAGE_STEPS.join(", ")));
+    s.push_str("The pipeline's sync sequences (run one as sync:NAME):\n");
+    for q in SYNC_SEQUENCES {
+        s.push_str(&format!("  sync:{} ({}): {}\n", q.name, q.summary, q.steps.join(", ")));
+    }
     s.push_str(&format!("GE's split stage: {}", SPLIT_STAGE_STEPS.join(", ")));
     s
 }
@@ -412,9 +550,28 @@ pub fn markdown() -> String {
     s.push_str(&format!("\nGE's single-stream chain: {}.\n", SINGLE_STREAM_CHAIN.join(" → ")));
     s.push_str(&format!("\nGE's sync stage (`InsertSyncNodesByLogicStream`): {}.\n", SYNC_STAGE_STEPS.join(" → ")));
     s.push_str(&format!("\nGE's split stage (`SplitStreamAndRefreshTaskDef`): {}.\n", SPLIT_STAGE_STEPS.join(" → ")));
+    s.push_str(SEQUENCE_NOTES);
+    for q in SYNC_SEQUENCES {
+        s.push_str(&format!("- `sync:{}`, {}: {}.\n", q.name, q.summary, q.steps.join(" → ")));
+    }
     s.push_str(STEP_NOTES);
     s
 }
+
+/// How the pipeline's sync stage reads the registry.
+const SEQUENCE_NOTES: &str = "
+## The pipeline's sync sequences
+
+The pipeline's sync stage is a slice of this registry per sync mode (`SYNC_SEQUENCES` in \
+`src/compile/passes.rs`), run by the runner `stream-alloc pass` uses; the first sequence the options \
+choose runs. A new sync mode is one entry of that table, a new step one `PassEntry` and its name in a \
+sequence. The two differ only in how a pair added by a step gets its id: `pass` hands out GE's running \
+counter (`event_num_`, so the `steps` counts are GE's), the pipeline the pair's place in the event table; \
+the continuity refresh numbers pairs by the send-list walk alone, so both give the same ids from the \
+first refresh on. `pass sync:NAME` runs a sequence step by step, on the streams the graph gives, in \
+GE's node order (the pipeline runs outside `compat=ge` in its own execution order).
+
+";
 
 /// Where a step run alone does not do exactly what GE's function does, and why.
 const STEP_NOTES: &str = "
@@ -470,15 +627,22 @@ pub fn parse_list(list: &str) -> Result<Vec<&'static PassEntry>> {
     if names.is_empty() {
         bail!(InvalidOption, "no pass named in \"{list}\"");
     }
-    names
-        .into_iter()
-        .map(|n| {
-            lookup(n).ok_or_else(|| {
-                let known: Vec<&str> = PASSES.iter().map(|p| p.ge_name).collect();
-                err!(InvalidOption, "unknown pass \"{n}\"; known passes: {}", known.join(", "))
-            })
-        })
-        .collect()
+    let mut out = Vec::with_capacity(names.len());
+    for n in names {
+        if let Some(seq) = n.strip_prefix("sync:") {
+            let Some(seq) = sync_sequence_named(seq) else {
+                let known: Vec<&str> = SYNC_SEQUENCES.iter().map(|q| q.name).collect();
+                bail!(InvalidOption, "unknown sync sequence \"{n}\"; known: sync:{}", known.join(", sync:"));
+            };
+            out.extend(chain(seq.steps));
+            continue;
+        }
+        out.push(lookup(n).ok_or_else(|| {
+            let known: Vec<&str> = PASSES.iter().map(|p| p.ge_name).collect();
+            err!(InvalidOption, "unknown pass \"{n}\"; known passes: {}", known.join(", "))
+        })?);
+    }
+    Ok(out)
 }
 
 /// Runs logical `passes` in order; consecutive graph passes run together per graph (GE's
@@ -559,14 +723,22 @@ pub fn run_list(
     if !logical.is_empty() {
         alloc.syncs = super::given_syncs(model);
     }
-    let mut ctx = StepContext::new(model, options.clone(), limits, TaskCounts::default(), alloc)?;
+    let mut ctx = StepContext::new(model, options, limits, TaskCounts::default(), &mut alloc)?;
+    run_steps(&mut ctx, steps)?;
+    let (trace, _) = ctx.finish();
+    Ok((alloc, trace))
+}
+
+/// Runs `steps` in order on a context: the one runner of the steps after logical allocation,
+/// for `pass` ([`run_list`]) and the pipeline's sync stage ([`sync_stage`]).
+pub fn run_steps(ctx: &mut StepContext<'_>, steps: &[&PassEntry]) -> Result<()> {
     for p in steps {
-        if let PassKind::Step(f, _) = p.kind {
-            ctx.run(p.ge_name, f)?;
-        }
+        let PassKind::Step(f, _) = p.kind else {
+            bail!(InvalidOption, "{} is a logical pass, not a step after logical allocation", p.ge_name);
+        };
+        ctx.run(p.ge_name, f)?;
     }
-    let (alloc, trace) = ctx.finish();
-    Ok((alloc, Some(trace)))
+    Ok(())
 }
 
 #[cfg(test)]

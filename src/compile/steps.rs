@@ -22,10 +22,10 @@
 use serde_json::{Value, json};
 
 use super::activate::{self, Activation, SplitPieces};
-use super::allocation::{Allocation, Stage};
+use super::allocation::{Allocation, Stage, SyncEnd};
 use super::split::{self, SplitSteps, TaskCounts, TaskLimits};
 use super::summary::ModelCounts;
-use super::sync::{self, NodeFacts, RawSync, SyncState, continuous, ge_opt, insert, materialise, reuse};
+use super::sync::{self, NodeFacts, SyncState, continuous, ge_opt, insert, materialise, reduce, reuse};
 use crate::bail;
 use crate::error::Result;
 use crate::graph::{IdVec, InsertedId, Model, NodeId, Options, StreamId, SyncKind};
@@ -87,23 +87,73 @@ impl StepTrace {
     }
 }
 
-/// GE's `StreamAllocator` between its steps.
+/// How a [`StepContext`] numbers the pairs a step adds: the id allocator, chosen by the caller.
+/// Both rules give every pair of one id class the same id and distinct classes distinct ids,
+/// and the continuity refresh numbers classes by the send-list walk alone, so from the first
+/// refresh on the two rules give the same ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdRule {
+    /// GE's running counter (`event_num_`, `notify_num_` under `event=notify`), as `stream-alloc
+    /// pass` reports it: events given with the graph keep their ids, and each pair a step adds
+    /// takes the counter's next value, so the counts after every step are GE's.
+    Counter,
+    /// The pipeline's: a pair's raw id is its place in the event table (given pairs that share
+    /// an id share the first one's place), set as the pair is added, and the counter moves only
+    /// when a step renumbers. No per-step pass over the added pairs.
+    Position,
+}
+
+/// A step after logical allocation, as the registry holds it.
+pub type StepFn = fn(&mut StepContext<'_>) -> Result<()>;
+
+/// What the steps did to the event table, for reports and tests.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// Pairs in the table: given, then inserted by any step, before any was dropped.
+    pub inserted: usize,
+    /// Pairs kept.
+    pub kept: usize,
+    /// The counter at the end: the ids in use (after a refresh, their number).
+    pub ids: u32,
+    /// Ids saved by multi-dims or lifetime reuse.
+    pub reused: usize,
+    /// The steps run, by GE name, in order.
+    pub steps: Vec<&'static str>,
+}
+
+/// GE's `StreamAllocator` between its steps: the allocation it works on, the event table and
+/// its counter, the activation maps and, after `SplitStreams`, the pieces of each split stream.
+/// `stream-alloc pass` ([`StepContext::new`]) and the pipeline's sync stage
+/// ([`StepContext::for_stage`]) run their steps through the same context; they differ in the
+/// id rule and in whether counts are recorded after every step.
 pub struct StepContext<'m> {
     model: &'m Model,
-    options: Options,
+    options: &'m Options,
+    cfg: sync::SyncConfig,
     limits: TaskLimits,
     tasks: TaskCounts,
-    alloc: Allocation,
+    alloc: &'m mut Allocation,
     sync: SyncState<'m>,
-    kind: SyncKind,
+    ids: IdRule,
     /// GE's `event_num_` (`notify_num_` under `event=notify`) for the logical syncs.
     counter: u32,
+    /// The counter when a step first added an attached-stream pair: where the main ids end
+    /// for `RefreshContinuousAttachedEvents`. A full refresh forgets it.
+    attached_base: Option<u32>,
+    /// Ids saved by reuse steps.
+    reused: usize,
+    /// The event table changed since it was last written into the allocation.
+    dirty: bool,
     /// `GenerateSyncEventNodes` ran: the logical syncs have Send/Recv nodes.
     generated: bool,
-    activation: Activation,
+    /// GE's activation maps, built on first use (the pipeline's sequences never use them).
+    activation: Option<Activation>,
     /// The pieces `SplitStreams` added to each logical stream; `None` before it.
     pieces: Option<SplitPieces>,
-    trace: StepTrace,
+    /// The counts before the first step and after each (`pass` only: each costs a walk over
+    /// the allocation).
+    trace: Option<StepTrace>,
+    ran: Vec<&'static str>,
 }
 
 /// The streams of the node's `active_stream_list` (GE's attribute, given with the graph).
@@ -125,17 +175,17 @@ fn given_active_list(model: &Model, n: NodeId) -> Result<Option<Vec<StreamId>>> 
 }
 
 impl<'m> StepContext<'m> {
-    /// The allocator over a logical allocation: its syncs (the events given with the graph)
-    /// seed the event table with their own ids, the nodes' `active_stream_list` attributes seed
-    /// the activation lists.
+    /// `stream-alloc pass`'s allocator over a logical allocation, with GE's counter: its syncs
+    /// (the events given with the graph) seed the event table with their own ids, the nodes'
+    /// `active_stream_list` attributes seed the activation lists, and the counts are recorded
+    /// after every step.
     pub fn new(
         model: &'m Model,
-        options: Options,
+        options: &'m Options,
         limits: TaskLimits,
         tasks: TaskCounts,
-        mut alloc: Allocation,
+        alloc: &'m mut Allocation,
     ) -> Result<Self> {
-        let kind = sync::SyncConfig::new(model, &options).kind;
         let mut lists = Vec::new();
         for n in model.all_nodes() {
             if let Some(list) = given_active_list(model, n)? {
@@ -145,10 +195,10 @@ impl<'m> StepContext<'m> {
         if !lists.is_empty() {
             alloc.activations = lists;
         }
-        let mut st = SyncState::new(model, alloc.logical_stream.clone(), alloc.attached.clone(), kind);
         // The logical passes named before the steps may have moved a given event's end.
+        let end_stream = |end: SyncEnd| end.attached.or(alloc.logical_stream[end.node]);
         for p in &alloc.syncs {
-            let (from, to) = (st.end_stream(p.from), st.end_stream(p.to));
+            let (from, to) = (end_stream(p.from), end_stream(p.to));
             if from.is_none() || to.is_none() || from == to {
                 bail!(
                     Field,
@@ -162,55 +212,104 @@ impl<'m> StepContext<'m> {
                 );
             }
         }
-        for p in &alloc.syncs {
-            let attached_phase = p.from.attached.is_some() || p.to.attached.is_some();
-            st.syncs.push(RawSync { from: p.from, to: p.to, id: p.id.0, alive: true, attached_phase });
-        }
-        let counter = alloc.sync_count();
-        alloc.sync_kind = kind;
-        let activation = Activation::new(model, &alloc, options.next_stream);
-        let mut ctx = StepContext {
+        let cfg = sync::SyncConfig::new(model, options);
+        let mut ctx = Self::build(model, options, cfg, limits, tasks, alloc, IdRule::Counter);
+        ctx.activation = Some(Activation::new(model, ctx.alloc, options.next_stream));
+        ctx.trace = Some(StepTrace { input: ctx.counts(), after: Vec::new() });
+        Ok(ctx)
+    }
+
+    /// The pipeline's sync stage over a logical allocation (`cfg` as the options give it, or
+    /// with Send/Recv nodes turned off): syncs the allocation holds are kept ahead of the
+    /// inserted ones, numbered by `ids`; no counts are recorded.
+    pub fn for_stage(
+        model: &'m Model,
+        options: &'m Options,
+        cfg: sync::SyncConfig,
+        alloc: &'m mut Allocation,
+        ids: IdRule,
+    ) -> Self {
+        let limits = TaskLimits::from_options(options);
+        Self::build(model, options, cfg, limits, TaskCounts::default(), alloc, ids)
+    }
+
+    fn build(
+        model: &'m Model,
+        options: &'m Options,
+        cfg: sync::SyncConfig,
+        limits: TaskLimits,
+        tasks: TaskCounts,
+        alloc: &'m mut Allocation,
+        ids: IdRule,
+    ) -> Self {
+        let order = (!alloc.has_ge_order()).then(|| alloc.order.clone());
+        let mut st = SyncState::in_order(model, alloc.logical_stream.clone(), alloc.attached.clone(), cfg.kind, order);
+        st.seed(&alloc.syncs, ids == IdRule::Counter);
+        let counter = match ids {
+            IdRule::Counter => alloc.sync_count(),
+            IdRule::Position => st.syncs.len() as u32,
+        };
+        alloc.sync_kind = cfg.kind;
+        StepContext {
             model,
             options,
+            cfg,
             limits,
             tasks,
             alloc,
             sync: st,
-            kind,
+            ids,
             counter,
+            attached_base: None,
+            reused: 0,
+            dirty: false,
             generated: false,
-            activation,
+            activation: None,
             pieces: None,
-            trace: StepTrace::default(),
+            trace: None,
+            ran: Vec::new(),
+        }
+    }
+
+    /// The allocation as the steps left it so far.
+    pub fn allocation(&mut self) -> &Allocation {
+        self.flush();
+        self.alloc
+    }
+
+    /// Writes what is left into the allocation; the counts after each step (`pass`) and what
+    /// the steps did to the event table.
+    pub fn finish(mut self) -> (Option<StepTrace>, SyncReport) {
+        self.flush();
+        let report = SyncReport {
+            inserted: self.sync.syncs.len(),
+            kept: self.sync.alive_count(),
+            ids: self.counter,
+            reused: self.reused,
+            steps: std::mem::take(&mut self.ran),
         };
-        ctx.trace.input = ctx.counts();
-        Ok(ctx)
-    }
-
-    pub fn allocation(&self) -> &Allocation {
-        &self.alloc
-    }
-
-    /// The allocation and the counts after each step.
-    pub fn finish(self) -> (Allocation, StepTrace) {
-        (self.alloc, self.trace)
+        (self.trace.take(), report)
     }
 
     /// GE's counts now.
     pub fn counts(&self) -> StepCounts {
-        let mut c = StepCounts::of(self.model, &self.alloc);
-        match self.kind {
+        let mut c = StepCounts::of(self.model, self.alloc);
+        match self.cfg.kind {
             SyncKind::Event => c.events = self.counter,
             SyncKind::Notify => c.notifies = self.counter,
         }
         c
     }
 
-    /// Runs one registered step and records the counts after it.
-    pub fn run(&mut self, name: &'static str, step: fn(&mut StepContext<'_>) -> Result<()>) -> Result<()> {
+    /// Runs one registered step, and records the counts after it when the caller asked for them.
+    pub fn run(&mut self, name: &'static str, step: StepFn) -> Result<()> {
         step(self)?;
-        let c = self.counts();
-        self.trace.after.push((name, c));
+        self.ran.push(name);
+        if self.trace.is_some() {
+            self.flush();
+            let c = self.counts();
+            self.trace.as_mut().expect("checked above").after.push((name, c));
+        }
         Ok(())
     }
 
@@ -222,10 +321,23 @@ impl<'m> StepContext<'m> {
         Ok(())
     }
 
-    /// Writes the event table into the allocation (and the Send/Recv nodes, once generated).
+    /// Marks the event table changed; with counts recorded it is written at once, otherwise
+    /// when a step reads the allocation or the run ends.
     fn commit(&mut self) {
+        self.dirty = true;
+        if self.trace.is_some() {
+            self.flush();
+        }
+    }
+
+    /// Writes the event table into the allocation (and the Send/Recv nodes, once generated).
+    fn flush(&mut self) {
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
         self.alloc.syncs = self.sync.pairs();
-        self.alloc.sync_kind = self.kind;
+        self.alloc.sync_kind = self.cfg.kind;
         if self.alloc.stage < Stage::Sync {
             self.alloc.stage = Stage::Sync;
         }
@@ -234,25 +346,48 @@ impl<'m> StepContext<'m> {
         }
     }
 
-    /// A step that adds pairs: GE hands each the next id of its counter.
+    /// Gives the pairs `added` (raw ids) the counter's next ids, in order.
+    fn take_ids(&mut self, added: impl IntoIterator<Item = u32>) {
+        for r in added {
+            self.sync.syncs[r as usize].id = self.counter;
+            self.counter += 1;
+        }
+    }
+
+    /// A step that adds pairs: under GE's counter each takes the next id.
     fn adding(&mut self, step: &str, f: impl FnOnce(&mut SyncState<'m>) -> Result<()>) -> Result<()> {
         self.before_split(step)?;
         let before = self.sync.syncs.len();
         f(&mut self.sync)?;
-        for s in &mut self.sync.syncs[before..] {
-            s.id = self.counter;
-            self.counter += 1;
+        if self.attached_base.is_none() && self.sync.syncs[before..].iter().any(|s| s.attached_phase) {
+            self.attached_base = Some(self.counter);
+        }
+        if self.ids == IdRule::Counter {
+            let end = self.sync.syncs.len() as u32;
+            self.take_ids(before as u32..end);
         }
         self.commit();
         Ok(())
     }
 
-    /// A step that drops or renumbers pairs.
-    fn changing(&mut self, step: &str, f: impl FnOnce(&mut SyncState<'m>, u32) -> u32) -> Result<()> {
+    /// A step that drops or renumbers pairs: `f` gets the counter and gives the new one and
+    /// the ids it saved by reuse.
+    fn renumbering(
+        &mut self,
+        step: &str,
+        f: impl FnOnce(&mut SyncState<'m>, u32) -> Result<(u32, usize)>,
+    ) -> Result<()> {
         self.before_split(step)?;
-        self.counter = f(&mut self.sync, self.counter);
+        let (counter, saved) = f(&mut self.sync, self.counter)?;
+        self.counter = counter;
+        self.reused += saved;
         self.commit();
         Ok(())
+    }
+
+    /// [`Self::renumbering`] for a step that cannot fail and reuses nothing.
+    fn changing(&mut self, step: &str, f: impl FnOnce(&mut SyncState<'m>, u32) -> u32) -> Result<()> {
+        self.renumbering(step, |st, n| Ok((f(st, n), 0)))
     }
 
     /// The Send/Recv (SendNotify/RecvNotify) nodes of the logical syncs, replacing earlier ones
@@ -273,21 +408,40 @@ impl<'m> StepContext<'m> {
         self.alloc.inserted = IdVec::from_vec(nodes);
     }
 
-    fn store_activation(&mut self) {
-        self.activation.store(self.model, &mut self.alloc);
+    /// Runs an activation step on GE's activation maps (built from the allocation on first
+    /// use) and stores the lists in the allocation.
+    fn activate(&mut self, f: impl FnOnce(&mut Activation, &Model, &mut Allocation) -> Result<()>) -> Result<()> {
+        self.flush();
+        let (model, next) = (self.model, self.options.next_stream);
+        let alloc = &mut *self.alloc;
+        let act = self.activation.get_or_insert_with(|| Activation::new(model, alloc, next));
+        f(act, model, alloc)?;
+        act.store(model, alloc);
+        Ok(())
     }
 
     /// The split-stage steps, with GE's cut (`compat=ge`) and GE's stream counter.
     fn split(&mut self, steps: SplitSteps) -> Result<SplitPieces> {
+        self.flush();
         let options = Options { compat_ge: true, ..self.options.clone() };
         let steps = SplitSteps {
             activate: false,
             next_stream: self.options.next_stream,
-            event_base: Some(self.counter).filter(|_| self.kind == SyncKind::Event),
+            event_base: Some(self.counter).filter(|_| self.cfg.kind == SyncKind::Event),
             ..steps
         };
-        split::split_steps(self.model, &options, &mut self.alloc, &self.limits, &self.tasks, steps)
+        split::split_steps(self.model, &options, self.alloc, &self.limits, &self.tasks, steps)
     }
+}
+
+/// The `is_loop_active` nodes with the logical streams `SetActiveStreamsForLoop` gives them, in
+/// execution order. The lists come from the activation stage itself, run on a copy, so the
+/// loop's events and its activation list always name the same streams.
+fn loop_activations(model: &Model, alloc: &Allocation, facts: &NodeFacts) -> Result<Vec<(NodeId, Vec<StreamId>)>> {
+    let is_loop = |n: NodeId| facts.has(n, NodeFacts::LOOP_ACTIVE);
+    let mut copy = alloc.clone();
+    activate::assign_logical(model, &mut copy)?;
+    Ok(copy.activations.into_iter().filter(|(n, _)| is_loop(*n)).collect())
 }
 
 /// Ids made dense (0..n) in their order, for a step that wants continuous ids.
@@ -372,24 +526,88 @@ pub fn optimize_by_stream_activate(c: &mut StepContext<'_>) -> Result<()> {
 
 /// GE: `RefreshContinuousEvents` (`RefreshContinuousNotifies` under `event=notify`).
 pub fn refresh_continuous_events(c: &mut StepContext<'_>) -> Result<()> {
-    c.changing("RefreshContinuousEvents", |st, _| continuous::refresh_continuous_events(st))
+    c.changing("RefreshContinuousEvents", |st, _| continuous::refresh_continuous_events(st))?;
+    c.attached_base = None;
+    Ok(())
+}
+
+/// GE: the attached-map half of `RefreshContinuousEvents`: only the attached-stream pairs are
+/// renumbered, after the main ids (which end where the first attached-stream pair was added),
+/// so the main ids a multi-dims reuse gave stay as they are.
+pub fn refresh_continuous_attached_events(c: &mut StepContext<'_>) -> Result<()> {
+    let base = c.attached_base.unwrap_or(c.counter);
+    c.changing("RefreshContinuousAttachedEvents", |st, _| continuous::refresh_continuous_events_keep_main(st, base))
+}
+
+/// GE: `_event_multiplexing` (events only, and only above 65 500 ids): declared pairs share the
+/// declared ids, then the ids are refreshed. The counter becomes the number of ids in use.
+pub fn event_multiplexing(c: &mut StepContext<'_>) -> Result<()> {
+    let kind = c.cfg.kind;
+    c.renumbering("EventMultiplexing", |st, _| {
+        if kind == SyncKind::Event {
+            reuse::event_multiplexing(st)?;
+        }
+        Ok((continuous::distinct_ids(st), 0))
+    })
 }
 
 /// GE: `ReuseEventForMultiDims`, on ids made dense first.
 pub fn reuse_event_for_multi_dims(c: &mut StepContext<'_>) -> Result<()> {
-    c.changing("ReuseEventForMultiDims", |st, n| {
+    c.renumbering("ReuseEventForMultiDims", |st, n| {
         if reuse::dims_branches(st.model).is_none() {
-            return n;
+            return Ok((n, 0));
         }
         let dense = densify(st);
-        reuse::reuse_event_for_multi_dims_counted(st, dense).count
+        let r = reuse::reuse_event_for_multi_dims_counted(st, dense);
+        Ok((r.count, r.saved))
     })
+}
+
+/// The project's (no GE step): the steps after it insert pairs between task-bearing nodes
+/// only, task-less nodes contracted away ([`insert::Contraction`]); GE syncs every edge that
+/// crosses streams.
+pub fn contract_taskless_nodes(c: &mut StepContext<'_>) -> Result<()> {
+    c.before_split("ContractTasklessNodes")?;
+    c.sync.contract = true;
+    Ok(())
+}
+
+/// The project's (no GE step; GE has the pairwise `OptimizeSyncEvents`): the exact reduction,
+/// every pair that other pairs and stream order already imply dropped ([`reduce::reduce_exact`]).
+pub fn reduce_sync_events(c: &mut StepContext<'_>) -> Result<()> {
+    c.changing("ReduceSyncEvents", |st, n| {
+        reduce::reduce_exact(st);
+        n
+    })
+}
+
+/// The project's `event_reuse=lifetime` (no GE step): ids refreshed, then a pair takes an id
+/// whose last wait already happened, together with `ReuseEventForMultiDims` (the fewer ids of
+/// the combinations win: [`reuse::reuse_lifetime_with_multi_dims`]).
+pub fn reuse_events_by_lifetime(c: &mut StepContext<'_>) -> Result<()> {
+    c.renumbering("ReuseEventsByLifetime", |st, _| Ok(reuse::reuse_lifetime_with_multi_dims(st)))
+}
+
+/// The loop's events of `SetActiveStreamsForLoop`, with the lists the whole activation stage
+/// gives the loop active node (run on a copy; the lists themselves are the split stage's).
+/// Each event takes the next id, out of every optimisation and reuse before it: they run
+/// backwards in execution order ([`insert::insert_loop_events`]).
+pub fn insert_loop_events(c: &mut StepContext<'_>) -> Result<()> {
+    c.before_split("InsertLoopEvents")?;
+    if !c.sync.facts.any(NodeFacts::LOOP_ACTIVE) {
+        return Ok(());
+    }
+    let loops = loop_activations(c.model, c.alloc, &c.sync.facts)?;
+    let added = insert::insert_loop_events(&mut c.sync, &loops)?;
+    c.take_ids(added);
+    c.commit();
+    Ok(())
 }
 
 /// GE: `GenerateSyncEventNodes`: a Send after each record and a Recv before each wait. After
 /// the split it has nothing left to do: the split makes its own events' nodes.
 pub fn generate_sync_event_nodes(c: &mut StepContext<'_>) -> Result<()> {
-    if c.pieces.is_some() || !sync::SyncConfig::new(c.model, &c.options).materialise {
+    if c.pieces.is_some() || !c.cfg.materialise {
         return Ok(());
     }
     c.generated = true;
@@ -400,25 +618,22 @@ pub fn generate_sync_event_nodes(c: &mut StepContext<'_>) -> Result<()> {
 /// GE: `SetActiveStreamsByLabel`.
 pub fn set_active_streams_by_label(c: &mut StepContext<'_>) -> Result<()> {
     c.before_split("SetActiveStreamsByLabel")?;
-    c.activation.by_label(c.model, &c.alloc)?;
-    c.store_activation();
-    Ok(())
+    c.activate(|a, model, alloc| a.by_label(model, alloc))
 }
 
 /// GE: `SetActiveStreamsForSubgraphs`.
 pub fn set_active_streams_for_subgraphs(c: &mut StepContext<'_>) -> Result<()> {
     c.before_split("SetActiveStreamsForSubgraphs")?;
-    c.activation.for_subgraphs(c.model, &c.alloc);
-    c.store_activation();
-    Ok(())
+    c.activate(|a, model, alloc| {
+        a.for_subgraphs(model, alloc);
+        Ok(())
+    })
 }
 
 /// GE: `UpdateStreamSwitchByLogicStream` (without the loop, its own step here).
 pub fn update_stream_switch_by_logic_stream(c: &mut StepContext<'_>) -> Result<()> {
     c.before_split("UpdateStreamSwitchByLogicStream")?;
-    c.activation.stream_switch(c.model, &mut c.alloc)?;
-    c.store_activation();
-    Ok(())
+    c.activate(|a, model, alloc| a.stream_switch(model, alloc))
 }
 
 /// GE: `SetActiveStreamsForLoop`. Before the split: the loop active node's list and its events
@@ -427,21 +642,21 @@ pub fn update_stream_switch_by_logic_stream(c: &mut StepContext<'_>) -> Result<(
 /// redoes it.
 pub fn set_active_streams_for_loop(c: &mut StepContext<'_>) -> Result<()> {
     if c.pieces.is_some() {
-        activate::loop_after_split(c.model, &mut c.alloc);
+        c.flush();
+        activate::loop_after_split(c.model, c.alloc);
         return Ok(());
     }
-    c.activation.for_loop(c.model, &c.alloc);
-    c.store_activation();
+    c.activate(|a, model, alloc| {
+        a.for_loop(model, alloc);
+        Ok(())
+    })?;
     if !c.sync.facts.any(NodeFacts::LOOP_ACTIVE) {
         return Ok(());
     }
     let loops: Vec<(NodeId, Vec<StreamId>)> =
         c.alloc.activations.iter().filter(|(n, _)| c.sync.facts.has(*n, NodeFacts::LOOP_ACTIVE)).cloned().collect();
     let added = insert::insert_loop_events(&mut c.sync, &loops)?;
-    for r in added {
-        c.sync.syncs[r as usize].id = c.counter;
-        c.counter += 1;
-    }
+    c.take_ids(added);
     c.commit();
     Ok(())
 }
@@ -463,7 +678,7 @@ pub fn split_streams(c: &mut StepContext<'_>) -> Result<()> {
     let pieces = c.split(steps)?;
     c.pieces = Some(pieces);
     c.alloc.stage = Stage::Split;
-    if c.kind == SyncKind::Event {
+    if c.cfg.kind == SyncKind::Event {
         c.counter = c.counter.max(c.alloc.sync_count());
     }
     Ok(())
@@ -472,8 +687,9 @@ pub fn split_streams(c: &mut StepContext<'_>) -> Result<()> {
 /// GE: `UpdateActiveStreams`: the split pieces join the lists of their logical stream, then
 /// `CheckStreamActived`.
 pub fn update_active_streams(c: &mut StepContext<'_>) -> Result<()> {
+    c.flush();
     let Some(pieces) = c.pieces.as_ref() else {
         bail!(Stage, "UpdateActiveStreams updates the lists after SplitStreams; name SplitStreams before it");
     };
-    activate::update_after_split(c.model, &mut c.alloc, pieces)
+    activate::update_after_split(c.model, c.alloc, pieces)
 }

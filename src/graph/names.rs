@@ -71,18 +71,24 @@ impl NameIndex {
         if self.slots.is_empty() {
             return None;
         }
-        let tag = Self::tag(name);
+        self.probe(name, Self::tag(name), name_of).ok()
+    }
+
+    /// Walks `name`'s probe sequence from the slot its `tag` picks: `Ok(position)` where the
+    /// name is indexed, `Err(slot)` at the first empty slot (the table is never full).
+    #[inline]
+    fn probe<'a>(&self, name: &str, tag: u64, name_of: impl Fn(u32) -> &'a str) -> Result<u32, usize> {
         let mask = self.slots.len() - 1;
         let mut i = tag as usize & mask;
         loop {
             let s = self.slots[i];
             if s == 0 {
-                return None;
+                return Err(i);
             }
             if s >> 32 == tag {
                 let pos = (s as u32) - 1;
                 if name_of(pos) == name {
-                    return Some(pos);
+                    return Ok(pos);
                 }
             }
             i = (i + 1) & mask;
@@ -132,22 +138,13 @@ impl NameIndex {
             self.grow()?;
         }
         let tag = Self::tag(name);
-        let mask = self.slots.len() - 1;
-        let mut i = tag as usize & mask;
-        loop {
-            let s = self.slots[i];
-            if s == 0 {
-                self.slots[i] = (tag << 32) | (u64::from(pos) + 1);
+        match self.probe(name, tag, name_of) {
+            Ok(old) => Ok(Some(old)),
+            Err(slot) => {
+                self.slots[slot] = (tag << 32) | (u64::from(pos) + 1);
                 self.len += 1;
-                return Ok(None);
+                Ok(None)
             }
-            if s >> 32 == tag {
-                let old = (s as u32) - 1;
-                if name_of(old) == name {
-                    return Ok(Some(old));
-                }
-            }
-            i = (i + 1) & mask;
         }
     }
 
@@ -169,19 +166,9 @@ impl NameIndex {
         std::hint::black_box(warm);
         for (k, (key, tag)) in keys.iter().zip(tags).enumerate() {
             let pos = first + k as u32;
-            let mut i = tag as usize & mask;
-            loop {
-                let s = self.slots[i];
-                if s == 0 {
-                    self.slots[i] = (tag << 32) | (u64::from(pos) + 1);
-                    self.len += 1;
-                    break;
-                }
-                if s >> 32 == tag && name_of((s as u32) - 1) == *key {
-                    return Ok(Some(pos));
-                }
-                i = (i + 1) & mask;
-            }
+            let Err(slot) = self.probe(key, tag, &name_of) else { return Ok(Some(pos)) };
+            self.slots[slot] = (tag << 32) | (u64::from(pos) + 1);
+            self.len += 1;
         }
         Ok(None)
     }

@@ -197,3 +197,106 @@ fn from_a_later_stage_reproduces_the_whole_pipeline_on_the_corpus() {
     assert_eq!(checked, 24);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A graph file.
+fn graph_model(path: &std::path::Path) -> stream_alloc::Result<stream_alloc::Model> {
+    stream_alloc::graph::json::builder_from_slice(&std::fs::read(path).unwrap())?.build()
+}
+
+/// The options that choose each sync sequence, by the sequence's name.
+fn sequence_options(model: &stream_alloc::Model, name: &str) -> stream_alloc::graph::Options {
+    let mut o = model.options.clone();
+    match name {
+        "ge" => o.compat_ge = true,
+        "exact-lifetime" => o.event_reuse_lifetime = true,
+        "exact" => {}
+        other => panic!("no options choose sync sequence {other}: add them here"),
+    }
+    o
+}
+
+/// The pipeline's sync stage runs the sequence the table gives for its options, step by step
+/// and nothing else; `pass --help` lists the same sequences and `pass sync:NAME` runs the same
+/// steps.
+#[test]
+fn sync_sequences_come_from_the_table() {
+    use stream_alloc::compile::passes::{SYNC_SEQUENCES, sync_sequence, sync_stage};
+    use stream_alloc::compile::sync::SyncConfig;
+    let (rc, help, _) = run(&["pass", "--help"]);
+    assert_eq!(rc, 0);
+    let g = steps_fixture("test_set_active_streams_for_loop.json");
+    let model = graph_model(std::path::Path::new(&g)).unwrap();
+    for seq in SYNC_SEQUENCES {
+        let line = format!("sync:{} ({}): {}", seq.name, seq.summary, seq.steps.join(", "));
+        assert!(help.contains(&line), "pass --help misses {line}");
+        let options = sequence_options(&model, seq.name);
+        let cfg = SyncConfig::new(&model, &options);
+        assert_eq!(sync_sequence(&cfg).name, seq.name);
+        let mut alloc = stream_alloc::compile::preassigned_logical(&model, &options).unwrap();
+        let report = sync_stage(&model, &options, &mut alloc, cfg).unwrap();
+        assert_eq!(report.steps, seq.steps, "sync:{}", seq.name);
+        let name = format!("sync:{}", seq.name);
+        let (rc, out, err) = run(&["pass", &name, &g]);
+        assert_eq!(rc, 0, "{name}: {err}");
+        let ran: Vec<String> = doc(&out)["steps"]["after"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["step"].as_str().unwrap().into())
+            .collect();
+        assert_eq!(ran, seq.steps, "{name}");
+    }
+    let (rc, out, _) = run(&["pass", "sync:nope", &g]);
+    assert_eq!(rc, 1);
+    assert!(out.contains("unknown sync sequence \\\"sync:nope\\\"") && out.contains("sync:exact"), "{out}");
+}
+
+/// GE's counter (`pass`) and the pipeline's table positions number the pairs steps add
+/// differently, but every sequence ends with the same allocation under both: on the sync
+/// fixtures (given streams, GE's order: attached streams, loops, multi-dims Cases) and on corpus
+/// graphs after the logical stage (the pipeline's own order), in event and notify mode.
+#[test]
+fn both_id_rules_give_the_same_sync_stage() {
+    use stream_alloc::compile::passes::{SYNC_SEQUENCES, chain, run_steps};
+    use stream_alloc::compile::steps::{IdRule, StepContext};
+    use stream_alloc::compile::sync::SyncConfig;
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut graphs: Vec<std::path::PathBuf> = std::fs::read_dir(format!("{root}/tests/fixtures/sync"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    graphs.sort();
+    graphs.extend(["googlenet", "bert_base"].map(|n| std::path::PathBuf::from(format!("{root}/corpus/{n}.json"))));
+    let mut compared = 0;
+    for g in &graphs {
+        let Ok(model) = graph_model(g) else { continue };
+        let from_corpus = g.starts_with(format!("{root}/corpus"));
+        for seq in SYNC_SEQUENCES {
+            for event in [stream_alloc::graph::SyncKind::Event, stream_alloc::graph::SyncKind::Notify] {
+                let mut options = sequence_options(&model, seq.name);
+                options.event = event;
+                let logical = if from_corpus {
+                    let limits = stream_alloc::compile::TaskLimits::from_options(&options);
+                    let mut s = stream_alloc::driver::Session::new(&model, options.clone(), limits);
+                    s.run_to(stream_alloc::Stage::Logical).unwrap();
+                    s.into_result().unwrap().0
+                } else {
+                    stream_alloc::compile::preassigned_logical(&model, &options).unwrap()
+                };
+                let cfg = SyncConfig::new(&model, &options);
+                let mut out = Vec::new();
+                for rule in [IdRule::Counter, IdRule::Position] {
+                    let mut alloc = logical.clone();
+                    let mut ctx = StepContext::for_stage(&model, &options, cfg, &mut alloc, rule);
+                    let ran = run_steps(&mut ctx, &chain(seq.steps)).map(|()| ctx.finish().1);
+                    out.push(ran.map(|r| (alloc, r.kept, r.ids)).map_err(|e| e.to_string()));
+                }
+                let what = format!("{} under sync:{} ({event:?})", g.display(), seq.name);
+                assert_eq!(out[0], out[1], "{what}: the id rules disagree");
+                compared += usize::from(out[0].as_ref().is_ok_and(|(a, _, _)| !a.syncs().is_empty()));
+            }
+        }
+    }
+    assert!(compared >= 60, "only {compared} runs had syncs to compare");
+}

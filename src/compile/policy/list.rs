@@ -73,7 +73,10 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
     let mut st = Streams { last: Vec::new(), busy: Vec::new(), idle: BTreeSet::new(), cap };
     let mut homes = Vec::new();
     // Ready task nodes, highest bottom level first, then the earlier position.
-    let mut heap: BinaryHeap<(u64, Reverse<u32>)> = BinaryHeap::new();
+    // An ordered set rather than a heap: a round looks at up to `SCAN` nodes it may not start,
+    // which a set walks in place where a heap would pop and push each of them again.
+    let mut ready: BTreeSet<(u64, Reverse<u32>)> = BTreeSet::new();
+    let mut placed = Vec::new();
     let mut newly: Vec<u32> = (0..n as u32).filter(|&p| preds_left[p as usize] == 0).collect();
     let mut running: BinaryHeap<Finish> = BinaryHeap::new();
     let mut free_units = DEVICE_UNITS;
@@ -83,7 +86,7 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
         // Nodes that take no stream start at once.
         for p in newly.drain(..) {
             if is_task(p) {
-                heap.push((bl[p as usize].to_bits(), Reverse(p)));
+                ready.insert((bl[p as usize].to_bits(), Reverse(p)));
                 continue;
             }
             on[p as usize] = match ctx.role[node(p)] {
@@ -94,26 +97,45 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
             running.push(Finish(t + cost(p), p));
         }
         for strict in [true, false] {
-            let mut skipped = Vec::new();
-            let mut any = false;
-            while st.can_take() && free_units > 0 && skipped.len() < SCAN {
-                let Some(k) = heap.pop() else { break };
+            let mut skipped = 0;
+            placed.clear();
+            // The idle streams a node could follow under `strict`, while no fresh stream is
+            // left and `pick` sees every idle stream: a node at or before the lowest last
+            // position among them has none, and is passed over without asking `pick`.
+            let mut lowest_last = None;
+            for &k in ready.iter().rev() {
+                if !(st.can_take() && free_units > 0 && skipped < SCAN) {
+                    break;
+                }
                 let p = k.1.0;
-                let place =
-                    if need(p) <= free_units { pick(ctx, p, &on, &finish, &st, t, strict, &mut homes) } else { None };
-                let Some((s, at)) = place else {
-                    skipped.push(k);
+                if need(p) > free_units {
+                    skipped += 1;
+                    continue;
+                }
+                if strict && st.last.len() >= st.cap && st.idle.len() <= SCAN {
+                    let lowest = *lowest_last
+                        .get_or_insert_with(|| st.idle.iter().map(|&s| st.last[s as usize]).min().unwrap_or(0));
+                    if p <= lowest {
+                        skipped += 1;
+                        continue;
+                    }
+                }
+                let Some((s, at)) = pick(ctx, p, &on, &finish, &st, t, strict, &mut homes) else {
+                    skipped += 1;
                     continue;
                 };
                 st.take(s, p);
                 on[p as usize] = s as u32;
                 free_units -= need(p);
                 running.push(Finish(at + cost(p), p));
-                any = true;
+                placed.push(k);
+                lowest_last = None;
             }
-            heap.extend(skipped);
+            for k in &placed {
+                ready.remove(k);
+            }
             // Out-of-order placement only when nothing else could ever start.
-            if any || !running.is_empty() {
+            if !placed.is_empty() || !running.is_empty() {
                 break;
             }
         }

@@ -15,6 +15,10 @@
 //! * [`continuous`] — `RefreshContinuousEvents` / `RefreshContinuousNotifies`.
 //! * [`materialise`] — `GenerateSyncEventNodes`.
 //!
+//! The order they run in is not written here: [`crate::compile::steps`] wraps each as a
+//! registered step, and the pipeline's sequences, one per sync mode, are slices of the step
+//! registry ([`crate::compile::passes::SYNC_SEQUENCES`]) run by the runner `stream-alloc pass`
+//! uses.
 
 pub mod continuous;
 pub mod ge_opt;
@@ -23,18 +27,15 @@ pub mod materialise;
 pub mod reduce;
 pub mod reuse;
 
-use std::borrow::Cow;
-
-use super::allocation::{Allocation, SyncEnd, SyncPair};
-use crate::bail;
-use crate::error::Result;
+use super::allocation::{SyncEnd, SyncPair};
 use crate::graph::csr::Csr;
 use crate::graph::{EventId, IdVec, Model, NodeId, Options, StreamId, SyncKind};
 
 /// GE's `kMaxNotifyNum`.
 pub const MAX_NOTIFY_NUM: u32 = 1024;
 
-/// How the sync stage runs; [`SyncConfig::new`] reads it from the options.
+/// How the sync stage runs (which sequence, see [`crate::compile::passes::sync_sequence`]);
+/// [`SyncConfig::new`] reads it from the options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SyncConfig {
     pub kind: SyncKind,
@@ -71,19 +72,6 @@ pub struct RawSync {
     /// Inserted by the attached-stream steps (GE's separate attached maps, numbered after the
     /// main ones).
     pub attached_phase: bool,
-}
-
-/// What the sync stage did, for reports and tests.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SyncReport {
-    /// Pairs inserted before any optimisation.
-    pub inserted: usize,
-    /// Pairs kept.
-    pub kept: usize,
-    /// Distinct ids after reuse and refresh.
-    pub ids: u32,
-    /// Ids saved by lifetime or multi-dims reuse (`kept - ids` where pairs share ids).
-    pub reused: usize,
 }
 
 /// Per-node facts the sync steps test on hot paths, read once from the model so that the
@@ -169,10 +157,10 @@ impl NodeFacts {
 #[derive(Clone, Debug)]
 pub struct SyncState<'m> {
     pub model: &'m Model,
-    /// Logical stream per node (borrowed from the allocation by [`run`]).
-    pub stream: Cow<'m, IdVec<NodeId, Option<StreamId>>>,
+    /// Logical stream per node.
+    pub stream: IdVec<NodeId, Option<StreamId>>,
     /// Attached stream ids per node.
-    pub attached: Cow<'m, IdVec<NodeId, Vec<StreamId>>>,
+    pub attached: IdVec<NodeId, Vec<StreamId>>,
     /// Main plus attached streams.
     pub stream_count: u32,
     /// Whether any node has an attached stream.
@@ -196,25 +184,14 @@ impl<'m> SyncState<'m> {
         attached: IdVec<NodeId, Vec<StreamId>>,
         kind: SyncKind,
     ) -> Self {
-        Self::with(model, Cow::Owned(stream), Cow::Owned(attached), kind, None)
+        Self::in_order(model, stream, attached, kind, None)
     }
 
-    /// [`SyncState::new`] over an allocation's streams without copying them, in the
-    /// allocation's execution order (`None`: GE's `GetAllNodes`).
-    pub fn borrowed(
+    /// [`SyncState::new`] in an allocation's execution order (`None`: GE's `GetAllNodes`).
+    pub fn in_order(
         model: &'m Model,
-        stream: &'m IdVec<NodeId, Option<StreamId>>,
-        attached: &'m IdVec<NodeId, Vec<StreamId>>,
-        kind: SyncKind,
-        order: Option<Vec<NodeId>>,
-    ) -> Self {
-        Self::with(model, Cow::Borrowed(stream), Cow::Borrowed(attached), kind, order)
-    }
-
-    fn with(
-        model: &'m Model,
-        stream: Cow<'m, IdVec<NodeId, Option<StreamId>>>,
-        attached: Cow<'m, IdVec<NodeId, Vec<StreamId>>>,
+        stream: IdVec<NodeId, Option<StreamId>>,
+        attached: IdVec<NodeId, Vec<StreamId>>,
         kind: SyncKind,
         order: Option<Vec<NodeId>>,
     ) -> Self {
@@ -246,6 +223,21 @@ impl<'m> SyncState<'m> {
             kind,
             facts: NodeFacts::build(model),
             contract: false,
+        }
+    }
+
+    /// Puts syncs given before the steps at the head of the raw table, in the order given.
+    /// `keep_ids`: each keeps its own id (GE's maps as the graph gives them). Otherwise pairs
+    /// that share an id share the raw id of the first of them, so every raw id stays below the
+    /// number given and the pairs the steps add (raw id = table position) never collide with
+    /// them; the refresh renumbers all.
+    pub fn seed(&mut self, given: &[SyncPair], keep_ids: bool) {
+        let mut first: std::collections::BTreeMap<u32, u32> = std::collections::BTreeMap::new();
+        for p in given {
+            let r = self.syncs.len() as u32;
+            let id = if keep_ids { p.id.0 } else { *first.entry(p.id.0).or_insert(r) };
+            let attached_phase = p.from.attached.is_some() || p.to.attached.is_some();
+            self.syncs.push(RawSync { from: p.from, to: p.to, id, alive: true, attached_phase });
         }
     }
 
@@ -356,147 +348,5 @@ impl<'m> SyncState<'m> {
     }
 }
 
-/// Puts syncs given before the stage at the head of the raw table, in the order given. Pairs
-/// that share an id keep sharing one; raw ids stay below the number given, so the pairs the
-/// stage adds (raw id = table position) never collide with them. The refresh renumbers all.
-fn seed(st: &mut SyncState<'_>, given: &[SyncPair]) {
-    let mut first: std::collections::BTreeMap<u32, u32> = std::collections::BTreeMap::new();
-    for p in given {
-        let r = st.syncs.len() as u32;
-        let id = *first.entry(p.id.0).or_insert(r);
-        let attached_phase = p.from.attached.is_some() || p.to.attached.is_some();
-        st.syncs.push(RawSync { from: p.from, to: p.to, id, alive: true, attached_phase });
-    }
-}
-
 /// Raw sync ids per node, a snapshot of the kept syncs when built.
 pub type NodeLists = Csr<NodeId, u32>;
-
-/// The `is_loop_active` nodes with the logical streams `SetActiveStreamsForLoop` gives them, in
-/// execution order. The lists come from the activation stage itself, run on a copy, so the
-/// loop's events and its activation list always name the same streams.
-fn loop_activations(model: &Model, alloc: &Allocation, facts: &NodeFacts) -> Result<Vec<(NodeId, Vec<StreamId>)>> {
-    if !facts.any(NodeFacts::LOOP_ACTIVE) {
-        return Ok(Vec::new());
-    }
-    let is_loop = |n: NodeId| facts.has(n, NodeFacts::LOOP_ACTIVE);
-    let mut copy = alloc.clone();
-    crate::compile::activate::assign_logical(model, &mut copy)?;
-    Ok(copy.activations.into_iter().filter(|(n, _)| is_loop(*n)).collect())
-}
-
-/// `event_reuse=lifetime` together with `ReuseEventForMultiDims`: lifetime reuse first (it
-/// sees happens-before, which branches of a multi-batch Case lack), then the branches share
-/// the ids whose pairs all lie in one branch. Lifetime reuse restricted to each branch never
-/// does worse than multi-dims alone; free lifetime reuse (which may join pairs of different
-/// branches and so lose the sharing) sometimes does better. All three are computed, each
-/// near-linear, and the fewest ids win. Returns (ids, ids saved).
-fn lifetime_with_multi_dims(st: &mut SyncState<'_>) -> (u32, usize) {
-    let kept = continuous::refresh_continuous_events(st) as usize;
-    if reuse::dims_branches(st.model).is_none() {
-        // No branch to share: the three candidates coincide with free lifetime reuse.
-        reuse::reuse_lifetime(st);
-        let count = continuous::refresh_continuous_events(st);
-        return (count, kept - count as usize);
-    }
-    let fresh: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
-    let dims_only = reuse::reuse_event_for_multi_dims_counted(st, kept as u32).count;
-    let dims_ids: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
-    for (s, id) in st.syncs.iter_mut().zip(&fresh) {
-        s.id = *id;
-    }
-    // Lifetime reuse inside each branch (and among the pairs outside), then the branches share.
-    let classes = reuse::dims_classes(st);
-    reuse::reuse_lifetime_within(st, &classes);
-    let n = continuous::refresh_continuous_events(st);
-    let within = reuse::reuse_event_for_multi_dims_counted(st, n).count;
-    let within_ids: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
-    // Free lifetime reuse, where joining pairs across branches pays more than the sharing.
-    for (s, id) in st.syncs.iter_mut().zip(&fresh) {
-        s.id = *id;
-    }
-    reuse::reuse_lifetime(st);
-    let n = continuous::refresh_continuous_events(st);
-    let free = reuse::reuse_event_for_multi_dims_counted(st, n).count;
-    if free >= within.min(dims_only) {
-        let (count, ids) = if within <= dims_only { (within, within_ids) } else { (dims_only, dims_ids) };
-        for (s, id) in st.syncs.iter_mut().zip(&ids) {
-            s.id = *id;
-        }
-        return (count, kept - count as usize);
-    }
-    (free, kept - free as usize)
-}
-
-/// Runs the whole sync stage on a logical allocation and writes syncs (and, for static graphs,
-/// Send/Recv nodes) into it.
-///
-/// Syncs the allocation already holds (given with the graph, `allocate --from sync`) are kept
-/// ahead of the inserted ones, as GE's event maps would hold them, and optimised with them.
-pub fn run(model: &Model, alloc: &mut Allocation, cfg: SyncConfig) -> Result<SyncReport> {
-    let given = std::mem::take(&mut alloc.syncs);
-    let order = (!alloc.has_ge_order()).then(|| alloc.order.clone());
-    let mut st = SyncState::borrowed(model, &alloc.logical_stream, &alloc.attached, cfg.kind, order);
-    st.contract = !cfg.compat_ge;
-    seed(&mut st, &given);
-    insert::insert_sync_events(&mut st)?;
-    let mut count;
-    let mut reused = 0usize;
-    if cfg.compat_ge {
-        ge_opt::optimize_by_send_events(&mut st);
-        ge_opt::optimize_by_recv_events(&mut st);
-        ge_opt::optimize_by_stream_activate(&mut st);
-        ge_opt::remove_stream_switch_sends(&mut st);
-        let n = continuous::refresh_continuous_events(&mut st);
-        let dims = reuse::reuse_event_for_multi_dims_counted(&mut st, n);
-        insert::insert_attached_value_events(&mut st)?;
-        insert::cover_all_stream_by_netoutput(&mut st);
-        continuous::refresh_continuous_events_keep_main(&mut st, dims.count);
-        if cfg.kind == SyncKind::Event {
-            reuse::event_multiplexing(&mut st)?;
-        }
-        count = continuous::distinct_ids(&st);
-        reused += dims.saved;
-    } else {
-        insert::insert_attached_value_events(&mut st)?;
-        insert::cover_all_stream_by_netoutput(&mut st);
-        reduce::reduce_exact(&mut st);
-        if cfg.event_reuse_lifetime {
-            let (n, saved) = lifetime_with_multi_dims(&mut st);
-            count = n;
-            reused += saved;
-        } else {
-            let n = continuous::refresh_continuous_events(&mut st);
-            let dims = reuse::reuse_event_for_multi_dims_counted(&mut st, n);
-            reused += dims.saved;
-            count = dims.count;
-        }
-    }
-    // The loop's events come last, each with an id of its own, out of every optimisation and
-    // reuse above: they run backwards in execution order (see insert::insert_loop_events).
-    let loops = loop_activations(model, alloc, &st.facts)?;
-    for r in insert::insert_loop_events(&mut st, &loops)? {
-        st.syncs[r as usize].id = count;
-        count += 1;
-    }
-    if cfg.kind == SyncKind::Notify && count > MAX_NOTIFY_NUM {
-        bail!(
-            Limit,
-            "graph '{}' needs {count} notifies after optimisation; at most {MAX_NOTIFY_NUM} are supported (kMaxNotifyNum)",
-            model.name
-        );
-    }
-    let report = SyncReport { inserted: st.syncs.len(), kept: st.alive_count(), ids: count, reused };
-    alloc.syncs = st.pairs();
-    alloc.sync_kind = cfg.kind;
-    if cfg.materialise {
-        let nodes = materialise::generate_sync_event_nodes(&st);
-        // Usually nothing was inserted before: take the list whole instead of copying it.
-        if alloc.inserted.is_empty() {
-            alloc.inserted = IdVec::from_vec(nodes);
-        } else {
-            alloc.inserted.extend(nodes);
-        }
-    }
-    Ok(report)
-}

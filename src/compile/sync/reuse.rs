@@ -181,6 +181,49 @@ pub fn event_multiplexing(st: &mut SyncState<'_>) -> Result<()> {
     Ok(())
 }
 
+/// `event_reuse=lifetime` together with `ReuseEventForMultiDims`: lifetime reuse first (it
+/// sees happens-before, which branches of a multi-batch Case lack), then the branches share
+/// the ids whose pairs all lie in one branch. Lifetime reuse restricted to each branch never
+/// does worse than multi-dims alone; free lifetime reuse (which may join pairs of different
+/// branches and so lose the sharing) sometimes does better. All three are computed, each
+/// near-linear, and the fewest ids win. Returns (ids, ids saved).
+pub fn reuse_lifetime_with_multi_dims(st: &mut SyncState<'_>) -> (u32, usize) {
+    let kept = refresh_continuous_events(st) as usize;
+    if dims_branches(st.model).is_none() {
+        // No branch to share: the three candidates coincide with free lifetime reuse.
+        reuse_lifetime(st);
+        let count = refresh_continuous_events(st);
+        return (count, kept - count as usize);
+    }
+    let fresh: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
+    let dims_only = reuse_event_for_multi_dims_counted(st, kept as u32).count;
+    let dims_ids: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
+    for (s, id) in st.syncs.iter_mut().zip(&fresh) {
+        s.id = *id;
+    }
+    // Lifetime reuse inside each branch (and among the pairs outside), then the branches share.
+    let classes = dims_classes(st);
+    reuse_lifetime_within(st, &classes);
+    let n = refresh_continuous_events(st);
+    let within = reuse_event_for_multi_dims_counted(st, n).count;
+    let within_ids: Vec<u32> = st.syncs.iter().map(|s| s.id).collect();
+    // Free lifetime reuse, where joining pairs across branches pays more than the sharing.
+    for (s, id) in st.syncs.iter_mut().zip(&fresh) {
+        s.id = *id;
+    }
+    reuse_lifetime(st);
+    let n = refresh_continuous_events(st);
+    let free = reuse_event_for_multi_dims_counted(st, n).count;
+    if free >= within.min(dims_only) {
+        let (count, ids) = if within <= dims_only { (within, within_ids) } else { (dims_only, dims_ids) };
+        for (s, id) in st.syncs.iter_mut().zip(&ids) {
+            s.id = *id;
+        }
+        return (count, kept - count as usize);
+    }
+    (free, kept - free as usize)
+}
+
 /// Lifetime reuse: walking record points in execution order, a pair takes an id whose last
 /// wait already happens before this record (so the runtime has consumed it), else a fresh id.
 /// Per stream, free ids wait in a heap keyed by their wait's position on that stream, so each

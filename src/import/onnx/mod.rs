@@ -185,6 +185,22 @@ struct GNode {
     keys: Vec<String>,
 }
 
+impl GNode {
+    /// A task-less node (a data input, a weight, the output) of GE type `ty`.
+    fn task_less(name: String, ty: &str, out_bytes: Option<Vec<u64>>) -> GNode {
+        GNode {
+            name,
+            ty: ty.into(),
+            kind: Kind::Const,
+            cost_us: 0.0,
+            cores: 0,
+            out_bytes,
+            subgraphs: Vec::new(),
+            keys: Vec::new(),
+        }
+    }
+}
+
 struct GEdge {
     src: usize,
     dst: usize,
@@ -264,16 +280,7 @@ impl Lowerer<'_> {
             };
             let idx = out.nodes.len();
             let bytes = t.numel() * dev.element_bytes as u64;
-            out.nodes.push(GNode {
-                name: namer.take(name),
-                ty: "Data".into(),
-                kind: Kind::Const,
-                cost_us: 0.0,
-                cores: 0,
-                out_bytes: Some(vec![bytes]),
-                subgraphs: Vec::new(),
-                keys: Vec::new(),
-            });
+            out.nodes.push(GNode::task_less(namer.take(name), "Data", Some(vec![bytes])));
             table.insert(name.to_string(), Source { node: idx, port: 0, tensor: t });
         }
         // A branch reads outer tensors through Data nodes of its own, in order of first use.
@@ -288,16 +295,11 @@ impl Lowerer<'_> {
                     bail!(UnknownNode, "graph '{gname}' reads tensor '{r}', which no enclosing graph produces");
                 };
                 let idx = out.nodes.len();
-                out.nodes.push(GNode {
-                    name: namer.take(r),
-                    ty: "Data".into(),
-                    kind: Kind::Const,
-                    cost_us: 0.0,
-                    cores: 0,
-                    out_bytes: Some(vec![t.numel() * dev.element_bytes as u64]),
-                    subgraphs: Vec::new(),
-                    keys: Vec::new(),
-                });
+                out.nodes.push(GNode::task_less(
+                    namer.take(r),
+                    "Data",
+                    Some(vec![t.numel() * dev.element_bytes as u64]),
+                ));
                 table.insert(r.to_string(), Source { node: idx, port: 0, tensor: t.clone() });
             }
         }
@@ -321,16 +323,7 @@ impl Lowerer<'_> {
             }
             let tensor = values::from_proto(t, name)?;
             let idx = out.nodes.len();
-            out.nodes.push(GNode {
-                name: namer.take(name),
-                ty: "Const".into(),
-                kind: Kind::Const,
-                cost_us: 0.0,
-                cores: 0,
-                out_bytes: None,
-                subgraphs: Vec::new(),
-                keys: Vec::new(),
-            });
+            out.nodes.push(GNode::task_less(namer.take(name), "Const", None));
             table.insert(name.to_string(), Source { node: idx, port: 0, tensor });
         }
 
@@ -342,16 +335,7 @@ impl Lowerer<'_> {
         // NetOutput, reading every graph output.
         let mut outputs = Vec::new();
         let net = out.nodes.len();
-        out.nodes.push(GNode {
-            name: namer.take("NetOutput"),
-            ty: "NetOutput".into(),
-            kind: Kind::Const,
-            cost_us: 0.0,
-            cores: 0,
-            out_bytes: None,
-            subgraphs: Vec::new(),
-            keys: Vec::new(),
-        });
+        out.nodes.push(GNode::task_less(namer.take("NetOutput"), "NetOutput", None));
         for (k, o) in g.output.iter().enumerate() {
             let name = o.name.as_deref().unwrap_or("");
             let src = table
