@@ -10,7 +10,9 @@
 //! process's wall time) against the pipeline alone on the same loaded graph, and
 //! `stream-alloc check GRAPH OUT` on the file it wrote. Medians of `WRITE_BENCH_RUNS` runs
 //! (default 3); `WRITE_BENCH_E2E_FAMILIES` picks its families (default every family),
-//! `WRITE_BENCH_E2E_SIZES` its sizes (default 100000).
+//! `WRITE_BENCH_E2E_SIZES` its sizes (default 100000), `WRITE_BENCH_POLICY` the policy (default
+//! the graph's, GE's). `WRITE_BENCH_BASELINE=BIN` adds `BIN allocate GRAPH -q -o OUT` on the
+//! same files in the same run (`before_ms`): another build's end to end beside this one's.
 
 use std::time::Instant;
 use stream_alloc::memory::AllocationDocument;
@@ -36,7 +38,10 @@ fn family_of(name: &str) -> Family {
 /// The child of the second table: loads `path` (not timed), runs the pipeline alone and then
 /// writes its allocation JSON to a string; prints `pipeline_ms write_ms`.
 fn pipeline_child(path: &str) {
-    let model = json::load_file(path).expect("the written graph loads");
+    let mut model = json::load_file(path).expect("the written graph loads");
+    if let Ok(p) = std::env::var("WRITE_BENCH_POLICY") {
+        model.options.policy = stream_alloc::graph::Policy::parse(&p).expect("a policy name");
+    }
     let t = Instant::now();
     let alloc = match stream_alloc::allocate(&model, Stage::All) {
         Ok(a) => a,
@@ -55,9 +60,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Wall time of one run of the command line tool, in ms; `None` when it fails.
-fn timed_cli(args: &[&std::ffi::OsStr]) -> Option<f64> {
+fn timed_cli(bin: &std::ffi::OsStr, args: &[&std::ffi::OsStr]) -> Option<f64> {
     let t = Instant::now();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stream-alloc")).args(args).output().ok()?;
+    let out = std::process::Command::new(bin).args(args).output().ok()?;
     let ms = t.elapsed().as_secs_f64() * 1e3;
     if !out.status.success() {
         eprintln!("{}", String::from_utf8_lossy(&out.stderr));
@@ -73,9 +78,12 @@ fn end_to_end() {
         .unwrap_or_else(|_| "layered,inception,transformer,random,window".into());
     let runs: usize = std::env::var("WRITE_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(3).max(1);
     println!();
+    let own = std::ffi::OsString::from(env!("CARGO_BIN_EXE_stream-alloc"));
+    let baseline = std::env::var_os("WRITE_BENCH_BASELINE");
+    let policy = std::env::var("WRITE_BENCH_POLICY").ok().map(|p| format!("policy={p}"));
     println!(
-        "{:<13} {:>8} {:>6} {:>11} {:>8} {:>14} {:>9} {:>8}",
-        "family", "nodes", "syncs", "pipeline_ms", "write_ms", "allocate_o_ms", "check_ms", "out_MB"
+        "{:<13} {:>8} {:>6} {:>11} {:>8} {:>14} {:>9} {:>8} {:>10}",
+        "family", "nodes", "syncs", "pipeline_ms", "write_ms", "allocate_o_ms", "check_ms", "out_MB", "before_ms"
     );
     for size in sizes.split(',') {
         let size: usize = size.parse().expect("sizes are integers");
@@ -88,6 +96,7 @@ fn end_to_end() {
             std::fs::write(&graph, graph_json::to_json(&model)).expect("the temp dir is writable");
             drop(model);
             let (mut pipe, mut write, mut e2e, mut check) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let mut before = Vec::new();
             let mut bytes = 0.0;
             for _ in 0..runs {
                 let out = std::process::Command::new(std::env::current_exe().expect("own path"))
@@ -105,8 +114,15 @@ fn end_to_end() {
                 write.push(f[1]);
                 bytes = f[2];
                 let o = std::ffi::OsStr::new;
-                e2e.extend(timed_cli(&[o("allocate"), graph.as_os_str(), o("-q"), o("-o"), alloc_path.as_os_str()]));
-                check.extend(timed_cli(&[o("check"), graph.as_os_str(), alloc_path.as_os_str()]));
+                let mut allocate = vec![o("allocate"), graph.as_os_str(), o("-q"), o("-o"), alloc_path.as_os_str()];
+                if let Some(p) = &policy {
+                    allocate.extend([o("--option"), o(p.as_str())]);
+                }
+                if let Some(b) = &baseline {
+                    before.extend(timed_cli(b, &allocate));
+                }
+                e2e.extend(timed_cli(&own, &allocate));
+                check.extend(timed_cli(&own, &[o("check"), graph.as_os_str(), alloc_path.as_os_str()]));
             }
             if !pipe.is_empty() && !e2e.is_empty() && !check.is_empty() {
                 let syncs = std::fs::read(&alloc_path)
@@ -114,8 +130,9 @@ fn end_to_end() {
                     .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
                     .and_then(|d| d["syncs"].as_array().map(Vec::len))
                     .unwrap_or(0);
+                let before = if before.is_empty() { "-".to_string() } else { format!("{:.1}", median(before)) };
                 println!(
-                    "{:<13} {size:>8} {syncs:>6} {:>11.1} {:>8.1} {:>14.1} {:>9.1} {:>8.1}",
+                    "{:<13} {size:>8} {syncs:>6} {:>11.1} {:>8.1} {:>14.1} {:>9.1} {:>8.1} {before:>10}",
                     family.name(),
                     median(pipe),
                     median(write),

@@ -1,6 +1,6 @@
-//! The fixture syntax of the filetest-style runners (`logical_fixtures`, `step_fixtures`),
-//! after cranelift's filetests: a `NAME.expected` file names what to run in `;` directives and
-//! lists the expected result lines.
+//! The fixture syntax of every fixture runner (`logical_fixtures` for the logical and dynamic
+//! areas, `step_fixtures`, `sync_fixtures`), after cranelift's filetests: a `NAME.expected` file
+//! names what to run in `;` directives and lists the expected result lines.
 //!
 //! ```text
 //! ; graph: other.json            (default: NAME.json; a part after the first '.' is a variant)
@@ -10,9 +10,14 @@
 //! ```
 //!
 //! Comment lines (`;` without a directive, or `#`) are kept. `SA_BLESS=1` rewrites the result
-//! lines in place.
+//! lines in place. A failed run renders as [`error_line`], the checker's verdict as
+//! [`checker_lines`].
 
 use std::path::{Path, PathBuf};
+
+use stream_alloc::compile::Allocation;
+use stream_alloc::graph::Model;
+use stream_alloc::memory::AllocationDocument;
 
 /// One `.expected` file.
 pub struct Case {
@@ -84,4 +89,29 @@ pub fn run_all(area: &str, min: usize, actual: impl Fn(&Case) -> String) {
         }
     }
     assert!(failures.is_empty(), "{} fixture(s) differ:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The case's graph, with its `; option:` lines applied over the file's own options.
+pub fn model(case: &Case) -> stream_alloc::Result<Model> {
+    let bytes = std::fs::read(&case.graph).unwrap_or_else(|e| panic!("{}: {e}", case.graph.display()));
+    let mut b = stream_alloc::graph::json::builder_from_slice(&bytes)?;
+    for o in &case.options {
+        b.options.set_assignment(o)?;
+    }
+    b.build()
+}
+
+/// `error CODE MESSAGE`: a failed run, as every runner renders it.
+pub fn error_line(e: &stream_alloc::Error) -> String {
+    format!("error {} {}\n", e.code(), e.message)
+}
+
+/// The independent checker's verdict on an allocation: `checker ok`, or one
+/// `checker rule R: MESSAGE` line per violation.
+pub fn checker_lines(model: &Model, alloc: &Allocation) -> String {
+    let report = stream_alloc::verify::check(model, &alloc.to_json(model));
+    if report.ok() {
+        return "checker ok\n".to_string();
+    }
+    report.violations.iter().map(|v| format!("checker rule {}: {}\n", v.rule, v.message)).collect()
 }

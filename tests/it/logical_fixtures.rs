@@ -1,11 +1,14 @@
-//! Fixture tests for the logical passes in the filetest syntax (`filetest.rs`):
-//! `tests/fixtures/logical/NAME.expected` runs
+//! Fixture tests for logical allocation in the filetest syntax (`filetest.rs`), static
+//! (`tests/fixtures/logical`) and dynamic-shape (`tests/fixtures/dynamic`): `NAME.expected` runs
 //!
 //! ```text
-//! ; run: allocate                (the default: static-multi or static-single, stage logical)
+//! ; run: allocate [STAGE]        (the whole pipeline to STAGE, default logical)
 //! ; run: pass A,B,C              (exactly these passes, on the file as given)
-//! streams logical=N attached=M   (or: error CODE)
+//! streams logical=N attached=M   (or: error CODE MESSAGE)
 //! NODE STREAM [attached=A,B]     (one per node, all_nodes() order; nested: GRAPH/NODE)
+//! sync kind=K ids=N              (past the logical stage: the sync kind and id count,
+//! inserted NAME                   the nodes inserted, in order,
+//! checker ok                      and the checker's verdict: `checker rule R: MESSAGE` lines)
 //! ```
 //!
 //! Every expectation in the repository was checked by hand against ge-compiler.md.
@@ -16,7 +19,7 @@ use crate::filetest::{self, Case};
 
 use stream_alloc::allocate;
 use stream_alloc::compile::{Stage, passes};
-use stream_alloc::graph::{IdVec, Model, NodeId, StreamId, json};
+use stream_alloc::graph::{IdVec, Model, NodeId, StreamId};
 
 fn render(
     model: &Model,
@@ -43,16 +46,23 @@ fn render(
 
 fn actual(case: &Case) -> String {
     let run = case.run.as_deref().unwrap_or("allocate");
-    let bytes = std::fs::read(&case.graph).unwrap_or_else(|e| panic!("{}: {e}", case.graph.display()));
     let result = (|| {
-        let mut b = json::builder_from_slice(&bytes)?;
-        for o in &case.options {
-            b.options.set_assignment(o)?;
-        }
-        let model = b.build()?;
-        if run == "allocate" {
-            let a = allocate(&model, Stage::Logical)?;
-            Ok(render(&model, a.logical_stream(), a.attached(), a.logical_count(), a.attached_count()))
+        let model = filetest::model(case)?;
+        if let Some(stage) = run.strip_prefix("allocate") {
+            let stage = match stage.trim() {
+                "" => Stage::Logical,
+                s => Stage::parse(s).unwrap_or_else(|| panic!("unknown stage in run directive '{run}'")),
+            };
+            let a = allocate(&model, stage)?;
+            let mut out = render(&model, a.logical_stream(), a.attached(), a.logical_count(), a.attached_count());
+            if stage > Stage::Logical {
+                writeln!(out, "sync kind={} ids={}", a.sync_kind().as_str(), a.sync_count()).unwrap();
+                for i in a.inserted().iter() {
+                    writeln!(out, "inserted {}", i.name(&model)).unwrap();
+                }
+                out.push_str(&filetest::checker_lines(&model, &a));
+            }
+            Ok(out)
         } else if let Some(list) = run.strip_prefix("pass ") {
             let list = passes::parse_list(list)?;
             let st = passes::run_named(&model, &model.options, &list)?;
@@ -62,13 +72,15 @@ fn actual(case: &Case) -> String {
             panic!("unknown run directive '{run}'")
         }
     })();
-    match result {
-        Ok(s) => s,
-        Err::<_, stream_alloc::Error>(e) => format!("error {}\n", e.code()),
-    }
+    result.unwrap_or_else(|e: stream_alloc::Error| filetest::error_line(&e))
 }
 
 #[test]
 fn logical_fixtures() {
-    filetest::run_all("logical", 20, actual);
+    filetest::run_all("logical", 45, actual);
+}
+
+#[test]
+fn dynamic_fixtures() {
+    filetest::run_all("dynamic", 29, actual);
 }

@@ -16,7 +16,6 @@ mod cli;
 mod cli_usage;
 mod concurrency;
 mod dynamic_corpus;
-mod dynamic_fixtures;
 mod execution_order;
 mod fuzz_props;
 mod header;

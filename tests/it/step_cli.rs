@@ -198,11 +198,9 @@ fn from_a_later_stage_reproduces_the_whole_pipeline_on_the_corpus() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// A graph file, or the `graph` member of a fixture document.
+/// A graph file.
 fn graph_model(path: &std::path::Path) -> stream_alloc::Result<stream_alloc::Model> {
-    let doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    let graph = doc.get("graph").unwrap_or(&doc);
-    stream_alloc::graph::json::builder_from_value(graph)?.build()
+    stream_alloc::graph::json::builder_from_slice(&std::fs::read(path).unwrap())?.build()
 }
 
 /// The options that choose each sync sequence, by the sequence's name.

@@ -28,7 +28,6 @@ use serde_json::Value;
 use stream_alloc::compile::steps::StepTrace;
 use stream_alloc::compile::{Stage, TaskLimits, passes};
 use stream_alloc::driver;
-use stream_alloc::graph::json;
 
 fn counts(out: &mut String, name: &str, c: &Value) {
     writeln!(out, "counts {name} {}/{}/{}/{}", c["streams"], c["events"], c["notifies"], c["pairs"]).unwrap();
@@ -113,13 +112,8 @@ fn render(doc: &Value, trace: &StepTrace) -> String {
 
 fn actual(case: &Case) -> String {
     let run = case.run.as_deref().unwrap_or_else(|| panic!("{}: no '; run:' directive", case.graph.display()));
-    let bytes = std::fs::read(&case.graph).unwrap_or_else(|e| panic!("{}: {e}", case.graph.display()));
     let result = (|| {
-        let mut b = json::builder_from_slice(&bytes)?;
-        for o in &case.options {
-            b.options.set_assignment(o)?;
-        }
-        let model = b.build()?;
+        let model = filetest::model(case)?;
         let options = model.options.clone();
         let limits = TaskLimits::from_options(&options);
         let (alloc, trace) = if let Some(list) = run.strip_prefix("pass ") {
@@ -134,10 +128,7 @@ fn actual(case: &Case) -> String {
         };
         Ok(render(&alloc.to_json(&model), &trace))
     })();
-    match result {
-        Ok(s) => s,
-        Err::<_, stream_alloc::Error>(e) => format!("error {} {}\n", e.code(), e.message),
-    }
+    result.unwrap_or_else(|e: stream_alloc::Error| filetest::error_line(&e))
 }
 
 #[test]

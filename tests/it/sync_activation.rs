@@ -27,7 +27,7 @@ const ACTIVATION_FIXTURES: [&str; 5] =
 fn ge_mode_activation_orderings_are_proven_after_the_split() {
     let mut flagged_at_sync = 0;
     for name in ACTIVATION_FIXTURES {
-        let m = ge_model(&fixture(name)["graph"]);
+        let m = ge_model(&fixture(name));
         let all = allocate_from_preassigned(&m, Stage::All).unwrap();
         assert!(!all.activations().is_empty(), "{name}: no activation lists");
         let report = verify::check(&m, &all.to_json(&m));
@@ -44,7 +44,7 @@ fn ge_mode_activation_orderings_are_proven_after_the_split() {
 
 #[test]
 fn loop_events_get_ids_of_their_own_and_send_recv_nodes() {
-    let m = ge_model(&fixture("loop_events")["graph"]);
+    let m = ge_model(&fixture("loop_events"));
     let a = allocate_from_preassigned(&m, Stage::All).unwrap();
     let sw = m.nodes.ids().find(|&n| m.nodes[n].name == "sw").unwrap();
     let loop_ids: Vec<u32> = a.syncs().iter().filter(|p| p.to.node == sw).map(|p| p.id.0).collect();
@@ -58,7 +58,7 @@ fn loop_events_get_ids_of_their_own_and_send_recv_nodes() {
 
 #[test]
 fn loop_active_without_a_switch_fails_naming_it() {
-    let mut g = fixture("loop_events")["graph"].clone();
+    let mut g = fixture("loop_events").clone();
     g["edges"].as_array_mut().unwrap().retain(|e| e["src"] != "sw");
     let m = ge_model(&g);
     let e = allocate_from_preassigned(&m, Stage::Sync).unwrap_err();
@@ -67,7 +67,7 @@ fn loop_active_without_a_switch_fails_naming_it() {
 
 #[test]
 fn switch_two_hops_up_is_found() {
-    let mut g = fixture("loop_events")["graph"].clone();
+    let mut g = fixture("loop_events").clone();
     g["nodes"]
         .as_array_mut()
         .unwrap()
@@ -84,7 +84,7 @@ fn switch_two_hops_up_is_found() {
 
 #[test]
 fn checker_refuses_backward_syncs_outside_a_loop_and_shared_loop_ids() {
-    let graph = fixture("loop_events")["graph"].clone();
+    let graph = fixture("loop_events").clone();
     let m = ge_model(&graph);
     let a = allocate_from_preassigned(&m, Stage::All).unwrap();
     let doc = a.to_json(&m);
