@@ -18,9 +18,9 @@ use stream_alloc::memory::AllocationDocument;
 
 use stream_alloc::allocate;
 use stream_alloc::compile::Stage;
-use stream_alloc::compile::policy::{Ctx, budget, min_streams, per_operator};
+use stream_alloc::compile::policy::{Chosen, Ctx, Kind, PolicyReport, table};
+use stream_alloc::graph::partition::Partition;
 use stream_alloc::graph::synth::generate;
-use stream_alloc::graph::{Policy, partition::Partition};
 
 #[path = "support/common.rs"]
 mod common;
@@ -35,10 +35,10 @@ fn main() {
     let max: usize = std::env::var("PIPELINE_BENCH_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
     let runs_small: usize = std::env::var("PIPELINE_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
     let runs_1m: usize = std::env::var("PIPELINE_BENCH_RUNS_1M").ok().and_then(|v| v.parse().ok()).unwrap_or(3).max(1);
-    let policies: Vec<Policy> = std::env::var("PIPELINE_BENCH_POLICIES")
+    let policies: Vec<Chosen> = std::env::var("PIPELINE_BENCH_POLICIES")
         .unwrap_or_else(|_| "ge,per-operator,min-streams,budget:8,auto".into())
         .split(',')
-        .map(|p| Policy::parse(p).expect("valid policy"))
+        .map(|p| table::parse(p).expect("valid policy"))
         .collect();
     println!(
         "{:<13} {:>8} {:>8} {:<13} {:>7} {:>6} {:>10} {:>9} {:>10} {:>10} {:>9}",
@@ -65,7 +65,7 @@ fn main() {
         for family in families(&families_list) {
             let mut model = generate(family, size, 7).expect("synthetic graph is valid");
             for &p in &policies {
-                model.options.policy = p;
+                model.options.policy = p.policy();
                 let t = Instant::now();
                 let part = Partition::of_model(&model);
                 let partition_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -86,14 +86,10 @@ fn main() {
                 };
                 let ge_ms = t.elapsed().as_secs_f64() * 1e3;
                 let t = Instant::now();
-                match p {
-                    Policy::PerOperator => drop(std::hint::black_box(per_operator::assign(&ctx))),
-                    Policy::MinStreams => drop(std::hint::black_box(min_streams::chain_cover(&ctx))),
-                    Policy::Budget(n) => {
-                        let cover = min_streams::chain_cover(&ctx);
-                        drop(std::hint::black_box(budget::merge(&ctx, &cover, n)));
-                    }
-                    _ => {}
+                // The policy's own assignment, unbounded, as the table runs it (GE and auto have none).
+                if let Kind::Assign(assign) = p.entry.kind {
+                    let a = assign(&ctx, p.arg, u32::MAX, &mut PolicyReport::default()).expect("policies assign");
+                    drop(std::hint::black_box(a));
                 }
                 let policy_ms = t.elapsed().as_secs_f64() * 1e3;
                 drop(ctx);

@@ -9,7 +9,6 @@ use std::time::Instant;
 use stream_alloc::compile;
 use stream_alloc::compile::passes;
 use stream_alloc::compile::sync::{SyncConfig, SyncState, insert, reduce};
-use stream_alloc::graph::Policy;
 use stream_alloc::graph::synth::{Family, Rng, generate};
 use stream_alloc::graph::{IdVec, Model, NodeId, StreamId, SyncKind};
 
@@ -56,7 +55,7 @@ fn main() {
         (1_000_000, Family::Layered { width: 8 }),
     ] {
         let mut model = generate(family, n, 7).expect("synthetic graph is valid");
-        model.options.policy = Policy::MinStreams;
+        model.options.policy = "min-streams".into();
         let limits = compile::TaskLimits::from_options(&model.options);
         let mut session = stream_alloc::driver::Session::new(&model, model.options.clone(), limits);
         session.run_to(stream_alloc::Stage::Logical).expect("min-streams assigns");

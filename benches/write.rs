@@ -40,7 +40,7 @@ fn family_of(name: &str) -> Family {
 fn pipeline_child(path: &str) {
     let mut model = json::load_file(path).expect("the written graph loads");
     if let Ok(p) = std::env::var("WRITE_BENCH_POLICY") {
-        model.options.policy = stream_alloc::graph::Policy::parse(&p).expect("a policy name");
+        model.options.policy = stream_alloc::compile::policy::table::parse(&p).expect("a policy name").policy();
     }
     let t = Instant::now();
     let alloc = match stream_alloc::allocate(&model, Stage::All) {

@@ -1,7 +1,14 @@
-# Fails unless every function declared in stream_alloc.h is called by some C/C++ test source
-# (a call through a GE drop-in header counts when the test uses that class).
+# Fails unless every function declared in stream_alloc.h (the area headers it includes, in
+# stream_alloc/ beside it) is called by some C/C++ test source (a call through a GE drop-in
+# header counts when the test uses that class).
 # Usage: cmake -DHEADER=... -DSOURCES="a.c;b.c" -P check_coverage.cmake
 file(READ "${HEADER}" header)
+get_filename_component(header_dir "${HEADER}" DIRECTORY)
+file(GLOB area_headers "${header_dir}/stream_alloc/*.h")
+foreach(h IN LISTS area_headers)
+  file(READ "${h}" text)
+  string(APPEND header "${text}")
+endforeach()
 string(REGEX MATCHALL "[a-z_0-9]+ \\**(sa_[a-z_0-9]+)\\(" decls "${header}")
 set(functions "")
 foreach(d IN LISTS decls)

@@ -33,7 +33,10 @@ if(STEP STREQUAL "install")
       message(FATAL_ERROR "${prefix}/lib/${link} is not a symlink")
     endif()
   endforeach()
-  foreach(f lib/libstream_alloc.a include/stream_alloc.h lib/cmake/StreamAlloc/StreamAllocConfig.cmake
+  foreach(f lib/libstream_alloc.a include/stream_alloc.h include/stream_alloc/graph.h
+            include/stream_alloc/allocation.h include/stream_alloc/session.h include/stream_alloc/summary.h
+            include/stream_alloc/runtime_pools.h include/stream_alloc/mem_pool.h include/stream_alloc/errors.h
+            lib/cmake/StreamAlloc/StreamAllocConfig.cmake
             lib/cmake/StreamAlloc/StreamAllocConfigVersion.cmake
             lib/pkgconfig/stream_alloc.pc lib/pkgconfig/stream_alloc_static.pc
             include/stream_alloc/ge_compat/stream_alloc_ge_status.h

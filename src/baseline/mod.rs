@@ -17,10 +17,9 @@
 
 mod peers;
 
-use serde_json::json;
-
 use crate::bail;
 use crate::compile::policy::PolicyReport;
+use crate::compile::policy::report::PeerReport;
 use crate::compile::{Allocation, Stage, TaskLimits};
 use crate::driver::Session;
 use crate::error::{Error, Result};
@@ -185,10 +184,8 @@ pub fn allocate(
     let mut s = Session::new(&m, options.clone(), limits).from_given_syncs();
     s.run_to(Stage::All).map_err(|e| Error::new(e.kind, format!("policy {}: {}", peer.name(), e.message)))?;
     let (alloc, _) = s.into_result()?;
-    let mut report = PolicyReport { name: peer.name().into(), details: Default::default() };
-    report.details.insert("streams".into(), json!(p.streams()));
-    report.details.insert("waits".into(), json!(p.waits.len()));
-    Ok((alloc, report))
+    let peer_report = PeerReport { streams: p.streams(), waits: p.waits.len() };
+    Ok((alloc, PolicyReport { peer: Some(peer_report), ..PolicyReport::named(peer.name()) }))
 }
 
 #[cfg(test)]

@@ -208,6 +208,7 @@ pub unsafe extern "C" fn sa_graph_from_json(json: *const c_char, out: *mut *mut 
         let out = out_ptr(out, "out")?;
         let json = unsafe { arg_str(json, "json") }?;
         let builder = builder_from_slice(json.as_bytes())?;
+        crate::compile::policy::table::resolve(&builder.options)?;
         new_handle(out, builder);
         Ok(())
     })
@@ -234,6 +235,7 @@ pub unsafe extern "C" fn sa_graph_from_json_file(path: *const c_char, out: *mut 
         let text =
             std::fs::read(&path).map_err(|e| crate::err!(Io, "cannot read graph file '{}': {e}", path.display()))?;
         let builder = builder_from_slice(&text)?;
+        crate::compile::policy::table::resolve(&builder.options)?;
         new_handle(out, builder);
         Ok(())
     })
@@ -264,6 +266,7 @@ pub unsafe extern "C" fn sa_graph_from_onnx_file(path: *const c_char, out: *mut 
         let path = path_of(bytes);
         let imported = crate::import::onnx::import_file(&path, &crate::import::onnx::ImportOptions::default())?;
         let builder = builder_from_slice(imported.json.as_bytes())?;
+        crate::compile::policy::table::resolve(&builder.options)?;
         new_handle(out, builder);
         Ok(())
     })
@@ -322,7 +325,12 @@ pub unsafe extern "C" fn sa_graph_set_option(
         with_graph(graph, |g| {
             let key = arg_str(key, "key")?;
             let value = arg_str(value, "value")?;
-            g.building()?.builder.options.set_str(key, value)?;
+            let options = &mut g.building()?.builder.options;
+            let mut set = options.clone();
+            set.set_str(key, value)?;
+            // The graph layer keeps a policy's text; the table checks it here, where it is given.
+            crate::compile::policy::table::resolve(&set)?;
+            *options = set;
             Ok(())
         })
     })

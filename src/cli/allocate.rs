@@ -9,7 +9,7 @@ use super::import::OnnxArgs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::baseline::{self, Peer};
 use stream_alloc::compile::allocation::error_json_string;
-use stream_alloc::compile::policy::PolicyReport;
+use stream_alloc::compile::policy::{self, PolicyReport};
 use stream_alloc::compile::{Allocation, Stage, TaskLimits};
 use stream_alloc::driver::Compiled;
 use stream_alloc::graph::{Model, Options, json};
@@ -68,7 +68,7 @@ impl From<FromArg> for Stage {
 
 /// Allocate streams and syncs for a graph and write allocation JSON.
 #[derive(Args, Debug)]
-#[command(after_help = OPTIONS_HELP)]
+#[command(after_help = options_help())]
 pub struct AllocateArgs {
     /// Graph JSON v1 file, or an ONNX model (.onnx).
     pub graph: PathBuf,
@@ -97,7 +97,13 @@ pub struct AllocateArgs {
     pub onnx: OnnxArgs,
 }
 
-pub const OPTIONS_HELP: &str = "\
+/// The options' help, the policies listed from the policy table.
+pub fn options_help() -> String {
+    OPTIONS_HELP.replacen("POLICIES", &policy::table::usage(), 1)
+}
+
+/// [`options_help`] before the policy table fills in its line.
+const OPTIONS_HELP: &str = "\
 Options (--option KEY=VALUE; GE's option names are accepted too):
   enable_single_stream=true|false       ge.enableSingleStream: one stream for the whole graph
   max_parallel_num=ENGINE:N[,ENGINE:N]  ge.streamMaxParallelNum: new streams per engine (default 1)
@@ -109,7 +115,7 @@ Options (--option KEY=VALUE; GE's option names are accepted too):
   auto_multistream_parallel_mode=MODE   cv, LoadBalance[:N], MainStream:N, WeightedLoadBalance:N (N in 1..64)
   max_task_count=N, max_huge_task_count=N   per-stream task limits (normal, huge)
   unlimited_depth=true|false            the device needs no split
-  policy=ge|single|per-backend|per-operator|min-streams|budget:N|list|auto
+  policy=POLICIES
   max_streams=N|unlimited               policy streams of every policy but ge (default 64); more are merged
   max_events=N|unlimited                sync ids of every policy but ge (default 1024); more merge streams
   compat=ge                             reproduce GE's results exactly in every stage
@@ -134,8 +140,11 @@ pub fn load_with_options(path: &PathBuf, options: &[String], onnx: &OnnxArgs) ->
     } else {
         json::builder_from_slice(&bytes)?
     };
+    // The graph layer keeps a policy's text; the table checks it where it was given.
+    policy::table::resolve(&b.options)?;
     for o in options {
         b.options.set_assignment(o)?;
+        policy::table::resolve(&b.options)?;
     }
     b.build()
 }
@@ -257,7 +266,8 @@ fn nodes_per_stream_lines(per: &[usize], unassigned: usize) -> String {
 pub fn policy_line(report: &PolicyReport) -> String {
     use serde_json::Value;
     let mut parts = vec![report.name.clone()];
-    for (k, v) in &report.details {
+    let doc = report.to_json();
+    for (k, v) in doc.as_object().into_iter().flatten().filter(|(k, _)| *k != "name") {
         let v = match v {
             Value::String(s) => s.clone(),
             Value::Array(a) => format!("{} entries", a.len()),

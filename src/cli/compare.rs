@@ -9,7 +9,6 @@ use super::allocate::Inputs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::Error;
 use stream_alloc::baseline::Peer;
-use stream_alloc::graph::Policy;
 use stream_alloc::memory::AllocationDocument;
 use stream_alloc::simulate::{Ideal, SimConfig, ideal, round3, simulate};
 use stream_alloc::verify;
@@ -104,12 +103,9 @@ fn row(
             v.message
         ));
     }
-    let (chosen, candidates) = match (&inputs.options.policy, report) {
-        (Policy::Auto, Some(r)) => (
-            r.details.get("chosen").and_then(|v| v.as_str()).unwrap_or("").to_string(),
-            r.details.get("candidates").and_then(|v| v.as_array()).cloned().unwrap_or_default(),
-        ),
-        _ => (String::new(), Vec::new()),
+    let (chosen, candidates) = match report.as_ref().and_then(|r| r.auto.as_ref()) {
+        Some(auto) => (auto.chosen.clone(), auto.candidates.clone()),
+        None => (String::new(), Vec::new()),
     };
     Ok(Row {
         graph: model.name.clone(),
@@ -281,7 +277,7 @@ pub fn run(args: CompareArgs) -> i32 {
     }
     for p in &policies {
         if Peer::parse(p).is_none()
-            && let Err(e) = Policy::parse(p)
+            && let Err(e) = stream_alloc::compile::policy::table::parse(p)
         {
             out::error(format_args!("--policies: {e} (or a peer baseline: xla, nimble, opara, ort)"));
             return EXIT_USAGE;

@@ -82,7 +82,7 @@ fn text(
         ));
     }
     if let Some(r) = report
-        && !r.details.is_empty()
+        && r.has_details()
     {
         s.push_str(&super::allocate::policy_line(r));
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::allocate::{Inputs, OPTIONS_HELP};
+use super::allocate::{Inputs, options_help};
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::allocation::error_json_string;
 use stream_alloc::search;
@@ -23,7 +23,7 @@ pub enum SummaryFormat {
 
 /// Print the stream allocation summary of a graph after the whole pipeline.
 #[derive(Args, Debug)]
-#[command(after_help = OPTIONS_HELP)]
+#[command(after_help = options_help())]
 pub struct SummaryArgs {
     /// Graph JSON v1 file, or an ONNX model (.onnx).
     pub graph: PathBuf,

@@ -182,7 +182,7 @@ pub fn preassigned_logical(model: &Model, options: &Options) -> Result<Allocatio
         );
     }
     let mut alloc = Allocation::from_logical(
-        Mode::of(model, options).name(),
+        Mode::of(model, options)?.name(),
         options.event,
         stream,
         main_count,

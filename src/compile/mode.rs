@@ -1,6 +1,8 @@
 //! The one mode type: GE's four allocator modes and every assignment policy beyond them.
 
-use crate::graph::{Model, Options, Policy, Shape};
+use crate::compile::policy::{Chosen, table};
+use crate::error::Result;
+use crate::graph::{Model, Options, Shape};
 
 /// How logical streams are assigned. GE's modes follow from the graph's shape and the
 /// single/dynamic options; the rest are `--option policy=NAME`.
@@ -14,22 +16,23 @@ pub enum Mode {
     DynamicSingle,
     /// GE's `DynamicStreamAllocator` with `dynamic_multi_stream=true`.
     DynamicMulti,
-    /// A policy beyond GE's chain (never [`Policy::Ge`]).
-    Policy(Policy),
+    /// A policy beyond GE's chain (never GE's entry of the policy table).
+    Policy(Chosen),
 }
 
 impl Mode {
-    /// The mode a model is allocated in under `options`.
-    pub fn of(model: &Model, options: &Options) -> Mode {
-        if options.policy != Policy::Ge {
-            return Mode::Policy(options.policy);
+    /// The mode a model is allocated in under `options`; E10001 when they name no policy.
+    pub fn of(model: &Model, options: &Options) -> Result<Mode> {
+        let policy = table::resolve(options)?;
+        if !policy.is_ge() {
+            return Ok(Mode::Policy(policy));
         }
-        match (model.root().shape, options.enable_single_stream, options.dynamic_multi_stream) {
+        Ok(match (model.root().shape, options.enable_single_stream, options.dynamic_multi_stream) {
             (Shape::Static, true, _) => Mode::StaticSingle,
             (Shape::Static, false, _) => Mode::StaticMulti,
             (Shape::Dynamic, _, false) => Mode::DynamicSingle,
             (Shape::Dynamic, _, true) => Mode::DynamicMulti,
-        }
+        })
     }
 
     /// The name allocation JSON gives the mode.
@@ -46,6 +49,6 @@ impl Mode {
     /// `auto` chooses by running whole pipelines under the simulator: a search, run by the
     /// driver above this module and the simulator.
     pub fn is_search(self) -> bool {
-        matches!(self, Mode::Policy(Policy::Auto))
+        matches!(self, Mode::Policy(p) if p.is_search())
     }
 }

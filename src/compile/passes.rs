@@ -714,7 +714,7 @@ pub fn run_list(
         let st = run_named(model, options, logical)?;
         let main = st.main_stream_num.unwrap_or(st.next_stream);
         let attached_count = st.next_stream.saturating_sub(main);
-        let mode = Mode::of(model, options).name();
+        let mode = Mode::of(model, options)?.name();
         Allocation::from_logical(mode, options.event, st.node_stream, main, st.attached, attached_count)
     };
     if steps.is_empty() {

@@ -128,7 +128,7 @@ pub(super) fn assign(
     ge: Option<&LogicalResult>,
     trials: Option<&Trials>,
 ) -> Result<Assigned> {
-    let mode = Mode::of(model, options);
+    let mode = Mode::of(model, options)?;
     let Mode::Policy(p) = mode else {
         let logical = match ge {
             Some(g) => g.clone(),

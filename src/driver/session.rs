@@ -371,7 +371,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     }
 
     fn assign(&mut self, given: bool) -> Result<()> {
-        let mode = Mode::of(&self.model, &self.options);
+        let mode = Mode::of(&self.model, &self.options)?;
         let (alloc, report) = if given {
             let mut alloc = compile::preassigned_logical(&self.model, &self.options)?;
             compile::choose_order(&self.model, &self.options, &mut alloc);

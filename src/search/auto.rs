@@ -11,30 +11,19 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::bail;
-use crate::compile::policy::{Ctx, PolicyReport, ge_logical, min_streams};
+use crate::compile::policy::report::AutoReport;
+use crate::compile::policy::{Chosen, Ctx, PolicyReport, ge_logical, min_streams, table};
 use crate::compile::summary::ModelCounts;
 use crate::compile::{Stage, TaskLimits};
 use crate::driver::{Found, KeyMap, Session, Stages, StreamsKey, Trials};
 use crate::error::{ErrorKind, Result};
-use crate::graph::{Model, Options, Policy};
+use crate::graph::{Model, Options};
 use crate::simulate::{SimConfig, ideal, round3, simulate};
 
 /// Sync ids an allocation uses: events and notifies, the split's included.
 pub fn sync_ids(alloc: &crate::compile::Allocation) -> u32 {
     let c = ModelCounts::of(alloc);
     c.event_num + c.notify_num
-}
-
-/// The candidates for a graph: the fixed policies, then budgets below the width.
-pub fn candidates(width: usize) -> Vec<Policy> {
-    let mut v =
-        vec![Policy::Ge, Policy::Single, Policy::PerBackend, Policy::PerOperator, Policy::MinStreams, Policy::List];
-    for b in [2u32, 4, 8, 16] {
-        if (b as usize) < width {
-            v.push(Policy::Budget(b));
-        }
-    }
-    v
 }
 
 /// Runs every candidate through the pipeline to the split and keeps the best under `cfg`: the
@@ -44,7 +33,7 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
     let ge = Arc::new(ge_logical(model, options)?);
     let ctx = Ctx::with_base(model, options, (*ge).clone());
     let width = min_streams::chain_cover(&ctx).chains.len();
-    let mut best: Option<(f64, u32, usize, usize, Policy)> = None;
+    let mut best: Option<(f64, u32, usize, usize, Chosen)> = None;
     let mut chosen_stages = None;
     let mut rows = Vec::new();
     crate::memory::budget::require_sizes(model, options)?;
@@ -57,8 +46,8 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
     // tight), and the later one can only tie with the earlier, which wins ties.
     let trials = Arc::new(Trials::default());
     let mut outcomes: KeyMap<Outcome> = KeyMap::default();
-    for (i, p) in candidates(width).into_iter().enumerate() {
-        let mut s = Session::new(model, Options { policy: p, ..options.clone() }, *limits)
+    for (i, p) in table::candidates(width).into_iter().enumerate() {
+        let mut s = Session::new(model, p.options(options), *limits)
             .with_ge(Arc::clone(&ge))
             .with_trials(Arc::clone(&trials))
             .recording();
@@ -105,9 +94,8 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
             "syncs": outcome.syncs,
             "event_ids": outcome.ids,
         });
-        if let Some(made) = s.report().and_then(|r| r.details.get("budgets")).and_then(|b| b.get("unbudgeted_streams"))
-        {
-            row["unbudgeted_streams"] = made.clone();
+        if let Some(made) = s.report().and_then(PolicyReport::unbudgeted_streams) {
+            row["unbudgeted_streams"] = json!(made);
         }
         let ids = outcome.ids;
         let over = if outcome.logical_count > max_streams {
@@ -169,22 +157,22 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
         }
         None => makespan,
     };
-    let mut report = PolicyReport { name: "auto".into(), details: Default::default() };
-    report.details.insert("chosen".into(), json!(chosen.name()));
-    report.details.insert("makespan_us".into(), json!(round3(makespan)));
-    report.details.insert("ideal_us".into(), json!(ideal_us));
-    report.details.insert(
-        "why".into(),
-        json!(format!(
-            "least makespan ({} units, {} us/wait) within {} streams, {} ids",
-            cfg.units,
-            cfg.wait_latency_us,
-            budget_text(max_streams),
-            budget_text(max_events)
-        )),
+    let why = format!(
+        "least makespan ({} units, {} us/wait) within {} streams, {} ids",
+        cfg.units,
+        cfg.wait_latency_us,
+        budget_text(max_streams),
+        budget_text(max_events)
     );
-    report.details.insert("candidates".into(), json!(rows));
-    report.details.insert("refine".into(), refined.report);
+    let auto = AutoReport {
+        chosen: chosen.name(),
+        makespan_us: round3(makespan),
+        ideal_us,
+        why,
+        candidates: rows,
+        refine: refined.report,
+    };
+    let report = PolicyReport { auto: Some(auto), ..PolicyReport::named("auto") };
     Ok(Found { stages, report })
 }
 

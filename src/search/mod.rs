@@ -13,13 +13,12 @@ pub mod refine;
 
 use std::ops::Deref;
 
-use serde_json::json;
-
-use crate::compile::policy::PolicyReport;
+use crate::compile::policy::report::{Budgets, Unbounded};
+use crate::compile::policy::{PolicyReport, table};
 use crate::compile::{Allocation, Stage, TaskLimits};
 use crate::driver::{Compiled, Session};
 use crate::error::Result;
-use crate::graph::{Model, Options, Policy};
+use crate::graph::{Model, Options};
 use crate::simulate::{SimConfig, round3, simulate};
 
 /// A session for `model` that can run every mode, `auto` decided under `sim`.
@@ -51,25 +50,35 @@ pub fn run_with_costs<M: Deref<Target = Model>>(
     stage: Stage,
     sim: SimConfig,
 ) -> Result<Compiled> {
-    let budget = matches!(options.policy, Policy::Budget(_)) && stage >= Stage::Sync;
+    let compare_with = table::resolve(&options)?.entry.compare_with.filter(|_| stage >= Stage::Sync);
     let mut s = session(model, options, limits, sim);
     s.run_to(stage)?;
-    let bounded = s.report().is_some_and(|r| r.details.contains_key("budgets"));
-    if (budget || bounded) && stage >= Stage::Sync {
-        let mut extra = serde_json::Map::new();
-        if budget {
-            extra.extend(budget_makespans(s.model(), s.options(), &limits, s.allocation()?, stage)?);
-        }
+    let bounded = s.report().is_some_and(|r| r.budgets.is_some());
+    if (compare_with.is_some() || bounded) && stage >= Stage::Sync {
+        let unbounded = match compare_with {
+            Some(reference) => {
+                Some(budget_makespans(s.model(), s.options(), reference, &limits, s.allocation()?, stage)?)
+            }
+            None => None,
+        };
         let cost = if bounded { Some(budget_cost(&s, &limits, stage, &sim)?) } else { None };
         let mut compiled = s.into_compiled()?;
         let mut merged = compiled.report.take().unwrap_or_default();
-        merged.details.extend(extra);
+        if unbounded.is_some() {
+            merged.unbounded = unbounded;
+        }
         if let Some(cost) = cost {
-            if let Some(r) = cost.get("budget_cost") {
-                merged.details.insert("budget_cost".into(), r.clone());
+            if cost.budget_cost.is_some() {
+                merged.budget_cost = cost.budget_cost;
             }
-            if let Some(serde_json::Value::Object(b)) = merged.details.get_mut("budgets") {
-                b.extend(cost);
+            if let Some(b) = merged.budgets.as_mut() {
+                b.budgeted_makespan_us = cost.budgeted_makespan_us;
+                b.budgeted_event_ids = cost.budgeted_event_ids;
+                b.ideal_us = cost.ideal_us;
+                b.unbudgeted_skipped = cost.unbudgeted_skipped;
+                b.unbudgeted_makespan_us = cost.unbudgeted_makespan_us;
+                b.unbudgeted_event_ids = cost.unbudgeted_event_ids;
+                b.budget_cost = cost.budget_cost;
             }
         }
         compiled.report = Some(merged);
@@ -82,72 +91,68 @@ pub fn run_with_costs<M: Deref<Target = Model>>(
 /// also as `budget_cost`): its simulated makespan within them and,
 /// from a second run without them, the unbudgeted makespan, streams and sync ids. The second
 /// run is skipped when the policy made more streams than the device creates, or fails on a
-/// device limit; the report says so.
+/// device limit; the report says so. Only the cost fields of the result are set.
 fn budget_cost<M: Deref<Target = Model>>(
     s: &Session<M>,
     limits: &TaskLimits,
     stage: Stage,
     sim: &SimConfig,
-) -> Result<serde_json::Map<String, serde_json::Value>> {
+) -> Result<Budgets> {
     let model = s.model();
     let alloc = s.allocation()?;
     let budgeted = simulate(model, alloc, sim)?;
     let reference = crate::simulate::ideal(model, sim)?;
-    let mut m = serde_json::Map::new();
-    m.insert("budgeted_makespan_us".into(), json!(round3(budgeted.makespan_us)));
-    m.insert("budgeted_event_ids".into(), json!(auto::sync_ids(alloc)));
-    m.insert("ideal_us".into(), json!(round3(reference.makespan_us)));
-    let made = s
-        .report()
-        .and_then(|r| r.details.get("budgets"))
-        .and_then(|b| b.get("unbudgeted_streams"))
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0);
-    let device = crate::graph::device::MAX_STREAM_NUM as u64 - 1;
+    let mut m = Budgets {
+        budgeted_makespan_us: Some(round3(budgeted.makespan_us)),
+        budgeted_event_ids: Some(auto::sync_ids(alloc)),
+        ideal_us: Some(round3(reference.makespan_us)),
+        ..Budgets::default()
+    };
+    let made = s.report().and_then(PolicyReport::unbudgeted_streams).unwrap_or(0);
+    let device = crate::graph::device::MAX_STREAM_NUM as u32 - 1;
     if made > device {
-        m.insert(
-            "unbudgeted_skipped".into(),
-            json!(format!("{made} unbudgeted streams exceed the {device} the device creates")),
-        );
+        m.unbudgeted_skipped = Some(format!("{made} unbudgeted streams exceed the {device} the device creates"));
         return Ok(m);
     }
     let options = Options { verify: false, ..s.options().unbudgeted() };
     let mut u = Session::new(model, options, *limits);
     match u.run_to(stage) {
         Err(e) if e.kind == crate::error::ErrorKind::Limit => {
-            m.insert("unbudgeted_skipped".into(), json!(e.to_string()));
+            m.unbudgeted_skipped = Some(e.to_string());
         }
         r => {
             r?;
             let unbudgeted = simulate(model, u.allocation()?, sim)?;
-            m.insert("unbudgeted_makespan_us".into(), json!(round3(unbudgeted.makespan_us)));
-            m.insert("unbudgeted_event_ids".into(), json!(auto::sync_ids(u.allocation()?)));
+            m.unbudgeted_makespan_us = Some(round3(unbudgeted.makespan_us));
+            m.unbudgeted_event_ids = Some(auto::sync_ids(u.allocation()?));
             let ratio = if unbudgeted.makespan_us > 0.0 { budgeted.makespan_us / unbudgeted.makespan_us } else { 1.0 };
-            m.insert("budget_cost".into(), json!(round3(ratio)));
+            m.budget_cost = Some(round3(ratio));
         }
     }
     Ok(m)
 }
 
-/// Simulated makespan of a budget result against the unbounded (min-streams) one.
+/// Simulated makespan of a bounded result against the unbounded run of the `reference` policy
+/// (the table's `compare_with`).
 fn budget_makespans(
     model: &Model,
     options: &Options,
+    reference: &str,
     limits: &TaskLimits,
     alloc: &Allocation,
     stage: Stage,
-) -> Result<serde_json::Map<String, serde_json::Value>> {
+) -> Result<Unbounded> {
     let cfg = SimConfig::default();
     let bounded = simulate(model, alloc, &cfg)?;
-    let unbounded_options = Options { policy: Policy::MinStreams, verify: false, ..options.unbudgeted() };
+    let unbounded_options = Options { policy: reference.into(), verify: false, ..options.unbudgeted() };
     let mut s = Session::new(model, unbounded_options, *limits);
     s.run_to(stage)?;
     let unbounded = simulate(model, s.allocation()?, &cfg)?;
-    let mut m = serde_json::Map::new();
-    m.insert("makespan_us".into(), json!(round3(bounded.makespan_us)));
-    m.insert("unbounded_makespan_us".into(), json!(round3(unbounded.makespan_us)));
-    m.insert("unbounded_streams".into(), json!(unbounded.streams));
     let ratio = if unbounded.makespan_us > 0.0 { bounded.makespan_us / unbounded.makespan_us } else { 1.0 };
-    m.insert("makespan_vs_unbounded".into(), json!(round3(ratio)));
-    Ok(m)
+    Ok(Unbounded {
+        makespan_us: round3(bounded.makespan_us),
+        unbounded_makespan_us: round3(unbounded.makespan_us),
+        unbounded_streams: unbounded.streams,
+        makespan_vs_unbounded: round3(ratio),
+    })
 }

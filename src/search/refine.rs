@@ -27,10 +27,10 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::compile::policy::{Ctx, Role, place_followers};
+use crate::compile::policy::{Chosen, Ctx, Kind, Role, place_followers};
 use crate::compile::{self, Allocation, TaskCounts, TaskLimits};
 use crate::error::Result;
-use crate::graph::{IdVec, Model, NodeId, Options, Policy, StreamId};
+use crate::graph::{IdVec, Model, NodeId, Options, StreamId};
 use crate::simulate::{SimConfig, SimResult, round3, simulate};
 
 /// Most trial runs (sync, split and simulation of one changed assignment) per graph.
@@ -355,7 +355,7 @@ pub fn refine(
     cfg: &SimConfig,
     ctx: &Ctx<'_>,
     base: &Allocation,
-    policy: Policy,
+    policy: Chosen,
     ideal_us: f64,
 ) -> Result<Refined> {
     let size = model.nodes.len() + model.edges.len();
@@ -365,13 +365,13 @@ pub fn refine(
         makespan_us: makespan,
         report: json!({ "from": policy.name(), "skipped": why, "trial_budget": budget }),
     };
-    if policy == Policy::Ge || policy == Policy::Auto {
+    if !matches!(policy.entry.kind, Kind::Assign(_)) {
         return Ok(skip("GE's own assignment keeps GE's rules", f64::NAN));
     }
     if budget == 0 {
         return Ok(skip(&format!("{size} nodes + edges: above the {TRIAL_WORK} / {MIN_TRIALS} bound"), f64::NAN));
     }
-    let fixed = Options { policy, verify: false, ..options.clone() };
+    let fixed = Options { policy: policy.policy(), verify: false, ..options.clone() };
     let mut t = Trials {
         model,
         options: &fixed,

@@ -2,6 +2,7 @@
 //! makes more streams, fewer streams until the sync ids fit, the report of what the budgets
 //! cost, auto's candidate rows, and every policy within both budgets on random graphs.
 
+use crate::common::policy;
 use proptest::prelude::*;
 use stream_alloc::memory::AllocationDocument;
 
@@ -10,7 +11,7 @@ use stream_alloc::compile::summary::ModelCounts;
 use stream_alloc::compile::{Stage, TaskLimits};
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::synth::{Family, generate};
-use stream_alloc::graph::{Model, ModelBuilder, Options, Policy, json};
+use stream_alloc::graph::{Model, ModelBuilder, Options, json};
 use stream_alloc::search;
 use stream_alloc::simulate::{Arbitration, SimConfig};
 use stream_alloc::verify;
@@ -122,11 +123,11 @@ fn invalid_budgets_name_the_option() {
 #[test]
 fn per_operator_merged_to_the_stream_budget() {
     let mut m = fan(6);
-    m.options.policy = Policy::PerOperator;
+    m.options.policy = "per-operator".into();
     m.options.max_streams = Some(u32::MAX);
     let (free, report) = run(&m);
     assert_eq!(free.logical_count(), 6);
-    assert!(!report.unwrap().details.contains_key("budgets"));
+    assert!(report.unwrap().budgets.is_none());
     let free_model = m.clone();
     m.options.max_streams = Some(2);
     let (a, report) = run(&m);
@@ -135,7 +136,8 @@ fn per_operator_merged_to_the_stream_budget() {
     assert!(r.ok(), "{:?}", r.violations);
     assert_eq!(Some(a.syncs().len()), r.edge_sync_minimum);
     let report = report.unwrap();
-    let d = report.details["budgets"].as_object().unwrap();
+    let doc = report.to_json();
+    let d = doc["budgets"].as_object().unwrap();
     assert_eq!(d["unbudgeted_streams"], policy_streams(&free_model, &free));
     assert_eq!(d["max_streams"], 2);
     // Every number the report gives, from the two allocations simulated again here.
@@ -146,7 +148,7 @@ fn per_operator_merged_to_the_stream_budget() {
     assert_eq!(d["unbudgeted_event_ids"], without.event_ids);
     let ratio = with.makespan_us / without.makespan_us;
     assert!(ratio > 1.0, "two streams for six parallel operators cost nothing: {with:?} {without:?}");
-    for cost in [&d["budget_cost"], &report.details["budget_cost"]] {
+    for cost in [&d["budget_cost"], &report.to_json()["budget_cost"]] {
         assert!((cost.as_f64().unwrap() - ratio).abs() <= 1e-3, "budget cost {cost}, simulated {ratio}");
     }
     let ideal = stream_alloc::simulate::ideal(&m, &SimConfig::default()).unwrap();
@@ -157,15 +159,16 @@ fn per_operator_merged_to_the_stream_budget() {
 #[test]
 fn event_budget_cuts_streams() {
     let mut m = fan(6);
-    for p in [Policy::PerOperator, Policy::MinStreams, Policy::List, Policy::PerBackend, Policy::Budget(4)] {
-        m.options.policy = p;
+    for p in [policy("per-operator"), policy("min-streams"), policy("list"), policy("per-backend"), policy("budget:4")]
+    {
+        m.options.policy = p.policy();
         for max_events in [1u32, 4, 7] {
             m.options.max_events = Some(max_events);
             let (a, report) = run(&m);
             assert!(sync_ids(&a) <= max_events, "{p:?} max_events={max_events}: {} ids", sync_ids(&a));
             assert!(verify::check(&m, &a.to_json(&m)).ok(), "{p:?}");
-            if max_events == 1 && p != Policy::PerBackend {
-                assert_eq!(report.unwrap().details["budgets"]["event_budget_streams"], 1, "{p:?}");
+            if max_events == 1 && p != policy("per-backend") {
+                assert_eq!(report.unwrap().to_json()["budgets"]["event_budget_streams"], 1, "{p:?}");
             }
         }
     }
@@ -180,7 +183,7 @@ fn unlimited_reproduces_unbound_output() {
             let policy = format!("policy={p}");
             let default = load(&path, &[&policy]);
             let (a, report) = run(&default);
-            if report.as_ref().is_some_and(|r| r.details.contains_key("budgets")) {
+            if report.as_ref().is_some_and(|r| r.budgets.is_some()) {
                 continue;
             }
             let unlimited = load(&path, &[&policy, "max_streams=unlimited", "max_events=unlimited"]);
@@ -210,7 +213,7 @@ fn corpus_budget_binds_on_the_training_graph() {
     let (a, report) = run(&m);
     assert!(a.logical_count() <= 64);
     assert!(verify::check(&m, &a.to_json(&m)).ok());
-    let d = report.unwrap().details["budgets"].as_object().unwrap().clone();
+    let d = report.unwrap().to_json()["budgets"].as_object().unwrap().clone();
     assert_eq!(d["unbudgeted_streams"], policy_streams(&free_model, &free));
     assert_makespan(&d["budgeted_makespan_us"], measure(&m, &a).makespan_us, "budgeted");
     match d.get("unbudgeted_makespan_us") {
@@ -230,7 +233,7 @@ fn auto_reports_every_candidate() {
         options.extend(extra);
         let m = load(&path, &options);
         let (a, report) = run(&m);
-        let d = report.unwrap().details;
+        let d = report.unwrap().to_json();
         let rows = d["candidates"].as_array().unwrap();
         assert!(rows.iter().any(|r| r["policy"] == "list"), "{rows:?}");
         let ideal = stream_alloc::simulate::ideal(&m, &SimConfig::default()).unwrap();
@@ -314,15 +317,15 @@ proptest! {
         m.options.max_streams = Some(max_streams);
         m.options.max_events = Some(max_events);
         for p in [
-            Policy::Single,
-            Policy::PerBackend,
-            Policy::PerOperator,
-            Policy::MinStreams,
-            Policy::Budget(3),
-            Policy::List,
-            Policy::Auto,
+            policy("single"),
+            policy("per-backend"),
+            policy("per-operator"),
+            policy("min-streams"),
+            policy("budget:3"),
+            policy("list"),
+            policy("auto"),
         ] {
-            m.options.policy = p;
+            m.options.policy = p.policy();
             let (a, _) = run(&m);
             prop_assert!(a.logical_count() <= max_streams, "{:?}: {} streams > {}", p, a.logical_count(), max_streams);
             prop_assert!(sync_ids(&a) <= max_events, "{:?}: {} ids > {}", p, sync_ids(&a), max_events);
@@ -352,10 +355,10 @@ fn budgets_keep_a_wide_fan_within_the_device() {
         b.add_edge(EdgeSpec::data(format!("n{i}"), "out"));
     }
     b.options.set_assignment("event=notify").unwrap();
-    b.options.policy = Policy::Auto;
+    b.options.policy = "auto".into();
     let m = b.build().unwrap();
     let (a, report) = run(&m);
-    let d = report.unwrap().details;
+    let d = report.unwrap().to_json();
     let rows = d["candidates"].as_array().unwrap();
     assert!(rows.iter().all(|r| r.get("rejected").is_none()), "{rows:?}");
     let merged: Vec<&str> =
@@ -406,7 +409,7 @@ fn event_budget_counts_syncs_through_task_less_nodes() {
     let mut m = b.build().unwrap();
     m.options.max_streams = Some(3);
     m.options.max_events = Some(2);
-    m.options.policy = Policy::PerOperator;
+    m.options.policy = "per-operator".into();
     let (a, _) = run(&m);
     assert!(sync_ids(&a) <= 2, "{} sync ids over max_events=2", sync_ids(&a));
     assert!(verify::check(&m, &a.to_json(&m)).ok());

@@ -188,3 +188,8 @@ for line in sys.stdin:
         })
         .collect()
 }
+
+/// The policy table's entry for `text` (`min-streams`, `budget:8`).
+pub fn policy(text: &str) -> stream_alloc::compile::policy::Chosen {
+    stream_alloc::compile::policy::table::parse(text).expect("a policy of the table")
+}

@@ -2,13 +2,15 @@
 //! runs the critical path first (highest bottom level among its ready nodes, ties by
 //! declaration order), `compat=ge` keeps GE's `GetAllNodes` order.
 
+use crate::common::policy;
 use std::path::PathBuf;
+use stream_alloc::compile::policy::Chosen;
 use stream_alloc::memory::AllocationDocument;
 
 use crate::{common, simulate_reference};
 use serde_json::Value;
 use stream_alloc::compile::{Allocation, Stage, TaskLimits};
-use stream_alloc::graph::{IdVec, Model, NodeId, Policy, json};
+use stream_alloc::graph::{IdVec, Model, NodeId, json};
 use stream_alloc::simulate::{Arbitration, SimConfig, simulate};
 use stream_alloc::{search, verify};
 
@@ -16,9 +18,9 @@ fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/order").join(name)
 }
 
-fn load(path: &std::path::Path, policy: Policy, compat_ge: bool) -> Model {
+fn load(path: &std::path::Path, policy: Chosen, compat_ge: bool) -> Model {
     let mut b = json::builder_from_slice(&std::fs::read(path).unwrap()).unwrap();
-    b.options.policy = policy;
+    b.options.policy = policy.policy();
     b.options.compat_ge = compat_ge;
     b.build().unwrap()
 }
@@ -52,7 +54,7 @@ fn assert_topological(m: &Model, order: &[NodeId]) {
 #[test]
 fn the_critical_branch_runs_first_on_its_stream() {
     let run = |compat_ge: bool| -> (Model, Allocation) {
-        let m = load(&fixture("critical_first.json"), Policy::Ge, compat_ge);
+        let m = load(&fixture("critical_first.json"), policy("ge"), compat_ge);
         let a = stream_alloc::allocate_from_preassigned(&m, Stage::All).unwrap();
         (m, a)
     };
@@ -102,7 +104,7 @@ fn equal_levels_keep_declaration_order() {
 fn corpus_orders() {
     let cfg = SimConfig::default();
     for path in common::corpus_paths() {
-        for policy in [Policy::Ge, Policy::MinStreams, Policy::Budget(8)] {
+        for policy in [policy("ge"), policy("min-streams"), policy("budget:8")] {
             for compat_ge in [false, true] {
                 let m = load(&path, policy, compat_ge);
                 let limits = TaskLimits::from_options(&m.options);
@@ -130,7 +132,7 @@ fn resnet50_train_overlaps_more_under_the_chosen_order() {
     let facts = simulate_reference::facts_of_json(&serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap());
     let tool = common::check_alloc_tool("check_alloc.py's makespans of resnet50_train");
     let makespan = |compat_ge: bool| {
-        let m = load(&path, Policy::Ge, compat_ge);
+        let m = load(&path, policy("ge"), compat_ge);
         let a = stream_alloc::allocate(&m, Stage::All).unwrap();
         let ours = simulate(&m, &a, &SimConfig::default()).unwrap().makespan_us;
         let mut doc = a.to_json(&m);

@@ -3,7 +3,9 @@
 //! mangled names, declared by the C++ shims rather than by the C header) must stay in step with
 //! the shims' declarations.
 //!
-//! Refresh the header after changing the C ABI: `SA_BLESS=1 cargo test --test header`.
+//! The header is one file per area (include/stream_alloc/<area>.h) under include/stream_alloc.h,
+//! which includes them all. Refresh them after changing the C ABI:
+//! `SA_BLESS=1 cargo test --test it header`.
 
 use std::path::{Path, PathBuf};
 
@@ -21,8 +23,9 @@ fn capi_sources(root: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Generates the header exactly as build.rs does: from src/capi/mod.rs, whose `mod` items
+/// Generates the whole C ABI in one cbindgen run: from src/capi/mod.rs, whose `mod` items
 /// cbindgen follows (passing every file too would declare each function twice).
+/// [`split_by_area`] turns it into the checked-in headers.
 fn generate(root: &Path) -> String {
     let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml parses");
     let builder = cbindgen::Builder::new().with_config(config).with_src(root.join("src/capi/mod.rs"));
@@ -31,27 +34,255 @@ fn generate(root: &Path) -> String {
     String::from_utf8(out).expect("the header is UTF-8")
 }
 
-#[test]
-fn checked_in_header_is_fresh() {
-    let root = root();
-    let fresh = generate(&root);
-    let path = root.join("include/stream_alloc.h");
-    if std::env::var_os("SA_BLESS").is_some() {
-        std::fs::write(&path, &fresh).expect("include/stream_alloc.h is writable");
-        return;
+/// The header's areas, in the order `stream_alloc.h` includes them: the file under
+/// include/stream_alloc/, what it declares, and the src/capi modules whose items it holds.
+const AREAS: &[(&str, &str, &[&str])] = &[
+    ("graph", "graph: describe a model, or load graph JSON or ONNX, and build it", &["graph"]),
+    ("allocation", "allocation: streams, syncs, JSON, memory plan and order of a finished run", &["allocation"]),
+    ("session", "session: the pipeline stage by stage, on given streams and events too", &["session"]),
+    ("summary", "summary: GE's stream allocation summary and compiled graph summary", &["summary", "compiled"]),
+    (
+        "runtime_pools",
+        "runtime pools: RT2 allocators, the reusable stream pool, the device-runtime seam",
+        &[
+            "stream_allocator",
+            "event_allocator",
+            "notify_allocator",
+            "reusable_pool",
+            "rt2",
+            "stream_ops",
+            "runtime",
+            "runtime_ge",
+        ],
+    ),
+    ("mem_pool", "memory pool: a stream-ordered device memory pool", &["mem_pool"]),
+    ("errors", "errors: status codes, the last error, the version, returned strings", &["status", "mod"]),
+];
+
+/// One declaration of the generated header with its doc comment.
+struct Item {
+    name: String,
+    text: String,
+    function: bool,
+    /// `typedef struct X X;`: a handle C only points to.
+    opaque: bool,
+}
+
+/// The declarations of cbindgen's output, in its order (the C++ guards and includes left out).
+fn items(header: &str) -> Vec<Item> {
+    let start = header.find("#include <stdint.h>").expect("cbindgen's includes") + "#include <stdint.h>".len();
+    let end = header.rfind("#endif  /* STREAM_ALLOC_H */").expect("cbindgen's include guard");
+    let guard = |t: &str| {
+        t == "#ifdef __cplusplus"
+            || t == "extern \"C\" {"
+            || (t.starts_with('}') && t.contains("extern \"C\""))
+            || (t.starts_with("#endif") && t.contains("__cplusplus"))
+    };
+    let (mut out, mut lines, mut depth) = (Vec::new(), Vec::<&str>::new(), 0i32);
+    for line in header[start..end].lines() {
+        let t = line.trim();
+        if guard(t) || (lines.is_empty() && t.is_empty()) {
+            continue;
+        }
+        lines.push(line);
+        let comment = t.starts_with("/*") || t.starts_with('*');
+        if comment {
+            continue;
+        }
+        depth += t.matches(['(', '{']).count() as i32 - t.matches([')', '}']).count() as i32;
+        if !(t.starts_with("#define ") || (depth == 0 && t.ends_with(';'))) {
+            continue;
+        }
+        let decl: Vec<&str> =
+            lines.iter().map(|l| l.trim()).filter(|l| !l.starts_with("/*") && !l.starts_with('*')).collect();
+        let decl = decl.join(" ");
+        let ident = |s: &str| {
+            s.rsplit(|c: char| !(c.is_alphanumeric() || c == '_')).find(|w| !w.is_empty()).map(str::to_string)
+        };
+        let function = !decl.starts_with('#') && !decl.starts_with("typedef") && decl.contains('(');
+        let name = if let Some(rest) = decl.strip_prefix("#define ") {
+            rest.split_whitespace().next().map(str::to_string)
+        } else if function {
+            ident(&decl[..decl.find('(').expect("a parameter list")])
+        } else {
+            ident(decl.trim_end_matches(';'))
+        };
+        let name = name.unwrap_or_else(|| panic!("no name in the declaration {decl}"));
+        let opaque = decl == format!("typedef struct {name} {name};");
+        out.push(Item { name, text: lines.join("\n"), function, opaque });
+        lines.clear();
     }
-    let current = std::fs::read_to_string(&path).unwrap_or_default();
-    if current != fresh {
-        let line = current
-            .lines()
-            .zip(fresh.lines())
-            .position(|(a, b)| a != b)
-            .map_or_else(|| current.lines().count().min(fresh.lines().count()) + 1, |i| i + 1);
-        panic!(
-            "include/stream_alloc.h is stale (first difference at line {line}); \
-             refresh it with `SA_BLESS=1 cargo test --test header` and commit it"
+    assert!(lines.iter().all(|l| l.trim().is_empty()), "an unfinished declaration: {lines:?}");
+    out
+}
+
+/// The src/capi module (file stem) that defines each C item.
+fn owners(root: &Path) -> std::collections::HashMap<String, String> {
+    let mut owners = std::collections::HashMap::new();
+    for file in capi_sources(root) {
+        let stem = file.file_stem().and_then(|s| s.to_str()).expect("a file name").to_string();
+        let text = std::fs::read_to_string(&file).expect("readable source");
+        for line in text.lines() {
+            let line = line.trim_start();
+            let rest =
+                ["pub type ", "pub const ", "pub struct ", "pub unsafe extern \"C\" fn ", "pub extern \"C\" fn "]
+                    .iter()
+                    .find_map(|p| line.strip_prefix(p));
+            if let Some(rest) = rest {
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                owners.entry(name).or_insert_with(|| stem.clone());
+            }
+        }
+    }
+    owners
+}
+
+/// The checked-in headers, path and text: one per area of [`AREAS`], each complete on its own
+/// (it includes the areas whose types it uses and declares the handles it only points to),
+/// and `stream_alloc.h`, which includes them all in order. Types come before functions within
+/// an area, as cbindgen orders them.
+fn split_by_area(root: &Path, header: &str) -> Vec<(PathBuf, String)> {
+    let owners = owners(root);
+    let area_of_module = |m: &str| {
+        AREAS
+            .iter()
+            .position(|(_, _, mods)| mods.contains(&m))
+            .unwrap_or_else(|| panic!("src/capi/{m}.rs belongs to no area; add it to AREAS in tests/it/header.rs"))
+    };
+    let items = items(header);
+    let area_of = |name: &str| {
+        let module = owners.get(name).unwrap_or_else(|| panic!("{name}: not defined in src/capi"));
+        area_of_module(module)
+    };
+    let notice = header.lines().find(|l| l.starts_with("/* Generated by cbindgen")).expect("the autogen notice");
+    let mut files = Vec::new();
+    let mut includes: Vec<Vec<usize>> = vec![Vec::new(); AREAS.len()];
+    for (a, (stem, title, _)) in AREAS.iter().enumerate() {
+        let mine: Vec<&Item> = items.iter().filter(|i| area_of(&i.name) == a).collect();
+        let (mut uses, mut forward) = (Vec::new(), Vec::new());
+        for item in &mine {
+            let code: Vec<&str> =
+                item.text.lines().map(str::trim).filter(|l| !l.starts_with("/*") && !l.starts_with('*')).collect();
+            for word in code.join(" ").split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+                let Some(other) = items.iter().find(|i| i.name == word) else { continue };
+                let b = area_of(word);
+                if b == a {
+                    continue;
+                }
+                if other.opaque {
+                    if !forward.contains(&other.name) {
+                        forward.push(other.name.clone());
+                    }
+                } else if !uses.contains(&b) {
+                    uses.push(b);
+                }
+            }
+        }
+        uses.sort();
+        // A handle of an included area is declared there.
+        forward.retain(|f| !uses.contains(&area_of(f)));
+        forward.sort();
+        includes[a] = uses.clone();
+        let guard = format!("STREAM_ALLOC_{}_H", stem.to_uppercase());
+        let mut text = format!(
+            "/*\n * stream_alloc/{stem}.h - {title}.\n *\n * One area of the C ABI; stream_alloc.h includes every area, in order, with the\n * conventions they share (status, ownership, thread safety).\n */\n\n#ifndef {guard}\n#define {guard}\n\n{notice}\n\n#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n"
         );
+        for b in &uses {
+            text += &format!("#include \"{}.h\"\n", AREAS[*b].0);
+        }
+        if !forward.is_empty() {
+            text += "\n";
+            for f in &forward {
+                text += &format!("struct {f};\n");
+            }
+        }
+        for item in mine.iter().filter(|i| !i.function) {
+            text += &format!("\n{}\n", item.text);
+        }
+        let functions: Vec<&&Item> = mine.iter().filter(|i| i.function).collect();
+        if !functions.is_empty() {
+            text += "\n#ifdef __cplusplus\nextern \"C\" {\n#endif  // __cplusplus\n";
+            for item in functions {
+                text += &format!("\n{}\n", item.text);
+            }
+            text += "\n#ifdef __cplusplus\n}  // extern \"C\"\n#endif  // __cplusplus\n";
+        }
+        text += &format!("\n#endif  /* {guard} */\n");
+        files.push((root.join(format!("include/stream_alloc/{stem}.h")), text));
     }
+    // An area may include only areas that do not include it back, however indirectly.
+    for a in 0..AREAS.len() {
+        let mut seen = vec![false; AREAS.len()];
+        let mut stack = includes[a].clone();
+        while let Some(b) = stack.pop() {
+            assert_ne!(b, a, "area '{}' includes itself through its includes: {includes:?}", AREAS[a].0);
+            if !std::mem::replace(&mut seen[b], true) {
+                stack.extend(&includes[b]);
+            }
+        }
+    }
+    let head =
+        &header[..header.find("#define STREAM_ALLOC_H").expect("the include guard") + "#define STREAM_ALLOC_H".len()];
+    let mut top = format!("{head}\n\n{notice}\n\n");
+    for (stem, _, _) in AREAS {
+        top += &format!("#include \"stream_alloc/{stem}.h\"\n");
+    }
+    top += "\n#endif  /* STREAM_ALLOC_H */\n";
+    files.insert(0, (root.join("include/stream_alloc.h"), top));
+    files
+}
+
+#[test]
+fn checked_in_headers_are_fresh() {
+    let root = root();
+    let files = split_by_area(&root, &generate(&root));
+    let bless = std::env::var_os("SA_BLESS").is_some();
+    for (path, fresh) in &files {
+        let shown = path.strip_prefix(&root).unwrap_or(path).display().to_string();
+        if bless {
+            std::fs::write(path, fresh).unwrap_or_else(|e| panic!("{shown} is not writable: {e}"));
+            continue;
+        }
+        let current = std::fs::read_to_string(path).unwrap_or_default();
+        if current != *fresh {
+            let line = current
+                .lines()
+                .zip(fresh.lines())
+                .position(|(a, b)| a != b)
+                .map_or_else(|| current.lines().count().min(fresh.lines().count()) + 1, |i| i + 1);
+            panic!(
+                "{shown} is stale (first difference at line {line}); \
+                 refresh it with `SA_BLESS=1 cargo test --test it header` and commit it"
+            );
+        }
+    }
+    // No header of an area that no longer exists.
+    for entry in std::fs::read_dir(root.join("include/stream_alloc")).expect("include/stream_alloc exists") {
+        let path = entry.expect("readable entry").path();
+        if path.extension().is_some_and(|x| x == "h") {
+            assert!(files.iter().any(|(p, _)| *p == path), "{} is no area of AREAS; remove it", path.display());
+        }
+    }
+}
+
+/// Every declaration lands in exactly one area header, in the area of the module that defines
+/// it, and the sections come in the order the C ABI is read: graph first, errors last.
+#[test]
+fn every_declaration_is_in_the_header_of_its_area() {
+    let root = root();
+    let header = generate(&root);
+    let files = split_by_area(&root, &header);
+    let all = items(&header);
+    assert!(all.len() > 150, "only {} declarations found; the scan is broken", all.len());
+    for item in &all {
+        let holders: Vec<&PathBuf> = files.iter().filter(|(_, t)| t.contains(&item.text)).map(|(p, _)| p).collect();
+        assert_eq!(holders.len(), 1, "{} is in {} headers: {holders:?}", item.name, holders.len());
+    }
+    let names: Vec<&str> = AREAS.iter().map(|(stem, _, _)| *stem).collect();
+    assert_eq!(names, ["graph", "allocation", "session", "summary", "runtime_pools", "mem_pool", "errors"]);
+    let top = &files[0].1;
+    let at = |stem: &str| top.find(&format!("#include \"stream_alloc/{stem}.h\"")).expect("included");
+    assert!(names.windows(2).all(|w| at(w[0]) < at(w[1])), "stream_alloc.h includes the areas out of order");
 }
 
 /// What the attributes above an `extern "C" fn` export it as.

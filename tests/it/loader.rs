@@ -227,7 +227,6 @@ fn invalid_option_values_are_e10001() {
         (r#"{"event":"semaphore"}"#, "semaphore"),
         (r#"{"max_parallel_num":{"AIcoreEngine":0}}"#, "AIcoreEngine"),
         (r#"{"auto_multistream_parallel_mode":"LoadBalance:99"}"#, "LoadBalance:99"),
-        (r#"{"policy":"fastest"}"#, "fastest"),
         (r#"{"no_such_option":true}"#, "no_such_option"),
     ] {
         let e = load_err(&doc(opts));
@@ -235,6 +234,12 @@ fn invalid_option_values_are_e10001() {
         assert!(e.message.contains(needle), "{opts}: {e}");
     }
     assert_eq!(load_err(&doc(r#"{"hcom_parallel":"2"}"#)).code(), "E10006");
+    // The policy's name is the policy table's, a layer above the loader: the library rejects an
+    // unknown one when the graph is allocated (the command line and the C ABI at loading).
+    let m = json::load_str(&doc(r#"{"policy":"fastest"}"#)).unwrap();
+    let e = stream_alloc::allocate(&m, stream_alloc::Stage::Logical).unwrap_err();
+    assert_eq!(e.code(), "E10001", "{e}");
+    assert!(e.message.contains("\"fastest\"") && e.message.contains("option policy"), "{e}");
 }
 
 #[test]

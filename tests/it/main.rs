@@ -31,6 +31,7 @@ mod partition;
 mod policy_corpus;
 mod policy_dali;
 mod policy_min_streams;
+mod policy_table;
 mod refine;
 mod replay;
 mod runtime_core;

@@ -2,6 +2,7 @@
 //! syncs, views that keep their base alive, the checker's verdicts, corpus plans against the
 //! simulated lower bound, and random graphs under every policy.
 
+use crate::common::policy;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use stream_alloc::compile::allocation::{SyncEnd, SyncPair};
@@ -18,7 +19,7 @@ fn run_policy(m: &Model, stage: Stage) -> stream_alloc::Result<(Allocation, Poli
 }
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::synth::{Rng, dag_edges};
-use stream_alloc::graph::{EventId, IdVec, Model, ModelBuilder, NodeId, Policy, StreamId, json as graph_json};
+use stream_alloc::graph::{EventId, IdVec, Model, ModelBuilder, NodeId, StreamId, json as graph_json};
 use stream_alloc::memory::{self, plan_allocation};
 use stream_alloc::simulate::{SimConfig, simulate};
 use stream_alloc::verify;
@@ -188,7 +189,7 @@ fn graphs_without_sizes_have_no_memory_section() {
     assert!(plan_allocation(&model, &alloc).is_none());
     let mut m = model.clone();
     m.options.set_str("max_memory", "1M").unwrap();
-    m.options.policy = Policy::Auto;
+    m.options.policy = "auto".into();
     let e = run_policy(&m, Stage::All).unwrap_err();
     assert!(e.message.contains("max_memory") && e.message.contains("out_bytes"), "{e}");
 }
@@ -197,9 +198,9 @@ fn graphs_without_sizes_have_no_memory_section() {
 fn max_memory_rejects_candidates_over_it() {
     let path = common::corpus_graph("resnet50.json");
     let mut model = graph_json::load_file(&path).unwrap();
-    model.options.policy = Policy::Auto;
+    model.options.policy = "auto".into();
     let (_, free) = run_policy(&model, Stage::All).unwrap();
-    let rows = free.details["candidates"].as_array().unwrap().clone();
+    let rows = free.auto.as_ref().unwrap().candidates.clone();
     let peaks: Vec<u64> = rows.iter().map(|r| r["peak_bytes"].as_u64().unwrap()).collect();
     let min = *peaks.iter().min().unwrap();
     let max = *peaks.iter().max().unwrap();
@@ -208,8 +209,9 @@ fn max_memory_rejects_candidates_over_it() {
     model.options.max_memory = Some(min);
     let (alloc, report) = run_policy(&model, Stage::All).unwrap();
     assert!(plan_allocation(&model, &alloc).unwrap().peak_bytes <= min);
-    let chosen = report.details["chosen"].as_str().unwrap();
-    for r in report.details["candidates"].as_array().unwrap() {
+    let auto = report.auto.as_ref().unwrap();
+    let chosen = auto.chosen.as_str();
+    for r in &auto.candidates {
         let over = r["peak_bytes"].as_u64().unwrap() > min;
         assert_eq!(r.get("rejected").is_some(), over, "{r}");
         if over {
@@ -239,12 +241,12 @@ fn corpus_plans_pass_the_checker_and_cover_the_simulated_live_bytes() {
         let model = graph_json::load_file(&path).unwrap();
         let single = {
             let mut m = model.clone();
-            m.options.policy = Policy::Single;
+            m.options.policy = "single".into();
             check_plan(&m, &run_policy(&m, Stage::All).unwrap().0).0
         };
         let ge = check_plan(&model, &allocate(&model, Stage::All).unwrap()).0;
         let mut m = model.clone();
-        m.options.policy = Policy::PerOperator;
+        m.options.policy = "per-operator".into();
         let per_op = check_plan(&m, &run_policy(&m, Stage::All).unwrap().0).0;
         // The logical stage alone has no syncs: plans still pass, with less reuse across streams.
         let logical = allocate(&model, Stage::Logical).unwrap();
@@ -355,13 +357,13 @@ proptest! {
         for stage in [Stage::Logical, Stage::Sync, Stage::All] {
             allocs.push(allocate_from_preassigned(&model, stage).unwrap());
         }
-        for p in [Policy::Ge, Policy::Single, Policy::PerOperator, Policy::MinStreams, Policy::Budget(2)] {
+        for p in [policy("ge"), policy("single"), policy("per-operator"), policy("min-streams"), policy("budget:2")] {
             let mut m = model.clone();
             for n in m.nodes.iter_mut() {
                 n.stream = None;
             }
-            m.options.policy = p;
-            let a = if p == Policy::Ge { allocate(&m, Stage::All).unwrap() } else { run_policy(&m, Stage::All).unwrap().0 };
+            m.options.policy = p.policy();
+            let a = if p == policy("ge") { allocate(&m, Stage::All).unwrap() } else { run_policy(&m, Stage::All).unwrap().0 };
             check_plan(&m, &a);
         }
         for a in &allocs {

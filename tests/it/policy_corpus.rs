@@ -3,16 +3,18 @@
 //! or per-operator, and auto's geometric-mean makespan / lower bound at most 1.10.
 
 use crate::common;
+use crate::common::policy;
+use stream_alloc::compile::policy::Chosen;
 use stream_alloc::compile::{Stage, TaskLimits};
-use stream_alloc::graph::{Model, Policy, json};
+use stream_alloc::graph::{Model, json};
 use stream_alloc::memory::AllocationDocument;
 use stream_alloc::search;
 use stream_alloc::simulate::{SimConfig, simulate};
 use stream_alloc::verify;
 
-fn load(path: &std::path::Path, p: Policy) -> Model {
+fn load(path: &std::path::Path, p: Chosen) -> Model {
     let mut b = json::builder_from_slice(&std::fs::read(path).unwrap()).unwrap();
-    b.options.policy = p;
+    b.options.policy = p.policy();
     b.build().unwrap()
 }
 
@@ -23,13 +25,13 @@ fn corpus_policies() {
     let mut count = 0;
     for path in common::corpus_paths() {
         let mut makespan = std::collections::BTreeMap::new();
-        for p in [Policy::Ge, Policy::PerOperator, Policy::MinStreams, Policy::Budget(8), Policy::Auto] {
+        for p in [policy("ge"), policy("per-operator"), policy("min-streams"), policy("budget:8"), policy("auto")] {
             let m = load(&path, p);
             let limits = TaskLimits::from_options(&m.options);
             let (alloc, report) = search::run(&m, m.options.clone(), limits, Stage::All, cfg).unwrap();
             let r = verify::check(&m, &alloc.to_json(&m));
             assert!(r.ok(), "{} {p:?}: {:?}", m.name, r.violations.first());
-            if p != Policy::Ge {
+            if p != policy("ge") {
                 assert_eq!(
                     Some(alloc.syncs().len() + alloc.split_events().len()),
                     r.edge_sync_minimum,
@@ -40,21 +42,21 @@ fn corpus_policies() {
             let sim = simulate(&m, &alloc, &cfg).unwrap();
             assert!(sim.makespan_us + 1e-9 >= sim.lower_bound_us, "{} {p:?}: below the lower bound", m.name);
             makespan.insert(p.name(), sim.makespan_us);
-            if p == Policy::MinStreams {
+            if p == policy("min-streams") {
                 let report = report.as_ref().unwrap();
-                let width = report.details["width"].as_u64().unwrap() as usize;
-                let antichain: Vec<&str> =
-                    report.details["antichain"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+                let cover = report.cover.as_ref().unwrap();
+                let width = cover.width;
+                let antichain: Vec<&str> = cover.antichain.as_ref().unwrap().iter().map(String::as_str).collect();
                 assert_eq!(antichain.len(), width, "{}: certificate size", m.name);
                 // The checker's width counts every task node, pinned HCCL ones included.
                 if let Some(w) = r.width {
                     assert!(width <= w, "{}: policy width {width} above the checker's {w}", m.name);
                 }
             }
-            if p == Policy::Auto {
+            if p == policy("auto") {
                 log_sum += sim.ratio().ln();
                 count += 1;
-                assert!(report.as_ref().unwrap().details["candidates"].as_array().unwrap().len() >= 5);
+                assert!(report.as_ref().unwrap().auto.as_ref().unwrap().candidates.len() >= 5);
             }
         }
         let auto = makespan["auto"];
@@ -94,12 +96,12 @@ fn auto_survives_infeasible_candidates() {
     let limits = TaskLimits::from_options(&m.options);
     let (alloc, report) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
     let report = report.unwrap();
-    let rows = report.details["candidates"].as_array().unwrap();
+    let rows = &report.auto.as_ref().unwrap().candidates;
     let rejected: Vec<&str> =
         rows.iter().filter(|r| r.get("rejected").is_some()).map(|r| r["policy"].as_str().unwrap()).collect();
     assert!(rejected.contains(&"per-operator"), "{rows:?}");
     assert!(rows.iter().all(|r| r.get("rejected").is_none_or(|why| why.as_str().unwrap().contains("SA2003"))));
-    assert!(!rejected.contains(&report.details["chosen"].as_str().unwrap()));
+    assert!(!rejected.contains(&report.auto.as_ref().unwrap().chosen.as_str()));
     assert!(verify::check(&m, &alloc.to_json(&m)).ok());
 
     // A chain alternating between an AI core operator and an all-reduce (HCCL keeps a stream
@@ -126,8 +128,9 @@ fn auto_survives_infeasible_candidates() {
     let Ok((alloc, Some(report))) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()) else {
         panic!("auto must answer with GE's feasible candidate");
     };
-    assert_eq!(report.details["chosen"], "ge");
-    let rows = report.details["candidates"].as_array().unwrap();
+    let auto = report.auto.as_ref().unwrap();
+    assert_eq!(auto.chosen, "ge");
+    let rows = &auto.candidates;
     for r in rows.iter().filter(|r| r["policy"] != "ge") {
         let why = r["rejected"].as_str().unwrap_or_else(|| panic!("{} was not rejected", r["policy"]));
         assert!(why.starts_with("SA2003") && why.contains("1119 notifies"), "{why}");

@@ -1,9 +1,11 @@
 //! DALI's policies on GE graphs: the seed's worked example, data-node clearing, user contracts.
 
+use crate::common::policy;
 use stream_alloc::allocate;
 use stream_alloc::compile::Stage;
+use stream_alloc::compile::policy::Chosen;
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
-use stream_alloc::graph::{Model, ModelBuilder, Policy};
+use stream_alloc::graph::{Model, ModelBuilder};
 use stream_alloc::memory::AllocationDocument;
 use stream_alloc::verify;
 
@@ -15,7 +17,7 @@ fn node(name: &str, op: &str, engine: &str, tasks: u32) -> NodeSpec {
     n
 }
 
-fn build(nodes: Vec<NodeSpec>, edges: &[(&str, &str)], policy: Policy) -> Model {
+fn build(nodes: Vec<NodeSpec>, edges: &[(&str, &str)], policy: Chosen) -> Model {
     let mut b = ModelBuilder::new("g");
     for n in nodes {
         b.add_node(n);
@@ -23,7 +25,7 @@ fn build(nodes: Vec<NodeSpec>, edges: &[(&str, &str)], policy: Policy) -> Model 
     for (s, d) in edges {
         b.add_edge(EdgeSpec::data(*s, *d));
     }
-    b.options.policy = policy;
+    b.options.policy = policy.policy();
     b.build().unwrap()
 }
 
@@ -42,7 +44,7 @@ const SEED_EDGES: &[(&str, &str)] = &[
     ("H", "I"),
 ];
 
-fn seed(policy: Policy) -> Model {
+fn seed(policy: Chosen) -> Model {
     let nodes = "ABCDEFGHI".chars().map(|c| node(&c.to_string(), "Add", "AIcoreEngine", 1)).collect();
     build(nodes, SEED_EDGES, policy)
 }
@@ -66,7 +68,7 @@ fn checked(m: &Model) -> stream_alloc::Allocation {
 
 #[test]
 fn per_operator_reproduces_the_seed_example() {
-    let m = seed(Policy::PerOperator);
+    let m = seed(policy("per-operator"));
     let a = allocate(&m, Stage::Logical).unwrap();
     assert_eq!(streams(&m, &a), "A0 B0 C2 D0 E3 F0 G0 H1 I0");
     assert_eq!(a.logical_count(), 4);
@@ -76,12 +78,12 @@ fn per_operator_reproduces_the_seed_example() {
 
 #[test]
 fn single_and_per_backend() {
-    let a = allocate(&seed(Policy::Single), Stage::Logical).unwrap();
+    let a = allocate(&seed(policy("single")), Stage::Logical).unwrap();
     assert_eq!(a.logical_count(), 1);
     assert!(a.logical_stream().iter().all(|s| s.is_some_and(|s| s.0 == 0)));
     let mut nodes: Vec<NodeSpec> = "ABCD".chars().map(|c| node(&c.to_string(), "Add", "AIcoreEngine", 1)).collect();
     nodes.push(node("V", "Add", "VectorEngine", 1));
-    let m = build(nodes, &[("A", "B"), ("B", "V"), ("V", "C"), ("A", "D")], Policy::PerBackend);
+    let m = build(nodes, &[("A", "B"), ("B", "V"), ("V", "C"), ("A", "D")], policy("per-backend"));
     let a = checked(&m);
     let s = |name: &str| a.logical_stream()[m.find_node(stream_alloc::graph::GraphId::ROOT, name).unwrap()];
     assert_eq!(a.logical_count(), 2);
@@ -95,7 +97,7 @@ fn single_and_per_backend() {
 fn data_nodes_are_cleared_and_task_nodes_keep_dali_ids() {
     let mut nodes = vec![node("x", "Data", "DNN_VM_GE_LOCAL", 0), node("w", "Const", "DNN_VM_GE_LOCAL", 0)];
     nodes.extend("ABC".chars().map(|c| node(&c.to_string(), "Add", "AIcoreEngine", 1)));
-    let m = build(nodes, &[("x", "A"), ("w", "A"), ("A", "B"), ("A", "C")], Policy::PerOperator);
+    let m = build(nodes, &[("x", "A"), ("w", "A"), ("A", "B"), ("A", "C")], policy("per-operator"));
     let a = checked(&m);
     assert_eq!(streams(&m, &a), "x- w- A0 B0 C1");
 }
@@ -103,7 +105,9 @@ fn data_nodes_are_cleared_and_task_nodes_keep_dali_ids() {
 /// Labels and HCCL keep GE's meaning under every policy.
 #[test]
 fn user_contracts_survive_every_policy() {
-    for policy in [Policy::Single, Policy::PerBackend, Policy::PerOperator, Policy::MinStreams, Policy::Budget(1)] {
+    for policy in
+        [policy("single"), policy("per-backend"), policy("per-operator"), policy("min-streams"), policy("budget:1")]
+    {
         let mut nodes: Vec<NodeSpec> = "ABCD".chars().map(|c| node(&c.to_string(), "Add", "AIcoreEngine", 1)).collect();
         for name in ["L1", "L2"] {
             let mut l = node(name, "Add", "AIcoreEngine", 1);

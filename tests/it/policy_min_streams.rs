@@ -1,18 +1,19 @@
 //! min-streams against brute force on random small DAGs: the stream count is the width, the
 //! antichain certificate is independent and as large, every stream is a chain.
 
+use crate::common::policy;
 use stream_alloc::allocate;
 use stream_alloc::compile::Stage;
 use stream_alloc::compile::policy::{Ctx, min_streams};
+use stream_alloc::graph::Model;
 use stream_alloc::graph::synth::{Family, generate};
-use stream_alloc::graph::{Model, Policy};
 use stream_alloc::memory::AllocationDocument;
 use stream_alloc::verify;
 
 /// A dense random DAG of `n` nodes on one engine, from the shared generator, under min-streams.
 fn random_dag(seed: u64, n: usize, density: u32) -> Model {
     let mut m = generate(Family::Dense { density, mixed: false }, n, seed).unwrap();
-    m.options.policy = Policy::MinStreams;
+    m.options.policy = "min-streams".into();
     m
 }
 
@@ -70,7 +71,7 @@ fn budget_never_exceeds_its_stream_count() {
     for seed in 0..60u64 {
         let mut m = random_dag(seed, 14, 10);
         for b in 1..=3u32 {
-            m.options.policy = Policy::Budget(b);
+            m.options.policy = format!("budget:{b}").as_str().into();
             let a = allocate(&m, Stage::All).unwrap();
             assert!(a.logical_count() <= b, "seed {seed} budget {b}: {} streams", a.logical_count());
             let r = verify::check(&m, &a.to_json(&m));
@@ -85,8 +86,8 @@ fn synthetic_generators_allocate_under_every_policy() {
     for family in [Family::Layered { width: 4 }, Family::Inception, Family::Transformer] {
         let mut m = generate(family, 400, 3).unwrap();
         assert!(m.nodes.len() >= 300, "{}", m.name);
-        for p in [Policy::PerOperator, Policy::MinStreams, Policy::Budget(2)] {
-            m.options.policy = p;
+        for p in [policy("per-operator"), policy("min-streams"), policy("budget:2")] {
+            m.options.policy = p.policy();
             let a = allocate(&m, Stage::All).unwrap();
             let r = verify::check(&m, &a.to_json(&m));
             assert!(r.ok(), "{} {p:?}: {:?}", m.name, r.violations.first());

@@ -3,10 +3,11 @@
 //! `max_events`, and the corpus's geometric mean of makespan / ideal is at most 1.01.
 
 use crate::common;
+use crate::common::policy;
 use stream_alloc::compile::policy::Ctx;
 use stream_alloc::compile::{Stage, TaskLimits};
 use stream_alloc::driver::Session;
-use stream_alloc::graph::{Model, Options, Policy, json};
+use stream_alloc::graph::{Model, json};
 use stream_alloc::memory::AllocationDocument;
 use stream_alloc::search;
 use stream_alloc::search::refine;
@@ -16,7 +17,7 @@ use stream_alloc::verify;
 /// A corpus graph under `auto`, dynamic-shape graphs with multi-stream enabled.
 fn load(path: &std::path::Path) -> Model {
     let mut b = json::builder_from_slice(&std::fs::read(path).unwrap()).unwrap();
-    b.options.policy = Policy::Auto;
+    b.options.policy = "auto".into();
     b.options.dynamic_multi_stream = true;
     b.build().unwrap()
 }
@@ -42,7 +43,7 @@ fn auto_within_one_percent_of_the_ideal_on_the_corpus() {
         assert!(alloc.logical_count() <= m.options.stream_budget(), "{}", m.name);
         assert!(sync_ids(&alloc) <= m.options.event_budget(), "{}", m.name);
         let sim = simulate(&m, &alloc, &cfg).unwrap();
-        let best = &report.details;
+        let best = &report.to_json();
         assert_eq!(best["makespan_us"].as_f64().unwrap(), (sim.makespan_us * 1000.0).round() / 1000.0, "{}", m.name);
         // Never worse than any candidate that fits, the one it started from included.
         for row in best["candidates"].as_array().unwrap() {
@@ -92,7 +93,7 @@ fn refine_keeps_the_budgets() {
         assert!(alloc.logical_count() <= streams, "{streams} {events}: {}", alloc.logical_count());
         assert!(sync_ids(&alloc) <= events, "{streams} {events}: {}", sync_ids(&alloc));
         assert!(verify::check(&m, &alloc.to_json(&m)).ok());
-        let pass = &report.unwrap().details["refine"];
+        let pass = &report.unwrap().to_json()["refine"];
         if let Some(before) = pass.get("makespan_before_us") {
             assert!(pass["makespan_us"].as_f64().unwrap() <= before.as_f64().unwrap(), "{pass}");
         }
@@ -108,14 +109,14 @@ fn refine_never_makes_a_candidate_worse() {
     let limits = TaskLimits::from_options(&m.options);
     let reference = ideal(&m, &cfg).unwrap().makespan_us;
     let ctx = Ctx::new(&m, &m.options).unwrap();
-    for p in [Policy::PerOperator, Policy::MinStreams, Policy::List, Policy::Budget(2)] {
+    for p in [policy("per-operator"), policy("min-streams"), policy("list"), policy("budget:2")] {
         let before = {
             let mut o = m.options.clone();
-            o.policy = p;
+            o.policy = p.policy();
             let (a, _) = search::run(&m, o, limits, Stage::All, cfg).unwrap();
             simulate(&m, &a, &cfg).unwrap().makespan_us
         };
-        let mut s = Session::new(&m, Options { policy: p, ..m.options.clone() }, limits);
+        let mut s = Session::new(&m, p.options(&m.options), limits);
         s.run_to(Stage::Logical).unwrap();
         let base = s.allocation().unwrap().clone();
         let r = refine::refine(&m, &m.options, &limits, &cfg, &ctx, &base, p, reference).unwrap();

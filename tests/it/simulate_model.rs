@@ -4,7 +4,7 @@ use crate::common;
 use stream_alloc::allocate;
 use stream_alloc::compile::{Allocation, Stage, SyncEnd, SyncPair};
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
-use stream_alloc::graph::{IdVec, Model, ModelBuilder, NodeId, Policy, StreamId};
+use stream_alloc::graph::{IdVec, Model, ModelBuilder, NodeId, StreamId};
 use stream_alloc::simulate::{SimConfig, dot::dot, simulate};
 
 fn model(nodes: &[(&str, f64, u32)], edges: &[(&str, &str)]) -> Model {
@@ -75,7 +75,7 @@ fn a_wait_cycle_is_reported_as_a_deadlock() {
 fn trace_and_dot_are_deterministic_and_complete() {
     let path = common::corpus_graph("googlenet.json");
     let mut b = stream_alloc::graph::json::builder_from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    b.options.policy = Policy::MinStreams;
+    b.options.policy = "min-streams".into();
     let m = b.build().unwrap();
     let a = allocate(&m, Stage::All).unwrap();
     let cfg = SimConfig::default();

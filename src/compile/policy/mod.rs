@@ -17,14 +17,18 @@ pub mod budget;
 pub mod list;
 pub mod min_streams;
 pub mod per_operator;
+pub mod report;
+pub mod table;
 
-use serde_json::{Value, json};
+pub use report::PolicyReport;
+pub use table::{Chosen, Entry, Kind, POLICIES};
 
 use crate::compile::logical::LogicalResult;
 use crate::compile::summary::ModelCounts;
 use crate::error::Result;
 use crate::graph::csr::Csr;
-use crate::graph::{GraphId, IdVec, Model, NodeId, Options, Policy, Shape, StreamId};
+use crate::graph::{GraphId, IdVec, Model, NodeId, Options, Shape, StreamId};
+use report::Budgets;
 
 /// Operator types whose stream placement carries control-flow meaning (activation, labels,
 /// loops): always pinned to GE's choice.
@@ -183,25 +187,6 @@ impl Assignment {
     }
 }
 
-/// What a policy reports besides the assignment (allocation JSON's `policy` object).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PolicyReport {
-    pub name: String,
-    /// Policy-specific facts (width certificate, budget makespans, auto's candidates).
-    pub details: serde_json::Map<String, Value>,
-}
-
-impl PolicyReport {
-    pub fn to_json(&self) -> Value {
-        let mut m = serde_json::Map::new();
-        m.insert("name".into(), json!(self.name));
-        for (k, v) in &self.details {
-            m.insert(k.clone(), v.clone());
-        }
-        Value::Object(m)
-    }
-}
-
 /// Merges a policy's task-node streams with GE's pinned streams into one logical result:
 /// policy streams take ids `0..count`, pinned GE streams follow in GE's order, attached
 /// streams after them; followers join the stream of their first assigned producer, else of
@@ -299,46 +284,6 @@ pub fn per_backend(ctx: &Ctx<'_>) -> Assignment {
     a
 }
 
-/// The policy's own assignment with at most `cap` policy streams: a policy that makes more
-/// has them merged by the budget machinery. Also says how many streams it made unbounded.
-fn bounded(ctx: &Ctx<'_>, policy: Policy, cap: u32, report: &mut PolicyReport) -> Result<(Assignment, u32)> {
-    let model = ctx.model;
-    let fit = |a: Assignment| {
-        let made = a.count;
-        (budget::merge_assignment(ctx, &a, cap), made)
-    };
-    Ok(match policy {
-        Policy::Ge | Policy::Auto => {
-            crate::bail!(Internal, "policy {} has no assignment of its own to bound", policy.name())
-        }
-        Policy::Single => fit(single(ctx)),
-        Policy::PerBackend => fit(per_backend(ctx)),
-        Policy::PerOperator => fit(per_operator::assign(ctx)),
-        Policy::MinStreams => {
-            let cover = min_streams::chain_cover(ctx);
-            report.details.insert("width".into(), json!(cover.chains.len()));
-            report.details.insert(
-                "antichain".into(),
-                json!(cover.antichain.iter().map(|&n| model.nodes[n].name.clone()).collect::<Vec<_>>()),
-            );
-            (budget::merge(ctx, &cover, cap), cover.chains.len() as u32)
-        }
-        Policy::Budget(n) => {
-            let cover = min_streams::chain_cover(ctx);
-            report.details.insert("budget".into(), json!(n));
-            report.details.insert("width".into(), json!(cover.chains.len()));
-            let made = cover.chains.len().min(n as usize) as u32;
-            (budget::merge(ctx, &cover, n.min(cap)), made)
-        }
-        Policy::List => {
-            // Fewer streams than the cap: the cap never bound, the unbounded run is the same.
-            let a = list::assign(ctx, cap);
-            let made = if a.count < cap { a.count } else { list::assign(ctx, u32::MAX).count };
-            (a, made)
-        }
-    })
-}
-
 /// A policy's assignment within `max_streams`, which the driver narrows further until the
 /// sync ids the sync stage inserts for it fit `max_events`: the driver runs that stage, so
 /// it also runs the loop ([`crate::driver`]). Streams GE pins count against `max_streams`
@@ -346,25 +291,26 @@ fn bounded(ctx: &Ctx<'_>, policy: Policy, cap: u32, report: &mut PolicyReport) -
 /// policy made (`unbudgeted_streams`), how far the sync ids cut them (`event_budget_streams`).
 pub struct Bounded<'m> {
     ctx: Ctx<'m>,
-    policy: Policy,
+    policy: Chosen,
+    assign: table::AssignFn,
     report: PolicyReport,
     assignment: Assignment,
-    budgets: serde_json::Map<String, Value>,
+    budgets: Budgets,
 }
 
 impl<'m> Bounded<'m> {
     /// The policy's assignment within `max_streams`, from GE's logical result `base` (computed
     /// here when not given). GE's own policy keeps GE's rules and `auto` is a search: neither
     /// is bounded here.
-    pub fn new(model: &'m Model, options: &Options, policy: Policy, base: Option<LogicalResult>) -> Result<Self> {
-        if matches!(policy, Policy::Ge | Policy::Auto) {
+    pub fn new(model: &'m Model, options: &Options, policy: Chosen, base: Option<LogicalResult>) -> Result<Self> {
+        let Kind::Assign(assign) = policy.entry.kind else {
             crate::bail!(Internal, "policy {} has no assignment of its own to bound", policy.name());
-        }
+        };
         let ctx = match base {
             Some(base) => Ctx::with_base(model, options, base),
             None => Ctx::new(model, options)?,
         };
-        let mut report = PolicyReport { name: policy.name(), details: Default::default() };
+        let mut report = PolicyReport::named(policy.name());
         let mut pinned: Vec<u32> = model
             .nodes
             .ids()
@@ -377,13 +323,13 @@ impl<'m> Bounded<'m> {
         let max_streams = options.stream_budget();
         let cap =
             if max_streams == u32::MAX { u32::MAX } else { max_streams.saturating_sub(pinned.len() as u32).max(1) };
-        let (assignment, made) = bounded(&ctx, policy, cap, &mut report)?;
-        let mut budgets = serde_json::Map::new();
+        let (assignment, made) = assign(&ctx, policy.arg, cap, &mut report)?;
+        let mut budgets = Budgets::default();
         if made > cap {
-            budgets.insert("max_streams".into(), json!(max_streams));
-            budgets.insert("unbudgeted_streams".into(), json!(made));
+            budgets.max_streams = Some(max_streams);
+            budgets.unbudgeted_streams = Some(made);
         }
-        Ok(Bounded { ctx, policy, report, assignment, budgets })
+        Ok(Bounded { ctx, policy, assign, report, assignment, budgets })
     }
 
     /// The logical result of the current assignment.
@@ -409,9 +355,9 @@ impl<'m> Bounded<'m> {
         }
         let fewer = (u64::from(count) * u64::from(max_events) / u64::from(ids)) as u32;
         let cap = fewer.min(count - 1).max(1);
-        self.assignment = bounded(&self.ctx, self.policy, cap, &mut PolicyReport::default())?.0;
-        self.budgets.insert("max_events".into(), json!(max_events));
-        self.budgets.insert("event_budget_streams".into(), json!(self.assignment.count));
+        self.assignment = (self.assign)(&self.ctx, self.policy.arg, cap, &mut PolicyReport::default())?.0;
+        self.budgets.max_events = Some(max_events);
+        self.budgets.event_budget_streams = Some(self.assignment.count);
         Ok(())
     }
 
@@ -419,7 +365,7 @@ impl<'m> Bounded<'m> {
     pub fn into_report(self) -> PolicyReport {
         let mut report = self.report;
         if !self.budgets.is_empty() {
-            report.details.insert("budgets".into(), Value::Object(self.budgets));
+            report.budgets = Some(self.budgets);
         }
         report
     }

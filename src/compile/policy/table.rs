@@ -1,0 +1,271 @@
+//! The policy table: every policy `--option policy=` accepts, once. An entry says what the
+//! option's text is (name, and how an argument such as `budget:N`'s is parsed), how the policy
+//! assigns streams, what it fills in its report, and whether `auto` tries it. Everything else
+//! reads the table: option parsing and its error text, the usage text, the driver's dispatch,
+//! auto's candidates. docs/policies.md, "Adding a policy", walks through a new entry.
+
+use super::report::Cover;
+use super::{Assignment, Ctx, PolicyReport, budget, list, min_streams, per_backend, per_operator, single};
+use crate::error::Result;
+use crate::graph::Options;
+use crate::graph::options::invalid;
+
+/// A policy's assignment of the free task nodes within `cap` policy streams, given its
+/// argument (0 for a policy without one). It fills its sections of the report and says how
+/// many streams it made before `cap` bound (equal to the count when `cap` did not bind).
+pub type AssignFn = fn(ctx: &Ctx<'_>, arg: u32, cap: u32, report: &mut PolicyReport) -> Result<(Assignment, u32)>;
+
+/// How a policy runs.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// GE's pass chain, in the mode the graph's shape and options select.
+    Ge,
+    /// A search over whole runs of other policies under the simulator: the driver runs the
+    /// session's search (`crate::search::auto`), which sits above this layer.
+    Search,
+    /// An assignment of the free nodes, merged into GE's pinned streams.
+    Assign(AssignFn),
+}
+
+/// A policy's argument, written after `NAME:`.
+#[derive(Clone, Copy, Debug)]
+pub struct Arg {
+    /// How the usage text writes it (`N`).
+    pub usage: &'static str,
+    /// What a valid one is, for the error text (` (N >= 1)`).
+    pub rule: &'static str,
+    /// The argument's value, `None` when invalid.
+    pub parse: fn(&str) -> Option<u32>,
+}
+
+/// Whether `auto` runs a policy as a candidate.
+#[derive(Clone, Copy, Debug)]
+pub enum Candidate {
+    No,
+    Yes,
+    /// A parameterised policy: the arguments to try for a graph whose chain cover is this wide.
+    With(fn(usize) -> Vec<u32>),
+}
+
+/// One policy.
+#[derive(Debug)]
+pub struct Entry {
+    /// What `policy=` takes, and the report's `name` (with `:ARG` for an argument).
+    pub name: &'static str,
+    pub arg: Option<Arg>,
+    pub kind: Kind,
+    pub candidate: Candidate,
+    /// The policy whose unbounded run the report compares this one's makespan with, when
+    /// the costs are asked for (`budget:N` against min-streams).
+    pub compare_with: Option<&'static str>,
+}
+
+/// Every policy, in the order the usage and error texts list them. The first is the default.
+/// `auto` runs the `Candidate::Yes` entries in this order, then each `Candidate::With`
+/// entry's arguments.
+pub static POLICIES: &[Entry] = &[
+    Entry { name: "ge", arg: None, kind: Kind::Ge, candidate: Candidate::Yes, compare_with: None },
+    Entry {
+        name: "single",
+        arg: None,
+        kind: Kind::Assign(|ctx, _, cap, _| Ok(fit(ctx, single(ctx), cap))),
+        candidate: Candidate::Yes,
+        compare_with: None,
+    },
+    Entry {
+        name: "per-backend",
+        arg: None,
+        kind: Kind::Assign(|ctx, _, cap, _| Ok(fit(ctx, per_backend(ctx), cap))),
+        candidate: Candidate::Yes,
+        compare_with: None,
+    },
+    Entry {
+        name: "per-operator",
+        arg: None,
+        kind: Kind::Assign(|ctx, _, cap, _| Ok(fit(ctx, per_operator::assign(ctx), cap))),
+        candidate: Candidate::Yes,
+        compare_with: None,
+    },
+    Entry {
+        name: "min-streams",
+        arg: None,
+        kind: Kind::Assign(|ctx, _, cap, report| {
+            let cover = min_streams::chain_cover(ctx);
+            let antichain = cover.antichain.iter().map(|&n| ctx.model.nodes[n].name.clone()).collect();
+            report.cover = Some(Cover { width: cover.chains.len(), antichain: Some(antichain) });
+            Ok((budget::merge(ctx, &cover, cap), cover.chains.len() as u32))
+        }),
+        candidate: Candidate::Yes,
+        compare_with: None,
+    },
+    Entry {
+        name: "budget",
+        arg: Some(Arg { usage: "N", rule: " (N >= 1)", parse: |a| a.parse::<u32>().ok().filter(|&n| n >= 1) }),
+        kind: Kind::Assign(|ctx, n, cap, report| {
+            let cover = min_streams::chain_cover(ctx);
+            report.budget = Some(n);
+            report.cover = Some(Cover { width: cover.chains.len(), antichain: None });
+            let made = cover.chains.len().min(n as usize) as u32;
+            Ok((budget::merge(ctx, &cover, n.min(cap)), made))
+        }),
+        // Budgets below the width: at or above it, a budget is min-streams.
+        candidate: Candidate::With(|width| [2, 4, 8, 16].into_iter().filter(|&b| (b as usize) < width).collect()),
+        compare_with: Some("min-streams"),
+    },
+    Entry {
+        name: "list",
+        arg: None,
+        kind: Kind::Assign(|ctx, _, cap, _| {
+            // Fewer streams than the cap: the cap never bound, the unbounded run is the same.
+            let a = list::assign(ctx, cap);
+            let made = if a.count < cap { a.count } else { list::assign(ctx, u32::MAX).count };
+            Ok((a, made))
+        }),
+        candidate: Candidate::Yes,
+        compare_with: None,
+    },
+    Entry { name: "auto", arg: None, kind: Kind::Search, candidate: Candidate::No, compare_with: None },
+];
+
+/// A policy's own assignment merged down to `cap` streams, and how many it made.
+fn fit(ctx: &Ctx<'_>, a: Assignment, cap: u32) -> (Assignment, u32) {
+    let made = a.count;
+    (budget::merge_assignment(ctx, &a, cap), made)
+}
+
+/// A policy as an option names it: its table entry and argument (0 without one).
+#[derive(Clone, Copy, Debug)]
+pub struct Chosen {
+    pub entry: &'static Entry,
+    pub arg: u32,
+}
+
+impl PartialEq for Chosen {
+    fn eq(&self, other: &Self) -> bool {
+        self.entry.name == other.entry.name && self.arg == other.arg
+    }
+}
+
+impl Eq for Chosen {}
+
+impl Chosen {
+    /// The text `policy=` takes for it, also the report's and the allocation's mode name.
+    pub fn name(&self) -> String {
+        match self.entry.arg {
+            Some(_) => format!("{}:{}", self.entry.name, self.arg),
+            None => self.entry.name.to_string(),
+        }
+    }
+
+    /// The options' value that names it.
+    pub fn policy(&self) -> crate::graph::Policy {
+        crate::graph::Policy::new(self.name())
+    }
+
+    /// Options running this policy instead of theirs.
+    pub fn options(&self, options: &Options) -> Options {
+        Options { policy: self.policy(), ..options.clone() }
+    }
+
+    pub fn is_ge(&self) -> bool {
+        matches!(self.entry.kind, Kind::Ge)
+    }
+
+    pub fn is_search(&self) -> bool {
+        matches!(self.entry.kind, Kind::Search)
+    }
+}
+
+/// The entry named `text` (`NAME` or `NAME:ARG`; empty is the first entry, GE's), or E10001
+/// naming the option, the value and every spelling the table accepts.
+pub fn parse(text: &str) -> Result<Chosen> {
+    let (name, arg) = match text.split_once(':') {
+        Some((name, arg)) => (name, Some(arg)),
+        None if text.is_empty() => (POLICIES[0].name, None),
+        None => (text, None),
+    };
+    let found = POLICIES.iter().find(|e| e.name == name).and_then(|entry| match (&entry.arg, arg) {
+        (None, None) => Some(Chosen { entry, arg: 0 }),
+        (Some(spec), Some(a)) => (spec.parse)(a).map(|arg| Chosen { entry, arg }),
+        _ => None,
+    });
+    found.ok_or_else(|| invalid("policy", text, &format!("expected {}", spellings())))
+}
+
+/// The policy `options` select.
+pub fn resolve(options: &Options) -> Result<Chosen> {
+    parse(options.policy.as_str())
+}
+
+/// The entry named `name` (no argument): a policy another entry refers to.
+pub fn entry(name: &str) -> Option<&'static Entry> {
+    POLICIES.iter().find(|e| e.name == name)
+}
+
+/// Every spelling with its rule, for error texts: `ge, single, …, budget:N (N >= 1), list or auto`.
+fn spellings() -> String {
+    let all: Vec<String> = POLICIES
+        .iter()
+        .map(|e| match &e.arg {
+            Some(a) => format!("{}:{}{}", e.name, a.usage, a.rule),
+            None => e.name.to_string(),
+        })
+        .collect();
+    match all.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => all.join(""),
+    }
+}
+
+/// Every spelling for the usage text: `ge|single|…|budget:N|list|auto`.
+pub fn usage() -> String {
+    let all: Vec<String> = POLICIES
+        .iter()
+        .map(|e| match &e.arg {
+            Some(a) => format!("{}:{}", e.name, a.usage),
+            None => e.name.to_string(),
+        })
+        .collect();
+    all.join("|")
+}
+
+/// `auto`'s candidates for a graph whose chain cover is `width` wide: the fixed policies in
+/// table order, then each parameterised one's arguments.
+pub fn candidates(width: usize) -> Vec<Chosen> {
+    let fixed = POLICIES.iter().filter(|e| matches!(e.candidate, Candidate::Yes)).map(|entry| Chosen { entry, arg: 0 });
+    let with = POLICIES.iter().flat_map(|entry| match entry.candidate {
+        Candidate::With(args) => args(width).into_iter().map(|arg| Chosen { entry, arg }).collect(),
+        _ => Vec::new(),
+    });
+    fixed.chain(with).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_names_and_arguments_name_the_option_and_every_spelling() {
+        for bad in ["nonsense", "budget:0", "budget", "budget:x", "single:2", "ge:", ":"] {
+            let e = parse(bad).unwrap_err();
+            assert_eq!(e.code(), "E10001", "{bad}");
+            assert!(e.message.contains(&format!("\"{bad}\"")) && e.message.contains("option policy"), "{e}");
+            for entry in POLICIES {
+                assert!(e.message.contains(entry.name), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_references_resolve() {
+        let mut names: Vec<&str> = POLICIES.iter().map(|e| e.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), POLICIES.len());
+        for e in POLICIES {
+            if let Some(other) = e.compare_with {
+                assert!(entry(other).is_some_and(|o| matches!(o.kind, Kind::Assign(_))), "{}", e.name);
+            }
+        }
+    }
+}
