@@ -186,3 +186,73 @@ fn the_scan_finds_upward_paths() {
     assert!(by_file["compile/x.rs"].contains("above it (memory)"), "{v:?}");
     assert!(by_file["verify/mod.rs"].contains("beside it (runtime)"), "{v:?}");
 }
+
+/// The README's Layout block: each line that starts at column 0 names a path, and the names it
+/// lists after it (`order.rs`, `logical/`, `stream_alloc/ge_compat/`) are under that path or
+/// under the repository root.
+fn readme_layout(root: &Path) -> Vec<(String, Vec<String>)> {
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let block = readme.split("## Layout").nth(1).expect("README has a Layout section");
+    let block = block.split("```").nth(1).expect("the Layout section has a code block");
+    let mut entries: Vec<(String, Vec<String>)> = Vec::new();
+    for line in block.lines().skip(1) {
+        let mut words = line.split_whitespace();
+        if !line.starts_with(' ') {
+            let Some(head) = words.next() else { continue };
+            entries.push((head.to_string(), Vec::new()));
+        }
+        let Some((_, names)) = entries.last_mut() else { continue };
+        for w in words {
+            let w = w.trim_matches(|c: char| matches!(c, '(' | ')' | ',' | ';' | ':'));
+            let named = w.ends_with(".rs") || w.ends_with(".h") || w.ends_with(".sh") || w.ends_with('/');
+            if named && !w.contains('<') && !w.contains('{') && w.chars().next().is_some_and(char::is_alphanumeric) {
+                names.push(w.to_string());
+            }
+        }
+    }
+    entries
+}
+
+#[test]
+fn readme_layout_names_what_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let entries = readme_layout(root);
+    let mut missing = Vec::new();
+    for (head, names) in &entries {
+        if !root.join(head).exists() {
+            missing.push(head.clone());
+        }
+        for n in names {
+            if !root.join(head).join(n).exists() && !root.join(n).exists() {
+                missing.push(format!("{head} … {n}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "README's Layout names paths that do not exist: {missing:?}");
+    // Every module directory of src/ and every top-level directory of the repository is there
+    // (build outputs and hidden directories but .ci/ aside).
+    let heads: Vec<&str> = entries.iter().map(|(h, _)| h.trim_end_matches('/')).collect();
+    let mut unlisted = Vec::new();
+    for (dir, prefix) in [(root.join("src"), "src/"), (root.to_path_buf(), "")] {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let skipped = (name.starts_with('.') && name != ".ci")
+                || (prefix.is_empty() && (name == "src" || name == "target" || name.starts_with("build")));
+            if e.path().is_dir() && !skipped && !heads.contains(&format!("{prefix}{name}").as_str()) {
+                unlisted.push(format!("{prefix}{name}/"));
+            }
+        }
+    }
+    unlisted.sort();
+    assert!(unlisted.is_empty(), "README's Layout leaves out {unlisted:?}");
+}
+
+#[test]
+fn the_layout_check_reads_names_under_their_entry() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let entries = readme_layout(root);
+    let compile = entries.iter().find(|(h, _)| h == "src/compile/").expect("src/compile/ is listed");
+    for n in ["logical/", "order.rs", "schedule.rs"] {
+        assert!(compile.1.iter().any(|x| x == n), "{n} not read from src/compile/'s entry: {:?}", compile.1);
+    }
+}
