@@ -570,14 +570,7 @@ pub unsafe extern "C" fn sa_graph_set_node_attr(
     json_value: *const c_char,
 ) -> sa_status {
     ffi_boundary(|| unsafe {
-        with_graph(graph, |g| {
-            let graph_name = opt_str(graph_name, "graph_name")?;
-            let node = arg_str(node, "node")?;
-            let key = arg_str(key, "key")?;
-            let text = arg_str(json_value, "json_value")?;
-            let v = parse_json_arg(text, &format!("node '{node}': attribute '{key}'"))?;
-            set_attr(g.building()?, graph_name, node, key, v)
-        })
+        with_graph(graph, |g| set_on_node(g, graph_name, node, key, json_value, NodeValue::Json("attribute"), set_attr))
     })
 }
 
@@ -598,14 +591,39 @@ pub unsafe extern "C" fn sa_graph_set_node_attr_str(
     value: *const c_char,
 ) -> sa_status {
     ffi_boundary(|| unsafe {
-        with_graph(graph, |g| {
-            let graph_name = opt_str(graph_name, "graph_name")?;
-            let node = arg_str(node, "node")?;
-            let key = arg_str(key, "key")?;
-            let value = arg_str(value, "value")?;
-            set_attr(g.building()?, graph_name, node, key, Value::String(value.to_string()))
-        })
+        with_graph(graph, |g| set_on_node(g, graph_name, node, key, value, NodeValue::Plain, set_attr))
     })
+}
+
+/// How a node setter takes its value: JSON text (`json_value`; the word names the key's kind in
+/// a parse error) or a plain string (`value`).
+enum NodeValue {
+    Json(&'static str),
+    Plain,
+}
+
+/// What the node setters share: the node and key arguments, the value read as `how` says, then
+/// `set` on the graph still being built.
+unsafe fn set_on_node(
+    g: &mut sa_graph,
+    graph_name: *const c_char,
+    node: *const c_char,
+    key: *const c_char,
+    value: *const c_char,
+    how: NodeValue,
+    set: fn(&mut Building, Option<&str>, &str, &str, Value) -> ApiResult,
+) -> ApiResult {
+    let graph_name = unsafe { opt_str(graph_name, "graph_name")? };
+    let node = unsafe { arg_str(node, "node")? };
+    let key = unsafe { arg_str(key, "key")? };
+    let v = match how {
+        NodeValue::Json(kind) => {
+            let text = unsafe { arg_str(value, "json_value")? };
+            parse_json_arg(text, &format!("node '{node}': {kind} '{key}'"))?
+        }
+        NodeValue::Plain => Value::String(unsafe { arg_str(value, "value")? }.to_string()),
+    };
+    set(g.building()?, graph_name, node, key, v)
 }
 
 fn set_attr(b: &mut Building, graph_name: Option<&str>, node: &str, key: &str, v: Value) -> ApiResult {
@@ -638,14 +656,7 @@ pub unsafe extern "C" fn sa_graph_set_node_field(
     json_value: *const c_char,
 ) -> sa_status {
     ffi_boundary(|| unsafe {
-        with_graph(graph, |g| {
-            let graph_name = opt_str(graph_name, "graph_name")?;
-            let node = arg_str(node, "node")?;
-            let key = arg_str(key, "key")?;
-            let text = arg_str(json_value, "json_value")?;
-            let v = parse_json_arg(text, &format!("node '{node}': field '{key}'"))?;
-            set_field(g.building()?, graph_name, node, key, v)
-        })
+        with_graph(graph, |g| set_on_node(g, graph_name, node, key, json_value, NodeValue::Json("field"), set_field))
     })
 }
 
