@@ -187,14 +187,14 @@ static void null_for_every_pointer(void) {
     CHECK_STATUS(sa_allocation_logical_stream_of(NULL, NULL, "a", &stream), NUL);
     CHECK_STATUS(sa_allocation_logical_stream_of(a, NULL, NULL, &stream), NUL);
     CHECK_STATUS(sa_allocation_logical_stream_of(a, NULL, "a", NULL), NUL);
-    CHECK_STATUS(sa_allocation_logical_stream_count(NULL, &u), NUL);
-    CHECK_STATUS(sa_allocation_logical_stream_count(a, NULL), NUL);
-    CHECK_STATUS(sa_allocation_physical_stream_count(NULL, &u), NUL);
-    CHECK_STATUS(sa_allocation_physical_stream_count(a, NULL), NUL);
-    CHECK_STATUS(sa_allocation_attached_stream_count(NULL, &u), NUL);
-    CHECK_STATUS(sa_allocation_attached_stream_count(a, NULL), NUL);
-    CHECK_STATUS(sa_allocation_sync_count(NULL, &u), NUL);
-    CHECK_STATUS(sa_allocation_sync_count(a, NULL), NUL);
+    /* The count getters, each without its handle and without its output. */
+    sa_status (*const counts[])(const sa_allocation *, uint32_t *) = {
+        sa_allocation_logical_stream_count, sa_allocation_physical_stream_count,
+        sa_allocation_attached_stream_count, sa_allocation_sync_count};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        CHECK_STATUS(counts[i](NULL, &u), NUL);
+        CHECK_STATUS(counts[i](a, NULL), NUL);
+    }
     CHECK_STATUS(sa_allocation_mode(NULL, &str), NUL);
     CHECK_STATUS(sa_allocation_mode(a, NULL), NUL);
     CHECK_STATUS(sa_allocation_stage(NULL, &stage), NUL);
