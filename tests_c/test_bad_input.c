@@ -166,39 +166,8 @@ static void null_for_every_pointer(void) {
     CHECK_OK(sa_graph_allocate(g, SA_STAGE_ALL, &a));
 
     /* Result accessors. */
-    const char *str = NULL;
-    int64_t stream = 0;
-    uint32_t u = 0;
-    sa_stage stage = 0;
     char *json = NULL;
-    CHECK_STATUS(sa_allocation_node_count(NULL, &n), NUL);
-    CHECK_STATUS(sa_allocation_node_count(a, NULL), NUL);
-    CHECK_STATUS(sa_allocation_node_name(NULL, 0, &str), NUL);
-    CHECK_STATUS(sa_allocation_node_name(a, 0, NULL), NUL);
-    CHECK_STATUS(sa_allocation_node_graph(NULL, 0, &str), NUL);
-    CHECK_STATUS(sa_allocation_node_graph(a, 0, NULL), NUL);
-    CHECK_STATUS(sa_allocation_stream_at(NULL, 0, &stream), NUL);
-    CHECK_STATUS(sa_allocation_stream_at(a, 0, NULL), NUL);
-    CHECK_STATUS(sa_allocation_logical_stream_at(NULL, 0, &stream), NUL);
-    CHECK_STATUS(sa_allocation_logical_stream_at(a, 0, NULL), NUL);
-    CHECK_STATUS(sa_allocation_stream_of(NULL, NULL, "a", &stream), NUL);
-    CHECK_STATUS(sa_allocation_stream_of(a, NULL, NULL, &stream), NUL);
-    CHECK_STATUS(sa_allocation_stream_of(a, NULL, "a", NULL), NUL);
-    CHECK_STATUS(sa_allocation_logical_stream_of(NULL, NULL, "a", &stream), NUL);
-    CHECK_STATUS(sa_allocation_logical_stream_of(a, NULL, NULL, &stream), NUL);
-    CHECK_STATUS(sa_allocation_logical_stream_of(a, NULL, "a", NULL), NUL);
-    /* The count getters, each without its handle and without its output. */
-    sa_status (*const counts[])(const sa_allocation *, uint32_t *) = {
-        sa_allocation_logical_stream_count, sa_allocation_physical_stream_count,
-        sa_allocation_attached_stream_count, sa_allocation_sync_count};
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        CHECK_STATUS(counts[i](NULL, &u), NUL);
-        CHECK_STATUS(counts[i](a, NULL), NUL);
-    }
-    CHECK_STATUS(sa_allocation_mode(NULL, &str), NUL);
-    CHECK_STATUS(sa_allocation_mode(a, NULL), NUL);
-    CHECK_STATUS(sa_allocation_stage(NULL, &stage), NUL);
-    CHECK_STATUS(sa_allocation_stage(a, NULL), NUL);
+    check_allocation_getters_refuse_null(a);
     CHECK_STATUS(sa_allocation_to_json(NULL, &json), NUL);
     CHECK_STATUS(sa_allocation_to_json(a, NULL), NUL);
     CHECK(json == NULL);

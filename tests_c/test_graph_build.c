@@ -10,6 +10,16 @@ static void check_graph_error(const sa_graph *g, const char *code, const char *n
     CHECK_LAST_ERROR(code, needle);
 }
 
+/* A node setter (graph, graph name, node, key, value) on node "n" refuses each NULL argument
+ * but the graph name (NULL: the root). */
+static void check_setter_nulls(sa_status (*set)(sa_graph *, const char *, const char *, const char *, const char *),
+                               sa_graph *g, const char *key, const char *value) {
+    CHECK_STATUS(set(NULL, NULL, "n", key, value), SA_NULL_POINTER);
+    CHECK_STATUS(set(g, NULL, NULL, key, value), SA_NULL_POINTER);
+    CHECK_STATUS(set(g, NULL, "n", NULL, value), SA_NULL_POINTER);
+    CHECK_STATUS(set(g, NULL, "n", key, NULL), SA_NULL_POINTER);
+}
+
 static void test_new(void) {
     sa_graph *g = SENTINEL;
     CHECK_STATUS(sa_graph_new(NULL, &g), SA_NULL_POINTER);
@@ -208,16 +218,6 @@ static void test_options_and_attrs(void) {
     CHECK_STATUS(sa_graph_set_node_ge_attr(g, NULL, "n", "k", "1"), SA_INVALID_STATE);
     CHECK_STATUS(sa_graph_set_node_stream(g, NULL, "n", 0), SA_INVALID_STATE);
     sa_graph_free(g);
-}
-
-/* A node setter (graph, graph name, node, key, value) on node "n" refuses each NULL argument
- * but the graph name (NULL: the root). */
-static void check_setter_nulls(sa_status (*set)(sa_graph *, const char *, const char *, const char *, const char *),
-                               sa_graph *g, const char *key, const char *value) {
-    CHECK_STATUS(set(NULL, NULL, "n", key, value), SA_NULL_POINTER);
-    CHECK_STATUS(set(g, NULL, NULL, key, value), SA_NULL_POINTER);
-    CHECK_STATUS(set(g, NULL, "n", NULL, value), SA_NULL_POINTER);
-    CHECK_STATUS(set(g, NULL, "n", key, NULL), SA_NULL_POINTER);
 }
 
 int main(void) {
