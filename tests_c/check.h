@@ -110,4 +110,12 @@ static inline void check_allocation_getters_refuse_null(const sa_allocation *a) 
     CHECK(str == NULL && s == 7 && u == 7 && n == 7 && stage == -1);
 }
 
+/* A session on `g`, which it frees: the session shares the built model. */
+static inline sa_session *session_taking(sa_graph *g) {
+    sa_session *s = NULL;
+    CHECK_OK(sa_session_new(g, &s));
+    sa_graph_free(g);
+    return s;
+}
+
 #endif
