@@ -6,6 +6,7 @@
 //! what it checks.
 
 use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 use std::ops::IndexMut;
 
 use crate::graph::{IdVec, Model, NodeId};
@@ -83,6 +84,19 @@ impl<K: Ord> Ord for Timed<K> {
     fn cmp(&self, o: &Self) -> Ordering {
         o.time.total_cmp(&self.time).then(o.key.cmp(&self.key))
     }
+}
+
+/// Takes the earliest instant off a timeline: pops its first entry and every other entry at
+/// the same time into `out` (cleared first), in key order, and returns that time; `None` when
+/// the timeline is empty. The list schedules advance time by this, one instant at a time.
+pub fn pop_instant<K: Ord>(timeline: &mut BinaryHeap<Timed<K>>, out: &mut Vec<K>) -> Option<f64> {
+    out.clear();
+    let first = timeline.pop()?;
+    out.push(first.key);
+    while timeline.peek().is_some_and(|e| e.time == first.time) {
+        out.push(timeline.pop().expect("peeked").key);
+    }
+    Some(first.time)
 }
 
 /// `PartialEq`, `Eq` and `PartialOrd` from `Ord`, for the keys above: equal when they compare

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::{SimConfig, cost_of, units_of};
 use crate::bail;
-use crate::compile::schedule::{Prio, Timed, bottom_levels};
+use crate::compile::schedule::{Prio, Timed, bottom_levels, pop_instant};
 use crate::error::Result;
 use crate::graph::{IdVec, Model, NodeId};
 
@@ -76,6 +76,7 @@ pub fn ideal(model: &Model, cfg: &SimConfig) -> Result<Ideal> {
     }
     // Running nodes, earliest finish first (then the lower id).
     let mut running: BinaryHeap<Timed<NodeId>> = BinaryHeap::new();
+    let mut finished = Vec::new();
     let mut start = IdVec::filled(nn, 0.0f64);
     let mut order = Vec::with_capacity(nn);
     let mut free = cfg.units;
@@ -92,13 +93,9 @@ pub fn ideal(model: &Model, cfg: &SimConfig) -> Result<Ideal> {
             order.push(p.tie);
             running.push(Timed { time: t + dur(p.tie), key: p.tie });
         }
-        let Some(first) = running.pop() else { break };
-        t = first.time;
-        let mut finished = vec![first.key];
-        while running.peek().is_some_and(|f| f.time == t) {
-            finished.push(running.pop().expect("peeked").key);
-        }
-        for n in finished {
+        let Some(time) = pop_instant(&mut running, &mut finished) else { break };
+        t = time;
+        for &n in &finished {
             free += need(n);
             for e in model.out_edges(n) {
                 preds_left[e.dst] -= 1;

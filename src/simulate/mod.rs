@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 
 use crate::bail;
 use crate::compile::Allocation;
-use crate::compile::schedule::Timed;
+use crate::compile::schedule::{Timed, pop_instant};
 use crate::error::Result;
 use crate::graph::csr::Csr;
 use crate::graph::ids::Idx;
@@ -330,6 +330,7 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
     let mut span: IdVec<NodeId, Option<(f64, f64)>> = IdVec::filled(nn, None);
     let mut free_units = cfg.units;
     let mut heap: BinaryHeap<Timed<Happens>> = BinaryHeap::new();
+    let mut batch = Vec::new();
     let mut blocked: BTreeSet<u32> = BTreeSet::new();
     let mut candidates: BTreeSet<u32> = (0..streams as u32).collect();
     let total: usize = lists.iter().map(Vec::len).sum();
@@ -379,17 +380,13 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
             }
             heap.push(Timed { time: t + c, key: Happens::Finish(task) });
         }
-        let Some(first) = heap.pop() else { break };
-        t = first.time;
-        let mut batch = vec![first];
+        let Some(time) = pop_instant(&mut heap, &mut batch) else { break };
+        t = time;
         // Streams blocked on units retry only when units come back: with no more free than
         // when they last tried, they still cannot start.
         let mut freed = false;
-        while heap.peek().is_some_and(|e| e.time == t) {
-            batch.push(heap.pop().expect("peeked"));
-        }
-        for ev in batch {
-            let task = match ev.key {
+        for &ev in &batch {
+            let task = match ev {
                 Happens::WaitOver(s) => {
                     candidates.insert(s);
                     continue;

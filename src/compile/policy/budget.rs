@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, BinaryHeap};
 
 use super::min_streams::ChainCover;
 use super::{Assignment, Ctx, Role};
-use crate::compile::schedule::{Prio, Timed, UNITS};
+use crate::compile::schedule::{Prio, Timed, UNITS, pop_instant};
 use crate::graph::{IdVec, NodeId};
 
 /// The min-streams chains on at most `budget` streams.
@@ -107,6 +107,7 @@ fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assign
     let mut free_units = UNITS;
     // Running nodes, earliest finish first, then the lower id.
     let mut running: BinaryHeap<Timed<NodeId>> = BinaryHeap::new();
+    let mut finished = Vec::new();
     let mut t = 0.0f64;
     let mut newly: Vec<NodeId> = ctx.order.iter().copied().filter(|&n| indeg[n] == 0).collect();
     loop {
@@ -166,13 +167,9 @@ fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assign
             free_units -= need(n);
             running.push(Timed { time: t + cost(n), key: n });
         }
-        let Some(Timed { time, key: first }) = running.pop() else { break };
+        let Some(time) = pop_instant(&mut running, &mut finished) else { break };
         t = time;
-        let mut finished = vec![first];
-        while running.peek().is_some_and(|e| e.time == t) {
-            finished.push(running.pop().expect("peeked").key);
-        }
-        for n in finished {
+        for &n in &finished {
             if chain_of[n] != u32::MAX {
                 free_units += need(n);
                 free_streams.insert(binding[chain_of[n] as usize]);
@@ -204,18 +201,16 @@ fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assign
 mod tests {
     use super::*;
     use crate::compile::policy::min_streams;
-    use crate::graph::synth::{Family, generate};
+    use crate::compile::policy::testing::each_synth_ctx;
 
     /// The one-stream shortcut is the list schedule's own answer on one stream.
     #[test]
     fn one_stream_is_the_schedule_on_one_stream() {
-        for family in [Family::Layered { width: 8 }, Family::Inception, Family::Random { window: None }] {
-            let model = generate(family, 3000, 7).expect("valid");
-            let ctx = Ctx::new(&model, &model.options).expect("GE's pass chain runs");
-            let groups = min_streams::chain_cover(&ctx).chains;
-            assert!(groups.len() > 1, "{}: more than one chain to merge", family.name());
-            let (short, full) = (one_stream(&model, &groups), schedule_groups(&ctx, &groups, 1));
-            assert_eq!((short.stream, short.count), (full.stream, full.count), "{}", family.name());
-        }
+        each_synth_ctx(|family, ctx| {
+            let groups = min_streams::chain_cover(ctx).chains;
+            assert!(groups.len() > 1, "{family}: more than one chain to merge");
+            let (short, full) = (one_stream(ctx.model, &groups), schedule_groups(ctx, &groups, 1));
+            assert_eq!((short.stream, short.count), (full.stream, full.count), "{family}");
+        });
     }
 }

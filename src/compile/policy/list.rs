@@ -13,7 +13,7 @@
 use std::collections::{BTreeSet, BinaryHeap};
 
 use super::{Assignment, Ctx, Role};
-use crate::compile::schedule::{Prio, Timed, UNITS, WAIT_LATENCY_US};
+use crate::compile::schedule::{Prio, Timed, UNITS, WAIT_LATENCY_US, pop_instant};
 
 const NONE: u32 = u32::MAX;
 /// Stream mark of pinned nodes: always another stream than a policy stream.
@@ -54,6 +54,7 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
     let mut newly: Vec<u32> = (0..n as u32).filter(|&p| preds_left[p as usize] == 0).collect();
     // Running nodes by position, earliest finish first, then the lower position.
     let mut running: BinaryHeap<Timed<u32>> = BinaryHeap::new();
+    let mut finished = Vec::new();
     let mut free_units = UNITS;
     let mut t = 0.0f64;
     let mut done = 0usize;
@@ -114,13 +115,9 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
                 break;
             }
         }
-        let Some(Timed { time, key: first }) = running.pop() else { break };
+        let Some(time) = pop_instant(&mut running, &mut finished) else { break };
         t = time;
-        let mut finished = vec![first];
-        while running.peek().is_some_and(|f| f.time == t) {
-            finished.push(running.pop().expect("peeked").key);
-        }
-        for p in finished {
+        for &p in &finished {
             done += 1;
             finish[p as usize] = t;
             if is_task(p) {
@@ -284,16 +281,14 @@ fn pick(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::synth::{Family, generate};
+    use crate::compile::policy::testing::each_synth_ctx;
 
     /// The one-stream shortcut is the schedule's own answer on one stream.
     #[test]
     fn one_stream_is_the_schedule_on_one_stream() {
-        for family in [Family::Layered { width: 8 }, Family::Inception, Family::Random { window: None }] {
-            let model = generate(family, 3000, 7).expect("valid");
-            let ctx = Ctx::new(&model, &model.options).expect("GE's pass chain runs");
-            let (short, full) = (one_stream(&ctx), schedule(&ctx, 1));
-            assert_eq!((short.stream, short.count), (full.stream, full.count), "{}", family.name());
-        }
+        each_synth_ctx(|family, ctx| {
+            let (short, full) = (one_stream(ctx), schedule(ctx, 1));
+            assert_eq!((short.stream, short.count), (full.stream, full.count), "{family}");
+        });
     }
 }

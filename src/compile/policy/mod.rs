@@ -393,3 +393,43 @@ impl<'m> Bounded<'m> {
         report
     }
 }
+
+/// The policies' unit-test inputs.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::Ctx;
+    use crate::graph::synth::{Family, generate};
+
+    /// Runs `check` on the context of a 3000-node graph of each of three synthetic families
+    /// (layered, Inception-like, random; seed 7), with the family's name.
+    pub fn each_synth_ctx(mut check: impl FnMut(&str, &Ctx<'_>)) {
+        for family in [Family::Layered { width: 8 }, Family::Inception, Family::Random { window: None }] {
+            let model = generate(family, 3000, 7).expect("valid");
+            check(&family.name(), &Ctx::new(&model, &model.options).expect("GE's pass chain runs"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::synth::{Family, generate};
+
+    /// The policies' bottom levels, walked by topological position over `Ctx::succ`, are the
+    /// scheduling core's, walked by node over the model's edges.
+    #[test]
+    fn bottom_levels_by_position_are_the_core_bottom_levels() {
+        for family in
+            [Family::Layered { width: 8 }, Family::Random { window: None }, Family::Dense { density: 8, mixed: true }]
+        {
+            let model = generate(family, 600, 3).expect("valid");
+            let ctx = Ctx::new(&model, &model.options).expect("GE's pass chain runs");
+            let core = schedule::bottom_levels(&model, |n| ctx.cost(n));
+            let by_pos = ctx.bottom_levels(|n| ctx.cost(n));
+            assert!(by_pos.iter().any(|&l| l > 0.0), "{}: some node has a cost", family.name());
+            for (p, &n) in ctx.order.iter().enumerate() {
+                assert_eq!(by_pos[p].to_bits(), core[n].to_bits(), "{}: node {}", family.name(), model.nodes[n].name);
+            }
+        }
+    }
+}
