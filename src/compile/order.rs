@@ -20,10 +20,10 @@
 //! as [`Model::all_nodes`] stitches them: a node's subgraphs' nodes right after the node.
 //! O((V + E) log V).
 
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::schedule::{Prio, UNITS, WAIT_LATENCY_US, node_cost as cost, node_units};
+use super::schedule::{Prio, Timed, UNITS, WAIT_LATENCY_US, fill_bottom_levels, node_cost as cost, node_units};
 use crate::graph::csr::Csr;
 use crate::graph::{GraphId, IdVec, Model, NodeId, StreamId};
 
@@ -100,13 +100,8 @@ impl OrderFacts {
         }
         let mut level = IdVec::filled(nn, 0.0f64);
         for g in model.graphs.ids() {
-            for &n in model.graphs[g].order.iter().rev() {
-                let mut below = 0.0f64;
-                for &d in succ.of(n) {
-                    below = below.max(level[d]);
-                }
-                level[n] = dur[n] + below;
-            }
+            let backwards = model.graphs[g].order.iter().rev().copied();
+            fill_bottom_levels(&mut level, backwards, |n| dur[n], |n| succ.of(n).iter().copied());
         }
         OrderFacts { succ, pred_count, dur, need: model.nodes.ids().map(|n| units(model, n)).collect(), level, costly }
     }
@@ -130,27 +125,12 @@ fn stitch(model: &Model, per_graph: &IdVec<GraphId, Vec<NodeId>>) -> Vec<NodeId>
     out
 }
 
-/// A timed event, earliest first: a node finishes (`finish`) or becomes ready (its waits
-/// are over); then by sequence number, for determinism.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Event {
-    time: f64,
-    finish: bool,
-    seq: u32,
-    node: NodeId,
-}
-
-impl Eq for Event {}
-impl Ord for Event {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // Min-heap on (time, finishes first, seq).
-        o.time.total_cmp(&self.time).then(self.finish.cmp(&o.finish)).then(o.seq.cmp(&self.seq))
-    }
-}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
+/// What a timed event says: a node finishes, or becomes ready (its waits are over). Events of
+/// one instant come finishes first, then by sequence number, for determinism.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Happens {
+    Finish(u32, NodeId),
+    Ready(u32, NodeId),
 }
 
 /// No stream, in [`Slot::stream`].
@@ -180,7 +160,7 @@ struct Scheduler<'a> {
     /// Streams whose best ready node waits for units, by the units it needs (fewest first):
     /// released units wake only those that may fit now.
     blocked: BinaryHeap<Reverse<(u32, u32)>>,
-    events: BinaryHeap<Event>,
+    events: BinaryHeap<Timed<Happens>>,
     seq: u32,
     /// For [`Scheduler::interleave`]: the node after each one on its stream, and the last
     /// node seen on each stream.
@@ -212,7 +192,8 @@ impl<'a> Scheduler<'a> {
     }
 
     fn push(&mut self, time: f64, finish: bool, node: NodeId) {
-        self.events.push(Event { time, finish, seq: self.seq, node });
+        let key = if finish { Happens::Finish(self.seq, node) } else { Happens::Ready(self.seq, node) };
+        self.events.push(Timed { time, key });
         self.seq = self.seq.wrapping_add(1);
     }
 
@@ -232,7 +213,7 @@ impl<'a> Scheduler<'a> {
         // that finished now without taking time.
         let mut now: Vec<(NodeId, bool)> = Vec::new();
         for &n in nodes {
-            let k = self.facts.pred_count[n];
+            let k = facts.pred_count[n];
             let slot = &mut self.slot[n];
             slot.preds_left = k;
             slot.ready_at = 0.0;
@@ -252,10 +233,10 @@ impl<'a> Scheduler<'a> {
                 let (n, finished) = match now.pop() {
                     Some(x) => x,
                     None => match self.events.peek() {
-                        Some(e) if e.time <= t => {
-                            let e = self.events.pop().expect("peeked");
-                            (e.node, e.finish)
-                        }
+                        Some(e) if e.time <= t => match self.events.pop().expect("peeked").key {
+                            Happens::Finish(_, n) => (n, true),
+                            Happens::Ready(_, n) => (n, false),
+                        },
                         _ => break,
                     },
                 };
@@ -265,7 +246,7 @@ impl<'a> Scheduler<'a> {
                         order.push(n);
                         now.push((n, true));
                     } else {
-                        self.ready[s as usize].push(Prio { level: self.facts.level[n], node: n });
+                        self.ready[s as usize].push(Prio { level: facts.level[n], tie: n });
                         self.mark(s as usize);
                     }
                     continue;
@@ -274,7 +255,7 @@ impl<'a> Scheduler<'a> {
                     self.busy[s as usize] = false;
                     self.mark(s as usize);
                 }
-                free += self.facts.need[n];
+                free += facts.need[n];
                 while let Some(&Reverse((need, b))) = self.blocked.peek() {
                     if need > free {
                         break;
@@ -308,7 +289,7 @@ impl<'a> Scheduler<'a> {
                     continue;
                 }
                 let Some(&p) = self.ready[si].peek() else { continue };
-                let u = self.facts.need[p.node];
+                let u = facts.need[p.tie];
                 if u > free {
                     self.blocked.push(Reverse((u, s)));
                     continue;
@@ -316,12 +297,12 @@ impl<'a> Scheduler<'a> {
                 self.ready[si].pop();
                 free -= u;
                 self.busy[si] = true;
-                order.push(p.node);
-                let d = self.facts.dur[p.node];
+                order.push(p.tie);
+                let d = facts.dur[p.tie];
                 if d > 0.0 {
-                    self.push(t + d, true, p.node);
+                    self.push(t + d, true, p.tie);
                 } else {
-                    now.push((p.node, true));
+                    now.push((p.tie, true));
                 }
             }
             dirty.clear();
@@ -352,11 +333,11 @@ impl<'a> Scheduler<'a> {
     /// comes next. Where the schedule keeps every stream's GE sequence the result is GE's
     /// order itself, so only the streams it reorders change the document.
     fn interleave(&mut self, started: &[NodeId]) -> Vec<NodeId> {
-        let model = self.model;
+        let (model, facts) = (self.model, self.facts);
         self.last.iter_mut().for_each(|l| *l = None);
         // `preds_left` counts again: predecessors, then the stream predecessor.
         for &n in started {
-            let mut k = self.facts.pred_count[n];
+            let mut k = facts.pred_count[n];
             self.next[n] = None;
             let s = self.slot[n].stream;
             if s != NO_STREAM {
@@ -374,7 +355,7 @@ impl<'a> Scheduler<'a> {
         let mut out = Vec::with_capacity(started.len());
         while let Some(Reverse((_, n))) = heap.pop() {
             out.push(n);
-            for d in self.facts.succ.of(n).iter().copied().chain(self.next[n]) {
+            for d in facts.succ.of(n).iter().copied().chain(self.next[n]) {
                 let slot = &mut self.slot[d];
                 slot.preds_left -= 1;
                 if slot.preds_left == 0 {
