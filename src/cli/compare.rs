@@ -9,6 +9,7 @@ use super::allocate::Inputs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::Error;
 use stream_alloc::baseline::Peer;
+use stream_alloc::compile::policy::report::CandidateRow;
 use stream_alloc::memory::AllocationDocument;
 use stream_alloc::simulate::{Ideal, SimConfig, ideal, round3, simulate};
 use stream_alloc::verify;
@@ -63,7 +64,7 @@ struct Row {
     /// Sync ids (events and notifies) the allocation uses.
     event_ids: u32,
     /// auto's candidate rows, as its report gives them (empty for other policies).
-    candidates: Vec<Value>,
+    candidates: Vec<CandidateRow>,
 }
 
 fn graphs(path: &Path) -> Result<Vec<PathBuf>, String> {
@@ -151,7 +152,7 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                         v["peak_bytes"] = json!(p);
                     }
                     if !r.candidates.is_empty() {
-                        v["candidates"] = Value::Array(r.candidates.clone());
+                        v["candidates"] = json!(r.candidates);
                     }
                     v
                 })
@@ -229,7 +230,7 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
 /// auto's candidates per graph (markdown): every candidate's columns, or why it was rejected.
 fn candidate_table(rows: &[Row]) -> String {
     let mut s = String::new();
-    let num = |c: &Value, k: &str| c.get(k).and_then(Value::as_f64);
+    let cell = |v: Option<String>| v.unwrap_or_else(|| "-".to_string());
     for r in rows.iter().filter(|r| !r.candidates.is_empty()) {
         if s.is_empty() {
             s.push_str(
@@ -237,30 +238,26 @@ fn candidate_table(rows: &[Row]) -> String {
             );
         }
         for c in &r.candidates {
-            let cell = |k: &str| c.get(k).map_or_else(|| "-".to_string(), |v| v.to_string());
-            let ms = num(c, "makespan_us");
-            let ideal = num(c, "ideal_us").unwrap_or(r.ideal);
-            let to_ideal = match ms {
-                Some(m) if ideal > 0.0 => format!("{:.3}", m / ideal),
+            let to_ideal = match c.makespan_us {
+                Some(m) if c.ideal_us > 0.0 => format!("{:.3}", m / c.ideal_us),
                 Some(_) => "1.000".to_string(),
                 None => "-".to_string(),
             };
-            let name = c.get("policy").and_then(Value::as_str).unwrap_or("");
-            let note = match c.get("rejected").and_then(Value::as_str) {
+            let note = match &c.rejected {
                 Some(why) => format!("rejected: {}", why.replace('|', "/")),
-                None if name == r.chosen => "chosen".to_string(),
+                None if c.policy == r.chosen => "chosen".to_string(),
                 None => String::new(),
             };
             s.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {} | {} |\n",
                 r.graph,
-                name,
-                cell("streams"),
-                cell("syncs"),
-                cell("event_ids"),
-                ms.map_or_else(|| "-".to_string(), |m| format!("{m:.3}")),
-                ideal,
-                num(c, "lower_bound_us").map_or_else(|| "-".to_string(), |b| format!("{b:.3}")),
+                c.policy,
+                cell(c.streams.map(|v| v.to_string())),
+                cell(c.syncs.map(|v| v.to_string())),
+                cell(c.event_ids.map(|v| v.to_string())),
+                cell(c.makespan_us.map(|m| format!("{m:.3}"))),
+                c.ideal_us,
+                c.lower_bound_us,
                 to_ideal,
                 note
             ));

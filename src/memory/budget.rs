@@ -5,9 +5,8 @@
 //! memory be reused is left to the candidates themselves: `single` is always one, and its
 //! plan is the sequential baseline (docs/memory.md).
 
-use serde_json::{Value, json};
-
 use super::has_memory_facts;
+use crate::compile::policy::report::CandidateRow;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{Model, Options};
 
@@ -31,18 +30,18 @@ pub fn require_sizes(model: &Model, options: &Options) -> Result<()> {
 pub fn judge(
     options: &Options,
     peak: Option<u64>,
-    row: &mut Value,
+    row: &mut CandidateRow,
     smallest: &mut Option<(u64, String)>,
     policy: String,
 ) -> bool {
     let Some(peak) = peak else { return true };
-    row["peak_bytes"] = json!(peak);
+    row.peak_bytes = Some(peak);
     if smallest.as_ref().is_none_or(|(p, _)| peak < *p) {
         *smallest = Some((peak, policy));
     }
     match options.max_memory {
         Some(max) if peak > max => {
-            row["rejected"] = json!(format!("peak {peak} bytes > max_memory {max}"));
+            row.rejected = Some(format!("peak {peak} bytes > max_memory {max}"));
             false
         }
         _ => true,

@@ -8,10 +8,8 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
-
 use crate::bail;
-use crate::compile::policy::report::AutoReport;
+use crate::compile::policy::report::{AutoReport, CandidateRow};
 use crate::compile::policy::{Chosen, Ctx, PolicyReport, ge_logical, min_streams, table};
 use crate::compile::summary::ModelCounts;
 use crate::compile::{Stage, TaskLimits};
@@ -63,9 +61,13 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
         });
         let ran = match ran {
             Err(e) if e.kind == ErrorKind::Limit => {
-                rows.push(json!({
-                    "policy": p.name(), "rejected": e.to_string(), "ideal_us": ideal_us, "lower_bound_us": bound_us,
-                }));
+                rows.push(CandidateRow {
+                    policy: p.name(),
+                    ideal_us,
+                    lower_bound_us: bound_us,
+                    rejected: Some(e.to_string()),
+                    ..CandidateRow::default()
+                });
                 continue;
             }
             r => r?,
@@ -85,18 +87,17 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
                 }
             }
         };
-        let mut row = json!({
-            "policy": p.name(),
-            "ideal_us": ideal_us,
-            "lower_bound_us": bound_us,
-            "makespan_us": round3(outcome.makespan_us),
-            "streams": outcome.streams,
-            "syncs": outcome.syncs,
-            "event_ids": outcome.ids,
-        });
-        if let Some(made) = s.report().and_then(PolicyReport::unbudgeted_streams) {
-            row["unbudgeted_streams"] = json!(made);
-        }
+        let mut row = CandidateRow {
+            policy: p.name(),
+            ideal_us,
+            lower_bound_us: bound_us,
+            makespan_us: Some(round3(outcome.makespan_us)),
+            streams: Some(outcome.streams),
+            syncs: Some(outcome.syncs),
+            event_ids: Some(outcome.ids),
+            unbudgeted_streams: s.report().and_then(PolicyReport::unbudgeted_streams),
+            ..CandidateRow::default()
+        };
         let ids = outcome.ids;
         let over = if outcome.logical_count > max_streams {
             Some(format!("{} logical streams exceed max_streams={max_streams}", outcome.logical_count))
@@ -115,7 +116,7 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
             outcomes.insert(key, Outcome { peak, ..outcome });
         }
         if let Some(why) = over {
-            row["rejected"] = json!(why);
+            row.rejected = Some(why);
             rows.push(row);
             continue;
         }
@@ -138,11 +139,12 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
         }
     }
     let (Some((makespan, _, _, _, chosen)), Some(mut stages)) = (best, chosen_stages) else {
-        if options.max_memory.is_some() && rows.iter().all(|r| r.get("peak_bytes").is_some()) {
+        if options.max_memory.is_some() && rows.iter().all(|r| r.peak_bytes.is_some()) {
             return Err(crate::memory::budget::none_fits(model, options, smallest));
         }
+        // Each reason as JSON text (quoted; `null` for none), as the error has always written it.
         let reasons: Vec<String> =
-            rows.iter().map(|r| format!("{}: {}", r["policy"].as_str().unwrap_or(""), r["rejected"])).collect();
+            rows.iter().map(|r| format!("{}: {}", r.policy, serde_json::Value::from(r.rejected.clone()))).collect();
         bail!(Limit, "policy auto on graph '{}': no candidate is feasible ({})", model.name, reasons.join("; "));
     };
     let Some(base) = stages.logical.as_ref() else {

@@ -25,9 +25,8 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Value, json};
-
 use crate::compile::order::OrderFacts;
+use crate::compile::policy::report::{MovePoint, RefineMove, RefineReport};
 use crate::compile::policy::{Chosen, Ctx, Kind, Role, place_followers};
 use crate::compile::{self, Allocation, TaskCounts, TaskLimits};
 use crate::error::Result;
@@ -57,7 +56,7 @@ pub fn trial_budget(size: usize) -> usize {
 pub struct Refined {
     pub logical: Option<Allocation>,
     pub makespan_us: f64,
-    pub report: Value,
+    pub report: RefineReport,
 }
 
 /// One evaluated assignment.
@@ -257,7 +256,7 @@ fn point_trials(
     next_on: &IdVec<NodeId, Option<NodeId>>,
     movable: &dyn Fn(StreamId) -> bool,
     point: Point,
-) -> (Value, Vec<Move>) {
+) -> (MovePoint, Vec<Move>) {
     let task = |n: NodeId| role[n] == Role::Task;
     let name = |n: NodeId| model.nodes[n].name.clone();
     let mut trials: Vec<Move> = Vec::new();
@@ -279,7 +278,7 @@ fn point_trials(
     let (r, w) = match point {
         Point::Wait(r, w) => (r, w),
         Point::Units(n, ready) => {
-            let at = json!({ "units": name(n) });
+            let at = MovePoint::Units(name(n));
             // The nodes of other streams that took the units since `n` was ready, each tried
             // on `n`'s stream (the order runs the critical path first there).
             let Some(sn) = logical[n].filter(|&s| movable(s)) else { return (at, trials) };
@@ -299,7 +298,7 @@ fn point_trials(
             return (at, trials);
         }
     };
-    let at = json!({ "wait": [name(r), name(w)] });
+    let at = MovePoint::Wait([name(r), name(w)]);
     let (Some(sr), Some(sw)) = (logical[r], logical[w]) else { return (at, trials) };
     if sr == sw {
         return (at, trials);
@@ -366,7 +365,12 @@ pub fn refine(
     let skip = |why: &str, makespan: f64| Refined {
         logical: None,
         makespan_us: makespan,
-        report: json!({ "from": policy.name(), "skipped": why, "trial_budget": budget }),
+        report: RefineReport {
+            from: policy.name(),
+            trial_budget: budget,
+            skipped: Some(why.to_string()),
+            ..RefineReport::default()
+        },
     };
     if !matches!(policy.entry.kind, Kind::Assign(_)) {
         return Ok(skip("GE's own assignment keeps GE's rules", f64::NAN));
@@ -395,7 +399,7 @@ pub fn refine(
     let start_us = cur.sim.makespan_us;
     let mut tried = BTreeSet::new();
     tried.insert(digest(base.logical_stream()));
-    let mut moves: Vec<Value> = Vec::new();
+    let mut moves: Vec<RefineMove> = Vec::new();
     'search: while t.run < budget && cur.sim.makespan_us > ideal_us + 1e-6 {
         let points = critical_points(model, &cur, cfg);
         let logical = cur.logical.logical_stream().clone();
@@ -434,12 +438,12 @@ pub fn refine(
                 }
                 let Some(e) = t.eval(&next) else { continue };
                 if e.sim.makespan_us < cur.sim.makespan_us - EPS {
-                    moves.push(json!({
-                        "move": kind,
-                        "at": at,
-                        "nodes": change.len(),
-                        "makespan_us": round3(e.sim.makespan_us),
-                    }));
+                    moves.push(RefineMove {
+                        kind: kind.to_string(),
+                        at: at.clone(),
+                        nodes: change.len(),
+                        makespan_us: round3(e.sim.makespan_us),
+                    });
                     cur = e;
                     continue 'search;
                 }
@@ -447,18 +451,17 @@ pub fn refine(
         }
         break;
     }
-    let mut report = json!({
-        "from": policy.name(),
-        "trial_budget": budget,
-        "trials": t.run,
-        "rejected_trials": t.rejected,
-        "makespan_before_us": round3(start_us),
-        "makespan_us": round3(cur.sim.makespan_us),
-        "moves": moves,
-    });
-    if let Some(e) = &t.first_error {
-        report["first_refused_trial"] = json!(e);
-    }
+    let report = RefineReport {
+        from: policy.name(),
+        trial_budget: budget,
+        skipped: None,
+        trials: Some(t.run),
+        rejected_trials: Some(t.rejected),
+        makespan_before_us: Some(round3(start_us)),
+        makespan_us: Some(round3(cur.sim.makespan_us)),
+        moves: Some(moves),
+        first_refused_trial: t.first_error.clone(),
+    };
     let improved = cur.sim.makespan_us < start_us - EPS;
     Ok(Refined { logical: improved.then_some(cur.logical), makespan_us: cur.sim.makespan_us, report })
 }

@@ -201,7 +201,7 @@ fn max_memory_rejects_candidates_over_it() {
     model.options.policy = "auto".into();
     let (_, free) = run_policy(&model, Stage::All).unwrap();
     let rows = free.auto.as_ref().unwrap().candidates.clone();
-    let peaks: Vec<u64> = rows.iter().map(|r| r["peak_bytes"].as_u64().unwrap()).collect();
+    let peaks: Vec<u64> = rows.iter().map(|r| r.peak_bytes.unwrap()).collect();
     let min = *peaks.iter().min().unwrap();
     let max = *peaks.iter().max().unwrap();
     assert!(min < max, "parallel candidates need more memory on resnet50: {peaks:?}");
@@ -212,10 +212,10 @@ fn max_memory_rejects_candidates_over_it() {
     let auto = report.auto.as_ref().unwrap();
     let chosen = auto.chosen.as_str();
     for r in &auto.candidates {
-        let over = r["peak_bytes"].as_u64().unwrap() > min;
-        assert_eq!(r.get("rejected").is_some(), over, "{r}");
+        let over = r.peak_bytes.unwrap() > min;
+        assert_eq!(r.rejected.is_some(), over, "{r:?}");
         if over {
-            assert_ne!(r["policy"], chosen);
+            assert_ne!(r.policy, chosen);
         }
     }
     model.options.max_memory = Some(min - 1);

@@ -97,10 +97,9 @@ fn auto_survives_infeasible_candidates() {
     let (alloc, report) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
     let report = report.unwrap();
     let rows = &report.auto.as_ref().unwrap().candidates;
-    let rejected: Vec<&str> =
-        rows.iter().filter(|r| r.get("rejected").is_some()).map(|r| r["policy"].as_str().unwrap()).collect();
+    let rejected: Vec<&str> = rows.iter().filter(|r| r.rejected.is_some()).map(|r| r.policy.as_str()).collect();
     assert!(rejected.contains(&"per-operator"), "{rows:?}");
-    assert!(rows.iter().all(|r| r.get("rejected").is_none_or(|why| why.as_str().unwrap().contains("SA2003"))));
+    assert!(rows.iter().all(|r| r.rejected.as_ref().is_none_or(|why| why.contains("SA2003"))));
     assert!(!rejected.contains(&report.auto.as_ref().unwrap().chosen.as_str()));
     assert!(verify::check(&m, &alloc.to_json(&m)).ok());
 
@@ -131,8 +130,8 @@ fn auto_survives_infeasible_candidates() {
     let auto = report.auto.as_ref().unwrap();
     assert_eq!(auto.chosen, "ge");
     let rows = &auto.candidates;
-    for r in rows.iter().filter(|r| r["policy"] != "ge") {
-        let why = r["rejected"].as_str().unwrap_or_else(|| panic!("{} was not rejected", r["policy"]));
+    for r in rows.iter().filter(|r| r.policy != "ge") {
+        let why = r.rejected.as_deref().unwrap_or_else(|| panic!("{} was not rejected", r.policy));
         assert!(why.starts_with("SA2003") && why.contains("1119 notifies"), "{why}");
     }
     assert!(verify::check(&m, &alloc.to_json(&m)).ok());

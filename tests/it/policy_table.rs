@@ -98,6 +98,6 @@ fn auto_runs_the_table_candidates_in_table_order() {
     let limits = TaskLimits::from_options(&m.options);
     let (_, report) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
     let rows = report.unwrap().auto.unwrap().candidates;
-    let ran: Vec<&str> = rows.iter().map(|r| r["policy"].as_str().unwrap()).collect();
+    let ran: Vec<&str> = rows.iter().map(|r| r.policy.as_str()).collect();
     assert_eq!(ran, expected);
 }

@@ -110,8 +110,7 @@ pub struct Unbounded {
     pub makespan_vs_unbounded: f64,
 }
 
-/// auto's choice. A candidate row and the improvement pass's report stay JSON objects: the
-/// memory budget and the refinement write keys of their own into them.
+/// auto's choice, every candidate it ran and what its improvement pass did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct AutoReport {
     /// The name of the policy that won.
@@ -119,8 +118,78 @@ pub struct AutoReport {
     pub makespan_us: f64,
     pub ideal_us: f64,
     pub why: String,
-    pub candidates: Vec<Value>,
-    pub refine: Value,
+    pub candidates: Vec<CandidateRow>,
+    pub refine: RefineReport,
+}
+
+/// One candidate of `auto`: its simulated plan, or why it was rejected. A candidate stopped by
+/// a device limit before it had a plan has only its name, the reference times and the reason.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CandidateRow {
+    pub policy: String,
+    pub ideal_us: f64,
+    pub lower_bound_us: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub makespan_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syncs: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_ids: Option<u32>,
+    /// Streams the policy made before a budget merged them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unbudgeted_streams: Option<u32>,
+    /// The memory plan's peak, when the graph has sizes and no device limit rejected the plan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<String>,
+}
+
+/// The improvement pass on auto's winner: skipped (and why), or the trials it ran and the
+/// moves it kept.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RefineReport {
+    /// The candidate the pass started from.
+    pub from: String,
+    pub trial_budget: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trials: Option<usize>,
+    /// Trials whose plan did not fit the budgets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected_trials: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub makespan_before_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub makespan_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moves: Option<Vec<RefineMove>>,
+    /// The first refused trial's error: what the budgets stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_refused_trial: Option<String>,
+}
+
+/// A move the improvement pass kept: what it did, where on the critical path, how many nodes it
+/// moved and the makespan after it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RefineMove {
+    #[serde(rename = "move")]
+    pub kind: String,
+    pub at: MovePoint,
+    pub nodes: usize,
+    pub makespan_us: f64,
+}
+
+/// A point of the critical path, by node names: a node that waited for compute units, or a
+/// record and the node that waits on it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MovePoint {
+    Units(String),
+    Wait([String; 2]),
 }
 
 /// A peer allocator's plan: its streams and waits.
