@@ -21,7 +21,7 @@ pub mod report;
 pub mod table;
 
 pub use report::PolicyReport;
-pub use table::{Chosen, Entry, Kind, POLICIES};
+pub use table::{Chosen, Entry, Kind, Made, POLICIES};
 
 use crate::compile::logical::LogicalResult;
 use crate::compile::schedule;
@@ -319,6 +319,9 @@ pub struct Bounded<'m> {
     report: PolicyReport,
     assignment: Assignment,
     budgets: Budgets,
+    /// The cap and `max_streams` of a first run that left its unbounded count to the report
+    /// ([`Made::Uncounted`]): a candidate of `auto` that ends in an error never asks.
+    uncounted: Option<(u32, u32)>,
 }
 
 impl<'m> Bounded<'m> {
@@ -348,11 +351,17 @@ impl<'m> Bounded<'m> {
             if max_streams == u32::MAX { u32::MAX } else { max_streams.saturating_sub(pinned.len() as u32).max(1) };
         let (assignment, made) = assign(&ctx, policy.arg, cap, &mut report)?;
         let mut budgets = Budgets::default();
-        if made > cap {
-            budgets.max_streams = Some(max_streams);
-            budgets.unbudgeted_streams = Some(made);
-        }
-        Ok(Bounded { ctx, policy, assign, report, assignment, budgets })
+        let uncounted = match made {
+            Made::Streams(made) => {
+                if made > cap {
+                    budgets.max_streams = Some(max_streams);
+                    budgets.unbudgeted_streams = Some(made);
+                }
+                None
+            }
+            Made::Uncounted => Some((cap, max_streams)),
+        };
+        Ok(Bounded { ctx, policy, assign, report, assignment, budgets, uncounted })
     }
 
     /// The logical result of the current assignment.
@@ -392,12 +401,19 @@ impl<'m> Bounded<'m> {
     }
 
     /// The policy's report, with the `budgets` object when a budget bound.
-    pub fn into_report(self) -> PolicyReport {
+    pub fn into_report(mut self) -> Result<PolicyReport> {
+        if let Some((cap, max_streams)) = self.uncounted {
+            let made = (self.assign)(&self.ctx, self.policy.arg, u32::MAX, &mut PolicyReport::default())?.0.count;
+            if made > cap {
+                self.budgets.max_streams = Some(max_streams);
+                self.budgets.unbudgeted_streams = Some(made);
+            }
+        }
         let mut report = self.report;
         if !self.budgets.is_empty() {
             report.budgets = Some(self.budgets);
         }
-        report
+        Ok(report)
     }
 }
 
