@@ -20,10 +20,10 @@
 //! as [`Model::all_nodes`] stitches them: a node's subgraphs' nodes right after the node.
 //! O((V + E) log V).
 
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::schedule::{Prio, UNITS, WAIT_LATENCY_US, node_cost as cost, node_units};
+use super::schedule::{Prio, Timed, UNITS, WAIT_LATENCY_US, fill_bottom_levels, node_cost as cost, node_units};
 use crate::graph::{GraphId, IdVec, Model, NodeId, StreamId};
 
 /// Units a node holds while it runs.
@@ -74,27 +74,12 @@ fn stitch(model: &Model, per_graph: &IdVec<GraphId, Vec<NodeId>>) -> Vec<NodeId>
     out
 }
 
-/// A timed event, earliest first: a node finishes (`finish`) or becomes ready (its waits
-/// are over); then by sequence number, for determinism.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Event {
-    time: f64,
-    finish: bool,
-    seq: u32,
-    node: NodeId,
-}
-
-impl Eq for Event {}
-impl Ord for Event {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // Min-heap on (time, finishes first, seq).
-        o.time.total_cmp(&self.time).then(self.finish.cmp(&o.finish)).then(o.seq.cmp(&self.seq))
-    }
-}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
+/// What a timed event says: a node finishes, or becomes ready (its waits are over). Events of
+/// one instant come finishes first, then by sequence number, for determinism.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Happens {
+    Finish(u32, NodeId),
+    Ready(u32, NodeId),
 }
 
 /// No stream, in [`Scheduler::stream`].
@@ -123,7 +108,7 @@ struct Scheduler<'a> {
     /// Streams whose best ready node waits for units, by the units it needs (fewest first):
     /// released units wake only those that may fit now.
     blocked: BinaryHeap<Reverse<(u32, u32)>>,
-    events: BinaryHeap<Event>,
+    events: BinaryHeap<Timed<Happens>>,
     seq: u32,
     /// For [`Scheduler::interleave`]: the node after each one on its stream, and the last
     /// node seen on each stream.
@@ -163,7 +148,8 @@ impl<'a> Scheduler<'a> {
     }
 
     fn push(&mut self, time: f64, finish: bool, node: NodeId) {
-        self.events.push(Event { time, finish, seq: self.seq, node });
+        let key = if finish { Happens::Finish(self.seq, node) } else { Happens::Ready(self.seq, node) };
+        self.events.push(Timed { time, key });
         self.seq = self.seq.wrapping_add(1);
     }
 
@@ -179,16 +165,10 @@ impl<'a> Scheduler<'a> {
     fn graph(&mut self, g: GraphId) -> Vec<NodeId> {
         let model = self.model;
         let nodes = &model.graphs[g].order;
-        for &n in nodes.iter().rev() {
-            let mut below = 0.0f64;
-            for &e in model.adjacency.out_edges(n) {
-                let d = model.edges[e].dst;
-                if self.graph[d] == g {
-                    below = below.max(self.level[d]);
-                }
-            }
-            self.level[n] = self.dur[n] + below;
-        }
+        let (dur, graph) = (&self.dur, &self.graph);
+        let succ =
+            |n: NodeId| model.adjacency.out_edges(n).iter().map(|&e| model.edges[e].dst).filter(|&d| graph[d] == g);
+        fill_bottom_levels(&mut self.level, nodes.iter().rev().copied(), |n| dur[n], succ);
         // Nodes to handle at the current instant: (node, finished) — a node ready now, or one
         // that finished now without taking time.
         let mut now: Vec<(NodeId, bool)> = Vec::new();
@@ -211,10 +191,10 @@ impl<'a> Scheduler<'a> {
                 let (n, finished) = match now.pop() {
                     Some(x) => x,
                     None => match self.events.peek() {
-                        Some(e) if e.time <= t => {
-                            let e = self.events.pop().expect("peeked");
-                            (e.node, e.finish)
-                        }
+                        Some(e) if e.time <= t => match self.events.pop().expect("peeked").key {
+                            Happens::Finish(_, n) => (n, true),
+                            Happens::Ready(_, n) => (n, false),
+                        },
                         _ => break,
                     },
                 };
@@ -224,7 +204,7 @@ impl<'a> Scheduler<'a> {
                         order.push(n);
                         now.push((n, true));
                     } else {
-                        self.ready[s as usize].push(Prio { level: self.level[n], node: n });
+                        self.ready[s as usize].push(Prio { level: self.level[n], tie: n });
                         self.mark(s as usize);
                     }
                     continue;
@@ -270,7 +250,7 @@ impl<'a> Scheduler<'a> {
                     continue;
                 }
                 let Some(&p) = self.ready[si].peek() else { continue };
-                let u = self.need[p.node];
+                let u = self.need[p.tie];
                 if u > free {
                     self.blocked.push(Reverse((u, s)));
                     continue;
@@ -278,12 +258,12 @@ impl<'a> Scheduler<'a> {
                 self.ready[si].pop();
                 free -= u;
                 self.busy[si] = true;
-                order.push(p.node);
-                let d = self.dur[p.node];
+                order.push(p.tie);
+                let d = self.dur[p.tie];
                 if d > 0.0 {
-                    self.push(t + d, true, p.node);
+                    self.push(t + d, true, p.tie);
                 } else {
-                    now.push((p.node, true));
+                    now.push((p.tie, true));
                 }
             }
             dirty.clear();

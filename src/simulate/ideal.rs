@@ -11,14 +11,13 @@
 //! what it leaves on the table; the lower bound max(critical path, work / units) is often
 //! unreachable. The start order is a priority a list-scheduling policy can follow.
 
-use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use serde_json::Value;
 
 use super::{SimConfig, cost_of, units_of};
 use crate::bail;
-use crate::compile::schedule::{Prio, bottom_levels};
+use crate::compile::schedule::{Prio, Timed, bottom_levels, pop_instant};
 use crate::error::Result;
 use crate::graph::{IdVec, Model, NodeId};
 
@@ -51,25 +50,6 @@ impl Ideal {
     }
 }
 
-/// A running node, earliest finish first (then the lower id, for determinism).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Finish {
-    time: f64,
-    node: NodeId,
-}
-
-impl Eq for Finish {}
-impl Ord for Finish {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.time.total_cmp(&self.time).then(o.node.cmp(&self.node))
-    }
-}
-impl PartialOrd for Finish {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
 /// The ideal schedule of every node of `model` (root and subgraphs) on `cfg.units` units.
 pub fn ideal(model: &Model, cfg: &SimConfig) -> Result<Ideal> {
     if cfg.units == 0 {
@@ -91,10 +71,12 @@ pub fn ideal(model: &Model, cfg: &SimConfig) -> Result<Ideal> {
     let mut by_units: Vec<BinaryHeap<Prio>> = vec![BinaryHeap::new(); cfg.units as usize + 1];
     for n in model.nodes.ids() {
         if preds_left[n] == 0 {
-            by_units[need(n) as usize].push(Prio { level: bottom_level[n], node: n });
+            by_units[need(n) as usize].push(Prio { level: bottom_level[n], tie: n });
         }
     }
-    let mut running: BinaryHeap<Finish> = BinaryHeap::new();
+    // Running nodes, earliest finish first (then the lower id).
+    let mut running: BinaryHeap<Timed<NodeId>> = BinaryHeap::new();
+    let mut finished = Vec::new();
     let mut start = IdVec::filled(nn, 0.0f64);
     let mut order = Vec::with_capacity(nn);
     let mut free = cfg.units;
@@ -107,22 +89,18 @@ pub fn ideal(model: &Model, cfg: &SimConfig) -> Result<Ideal> {
         {
             by_units[u].pop();
             free -= u as u32;
-            start[p.node] = t;
-            order.push(p.node);
-            running.push(Finish { time: t + dur(p.node), node: p.node });
+            start[p.tie] = t;
+            order.push(p.tie);
+            running.push(Timed { time: t + dur(p.tie), key: p.tie });
         }
-        let Some(first) = running.pop() else { break };
-        t = first.time;
-        let mut finished = vec![first.node];
-        while running.peek().is_some_and(|f| f.time == t) {
-            finished.push(running.pop().expect("peeked").node);
-        }
-        for n in finished {
+        let Some(time) = pop_instant(&mut running, &mut finished) else { break };
+        t = time;
+        for &n in &finished {
             free += need(n);
             for e in model.out_edges(n) {
                 preds_left[e.dst] -= 1;
                 if preds_left[e.dst] == 0 {
-                    by_units[need(e.dst) as usize].push(Prio { level: bottom_level[e.dst], node: e.dst });
+                    by_units[need(e.dst) as usize].push(Prio { level: bottom_level[e.dst], tie: e.dst });
                 }
             }
         }

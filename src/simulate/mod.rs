@@ -28,13 +28,13 @@ pub mod trace;
 
 pub use ideal::{Ideal, ideal};
 
-use std::cmp::Ordering;
 use std::collections::{BTreeSet, BinaryHeap};
 
 use serde_json::{Value, json};
 
 use crate::bail;
 use crate::compile::Allocation;
+use crate::compile::schedule::{Timed, pop_instant};
 use crate::error::Result;
 use crate::graph::csr::Csr;
 use crate::graph::ids::Idx;
@@ -158,25 +158,14 @@ pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Event {
-    time: f64,
-    /// 0: a node finishes (`id` = node); 1: a stream's wait latency has passed (`id` = stream).
-    kind: u8,
-    id: u32,
-}
-
-impl Eq for Event {}
-impl Ord for Event {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // Min-heap on (time, kind, id).
-        o.time.total_cmp(&self.time).then(o.kind.cmp(&self.kind)).then(o.id.cmp(&self.id))
-    }
-}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
+/// What an event of the device's timeline says. Events of one instant come finishes first,
+/// then by task or stream id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Happens {
+    /// A task finishes.
+    Finish(u32),
+    /// A stream's wait latency has passed.
+    WaitOver(u32),
 }
 
 /// Units a node holds while it runs: none for a node with no device task.
@@ -340,7 +329,8 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
     let mut round: Vec<(f64, u32)> = Vec::new();
     let mut span: IdVec<NodeId, Option<(f64, f64)>> = IdVec::filled(nn, None);
     let mut free_units = cfg.units;
-    let mut heap: BinaryHeap<Event> = BinaryHeap::new();
+    let mut heap: BinaryHeap<Timed<Happens>> = BinaryHeap::new();
+    let mut batch = Vec::new();
     let mut blocked: BTreeSet<u32> = BTreeSet::new();
     let mut candidates: BTreeSet<u32> = (0..streams as u32).collect();
     let total: usize = lists.iter().map(Vec::len).sum();
@@ -373,7 +363,7 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
                 continue;
             }
             if wait_ready[ti] > t {
-                heap.push(Event { time: wait_ready[ti], kind: 1, id: s });
+                heap.push(Timed { time: wait_ready[ti], key: Happens::WaitOver(s) });
                 continue;
             }
             let (c, need) = slot_cost(task);
@@ -388,32 +378,31 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
             if let Slot::Node(n) = queues.slot(task) {
                 span[n] = Some((t, t + c));
             }
-            heap.push(Event { time: t + c, kind: 0, id: task });
+            heap.push(Timed { time: t + c, key: Happens::Finish(task) });
         }
-        let Some(first) = heap.pop() else { break };
-        t = first.time;
-        let mut batch = vec![first];
+        let Some(time) = pop_instant(&mut heap, &mut batch) else { break };
+        t = time;
         // Streams blocked on units retry only when units come back: with no more free than
         // when they last tried, they still cannot start.
         let mut freed = false;
-        while heap.peek().is_some_and(|e| e.time == t) {
-            batch.push(heap.pop().expect("peeked"));
-        }
-        for ev in batch {
-            if ev.kind == 1 {
-                candidates.insert(ev.id);
-                continue;
-            }
-            let s = queues.stream_of[ev.id as usize];
+        for &ev in &batch {
+            let task = match ev {
+                Happens::WaitOver(s) => {
+                    candidates.insert(s);
+                    continue;
+                }
+                Happens::Finish(task) => task,
+            };
+            let s = queues.stream_of[task as usize];
             busy[s as usize] = false;
             head[s as usize] += 1;
             prev_end[s as usize] = t;
             done += 1;
-            let released = slot_cost(ev.id).1;
+            let released = slot_cost(task).1;
             free_units += released;
             freed |= released > 0;
             candidates.insert(s);
-            for &w in waiters.of(TaskIx(ev.id)) {
+            for &w in waiters.of(TaskIx(task)) {
                 waits_left[w.index()] -= 1;
                 wait_ready[w.index()] = wait_ready[w.index()].max(t + cfg.wait_latency_us);
                 candidates.insert(queues.stream_of[w.index()]);

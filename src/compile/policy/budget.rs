@@ -10,24 +10,8 @@ use std::collections::{BTreeSet, BinaryHeap};
 
 use super::min_streams::ChainCover;
 use super::{Assignment, Ctx, Role};
+use crate::compile::schedule::{Prio, Timed, UNITS, pop_instant};
 use crate::graph::{IdVec, NodeId};
-
-/// Compute units of the device the list schedule packs onto (the simulator's default device).
-pub const DEVICE_UNITS: u32 = crate::compile::schedule::UNITS;
-
-#[derive(Clone, Copy, PartialEq)]
-struct Timed(f64, u32);
-impl Eq for Timed {}
-impl Ord for Timed {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        o.0.total_cmp(&self.0).then(o.1.cmp(&self.1))
-    }
-}
-impl PartialOrd for Timed {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
 
 /// The min-streams chains on at most `budget` streams.
 pub fn merge(ctx: &Ctx<'_>, cover: &ChainCover, budget: u32) -> Assignment {
@@ -91,7 +75,6 @@ fn one_stream(model: &crate::graph::Model, groups: &[Vec<NodeId>]) -> Assignment
 /// The list schedule of [`merge_groups`] for more groups than `budget`.
 fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assignment {
     let model = ctx.model;
-    let units = DEVICE_UNITS;
     let width = groups.len() as u32;
     let nn = model.nodes.len();
     let cost = |n: NodeId| {
@@ -104,33 +87,33 @@ fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assign
             chain_of[n] = i as u32;
         }
     }
-    // Bottom levels: the priority of the list schedule.
-    let mut bl = IdVec::filled(nn, 0.0f64);
-    for &n in ctx.order.iter().rev() {
-        bl[n] = cost(n) + model.out_edges(n).map(|e| bl[e.dst]).fold(0.0, f64::max);
-    }
+    // Bottom levels by position: the priority of the list schedule.
+    let bl = ctx.bottom_levels(cost);
     let mut indeg = IdVec::filled(nn, 0u32);
     for &n in &ctx.order {
         indeg[n] = model.in_edges(n).count() as u32;
     }
-    let need = |n: NodeId| if chain_of[n] != u32::MAX { model.nodes[n].cores.min(units) } else { 0 };
+    let need = |n: NodeId| if chain_of[n] != u32::MAX { ctx.units(n) } else { 0 };
     // Heap key: longest remaining path first, then topological position.
-    let prio = |n: NodeId| (bl[n].to_bits(), std::cmp::Reverse(ctx.pos[n]), n.0);
-    type Key = (u64, std::cmp::Reverse<u32>, u32);
+    let prio = |n: NodeId| Prio { level: bl[ctx.pos[n] as usize], tie: ctx.pos[n] };
+    let node = |k: Key| ctx.order[k.tie as usize];
+    type Key = Prio<u32>;
     // Ready task nodes of unbound chains, and of the chains bound to each stream (a chain has
     // at most one ready node, so each event looks at no more than budget + 1 candidates).
     let mut unbound: BinaryHeap<Key> = BinaryHeap::new();
     let mut bound: Vec<BinaryHeap<Key>> = vec![BinaryHeap::new(); budget as usize];
     let mut free_streams: BTreeSet<u32> = (0..budget).collect();
     let mut binding = vec![u32::MAX; width as usize];
-    let mut free_units = units;
-    let mut running: BinaryHeap<Timed> = BinaryHeap::new();
+    let mut free_units = UNITS;
+    // Running nodes, earliest finish first, then the lower id.
+    let mut running: BinaryHeap<Timed<NodeId>> = BinaryHeap::new();
+    let mut finished = Vec::new();
     let mut t = 0.0f64;
     let mut newly: Vec<NodeId> = ctx.order.iter().copied().filter(|&n| indeg[n] == 0).collect();
     loop {
         for n in newly.drain(..) {
             if chain_of[n] == u32::MAX {
-                running.push(Timed(t + cost(n), n.0));
+                running.push(Timed { time: t + cost(n), key: n });
             } else if binding[chain_of[n] as usize] == u32::MAX {
                 unbound.push(prio(n));
             } else {
@@ -140,15 +123,15 @@ fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assign
         loop {
             // Ready nodes of a group bound since they were queued move to its stream.
             while let Some(&k) = unbound.peek()
-                && binding[chain_of[NodeId(k.2)] as usize] != u32::MAX
+                && binding[chain_of[node(k)] as usize] != u32::MAX
             {
                 unbound.pop();
-                bound[binding[chain_of[NodeId(k.2)] as usize] as usize].push(k);
+                bound[binding[chain_of[node(k)] as usize] as usize].push(k);
             }
             let mut best: Option<(Key, Option<u32>)> = None;
             for &s in &free_streams {
                 if let Some(&k) = bound[s as usize].peek()
-                    && need(NodeId(k.2)) <= free_units
+                    && need(node(k)) <= free_units
                     && best.is_none_or(|(b, _)| k > b)
                 {
                     best = Some((k, Some(s)));
@@ -156,13 +139,13 @@ fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assign
             }
             if let Some(&k) = unbound.peek()
                 && !free_streams.is_empty()
-                && need(NodeId(k.2)) <= free_units
+                && need(node(k)) <= free_units
                 && best.is_none_or(|(b, _)| k > b)
             {
                 best = Some((k, None));
             }
             let Some((k, from)) = best else { break };
-            let n = NodeId(k.2);
+            let n = node(k);
             let s = match from {
                 Some(s) => {
                     bound[s as usize].pop();
@@ -182,15 +165,11 @@ fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assign
             };
             free_streams.remove(&s);
             free_units -= need(n);
-            running.push(Timed(t + cost(n), n.0));
+            running.push(Timed { time: t + cost(n), key: n });
         }
-        let Some(Timed(time, first)) = running.pop() else { break };
+        let Some(time) = pop_instant(&mut running, &mut finished) else { break };
         t = time;
-        let mut finished = vec![NodeId(first)];
-        while running.peek().is_some_and(|e| e.0 == t) {
-            finished.push(NodeId(running.pop().expect("peeked").1));
-        }
-        for n in finished {
+        for &n in &finished {
             if chain_of[n] != u32::MAX {
                 free_units += need(n);
                 free_streams.insert(binding[chain_of[n] as usize]);
@@ -222,18 +201,16 @@ fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assign
 mod tests {
     use super::*;
     use crate::compile::policy::min_streams;
-    use crate::graph::synth::{Family, generate};
+    use crate::compile::policy::testing::each_synth_ctx;
 
     /// The one-stream shortcut is the list schedule's own answer on one stream.
     #[test]
     fn one_stream_is_the_schedule_on_one_stream() {
-        for family in [Family::Layered { width: 8 }, Family::Inception, Family::Random { window: None }] {
-            let model = generate(family, 3000, 7).expect("valid");
-            let ctx = Ctx::new(&model, &model.options).expect("GE's pass chain runs");
-            let groups = min_streams::chain_cover(&ctx).chains;
-            assert!(groups.len() > 1, "{}: more than one chain to merge", family.name());
-            let (short, full) = (one_stream(&model, &groups), schedule_groups(&ctx, &groups, 1));
-            assert_eq!((short.stream, short.count), (full.stream, full.count), "{}", family.name());
-        }
+        each_synth_ctx(|family, ctx| {
+            let groups = min_streams::chain_cover(ctx).chains;
+            assert!(groups.len() > 1, "{family}: more than one chain to merge");
+            let (short, full) = (one_stream(ctx.model, &groups), schedule_groups(ctx, &groups, 1));
+            assert_eq!((short.stream, short.count), (full.stream, full.count), "{family}");
+        });
     }
 }

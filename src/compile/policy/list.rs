@@ -10,11 +10,10 @@
 //! ever run). Nodes without tasks, pinned nodes and nodes on no stream take no stream and no
 //! units here; followers join a neighbour's stream afterwards, as for every policy.
 
-use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, BinaryHeap};
 
 use super::{Assignment, Ctx, Role};
-use crate::compile::schedule::{UNITS as DEVICE_UNITS, WAIT_LATENCY_US};
+use crate::compile::schedule::{Prio, Timed, UNITS, WAIT_LATENCY_US, pop_instant};
 
 const NONE: u32 = u32::MAX;
 /// Stream mark of pinned nodes: always another stream than a policy stream.
@@ -22,21 +21,6 @@ const PINNED: u32 = u32::MAX - 1;
 /// Ready nodes a round looks past when they can not start (too few units, no stream that
 /// precedes them), and idle streams a node looks through: bounds the work per event.
 const SCAN: usize = 128;
-
-/// A running node by position, earliest finish first, then the lower position.
-#[derive(Clone, Copy, PartialEq)]
-struct Finish(f64, u32);
-impl Eq for Finish {}
-impl Ord for Finish {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.0.total_cmp(&self.0).then(o.1.cmp(&self.1))
-    }
-}
-impl PartialOrd for Finish {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
 
 /// The list schedule's streams for the task nodes, at most `max_streams` of them.
 pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
@@ -52,20 +36,10 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
     let n = ctx.order.len();
     let node = |p: u32| ctx.order[p as usize];
     // As the simulator times them: a node with no device task takes no time.
-    let cost = |p: u32| {
-        let r = &model.nodes[node(p)];
-        if ctx.role[node(p)] != Role::None && r.tasks > 0 && r.cost_us.is_finite() && r.cost_us > 0.0 {
-            r.cost_us
-        } else {
-            0.0
-        }
-    };
+    let cost = |p: u32| ctx.cost(node(p));
     let is_task = |p: u32| ctx.role[node(p)] == Role::Task;
-    let need = |p: u32| if is_task(p) { model.nodes[node(p)].cores.min(DEVICE_UNITS) } else { 0 };
-    let mut bl = vec![0.0f64; n];
-    for p in (0..n as u32).rev() {
-        bl[p as usize] = cost(p) + ctx.succ.of(p).iter().map(|&q| bl[q as usize]).fold(0.0, f64::max);
-    }
+    let need = |p: u32| ctx.units(node(p));
+    let bl = ctx.bottom_levels(|n| ctx.cost(n));
     let mut preds_left: Vec<u32> = (0..n as u32).map(|p| ctx.pred.of(p).len() as u32).collect();
     // Stream of each position as the schedule sees it (followers take their first producer's).
     let mut on = vec![NONE; n];
@@ -75,18 +49,20 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
     // Ready task nodes, highest bottom level first, then the earlier position.
     // An ordered set rather than a heap: a round looks at up to `SCAN` nodes it may not start,
     // which a set walks in place where a heap would pop and push each of them again.
-    let mut ready: BTreeSet<(u64, Reverse<u32>)> = BTreeSet::new();
+    let mut ready: BTreeSet<Prio<u32>> = BTreeSet::new();
     let mut placed = Vec::new();
     let mut newly: Vec<u32> = (0..n as u32).filter(|&p| preds_left[p as usize] == 0).collect();
-    let mut running: BinaryHeap<Finish> = BinaryHeap::new();
-    let mut free_units = DEVICE_UNITS;
+    // Running nodes by position, earliest finish first, then the lower position.
+    let mut running: BinaryHeap<Timed<u32>> = BinaryHeap::new();
+    let mut finished = Vec::new();
+    let mut free_units = UNITS;
     let mut t = 0.0f64;
     let mut done = 0usize;
     loop {
         // Nodes that take no stream start at once.
         for p in newly.drain(..) {
             if is_task(p) {
-                ready.insert((bl[p as usize].to_bits(), Reverse(p)));
+                ready.insert(Prio { level: bl[p as usize], tie: p });
                 continue;
             }
             on[p as usize] = match ctx.role[node(p)] {
@@ -94,7 +70,7 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
                 Role::Follower => ctx.pred.of(p).iter().map(|&q| on[q as usize]).find(|&s| s != NONE).unwrap_or(NONE),
                 _ => NONE,
             };
-            running.push(Finish(t + cost(p), p));
+            running.push(Timed { time: t + cost(p), key: p });
         }
         for strict in [true, false] {
             let mut skipped = 0;
@@ -107,7 +83,7 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
                 if !(st.can_take() && free_units > 0 && skipped < SCAN) {
                     break;
                 }
-                let p = k.1.0;
+                let p = k.tie;
                 if need(p) > free_units {
                     skipped += 1;
                     continue;
@@ -127,7 +103,7 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
                 st.take(s, p);
                 on[p as usize] = s as u32;
                 free_units -= need(p);
-                running.push(Finish(at + cost(p), p));
+                running.push(Timed { time: at + cost(p), key: p });
                 placed.push(k);
                 lowest_last = None;
             }
@@ -139,13 +115,9 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
                 break;
             }
         }
-        let Some(Finish(time, first)) = running.pop() else { break };
+        let Some(time) = pop_instant(&mut running, &mut finished) else { break };
         t = time;
-        let mut finished = vec![first];
-        while running.peek().is_some_and(|f| f.0 == t) {
-            finished.push(running.pop().expect("peeked").1);
-        }
-        for p in finished {
+        for &p in &finished {
             done += 1;
             finish[p as usize] = t;
             if is_task(p) {
@@ -309,16 +281,14 @@ fn pick(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::synth::{Family, generate};
+    use crate::compile::policy::testing::each_synth_ctx;
 
     /// The one-stream shortcut is the schedule's own answer on one stream.
     #[test]
     fn one_stream_is_the_schedule_on_one_stream() {
-        for family in [Family::Layered { width: 8 }, Family::Inception, Family::Random { window: None }] {
-            let model = generate(family, 3000, 7).expect("valid");
-            let ctx = Ctx::new(&model, &model.options).expect("GE's pass chain runs");
-            let (short, full) = (one_stream(&ctx), schedule(&ctx, 1));
-            assert_eq!((short.stream, short.count), (full.stream, full.count), "{}", family.name());
-        }
+        each_synth_ctx(|family, ctx| {
+            let (short, full) = (one_stream(ctx), schedule(ctx, 1));
+            assert_eq!((short.stream, short.count), (full.stream, full.count), "{family}");
+        });
     }
 }

@@ -24,6 +24,7 @@ pub use report::PolicyReport;
 pub use table::{Chosen, Entry, Kind, POLICIES};
 
 use crate::compile::logical::LogicalResult;
+use crate::compile::schedule;
 use crate::compile::summary::ModelCounts;
 use crate::error::Result;
 use crate::graph::csr::Csr;
@@ -150,6 +151,28 @@ impl<'m> Ctx<'m> {
         let succ = Csr::group(order.len(), edges.clone());
         let pred = Csr::group(order.len(), edges.map(|(s, d)| (d, s)));
         Ctx { model, base, role, order, pos, succ, pred }
+    }
+
+    /// Time node `n` runs in a policy's list schedule: [`schedule::node_cost`] for a node on a
+    /// stream, nothing for the others (they run, in no time, when ready).
+    pub fn cost(&self, n: NodeId) -> f64 {
+        if self.role[n] != Role::None { schedule::node_cost(self.model, n) } else { 0.0 }
+    }
+
+    /// Units node `n` holds in a policy's list schedule: a task node's [`schedule::node_units`]
+    /// on the device the schedules assume; nodes the policy does not place hold none.
+    pub fn units(&self, n: NodeId) -> u32 {
+        if self.role[n] == Role::Task { schedule::node_units(self.model, n, schedule::UNITS) } else { 0 }
+    }
+
+    /// Bottom levels of the root graph by `dur`, by position: [`schedule::fill_bottom_levels`]
+    /// over the order backwards and [`Self::succ`], the priority of the policies' list
+    /// schedules.
+    pub fn bottom_levels(&self, dur: impl Fn(NodeId) -> f64) -> Vec<f64> {
+        let mut level = vec![0.0f64; self.order.len()];
+        let succ = |p: usize| self.succ.of(p as u32).iter().map(|&q| q as usize);
+        schedule::fill_bottom_levels(&mut level[..], (0..self.order.len()).rev(), |p| dur(self.order[p]), succ);
+        level
     }
 
     /// Free nodes with tasks, in topological order.
@@ -368,5 +391,45 @@ impl<'m> Bounded<'m> {
             report.budgets = Some(self.budgets);
         }
         report
+    }
+}
+
+/// The policies' unit-test inputs.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::Ctx;
+    use crate::graph::synth::{Family, generate};
+
+    /// Runs `check` on the context of a 3000-node graph of each of three synthetic families
+    /// (layered, Inception-like, random; seed 7), with the family's name.
+    pub fn each_synth_ctx(mut check: impl FnMut(&str, &Ctx<'_>)) {
+        for family in [Family::Layered { width: 8 }, Family::Inception, Family::Random { window: None }] {
+            let model = generate(family, 3000, 7).expect("valid");
+            check(&family.name(), &Ctx::new(&model, &model.options).expect("GE's pass chain runs"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::synth::{Family, generate};
+
+    /// The policies' bottom levels, walked by topological position over `Ctx::succ`, are the
+    /// scheduling core's, walked by node over the model's edges.
+    #[test]
+    fn bottom_levels_by_position_are_the_core_bottom_levels() {
+        for family in
+            [Family::Layered { width: 8 }, Family::Random { window: None }, Family::Dense { density: 8, mixed: true }]
+        {
+            let model = generate(family, 600, 3).expect("valid");
+            let ctx = Ctx::new(&model, &model.options).expect("GE's pass chain runs");
+            let core = schedule::bottom_levels(&model, |n| ctx.cost(n));
+            let by_pos = ctx.bottom_levels(|n| ctx.cost(n));
+            assert!(by_pos.iter().any(|&l| l > 0.0), "{}: some node has a cost", family.name());
+            for (p, &n) in ctx.order.iter().enumerate() {
+                assert_eq!(by_pos[p].to_bits(), core[n].to_bits(), "{}: node {}", family.name(), model.nodes[n].name);
+            }
+        }
     }
 }
