@@ -106,17 +106,13 @@ fn main() {
                 }
                 times.sort_by(f64::total_cmp);
                 let total_ms = times[times.len() / 2];
+                // The row's first columns: family, nodes, edges, policy.
+                let head =
+                    format!("{:<13} {:>8} {:>8} {:<13}", family.name(), model.nodes.len(), model.edges.len(), p.name());
                 let a = match a.expect("at least one run") {
                     Ok(a) => a,
                     Err(e) => {
-                        println!(
-                            "{:<13} {:>8} {:>8} {:<13} error after {total_ms:.1} ms, peak {:.0} MB: {e}",
-                            family.name(),
-                            model.nodes.len(),
-                            model.edges.len(),
-                            p.name(),
-                            status_mb("VmHWM:")
-                        );
+                        println!("{head} error after {total_ms:.1} ms, peak {:.0} MB: {e}", status_mb("VmHWM:"));
                         continue;
                     }
                 };
@@ -126,11 +122,7 @@ fn main() {
                     String::new()
                 };
                 println!(
-                    "{:<13} {:>8} {:>8} {:<13} {:>7} {:>6} {:>10.1} {:>9.1} {:>10.1} {:>10.1} {:>9.0}{hash}",
-                    family.name(),
-                    model.nodes.len(),
-                    model.edges.len(),
-                    p.name(),
+                    "{head} {:>7} {:>6} {:>10.1} {:>9.1} {:>10.1} {:>10.1} {:>9.0}{hash}",
                     a.physical_count(),
                     a.sync_count(),
                     partition_ms,

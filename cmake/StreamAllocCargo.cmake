@@ -13,6 +13,7 @@
 #   stream_alloc_cargo                       custom target: cargo build --lib + staging
 #   StreamAlloc::stream_alloc                the shared library (SONAME libstream_alloc.so.0)
 #   StreamAlloc::stream_alloc_static         the static library (+ the system libs Rust needs)
+#   STREAM_ALLOC_CARGO_TARGET_DIR            cargo's target directory (CARGO_TARGET_DIR or target/)
 #   STREAM_ALLOC_VERSION, STREAM_ALLOC_STAGE_DIR, STREAM_ALLOC_INCLUDE_DIR (stream_alloc.h),
 #   STREAM_ALLOC_GE_COMPAT_INCLUDE_DIR (the C++ shims at GE's header paths); both targets
 #   carry both include directories
@@ -43,12 +44,12 @@ endif()
 string(REGEX MATCH "^[0-9]+" STREAM_ALLOC_SOVERSION "${STREAM_ALLOC_VERSION}")
 
 if(DEFINED ENV{CARGO_TARGET_DIR} AND NOT "$ENV{CARGO_TARGET_DIR}" STREQUAL "")
-  get_filename_component(_sa_target_dir "$ENV{CARGO_TARGET_DIR}" ABSOLUTE BASE_DIR "${STREAM_ALLOC_SOURCE_DIR}")
+  get_filename_component(STREAM_ALLOC_CARGO_TARGET_DIR "$ENV{CARGO_TARGET_DIR}" ABSOLUTE BASE_DIR "${STREAM_ALLOC_SOURCE_DIR}")
 else()
-  set(_sa_target_dir "${STREAM_ALLOC_SOURCE_DIR}/target")
+  set(STREAM_ALLOC_CARGO_TARGET_DIR "${STREAM_ALLOC_SOURCE_DIR}/target")
 endif()
-set(_sa_cargo_out "${_sa_target_dir}/${STREAM_ALLOC_CARGO_PROFILE}")
-set(_sa_cargo_flags build --lib --manifest-path "${STREAM_ALLOC_SOURCE_DIR}/Cargo.toml" --target-dir "${_sa_target_dir}")
+set(_sa_cargo_out "${STREAM_ALLOC_CARGO_TARGET_DIR}/${STREAM_ALLOC_CARGO_PROFILE}")
+set(_sa_cargo_flags build --lib --manifest-path "${STREAM_ALLOC_SOURCE_DIR}/Cargo.toml" --target-dir "${STREAM_ALLOC_CARGO_TARGET_DIR}")
 if(STREAM_ALLOC_CARGO_PROFILE STREQUAL "release")
   list(APPEND _sa_cargo_flags --release)
 endif()

@@ -72,4 +72,50 @@ static int sa_check_failures = 0;
         CHECK_CONTAINS(sa_last_error_message(), needle);                                     \
     } while (0)
 
+/* Every node and count getter of an allocation refuses a NULL handle, a NULL output and a
+ * NULL node name with SA_NULL_POINTER and leaves its output untouched. */
+static inline void check_allocation_getters_refuse_null(const sa_allocation *a) {
+    const char *str = NULL;
+    int64_t s = 7;
+    uint32_t u = 7;
+    size_t n = 7;
+    sa_stage stage = -1;
+    CHECK_STATUS(sa_allocation_node_count(NULL, &n), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_node_count(a, NULL), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_node_name(NULL, 0, &str), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_node_name(a, 0, NULL), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_node_graph(NULL, 0, &str), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_node_graph(a, 0, NULL), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_stream_at(NULL, 0, &s), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_stream_at(a, 0, NULL), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_logical_stream_at(NULL, 0, &s), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_logical_stream_at(a, 0, NULL), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_stream_of(NULL, NULL, "a", &s), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_stream_of(a, NULL, NULL, &s), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_stream_of(a, NULL, "a", NULL), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_logical_stream_of(NULL, NULL, "a", &s), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_logical_stream_of(a, NULL, NULL, &s), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_logical_stream_of(a, NULL, "a", NULL), SA_NULL_POINTER);
+    sa_status (*const counts[])(const sa_allocation *, uint32_t *) = {
+        sa_allocation_logical_stream_count, sa_allocation_physical_stream_count,
+        sa_allocation_attached_stream_count, sa_allocation_sync_count};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        CHECK_STATUS(counts[i](NULL, &u), SA_NULL_POINTER);
+        CHECK_STATUS(counts[i](a, NULL), SA_NULL_POINTER);
+    }
+    CHECK_STATUS(sa_allocation_mode(NULL, &str), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_mode(a, NULL), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_stage(NULL, &stage), SA_NULL_POINTER);
+    CHECK_STATUS(sa_allocation_stage(a, NULL), SA_NULL_POINTER);
+    CHECK(str == NULL && s == 7 && u == 7 && n == 7 && stage == -1);
+}
+
+/* A session on `g`, which it frees: the session shares the built model. */
+static inline sa_session *session_taking(sa_graph *g) {
+    sa_session *s = NULL;
+    CHECK_OK(sa_session_new(g, &s));
+    sa_graph_free(g);
+    return s;
+}
+
 #endif

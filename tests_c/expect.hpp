@@ -12,31 +12,20 @@ namespace {
 int g_failures = 0;
 }  // namespace
 
-#define EXPECT_TRUE(c)                                                      \
-  do {                                                                      \
-    if (!(c)) {                                                             \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); \
-      ++g_failures;                                                         \
-    }                                                                       \
+// The body of every check: when `c` is false, says where and what (`text`), then `on_failure`.
+#define SA_CHECK_OR_(c, text, on_failure)                                     \
+  do {                                                                        \
+    if (!(c)) {                                                               \
+      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, text); \
+      on_failure;                                                             \
+    }                                                                         \
   } while (0)
+#define EXPECT_TRUE(c) SA_CHECK_OR_(c, #c, ++g_failures)
 #define EXPECT_EQ(a, b) EXPECT_TRUE((a) == (b))
 #define EXPECT_NE(a, b) EXPECT_TRUE((a) != (b))
-#define ASSERT_TRUE(c)                                                      \
-  do {                                                                      \
-    if (!(c)) {                                                             \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); \
-      ++g_failures;                                                         \
-      return;                                                               \
-    }                                                                       \
-  } while (0)
+#define ASSERT_TRUE(c) SA_CHECK_OR_(c, #c, ++g_failures; return)
 #define ASSERT_EQ(a, b) ASSERT_TRUE((a) == (b))
 #define ASSERT_NE(a, b) ASSERT_TRUE((a) != (b))
-#define REQUIRE_TRUE(c)                                                     \
-  do {                                                                      \
-    if (!(c)) {                                                             \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); \
-      std::exit(1);                                                         \
-    }                                                                       \
-  } while (0)
+#define REQUIRE_TRUE(c) SA_CHECK_OR_(c, #c, std::exit(1))
 
 #endif

@@ -10,6 +10,16 @@ static void check_graph_error(const sa_graph *g, const char *code, const char *n
     CHECK_LAST_ERROR(code, needle);
 }
 
+/* A node setter (graph, graph name, node, key, value) on node "n" refuses each NULL argument
+ * but the graph name (NULL: the root). */
+static void check_setter_nulls(sa_status (*set)(sa_graph *, const char *, const char *, const char *, const char *),
+                               sa_graph *g, const char *key, const char *value) {
+    CHECK_STATUS(set(NULL, NULL, "n", key, value), SA_NULL_POINTER);
+    CHECK_STATUS(set(g, NULL, NULL, key, value), SA_NULL_POINTER);
+    CHECK_STATUS(set(g, NULL, "n", NULL, value), SA_NULL_POINTER);
+    CHECK_STATUS(set(g, NULL, "n", key, NULL), SA_NULL_POINTER);
+}
+
 static void test_new(void) {
     sa_graph *g = SENTINEL;
     CHECK_STATUS(sa_graph_new(NULL, &g), SA_NULL_POINTER);
@@ -122,10 +132,7 @@ static void test_options_and_attrs(void) {
     CHECK_OK(sa_graph_set_node_attr(g, NULL, "n", "attached_streams", "[{\"name\": \"r\", \"reuse_key\": \"k\", \"stream_num\": 1}]"));
     CHECK_OK(sa_graph_set_node_attr(g, NULL, "n", "rts_label_node", "true"));
     CHECK_OK(sa_graph_set_node_attr(g, NULL, "n", "event_multiplexing", "[\"SendTo;peer;0\"]"));
-    CHECK_STATUS(sa_graph_set_node_attr(NULL, NULL, "n", "dims", "2"), SA_NULL_POINTER);
-    CHECK_STATUS(sa_graph_set_node_attr(g, NULL, NULL, "dims", "2"), SA_NULL_POINTER);
-    CHECK_STATUS(sa_graph_set_node_attr(g, NULL, "n", NULL, "2"), SA_NULL_POINTER);
-    CHECK_STATUS(sa_graph_set_node_attr(g, NULL, "n", "dims", NULL), SA_NULL_POINTER);
+    check_setter_nulls(sa_graph_set_node_attr, g, "dims", "2");
     CHECK_STATUS(sa_graph_set_node_attr(g, NULL, "n", "dims", "\"two\""), SA_FIELD);
     check_graph_error(g, "SA1003", "dims");
     CHECK_STATUS(sa_graph_set_node_attr(g, NULL, "n", "colour", "1"), SA_FIELD);
@@ -136,18 +143,14 @@ static void test_options_and_attrs(void) {
 
     CHECK_OK(sa_graph_set_node_attr_str(g, NULL, "n", "user_stream_label", "u1"));
     CHECK_OK(sa_graph_set_node_attr_str(g, NULL, "n", "user_stream_label", ""));
-    CHECK_STATUS(sa_graph_set_node_attr_str(NULL, NULL, "n", "stream_label", "s"), SA_NULL_POINTER);
-    CHECK_STATUS(sa_graph_set_node_attr_str(g, NULL, NULL, "stream_label", "s"), SA_NULL_POINTER);
-    CHECK_STATUS(sa_graph_set_node_attr_str(g, NULL, "n", NULL, "s"), SA_NULL_POINTER);
-    CHECK_STATUS(sa_graph_set_node_attr_str(g, NULL, "n", "stream_label", NULL), SA_NULL_POINTER);
+    check_setter_nulls(sa_graph_set_node_attr_str, g, "stream_label", "s");
     CHECK_STATUS(sa_graph_set_node_attr_str(g, NULL, "n", "dims", "2"), SA_FIELD);
     CHECK_STATUS(sa_graph_set_node_attr_str(g, "other", "n", "stream_label", "s"), SA_NOT_FOUND);
 
     CHECK_OK(sa_graph_set_node_field(g, NULL, "n", "out_bytes", "[1024, 512]"));
     CHECK_OK(sa_graph_set_node_field(g, NULL, "n", "cores", "8"));
     CHECK_OK(sa_graph_set_node_field(g, NULL, "n", "out_bytes", "null"));
-    CHECK_STATUS(sa_graph_set_node_field(NULL, NULL, "n", "cores", "8"), SA_NULL_POINTER);
-    CHECK_STATUS(sa_graph_set_node_field(g, NULL, "n", NULL, "8"), SA_NULL_POINTER);
+    check_setter_nulls(sa_graph_set_node_field, g, "cores", "8");
     CHECK_STATUS(sa_graph_set_node_field(g, NULL, "n", "cores", "-8"), SA_FIELD);
     check_graph_error(g, "SA1003", "field 'cores' must be an integer");
     CHECK_STATUS(sa_graph_set_node_field(g, NULL, "n", "colour", "1"), SA_FIELD);
@@ -157,10 +160,7 @@ static void test_options_and_attrs(void) {
     CHECK_STATUS(sa_graph_set_node_field(g, NULL, "missing", "cores", "1"), SA_NOT_FOUND);
 
     CHECK_OK(sa_graph_set_node_ge_attr(g, NULL, "n", "_hccl_task_num", "3"));
-    CHECK_STATUS(sa_graph_set_node_ge_attr(NULL, NULL, "n", "k", "1"), SA_NULL_POINTER);
-    CHECK_STATUS(sa_graph_set_node_ge_attr(g, NULL, NULL, "k", "1"), SA_NULL_POINTER);
-    CHECK_STATUS(sa_graph_set_node_ge_attr(g, NULL, "n", NULL, "1"), SA_NULL_POINTER);
-    CHECK_STATUS(sa_graph_set_node_ge_attr(g, NULL, "n", "k", NULL), SA_NULL_POINTER);
+    check_setter_nulls(sa_graph_set_node_ge_attr, g, "k", "1");
     CHECK_STATUS(sa_graph_set_node_ge_attr(g, NULL, "n", "", "1"), SA_INVALID_ARGUMENT);
     CHECK_STATUS(sa_graph_set_node_ge_attr(g, NULL, "n", "k", "not json"), SA_JSON);
     CHECK_STATUS(sa_graph_set_node_ge_attr(g, NULL, "ghost", "k", "1"), SA_NOT_FOUND);

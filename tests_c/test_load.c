@@ -18,6 +18,17 @@ static void expect_load_error(const char *json, sa_status status, const char *co
     CHECK_LAST_ERROR(code, needle);
 }
 
+/* Importing the ONNX model `name` (under the fixtures' onnx/) fails with this status, a last
+ * error of this code that mentions `needle`, and no graph. */
+static void expect_onnx_error(const char *name, sa_status status, const char *code, const char *needle) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/onnx/%s.onnx", SA_FIXTURES_DIR, name);
+    sa_graph *g = (sa_graph *)0x1;
+    CHECK_STATUS(sa_graph_from_onnx_file(path, &g), status);
+    CHECK(g == (sa_graph *)0x1);
+    CHECK_LAST_ERROR(code, needle);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : ".";
     sa_graph *g = NULL;
@@ -78,25 +89,14 @@ int main(int argc, char **argv) {
     CHECK(n == 25); /* 8 in the root graph, 17 in the four branches */
     CHECK_OK(sa_graph_build(g));
     sa_graph_free(g);
+    expect_onnx_error("bad_truncated", SA_FORMAT, "SA1002", "truncated");
+    expect_onnx_error("bad_cycle", SA_CYCLE, "SA1006", "cycle");
+    expect_onnx_error("bad_dangling", SA_UNKNOWN_NODE, "SA1005", "missing");
+    expect_onnx_error("bad_broadcast", SA_ATTRIBUTE, "SA1008", "add_mismatch");
+    expect_onnx_error("cnn", SA_FIELD, "SA1003", "dimension 0");
+    expect_onnx_error("no_such_model", SA_IO, "SA1000", "no_such_model.onnx");
     g = (sa_graph *)0x1;
-    snprintf(path, sizeof path, "%s/onnx/bad_truncated.onnx", SA_FIXTURES_DIR);
-    CHECK_STATUS(sa_graph_from_onnx_file(path, &g), SA_FORMAT);
-    CHECK_LAST_ERROR("SA1002", "truncated");
-    snprintf(path, sizeof path, "%s/onnx/bad_cycle.onnx", SA_FIXTURES_DIR);
-    CHECK_STATUS(sa_graph_from_onnx_file(path, &g), SA_CYCLE);
-    CHECK_LAST_ERROR("SA1006", "cycle");
-    snprintf(path, sizeof path, "%s/onnx/bad_dangling.onnx", SA_FIXTURES_DIR);
-    CHECK_STATUS(sa_graph_from_onnx_file(path, &g), SA_UNKNOWN_NODE);
-    CHECK_LAST_ERROR("SA1005", "missing");
-    snprintf(path, sizeof path, "%s/onnx/bad_broadcast.onnx", SA_FIXTURES_DIR);
-    CHECK_STATUS(sa_graph_from_onnx_file(path, &g), SA_ATTRIBUTE);
-    CHECK_LAST_ERROR("SA1008", "add_mismatch");
-    snprintf(path, sizeof path, "%s/onnx/cnn.onnx", SA_FIXTURES_DIR);
-    CHECK_STATUS(sa_graph_from_onnx_file(path, &g), SA_FIELD);
-    CHECK_LAST_ERROR("SA1003", "dimension 0");
     snprintf(path, sizeof path, "%s/onnx/no_such_model.onnx", SA_FIXTURES_DIR);
-    CHECK_STATUS(sa_graph_from_onnx_file(path, &g), SA_IO);
-    CHECK(g == (sa_graph *)0x1);
     CHECK_STATUS(sa_graph_from_onnx_file(NULL, &g), SA_NULL_POINTER);
     CHECK_STATUS(sa_graph_from_onnx_file(path, NULL), SA_NULL_POINTER);
 

@@ -22,31 +22,45 @@ static const char *NODES[] = {"x", "a", "c", "d"};
 static const uint64_t BYTES[] = {1000, 4096, 4096, 4096};
 static const uint64_t OFFSETS[] = {4096, 0, 4096, 0};
 
+/* The plan's tensors through either handle's getter must be the expected ones. */
+static void check_plan(sa_status (*peak_of)(void *, uint64_t *), sa_status (*count_of)(void *, size_t *),
+                       sa_status (*at)(void *, size_t, sa_tensor *), void *h) {
+    uint64_t peak = 0;
+    CHECK_OK(peak_of(h, &peak));
+    CHECK(peak == 8192);
+    size_t n = 0;
+    CHECK_OK(count_of(h, &n));
+    CHECK(n == 4);
+    for (size_t i = 0; i < n; i++) {
+        sa_tensor t;
+        memset(&t, 0, sizeof t);
+        CHECK_OK(at(h, i, &t));
+        CHECK_STR(t.node, NODES[i]);
+        CHECK_STR(t.graph, "");
+        CHECK(t.port == 0);
+        CHECK(t.bytes == BYTES[i] && t.offset == OFFSETS[i]);
+        CHECK(t.offset % 512 == 0 && t.offset + t.bytes <= peak);
+    }
+    sa_tensor t;
+    CHECK_STATUS(at(h, n, &t), SA_NOT_FOUND);
+    CHECK_CONTAINS(sa_last_error_message(), "tensor index 4 is out of range");
+}
+
+static sa_status s_peak(void *h, uint64_t *o) { return sa_session_memory_peak((sa_session *)h, o); }
+static sa_status s_count(void *h, size_t *o) { return sa_session_tensor_count((sa_session *)h, o); }
+static sa_status s_at(void *h, size_t i, sa_tensor *o) { return sa_session_tensor_at((sa_session *)h, i, o); }
+static sa_status a_peak(void *h, uint64_t *o) { return sa_allocation_memory_peak((const sa_allocation *)h, o); }
+static sa_status a_count(void *h, size_t *o) { return sa_allocation_tensor_count((const sa_allocation *)h, o); }
+static sa_status a_at(void *h, size_t i, sa_tensor *o) { return sa_allocation_tensor_at((const sa_allocation *)h, i, o); }
+
 static void test_plan(void) {
     sa_graph *g = NULL;
     sa_allocation *a = NULL;
     CHECK_OK(sa_graph_from_json(GRAPH_JSON, &g));
     CHECK_OK(sa_graph_allocate(g, SA_STAGE_ALL, &a));
-    uint64_t peak = 0;
-    CHECK_OK(sa_allocation_memory_peak(a, &peak));
-    CHECK(peak == 8192);
-    size_t n = 0;
-    CHECK_OK(sa_allocation_tensor_count(a, &n));
-    CHECK(n == 4);
-    for (size_t i = 0; i < n; i++) {
-        sa_tensor t;
-        memset(&t, 0, sizeof t);
-        CHECK_OK(sa_allocation_tensor_at(a, i, &t));
-        CHECK_STR(t.node, NODES[i]);
-        CHECK_STR(t.graph, "");
-        CHECK(t.port == 0);
-        CHECK(t.bytes == BYTES[i]);
-        CHECK(t.offset == OFFSETS[i]);
-        CHECK(t.offset % 512 == 0 && t.offset + t.bytes <= peak);
-    }
-    sa_tensor t;
-    CHECK_STATUS(sa_allocation_tensor_at(a, n, &t), SA_NOT_FOUND);
+    check_plan(a_peak, a_count, a_at, a);
     CHECK_CONTAINS(sa_allocation_last_error(a), "out of range");
+    uint64_t peak = 0;
     CHECK_STATUS(sa_allocation_tensor_at(a, 0, NULL), SA_NULL_POINTER);
     CHECK_STATUS(sa_allocation_memory_peak(NULL, &peak), SA_NULL_POINTER);
     CHECK_STATUS(sa_allocation_tensor_count(a, NULL), SA_NULL_POINTER);
@@ -77,35 +91,6 @@ static void test_no_sizes(void) {
     sa_allocation_free(a);
     sa_graph_free(g);
 }
-
-/* The plan's tensors through either handle's getter must be the expected ones. */
-static void check_plan(sa_status (*peak_of)(void *, uint64_t *), sa_status (*count_of)(void *, size_t *),
-                       sa_status (*at)(void *, size_t, sa_tensor *), void *h) {
-    uint64_t peak = 0;
-    CHECK_OK(peak_of(h, &peak));
-    CHECK(peak == 8192);
-    size_t n = 0;
-    CHECK_OK(count_of(h, &n));
-    CHECK(n == 4);
-    for (size_t i = 0; i < n; i++) {
-        sa_tensor t;
-        memset(&t, 0, sizeof t);
-        CHECK_OK(at(h, i, &t));
-        CHECK_STR(t.node, NODES[i]);
-        CHECK_STR(t.graph, "");
-        CHECK(t.bytes == BYTES[i] && t.offset == OFFSETS[i]);
-    }
-    sa_tensor t;
-    CHECK_STATUS(at(h, n, &t), SA_NOT_FOUND);
-    CHECK_CONTAINS(sa_last_error_message(), "tensor index 4 is out of range");
-}
-
-static sa_status s_peak(void *h, uint64_t *o) { return sa_session_memory_peak((sa_session *)h, o); }
-static sa_status s_count(void *h, size_t *o) { return sa_session_tensor_count((sa_session *)h, o); }
-static sa_status s_at(void *h, size_t i, sa_tensor *o) { return sa_session_tensor_at((sa_session *)h, i, o); }
-static sa_status a_peak(void *h, uint64_t *o) { return sa_allocation_memory_peak((const sa_allocation *)h, o); }
-static sa_status a_count(void *h, size_t *o) { return sa_allocation_tensor_count((const sa_allocation *)h, o); }
-static sa_status a_at(void *h, size_t i, sa_tensor *o) { return sa_allocation_tensor_at((const sa_allocation *)h, i, o); }
 
 /* The memory plan and the compiled summary from a session and from the allocation taken from
  * it; an unfinished session gives no allocation and no compiled summary. */

@@ -20,10 +20,7 @@ static sa_graph *chain_graph(void) {
 }
 
 static void test_stage_order(void) {
-    sa_graph *g = chain_graph();
-    sa_session *s = NULL;
-    CHECK_OK(sa_session_new(g, &s));
-    sa_graph_free(g);
+    sa_session *s = session_taking(chain_graph());
     sa_session_stage st = -1;
     CHECK_OK(sa_session_current_stage(s, &st));
     CHECK(st == SA_SESSION_NEW);
@@ -65,10 +62,7 @@ static void test_stage_order(void) {
 
 /* Runs the session with tasks per chain node (0: leave the graph's 1). */
 static sa_session *run(uint64_t tasks) {
-    sa_graph *g = chain_graph();
-    sa_session *s = NULL;
-    CHECK_OK(sa_session_new(g, &s));
-    sa_graph_free(g);
+    sa_session *s = session_taking(chain_graph());
     CHECK_OK(sa_session_assign_logical_streams(s));
     CHECK_OK(sa_session_insert_syncs(s));
     if (tasks > 0) {

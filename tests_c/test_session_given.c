@@ -33,10 +33,7 @@ static int64_t logical_of(sa_session *s, const char *node) {
 
 /* From sync: the given streams stay; the session inserts the two syncs a -> b, b -> d. */
 static void test_from_given_streams(void) {
-    sa_graph *g = given_graph();
-    sa_session *s = NULL;
-    CHECK_OK(sa_session_new(g, &s));
-    sa_graph_free(g);
+    sa_session *s = session_taking(given_graph());
     CHECK_OK(sa_session_assign_given_streams(s));
     CHECK_STATUS(sa_session_assign_given_streams(s), SA_STAGE);
     CHECK_STATUS(sa_session_assign_logical_streams(s), SA_STAGE);
@@ -66,9 +63,7 @@ static void test_from_given_syncs(void) {
     CHECK_OK(sa_graph_add_event(g, 3, NULL, "a", -1, "", "b", -1));
     CHECK_OK(sa_graph_add_event(g, 4, NULL, "b", -1, NULL, "d", -1));
     CHECK_OK(sa_graph_set_option(g, "max_task_count", "47"));
-    sa_session *s = NULL;
-    CHECK_OK(sa_session_new(g, &s));
-    sa_graph_free(g);
+    sa_session *s = session_taking(g);
     CHECK_STATUS(sa_session_insert_given_syncs(s), SA_STAGE);
     CHECK_OK(sa_session_assign_given_streams(s));
     CHECK_OK(sa_session_insert_given_syncs(s));

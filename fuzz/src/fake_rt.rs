@@ -215,6 +215,24 @@ impl Fake {
         Ok(())
     }
 
+    /// How a call on `handles` (each with its kind) ends before it does anything: an injected
+    /// failure, or a handle that is not live (the error `what` recorded). `None`: the call goes on.
+    fn refuse(
+        &self,
+        call: &'static str,
+        handles: &[(*mut c_void, usize)],
+        what: impl FnOnce() -> String,
+    ) -> Option<i32> {
+        if self.inject(call) {
+            return Some(INJECTED);
+        }
+        if !handles.iter().all(|&(h, kind)| self.is_live(h, kind)) {
+            self.errors.lock().push(what());
+            return Some(ACL_ERROR_RT_PARAM_INVALID);
+        }
+        None
+    }
+
     fn is_live(&self, h: *mut c_void, kind: usize) -> bool {
         (h as usize) % 16 == kind && self.live.lock().contains(&(h as usize))
     }
@@ -268,12 +286,10 @@ impl Fake {
     }
 
     fn record(&self, e: *mut c_void, s: *mut c_void) -> i32 {
-        if self.inject("event_record") {
-            return INJECTED;
-        }
-        if !self.is_live(e, EVENT) || !self.is_live(s, STREAM) {
-            self.errors.lock().push(format!("event_record of event {e:p} on stream {s:p}: unknown handle"));
-            return ACL_ERROR_RT_PARAM_INVALID;
+        if let Some(rc) = self.refuse("event_record", &[(e, EVENT), (s, STREAM)], || {
+            format!("event_record of event {e:p} on stream {s:p}: unknown handle")
+        }) {
+            return rc;
         }
         let mut d = self.dev.lock();
         d.time += 1;
@@ -288,12 +304,10 @@ impl Fake {
     }
 
     fn wait(&self, s: *mut c_void, e: *mut c_void) -> i32 {
-        if self.inject("stream_wait_event") {
-            return INJECTED;
-        }
-        if !self.is_live(e, EVENT) || !self.is_live(s, STREAM) {
-            self.errors.lock().push(format!("stream_wait_event of stream {s:p} on event {e:p}: unknown handle"));
-            return ACL_ERROR_RT_PARAM_INVALID;
+        if let Some(rc) = self.refuse("stream_wait_event", &[(e, EVENT), (s, STREAM)], || {
+            format!("stream_wait_event of stream {s:p} on event {e:p}: unknown handle")
+        }) {
+            return rc;
         }
         let mut d = self.dev.lock();
         let Some(rec) = d.events.get(&(e as usize)).cloned() else { return 0 };
@@ -309,12 +323,8 @@ impl Fake {
     }
 
     fn query(&self, e: *mut c_void, done: *mut i32) -> i32 {
-        if self.inject("event_query") {
-            return INJECTED;
-        }
-        if !self.is_live(e, EVENT) {
-            self.errors.lock().push(format!("event_query of unknown event {e:p}"));
-            return ACL_ERROR_RT_PARAM_INVALID;
+        if let Some(rc) = self.refuse("event_query", &[(e, EVENT)], || format!("event_query of unknown event {e:p}")) {
+            return rc;
         }
         let n = self.queries.fetch_add(1, Ordering::SeqCst) + 1;
         let every = self.query_completes_every.load(Ordering::SeqCst);
@@ -334,12 +344,10 @@ impl Fake {
     }
 
     fn synchronize(&self, e: *mut c_void) -> i32 {
-        if self.inject("event_synchronize") {
-            return INJECTED;
-        }
-        if !self.is_live(e, EVENT) {
-            self.errors.lock().push(format!("event_synchronize of unknown event {e:p}"));
-            return ACL_ERROR_RT_PARAM_INVALID;
+        if let Some(rc) =
+            self.refuse("event_synchronize", &[(e, EVENT)], || format!("event_synchronize of unknown event {e:p}"))
+        {
+            return rc;
         }
         self.syncs.fetch_add(1, Ordering::SeqCst);
         let mut d = self.dev.lock();

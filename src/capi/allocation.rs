@@ -14,7 +14,7 @@ use super::compiled::{self, Compiled};
 use super::summary::sa_summary;
 use super::{
     ApiError, ApiResult, LastError, SA_BUFFER_TOO_SMALL, SA_INVALID_ARGUMENT, SA_NOT_FOUND, SA_NULL_POINTER, arg_str,
-    ffi_boundary, lossy_cstring, opt_str, out_ptr, sa_status, write_out,
+    ffi_boundary, free_box, lossy_cstring, opt_str, out_ptr, put, sa_status, write_out,
 };
 use crate::compile::{Allocation, Stage};
 use crate::graph::{NodeId, StreamId};
@@ -125,12 +125,7 @@ pub(crate) unsafe fn with_compiled<T>(
 /// `allocation` is NULL or a live handle that no other thread is using.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_allocation_free(allocation: *mut sa_allocation) {
-    ffi_boundary(|| {
-        if !allocation.is_null() {
-            // SAFETY: the handle came from Box::into_raw in graph.rs, by the caller's contract.
-            drop(unsafe { Box::from_raw(allocation) });
-        }
-    })
+    ffi_boundary(|| unsafe { free_box(allocation) })
 }
 
 /// Stores in `*out` the number of nodes of the model (all graphs; inserted Send/Recv/
@@ -142,13 +137,7 @@ pub unsafe extern "C" fn sa_allocation_free(allocation: *mut sa_allocation) {
 /// `allocation` is NULL or a live handle; `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_allocation_node_count(allocation: *const sa_allocation, out: *mut usize) -> sa_status {
-    ffi_boundary(|| unsafe {
-        with_alloc(allocation, |a| {
-            let out = out_ptr(out, "out")?;
-            write_out(out, a.compiled.session().order().len());
-            Ok(())
-        })
-    })
+    ffi_boundary(|| unsafe { with_alloc(allocation, |a| put(out, "out", || Ok(a.compiled.session().order().len()))) })
 }
 
 /// Stores in `*name` the name of the node at node index `index` (GE's `GetAllNodes` order). The string belongs
@@ -168,10 +157,10 @@ pub unsafe extern "C" fn sa_allocation_node_name(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
-            let out = out_ptr(name, "name")?;
-            let n = a.compiled.node_at(index)?;
-            write_out(out, a.compiled.name(n).as_ptr());
-            Ok(())
+            put(name, "name", || {
+                let n = a.compiled.node_at(index)?;
+                Ok(a.compiled.name(n).as_ptr())
+            })
         })
     })
 }
@@ -193,10 +182,10 @@ pub unsafe extern "C" fn sa_allocation_node_graph(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
-            let out = out_ptr(graph_name, "graph_name")?;
-            let n = a.compiled.node_at(index)?;
-            write_out(out, a.compiled.graph_label(n).as_ptr());
-            Ok(())
+            put(graph_name, "graph_name", || {
+                let n = a.compiled.node_at(index)?;
+                Ok(a.compiled.graph_label(n).as_ptr())
+            })
         })
     })
 }
@@ -216,10 +205,10 @@ pub unsafe extern "C" fn sa_allocation_stream_at(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
-            let out = out_ptr(stream, "stream")?;
-            let n = a.compiled.node_at(index)?;
-            write_out(out, stream_value(a.alloc()?.stream()[n]));
-            Ok(())
+            put(stream, "stream", || {
+                let n = a.compiled.node_at(index)?;
+                Ok(stream_value(a.alloc()?.stream()[n]))
+            })
         })
     })
 }
@@ -239,10 +228,10 @@ pub unsafe extern "C" fn sa_allocation_logical_stream_at(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
-            let out = out_ptr(stream, "stream")?;
-            let n = a.compiled.node_at(index)?;
-            write_out(out, stream_value(a.alloc()?.logical_stream()[n]));
-            Ok(())
+            put(stream, "stream", || {
+                let n = a.compiled.node_at(index)?;
+                Ok(stream_value(a.alloc()?.logical_stream()[n]))
+            })
         })
     })
 }
@@ -266,10 +255,10 @@ pub unsafe extern "C" fn sa_allocation_stream_of(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
-            let out = out_ptr(stream, "stream")?;
-            let n = a.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
-            write_out(out, stream_value(a.alloc()?.stream()[n]));
-            Ok(())
+            put(stream, "stream", || {
+                let n = a.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
+                Ok(stream_value(a.alloc()?.stream()[n]))
+            })
         })
     })
 }
@@ -292,10 +281,10 @@ pub unsafe extern "C" fn sa_allocation_logical_stream_of(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
-            let out = out_ptr(stream, "stream")?;
-            let n = a.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
-            write_out(out, stream_value(a.alloc()?.logical_stream()[n]));
-            Ok(())
+            put(stream, "stream", || {
+                let n = a.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?)?;
+                Ok(stream_value(a.alloc()?.logical_stream()[n]))
+            })
         })
     })
 }
@@ -305,13 +294,7 @@ pub unsafe extern "C" fn sa_allocation_logical_stream_of(
 /// # Safety
 /// As the getters.
 unsafe fn count(a: *const sa_allocation, out: *mut u32, field: impl FnOnce(&Allocation) -> u32) -> ApiResult {
-    unsafe {
-        with_alloc(a, |a| {
-            let out = out_ptr(out, "out")?;
-            write_out(out, field(a.alloc()?));
-            Ok(())
-        })
-    }
+    unsafe { with_alloc(a, |a| put(out, "out", || Ok(field(a.alloc()?)))) }
 }
 
 /// Stores in `*out` the number of logical (main) streams. Thread-safe.
@@ -380,13 +363,7 @@ pub unsafe extern "C" fn sa_allocation_sync_count(allocation: *const sa_allocati
 /// `allocation` is NULL or a live handle; `mode` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_allocation_mode(allocation: *const sa_allocation, mode: *mut *const c_char) -> sa_status {
-    ffi_boundary(|| unsafe {
-        with_alloc(allocation, |a| {
-            let out = out_ptr(mode, "mode")?;
-            write_out(out, a.mode.as_ptr());
-            Ok(())
-        })
-    })
+    ffi_boundary(|| unsafe { with_alloc(allocation, |a| put(mode, "mode", || Ok(a.mode.as_ptr()))) })
 }
 
 /// Stores in `*stage` how far the pipeline ran (`SA_STAGE_*`). Thread-safe.
@@ -397,13 +374,7 @@ pub unsafe extern "C" fn sa_allocation_mode(allocation: *const sa_allocation, mo
 /// `allocation` is NULL or a live handle; `stage` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_allocation_stage(allocation: *const sa_allocation, stage: *mut sa_stage) -> sa_status {
-    ffi_boundary(|| unsafe {
-        with_alloc(allocation, |a| {
-            let out = out_ptr(stage, "stage")?;
-            write_out(out, stage_value(a.alloc()?.stage()));
-            Ok(())
-        })
-    })
+    ffi_boundary(|| unsafe { with_alloc(allocation, |a| put(stage, "stage", || Ok(stage_value(a.alloc()?.stage())))) })
 }
 
 /// Stores in `*json` a new NUL-terminated copy of the allocation JSON v1 document (pretty,
@@ -416,13 +387,7 @@ pub unsafe extern "C" fn sa_allocation_stage(allocation: *const sa_allocation, s
 /// `allocation` is NULL or a live handle; `json` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_allocation_to_json(allocation: *const sa_allocation, json: *mut *mut c_char) -> sa_status {
-    ffi_boundary(|| unsafe {
-        with_alloc(allocation, |a| {
-            let out = out_ptr(json, "json")?;
-            write_out(out, a.json()?.clone().into_raw());
-            Ok(())
-        })
-    })
+    ffi_boundary(|| unsafe { with_alloc(allocation, |a| put(json, "json", || Ok(a.json()?.clone().into_raw()))) })
 }
 
 /// Copies the allocation JSON document into the caller's buffer, NUL-terminated.

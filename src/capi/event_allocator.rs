@@ -3,7 +3,7 @@
 
 use std::ffi::c_void;
 
-use super::{ApiResult, ffi_boundary, free_box, handle, new_boxed, sa_status};
+use super::{acquire_vector, ffi_boundary, free_box, new_boxed, sa_status};
 use crate::runtime::EventAllocator;
 
 /// An RT2 event allocator (`gert::EventAllocator`). Thread-safe.
@@ -31,11 +31,7 @@ pub unsafe extern "C" fn sa_event_allocator_new(acl_flag: u32, out: *mut *mut sa
 /// `a` is NULL or a live allocator.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_event_allocator_acquire(a: *const sa_event_allocator, n: usize) -> *mut c_void {
-    ffi_boundary(|| -> ApiResult<*mut c_void> {
-        // SAFETY: NULL or live, by the contract.
-        let a = unsafe { handle(a, "a") }?;
-        Ok(a.0.acquire(n)?.cast())
-    })
+    ffi_boundary(|| unsafe { acquire_vector(a, |a| a.0.acquire(n)) })
 }
 
 /// Frees an event allocator and destroys every event it created. NULL is a no-op. Must not

@@ -14,7 +14,7 @@ use super::allocation::{sa_allocation, sa_stage, stage_of};
 use super::compiled::Compiled;
 use super::{
     ApiError, ApiResult, LastError, SA_DUPLICATE_NAME, SA_INVALID_ARGUMENT, SA_INVALID_STATE, SA_NOT_FOUND,
-    SA_NULL_POINTER, SA_UNKNOWN_NODE, arg_str, ffi_boundary, opt_str, out_ptr, sa_status, write_out,
+    SA_NULL_POINTER, SA_UNKNOWN_NODE, arg_str, ffi_boundary, free_box, opt_str, out_ptr, sa_status, write_out,
 };
 use crate::compile::TaskLimits;
 use crate::graph::builder::{EdgeSpec, EventSpec, GraphSpec, NodeSpec, PartitionSpec};
@@ -294,12 +294,7 @@ fn path_of(bytes: &[u8]) -> std::path::PathBuf {
 /// `graph` is NULL or a live handle from this library that no other thread is using.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_graph_free(graph: *mut sa_graph) {
-    ffi_boundary(|| {
-        if !graph.is_null() {
-            // SAFETY: the handle came from Box::into_raw in this module, by the caller's contract.
-            drop(unsafe { Box::from_raw(graph) });
-        }
-    })
+    ffi_boundary(|| unsafe { free_box(graph) })
 }
 
 /// Sets an allocation option in GE's string form: `key` is one of ours (`enable_single_stream`,

@@ -222,6 +222,19 @@ pub(crate) unsafe fn write_out<T>(p: *mut T, v: T) {
     unsafe { p.write(v) }
 }
 
+/// The body of a getter of one value: checks the output `out` (the argument `what`) first, so
+/// a NULL one fails without effects, then stores `value()` there.
+///
+/// # Safety
+/// `out` is NULL or writable.
+pub(crate) unsafe fn put<T>(out: *mut T, what: &str, value: impl FnOnce() -> ApiResult<T>) -> ApiResult {
+    let out = out_ptr(out, what)?;
+    let v = value()?;
+    // SAFETY: checked by out_ptr, writable by the caller's contract.
+    unsafe { write_out(out, v) };
+    Ok(())
+}
+
 /// A required handle argument.
 ///
 /// # Safety
@@ -254,6 +267,20 @@ pub(crate) unsafe fn free_box<T>(p: *mut T) {
         // SAFETY: from Box::into_raw in the matching `_new`, by the caller's contract.
         drop(unsafe { Box::from_raw(p) });
     }
+}
+
+/// The body of an `_acquire` function: `acquire` on the live allocator `a`, its vector handed
+/// to C as an untyped pointer.
+///
+/// # Safety
+/// `a` is NULL or points to a live allocator.
+pub(crate) unsafe fn acquire_vector<T>(
+    a: *const T,
+    acquire: impl FnOnce(&T) -> crate::runtime::RtResult<*mut crate::runtime::VecHeader>,
+) -> ApiResult<*mut std::ffi::c_void> {
+    // SAFETY: NULL or live, by the caller's contract.
+    let a = unsafe { handle(a, "a") }?;
+    Ok(acquire(a)?.cast())
 }
 
 /// The message of the most recent call that failed on the calling thread (any handle, or none:

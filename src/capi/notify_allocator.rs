@@ -3,7 +3,7 @@
 
 use std::ffi::c_void;
 
-use super::{ApiResult, ffi_boundary, free_box, handle, new_boxed, sa_status};
+use super::{acquire_vector, ffi_boundary, free_box, new_boxed, sa_status};
 use crate::runtime::NotifyAllocator;
 
 /// An RT2 notify allocator (`gert::NotifyAllocator`). Thread-safe.
@@ -34,11 +34,7 @@ pub unsafe extern "C" fn sa_notify_allocator_acquire(
     device_id: i32,
     n: usize,
 ) -> *mut c_void {
-    ffi_boundary(|| -> ApiResult<*mut c_void> {
-        // SAFETY: NULL or live, by the contract.
-        let a = unsafe { handle(a, "a") }?;
-        Ok(a.0.acquire(device_id, n)?.cast())
-    })
+    ffi_boundary(|| unsafe { acquire_vector(a, |a| a.0.acquire(device_id, n)) })
 }
 
 /// Frees a notify allocator and destroys every notify it created. NULL is a no-op. Must not

@@ -22,7 +22,7 @@ use super::graph::sa_graph;
 use super::summary::sa_summary;
 use super::{
     ApiError, ApiResult, LastError, SA_NOT_FOUND, SA_NULL_POINTER, SA_STAGE, SA_UNKNOWN_NODE, arg_str, ffi_boundary,
-    lossy_cstring, opt_str, out_ptr, sa_status, write_out,
+    free_box, lossy_cstring, opt_str, out_ptr, put, sa_status, write_out,
 };
 use crate::compile::{NodeSyncs, SessionStage};
 use crate::graph::{EventId, NodeId, StreamId};
@@ -227,12 +227,7 @@ pub unsafe extern "C" fn sa_session_new(graph: *mut sa_graph, out: *mut *mut sa_
 /// `session` is NULL or a live handle no other thread is using.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_session_free(session: *mut sa_session) {
-    ffi_boundary(|| {
-        if !session.is_null() {
-            // SAFETY: came from Box::into_raw in sa_session_new, by the caller's contract.
-            drop(unsafe { Box::from_raw(session) });
-        }
-    })
+    ffi_boundary(|| unsafe { free_box(session) })
 }
 
 /// Stage 1: assigns logical streams (GE's `AssignLogicalStreams`). `SA_STAGE` if it already
@@ -402,13 +397,7 @@ pub unsafe extern "C" fn sa_session_current_stage(session: *mut sa_session, stag
 /// `session` is NULL or a live handle; `count` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_session_node_count(session: *mut sa_session, count: *mut usize) -> sa_status {
-    ffi_boundary(|| unsafe {
-        with_session(session, |s| {
-            let out = out_ptr(count, "count")?;
-            write_out(out, s.session().order().len());
-            Ok(())
-        })
-    })
+    ffi_boundary(|| unsafe { with_session(session, |s| put(count, "count", || Ok(s.session().order().len()))) })
 }
 
 /// Stores in `*index` the node index (GE's `GetAllNodes` order) of node `node` of graph `graph_name` (NULL,
@@ -428,10 +417,10 @@ pub unsafe extern "C" fn sa_session_node_index(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
-            let out = out_ptr(index, "index")?;
-            let n = s.compiled.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?, SA_UNKNOWN_NODE)?;
-            write_out(out, s.session().index_of(n));
-            Ok(())
+            put(index, "index", || {
+                let n = s.compiled.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?, SA_UNKNOWN_NODE)?;
+                Ok(s.session().index_of(n))
+            })
         })
     })
 }
@@ -638,10 +627,10 @@ pub unsafe extern "C" fn sa_session_node_ge_attrs(
 pub unsafe extern "C" fn sa_session_model_ge_attrs(session: *mut sa_session, json: *mut *mut c_char) -> sa_status {
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
-            let out = out_ptr(json, "json")?;
-            let v = s.session().model_ge_attrs()?;
-            write_out(out, lossy_cstring(&v.to_string()).into_raw());
-            Ok(())
+            put(json, "json", || {
+                let v = s.session().model_ge_attrs()?;
+                Ok(lossy_cstring(&v.to_string()).into_raw())
+            })
         })
     })
 }

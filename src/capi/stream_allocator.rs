@@ -4,7 +4,7 @@
 
 use std::ffi::c_void;
 
-use super::{ApiResult, ffi_boundary, free_box, handle, new_boxed, sa_status};
+use super::{acquire_vector, ffi_boundary, free_box, new_boxed, sa_status};
 use crate::runtime::StreamAllocator;
 
 /// An RT2 stream allocator (`gert::StreamAllocator`). Thread-safe.
@@ -39,11 +39,7 @@ pub unsafe extern "C" fn sa_stream_allocator_new(
 /// `a` is NULL or a live allocator.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_stream_allocator_acquire(a: *const sa_stream_allocator, n: usize) -> *mut c_void {
-    ffi_boundary(|| -> ApiResult<*mut c_void> {
-        // SAFETY: NULL or live, by the contract.
-        let a = unsafe { handle(a, "a") }?;
-        Ok(a.0.acquire(n)?.cast())
-    })
+    ffi_boundary(|| unsafe { acquire_vector(a, |a| a.0.acquire(n)) })
 }
 
 /// Frees a stream allocator and destroys the streams it created (slots 1..size-1; slot 0 is

@@ -13,7 +13,7 @@ use std::ffi::{CString, c_char};
 use super::compiled::Compiled;
 use super::{
     ApiError, ApiResult, SA_INVALID_ARGUMENT, SA_INVALID_STATE, SA_NOT_FOUND, SA_NULL_POINTER, SA_STAGE, ffi_boundary,
-    lossy_cstring, out_ptr, sa_status, write_out,
+    free_box, lossy_cstring, out_ptr, put, sa_status, write_out,
 };
 use crate::compile::SessionStage;
 use crate::compile::summary::StreamAllocationSummary;
@@ -174,12 +174,7 @@ fn snapshot(c: &Compiled, memory: bool) -> ApiResult<sa_summary> {
 /// `summary` is NULL or a live handle no other thread is using.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_summary_free(summary: *mut sa_summary) {
-    ffi_boundary(|| {
-        if !summary.is_null() {
-            // SAFETY: came from Box::into_raw in `take`.
-            drop(unsafe { Box::from_raw(summary) });
-        }
-    })
+    ffi_boundary(|| unsafe { free_box(summary) })
 }
 
 /// Stores the model counts of `CompiledGraphSummary`: `stream_num`, `event_num`, `notify_num`.
@@ -217,13 +212,7 @@ pub unsafe extern "C" fn sa_summary_counts(
 /// `summary` is NULL or a live handle; `count` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_summary_graph_count(summary: *const sa_summary, count: *mut usize) -> sa_status {
-    ffi_boundary(|| unsafe {
-        with_summary(summary, |s| {
-            let out = out_ptr(count, "count")?;
-            write_out(out, s.graphs.len());
-            Ok(())
-        })
-    })
+    ffi_boundary(|| unsafe { with_summary(summary, |s| put(count, "count", || Ok(s.graphs.len()))) })
 }
 
 /// Describes graph `g`: its name (the model's name for the root; owned by the summary), whether

@@ -97,6 +97,28 @@ pub struct AllocateArgs {
     pub onnx: OnnxArgs,
 }
 
+/// A graph and an allocation of it written before (`dot`, `replay`); without one, the graph
+/// is allocated with the `--option` values.
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    /// Graph JSON v1 file, or an ONNX model (.onnx).
+    pub graph: PathBuf,
+    /// Allocation JSON v1 file of this graph (default: allocate the graph with --option).
+    pub allocation: Option<PathBuf>,
+    /// Allocation option KEY=VALUE (as for `allocate`); repeatable.
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
+    #[command(flatten)]
+    pub onnx: OnnxArgs,
+}
+
+impl PlanArgs {
+    /// The graph with the options applied.
+    pub fn load(&self) -> Result<Inputs, Error> {
+        Inputs::load(&self.graph, &self.options, &self.onnx)
+    }
+}
+
 /// The options' help, the policies listed from the policy table.
 pub fn options_help() -> String {
     OPTIONS_HELP.replacen("POLICIES", &policy::table::usage(), 1)

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::allocate::Inputs;
+use super::allocate::PlanArgs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::{IdVec, Model, NodeId, StreamId};
@@ -38,15 +38,8 @@ pub const AUTO_NODES: usize = 700;
 training graph takes Graphviz many minutes); `stream-alloc summary GRAPH --format dot` draws GE's \
 logical streams with their physical ids.")]
 pub struct DotArgs {
-    /// Graph JSON v1 file, or an ONNX model (.onnx).
-    pub graph: PathBuf,
-    /// Allocation JSON of this graph; without it the graph is allocated with --option.
-    pub allocation: Option<PathBuf>,
-    /// Allocation option KEY=VALUE (without ALLOC); repeatable.
-    #[arg(long = "option", value_name = "KEY=VALUE")]
-    pub options: Vec<String>,
     #[command(flatten)]
-    pub onnx: super::import::OnnxArgs,
+    pub plan: PlanArgs,
     /// Output file (default: standard output).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -99,9 +92,9 @@ fn from_document(model: &Model, path: &PathBuf) -> Result<Picture, Error> {
 }
 
 pub fn run(args: DotArgs) -> i32 {
-    let result = Inputs::load(&args.graph, &args.options, &args.onnx).and_then(|inputs| {
+    let result = args.plan.load().and_then(|inputs| {
         let model = &inputs.model;
-        let (stream, waits) = match &args.allocation {
+        let (stream, waits) = match &args.plan.allocation {
             Some(p) => from_document(model, p)?,
             None => {
                 let a = inputs.compile(Stage::All, SimConfig::default(), false)?.alloc;

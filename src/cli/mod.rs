@@ -62,10 +62,10 @@ impl Command {
             Command::Pass(a) => ("pass", &a.options),
             Command::Summary(a) => ("summary", &a.options),
             Command::Simulate(a) => ("simulate", &a.options),
-            Command::Dot(a) => ("dot", &a.options),
+            Command::Dot(a) => ("dot", &a.plan.options),
             Command::Compare(a) => ("compare", &a.options),
             Command::Import(_) => ("import", &[]),
-            Command::Replay(a) => ("replay", &a.options),
+            Command::Replay(a) => ("replay", &a.plan.options),
         }
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::allocate::Inputs;
+use super::allocate::PlanArgs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::Stage;
 use stream_alloc::memory::AllocationDocument;
@@ -38,15 +38,8 @@ Exit codes: 0 every dependency was ordered; 1 an error (bad graph or allocation,
 deadlocking plan); 2 bad usage; 3 a dependency was not ordered (a missing sync; the report names \
 the edge).")]
 pub struct ReplayArgs {
-    /// Graph JSON v1 file, or an ONNX model (.onnx).
-    pub graph: PathBuf,
-    /// Allocation JSON v1 file to replay (default: allocate the graph).
-    pub allocation: Option<PathBuf>,
-    /// Allocation option KEY=VALUE (as for `allocate`); repeatable.
-    #[arg(long = "option", value_name = "KEY=VALUE")]
-    pub options: Vec<String>,
     #[command(flatten)]
-    pub onnx: super::import::OnnxArgs,
+    pub plan: PlanArgs,
     /// Where the plan runs.
     #[arg(long, value_enum)]
     pub backend: BackendArg,
@@ -86,9 +79,9 @@ fn executor(args: &ReplayArgs) -> Result<Box<dyn Executor>, Error> {
 
 fn run_replay(args: &ReplayArgs) -> Result<Report, Error> {
     let cfg = SimConfig { units: args.units, wait_latency_us: args.wait_latency, ..SimConfig::default() };
-    let inputs = Inputs::load(&args.graph, &args.options, &args.onnx)?;
+    let inputs = args.plan.load()?;
     let model = &inputs.model;
-    let (doc_json, simulated, policy) = match &args.allocation {
+    let (doc_json, simulated, policy) = match &args.plan.allocation {
         Some(p) => {
             let doc = read_doc(p)?;
             let policy = doc.get("mode").and_then(|m| m.as_str()).unwrap_or("").to_string();

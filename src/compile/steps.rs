@@ -213,7 +213,9 @@ impl<'m> StepContext<'m> {
             }
         }
         let cfg = sync::SyncConfig::new(model, options);
-        let mut ctx = Self::build(model, options, cfg, limits, tasks, alloc, IdRule::Counter);
+        let mut ctx = Self::for_stage(model, options, cfg, alloc, IdRule::Counter);
+        ctx.limits = limits;
+        ctx.tasks = tasks;
         ctx.activation = Some(Activation::new(model, ctx.alloc, options.next_stream));
         ctx.trace = Some(StepTrace { input: ctx.counts(), after: Vec::new() });
         Ok(ctx)
@@ -229,19 +231,6 @@ impl<'m> StepContext<'m> {
         alloc: &'m mut Allocation,
         ids: IdRule,
     ) -> Self {
-        let limits = TaskLimits::from_options(options);
-        Self::build(model, options, cfg, limits, TaskCounts::default(), alloc, ids)
-    }
-
-    fn build(
-        model: &'m Model,
-        options: &'m Options,
-        cfg: sync::SyncConfig,
-        limits: TaskLimits,
-        tasks: TaskCounts,
-        alloc: &'m mut Allocation,
-        ids: IdRule,
-    ) -> Self {
         let order = (!alloc.has_ge_order()).then(|| alloc.order.clone());
         let mut st = SyncState::in_order(model, alloc.logical_stream.clone(), alloc.attached.clone(), cfg.kind, order);
         st.seed(&alloc.syncs, ids == IdRule::Counter);
@@ -254,8 +243,8 @@ impl<'m> StepContext<'m> {
             model,
             options,
             cfg,
-            limits,
-            tasks,
+            limits: TaskLimits::from_options(options),
+            tasks: TaskCounts::default(),
             alloc,
             sync: st,
             ids,

@@ -300,16 +300,12 @@ fn collect_known_shape(
     for &n in &model.graphs[g].order {
         let v = &views[n.index()];
         let Some(l) = v.logic else { continue };
-        let e = acc.entry(i64::from(l.0)).or_default();
-        e.nodes.push(n);
+        let e = add_node(&mut acc, i64::from(l.0), model, n);
         if let Some(p) = v.stream {
             e.physical.insert(p.0);
             if let Some(u) = model.nodes[n].ge_attrs.int("used_stream_num") {
                 e.hccl.entry(p.0).and_modify(|x| *x = (*x).min(u)).or_insert(u);
             }
-        }
-        if e.label.is_none() {
-            e.label = user_label(model, n).map(str::to_string);
         }
         for &pa in &v.attached_physical {
             let la = i64::from(to_logic(pa).0);
@@ -317,6 +313,17 @@ fn collect_known_shape(
         }
     }
     finish(acc, custom)
+}
+
+/// The entry of logical stream `id` with node `n` added; its label is the first user label
+/// among its nodes.
+fn add_node<'a>(acc: &'a mut BTreeMap<i64, Acc>, id: i64, model: &Model, n: NodeId) -> &'a mut Acc {
+    let e = acc.entry(id).or_default();
+    e.nodes.push(n);
+    if e.label.is_none() {
+        e.label = user_label(model, n).map(str::to_string);
+    }
+    e
 }
 
 fn e_attach(acc: &mut BTreeMap<i64, Acc>, main: i64, attached: i64, physical: u32, n: NodeId) {
@@ -334,12 +341,7 @@ fn collect_unknown_shape(model: &Model, g: GraphId, views: &[NodeAttrsView]) -> 
     for &n in &model.graphs[g].order {
         let v = &views[n.index()];
         let Some(s) = v.stream else { continue };
-        let e = acc.entry(i64::from(s.0)).or_default();
-        e.nodes.push(n);
-        e.physical.insert(s.0);
-        if e.label.is_none() {
-            e.label = user_label(model, n).map(str::to_string);
-        }
+        add_node(&mut acc, i64::from(s.0), model, n).physical.insert(s.0);
         for &a in &v.attached_physical {
             e_attach(&mut acc, i64::from(s.0), i64::from(a.0), a.0, n);
         }

@@ -176,6 +176,32 @@ pub(crate) fn node(raw: &str) -> Option<NodeSpec> {
     Some(spec)
 }
 
+/// Reads the members of an object whose `{` is read into the fields of `$target`, each key by
+/// its fast reader; an unknown or repeated key, or a value its reader gives up on, returns
+/// `None` from the enclosing function. Gives the keys seen, as bits of their places in `$table`.
+macro_rules! read_members {
+    ($s:ident, $target:ident, $table:ident, $($key:literal => $field:ident: $fast:ident),*) => {{
+        let mut seen = 0u64;
+        loop {
+            match $s.key()? {
+                $( $key => {
+                    const BIT: u64 = 1 << position($table, $key);
+                    if seen & BIT != 0 {
+                        return None;
+                    }
+                    seen |= BIT;
+                    $target.$field = read::$fast($s)?;
+                } )*
+                _ => return None,
+            }
+            if !$s.next_member()? {
+                break;
+            }
+        }
+        seen
+    }};
+}
+
 /// The fast path's key matches, from the field tables: a key without a reader (`none`), or an
 /// unknown one, leaves the node to the schema.
 macro_rules! fast_node {
@@ -189,23 +215,7 @@ macro_rules! fast_node {
         fn node_at<'a>(s: &mut Scan<'a>) -> Option<(NodeSpec, &'a str)> {
             s.eat(b'{')?;
             let mut spec = NodeSpec::blank();
-            let mut seen = 0u64;
-            loop {
-                match s.key()? {
-                    $( $key => {
-                        const BIT: u64 = 1 << position(NODE_FIELDS, $key);
-                        if seen & BIT != 0 {
-                            return None;
-                        }
-                        seen |= BIT;
-                        spec.$field = read::$fast(s)?;
-                    } )*
-                    _ => return None,
-                }
-                if !s.next_member()? {
-                    break;
-                }
-            }
+            let seen = read_members!(s, spec, NODE_FIELDS, $( $key => $field: $fast ),*);
             $( if is_required!($presence) && seen & (1 << position(NODE_FIELDS, $key)) == 0 {
                 return None;
             } )*
@@ -229,23 +239,7 @@ macro_rules! fast_attrs {
                 s.i += 1;
                 return Some(attrs);
             }
-            let mut seen = 0u64;
-            loop {
-                match s.key()? {
-                    $( $key => {
-                        const BIT: u64 = 1 << position(ATTR_FIELDS, $key);
-                        if seen & BIT != 0 {
-                            return None;
-                        }
-                        seen |= BIT;
-                        attrs.$field = read::$fast(s)?;
-                    } )*
-                    _ => return None,
-                }
-                if !s.next_member()? {
-                    break;
-                }
-            }
+            read_members!(s, attrs, ATTR_FIELDS, $( $key => $field: $fast ),*);
             Some(attrs)
         }
     };

@@ -211,6 +211,62 @@ impl MemPool {
     /// Moves pending blocks (of `owner`, or all) whose guards are all done to their free lists.
     /// A failed query leaves that block pending and is returned after the scan.
     fn release_ready(&self, g: &mut Inner, owner: Option<usize>) -> RtResult<()> {
+        self.settle_pending(g, owner, |guards, block_owner, stats| {
+            let mut i = 0;
+            while i < guards.len() {
+                let done = match self.ctx.guard_released(&guards[i], block_owner) {
+                    Release::BackStream | Release::KnownComplete => {
+                        stats.released_without_query += 1;
+                        true
+                    }
+                    Release::No => {
+                        stats.queries += 1;
+                        if !self.ctx.guard_query(&guards[i])? {
+                            break;
+                        }
+                        stats.released_by_query += 1;
+                        true
+                    }
+                };
+                if done {
+                    self.ctx.release_guard(guards.swap_remove(i));
+                } else {
+                    i += 1;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Synchronises every pending guard not already known done and releases the blocks. A failed
+    /// synchronisation leaves that block pending.
+    fn sync_pending(&self, g: &mut Inner) -> RtResult<()> {
+        self.settle_pending(g, None, |guards, block_owner, stats| {
+            while let Some(guard) = guards.last() {
+                if self.ctx.guard_released(guard, block_owner) != Release::No {
+                    stats.released_without_query += 1;
+                } else {
+                    self.ctx.guard_sync(guard)?;
+                    stats.released_by_sync += 1;
+                }
+                if let Some(guard) = guards.pop() {
+                    self.ctx.release_guard(guard);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// The walk of [`Self::release_ready`] and [`Self::sync_pending`]: `settle` releases what
+    /// it can of each pending block's guards (of blocks of `owner`, or all), and a block left
+    /// without guards moves to its free list. After the first error the blocks not yet visited
+    /// stay pending, and the error is returned after the walk.
+    fn settle_pending(
+        &self,
+        g: &mut Inner,
+        owner: Option<usize>,
+        mut settle: impl FnMut(&mut Vec<Guard>, usize, &mut MemPoolStats) -> RtResult<()>,
+    ) -> RtResult<()> {
         let mut first_err = None;
         let mut still = Vec::with_capacity(g.pending.len());
         for addr in std::mem::take(&mut g.pending) {
@@ -220,33 +276,8 @@ impl MemPool {
                 continue;
             }
             let State::Pending(guards) = &mut b.state else { continue };
-            let mut i = 0;
-            while i < guards.len() {
-                let done = match self.ctx.guard_released(&guards[i], b.owner) {
-                    Release::BackStream | Release::KnownComplete => {
-                        g.stats.released_without_query += 1;
-                        true
-                    }
-                    Release::No => {
-                        g.stats.queries += 1;
-                        match self.ctx.guard_query(&guards[i]) {
-                            Ok(true) => {
-                                g.stats.released_by_query += 1;
-                                true
-                            }
-                            Ok(false) => break,
-                            Err(e) => {
-                                first_err = Some(e);
-                                break;
-                            }
-                        }
-                    }
-                };
-                if done {
-                    self.ctx.release_guard(guards.swap_remove(i));
-                } else {
-                    i += 1;
-                }
+            if let Err(e) = settle(guards, b.owner, &mut g.stats) {
+                first_err = Some(e);
             }
             if guards.is_empty() {
                 Self::to_free(g, addr);
@@ -266,40 +297,6 @@ impl MemPool {
         g.free.entry(owner).or_default().insert((size, addr));
         g.stats.pending_bytes -= size as u64;
         g.stats.cached_bytes += size as u64;
-    }
-
-    /// Synchronises every pending guard not already known done and releases the blocks. A failed
-    /// synchronisation leaves that block pending.
-    fn sync_pending(&self, g: &mut Inner) -> RtResult<()> {
-        let mut still = Vec::new();
-        let mut first_err = None;
-        for addr in std::mem::take(&mut g.pending) {
-            let Some(b) = g.blocks.get_mut(&addr) else { continue };
-            let State::Pending(guards) = &mut b.state else { continue };
-            while let Some(guard) = guards.last() {
-                if first_err.is_some() {
-                    break;
-                }
-                if self.ctx.guard_released(guard, b.owner) != Release::No {
-                    g.stats.released_without_query += 1;
-                } else if let Err(e) = self.ctx.guard_sync(guard) {
-                    first_err = Some(e);
-                    break;
-                } else {
-                    g.stats.released_by_sync += 1;
-                }
-                if let Some(guard) = guards.pop() {
-                    self.ctx.release_guard(guard);
-                }
-            }
-            if guards.is_empty() {
-                Self::to_free(g, addr);
-            } else {
-                still.push(addr);
-            }
-        }
-        g.pending = still;
-        first_err.map_or(Ok(()), Err)
     }
 
     /// Returns every cached block to the device (`aclrtFree`), each stream synchronised first so

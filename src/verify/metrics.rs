@@ -44,6 +44,24 @@ impl Bits {
     }
 }
 
+/// The graph nodes the minimums place (not inserted, on a stream), in `nodes` order, and each
+/// document node's position among them (`usize::MAX`: not placed).
+fn placed(doc: &Doc) -> (Vec<usize>, Vec<usize>) {
+    let order: Vec<usize> =
+        (0..doc.nodes.len()).filter(|&i| !doc.nodes[i].inserted && doc.nodes[i].stream.is_some()).collect();
+    let mut idx = vec![usize::MAX; doc.nodes.len()];
+    for (k, &i) in order.iter().enumerate() {
+        idx[i] = k;
+    }
+    (order, idx)
+}
+
+/// The dependencies as (producer, consumer) positions of [`placed`]; `None` when one runs
+/// backwards in `nodes` (rule 1 reports it) or has an unplaced end: no reduction is defined.
+fn placed_deps(deps: &[Dep], idx: &[usize]) -> Option<Vec<(usize, usize)>> {
+    deps.iter().map(|d| (idx[d.from], idx[d.to])).map(|(j, k)| (j < k).then_some((j, k))).collect()
+}
+
 /// The edge minimum: the fewest syncs that order every dependency (graph edges with task-less
 /// nodes contracted, [`Doc::dependencies`]) when each sync joins the two ends of one. These are
 /// the cross-stream dependencies u → v such that no other predecessor of v (its stream
@@ -57,23 +75,13 @@ impl Bits {
 /// Reachability is a bitset per placed graph node, built in `nodes` order; above
 /// [`MAX_POINTS`] nodes, [`edge_sync_minimum_by_stream_reach`] answers instead.
 pub fn edge_sync_minimum(doc: &Doc, deps: &[Dep]) -> Option<usize> {
-    let order: Vec<usize> =
-        (0..doc.nodes.len()).filter(|&i| !doc.nodes[i].inserted && doc.nodes[i].stream.is_some()).collect();
+    let (order, idx) = placed(doc);
     if order.len() > MAX_POINTS {
         return edge_sync_minimum_by_stream_reach(doc, deps);
     }
-    let mut idx = vec![usize::MAX; doc.nodes.len()];
-    for (k, &i) in order.iter().enumerate() {
-        idx[i] = k;
-    }
     let n = order.len();
     let mut producers: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for d in deps {
-        let (j, k) = (idx[d.from], idx[d.to]);
-        if j >= k {
-            // Backwards in `nodes` (rule 1 reports it) or unplaced: no reduction is defined.
-            return None;
-        }
+    for (j, k) in placed_deps(deps, &idx)? {
         producers[k].push(j);
     }
     let mut reach: Vec<Bits> = Vec::with_capacity(n);
@@ -116,13 +124,8 @@ pub const MAX_STREAM_REACH: usize = 1 << 26;
 /// dependency u → v is needed unless another successor of u (its stream successor or another
 /// consumer) reaches v's stream at or before v. O((V + E) · S) time and V · S memory.
 pub fn edge_sync_minimum_by_stream_reach(doc: &Doc, deps: &[Dep]) -> Option<usize> {
-    let order: Vec<usize> =
-        (0..doc.nodes.len()).filter(|&i| !doc.nodes[i].inserted && doc.nodes[i].stream.is_some()).collect();
+    let (order, idx) = placed(doc);
     let n = order.len();
-    let mut idx = vec![usize::MAX; doc.nodes.len()];
-    for (k, &i) in order.iter().enumerate() {
-        idx[i] = k;
-    }
     let mut lane: std::collections::BTreeMap<u32, usize> = std::collections::BTreeMap::new();
     for &i in &order {
         let next = lane.len();
@@ -133,11 +136,7 @@ pub fn edge_sync_minimum_by_stream_reach(doc: &Doc, deps: &[Dep]) -> Option<usiz
         return None;
     }
     let mut consumers: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for d in deps {
-        let (j, k) = (idx[d.from], idx[d.to]);
-        if j >= k {
-            return None;
-        }
+    for (j, k) in placed_deps(deps, &idx)? {
         consumers[j].push(k);
     }
     let lane_of: Vec<usize> = order.iter().map(|&i| lane[&doc.nodes[i].stream.expect("filtered")]).collect();

@@ -136,6 +136,14 @@ static obj *find(const void *h, int kind) {
     if (g_objs[i] == h && g_objs[i]->live && g_objs[i]->kind == kind) return g_objs[i];
   return NULL;
 }
+/* enter(1), then the live handle `h` of `kind` in *o; CUDA_ERROR_INVALID_HANDLE (the lock
+ * released) when there is none. */
+static int enter_on(void *h, int kind, obj **o) {
+  int rc = enter(1);
+  if (rc) return rc;
+  *o = find(h, kind);
+  return *o ? CUDA_SUCCESS : leave(CUDA_ERROR_INVALID_HANDLE);
+}
 static obj *add(int kind) {
   if (g_count == MAX_HANDLES) return NULL;
   obj *o = calloc(1, sizeof *o);
@@ -294,10 +302,9 @@ static void drain(const obj *s) {
       g_objs[i]->state = EV_DONE;
 }
 EXPORT int cuStreamDestroy_v2(void *s) {
-  int rc = enter(1);
+  obj *o;
+  int rc = enter_on(s, K_STREAM, &o);
   if (rc) return rc;
-  obj *o = find(s, K_STREAM);
-  if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
   drain(o);
   kill(o);
   return leave(CUDA_SUCCESS);
@@ -312,10 +319,9 @@ EXPORT int cuStreamSynchronize(void *s) {
   return leave(CUDA_SUCCESS);
 }
 EXPORT int cuStreamGetId(void *s, unsigned long long *id) {
-  int rc = enter(1);
+  obj *o;
+  int rc = enter_on(s, K_STREAM, &o);
   if (rc) return rc;
-  obj *o = find(s, K_STREAM);
-  if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
   if (!id) return leave(CUDA_ERROR_INVALID_VALUE);
   *id = o->id;
   return leave(CUDA_SUCCESS);
@@ -332,10 +338,9 @@ EXPORT int cuEventCreate(void **e, unsigned flags) {
 }
 /* A destroy call: a live handle of `kind` is killed. */
 static int destroy(void *h, int kind) {
-  int rc = enter(1);
+  obj *o;
+  int rc = enter_on(h, kind, &o);
   if (rc) return rc;
-  obj *o = find(h, kind);
-  if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
   kill(o);
   return leave(CUDA_SUCCESS);
 }
@@ -374,17 +379,15 @@ EXPORT int cuStreamWaitEvent(void *s, void *e, unsigned flags) {
   return leave(CUDA_SUCCESS);
 }
 EXPORT int cuEventQuery(void *e) {
-  int rc = enter(1);
+  obj *o;
+  int rc = enter_on(e, K_EVENT, &o);
   if (rc) return rc;
-  obj *o = find(e, K_EVENT);
-  if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
   return leave(o->state == EV_PENDING ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS);
 }
 EXPORT int cuEventSynchronize(void *e) {
-  int rc = enter(1);
+  obj *o;
+  int rc = enter_on(e, K_EVENT, &o);
   if (rc) return rc;
-  obj *o = find(e, K_EVENT);
-  if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
   /* Its stream ran up to it: every earlier record on that stream is complete too. */
   if (o->state == EV_PENDING) {
     for (size_t i = 0; i < g_count; ++i) {
@@ -488,10 +491,9 @@ EXPORT int cuModuleLoadDataEx(void **m, const void *image, unsigned nopt, int *o
   return leave(CUDA_SUCCESS);
 }
 EXPORT int cuModuleGetFunction(void **f, void *m, const char *name) {
-  int rc = enter(1);
+  obj *mod;
+  int rc = enter_on(m, K_MODULE, &mod);
   if (rc) return rc;
-  obj *mod = find(m, K_MODULE);
-  if (!mod) return leave(CUDA_ERROR_INVALID_HANDLE);
   if (!f || !name || strlen(name) >= 60) return leave(CUDA_ERROR_INVALID_VALUE);
   char entry[80];
   snprintf(entry, sizeof entry, ".entry %s(", name);
@@ -504,20 +506,18 @@ EXPORT int cuModuleGetFunction(void **f, void *m, const char *name) {
   return leave(CUDA_SUCCESS);
 }
 EXPORT int cuModuleUnload(void *m) {
-  int rc = enter(1);
+  obj *mod;
+  int rc = enter_on(m, K_MODULE, &mod);
   if (rc) return rc;
-  obj *mod = find(m, K_MODULE);
-  if (!mod) return leave(CUDA_ERROR_INVALID_HANDLE);
   for (size_t i = 0; i < g_count; ++i)
     if (g_objs[i]->live && g_objs[i]->kind == K_FUNC && g_objs[i]->module == mod) kill(g_objs[i]);
   kill(mod);
   return leave(CUDA_SUCCESS);
 }
 EXPORT int cuFuncSetAttribute(void *f, int attr, int value) {
-  int rc = enter(1);
+  obj *o;
+  int rc = enter_on(f, K_FUNC, &o);
   if (rc) return rc;
-  obj *o = find(f, K_FUNC);
-  if (!o) return leave(CUDA_ERROR_INVALID_HANDLE);
   if (attr != 8 || value < 0 || value > 99 * 1024) return leave(CUDA_ERROR_INVALID_VALUE);
   o->flags = (uint32_t)value; /* the function's dynamic shared-memory limit */
   return leave(CUDA_SUCCESS);
@@ -588,10 +588,9 @@ EXPORT int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsign
 }
 
 EXPORT int cuStreamBeginCapture_v2(void *s, int mode) {
-  int rc = enter(1);
+  obj *st;
+  int rc = enter_on(s, K_STREAM, &st);
   if (rc) return rc;
-  obj *st = find(s, K_STREAM);
-  if (!st) return leave(CUDA_ERROR_INVALID_HANDLE);
   if (mode < 0 || mode > 2) return leave(CUDA_ERROR_INVALID_VALUE);
   if (g_capture.origin) return leave(CUDA_ERROR_ILLEGAL_STATE); /* one capture at a time here */
   g_capture.origin = st;
@@ -603,10 +602,9 @@ EXPORT int cuStreamBeginCapture_v2(void *s, int mode) {
 }
 
 EXPORT int cuStreamEndCapture(void *s, void **graph) {
-  int rc = enter(1);
+  obj *st;
+  int rc = enter_on(s, K_STREAM, &st);
   if (rc) return rc;
-  obj *st = find(s, K_STREAM);
-  if (!st) return leave(CUDA_ERROR_INVALID_HANDLE);
   if (!graph) return leave(CUDA_ERROR_INVALID_VALUE);
   *graph = NULL;
   if (!st->capturing) return leave(CUDA_ERROR_ILLEGAL_STATE);
@@ -632,10 +630,9 @@ EXPORT int cuStreamEndCapture(void *s, void **graph) {
 }
 
 EXPORT int cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags) {
-  int rc = enter(1);
+  obj *g;
+  int rc = enter_on(graph, K_GRAPH, &g);
   if (rc) return rc;
-  obj *g = find(graph, K_GRAPH);
-  if (!g) return leave(CUDA_ERROR_INVALID_HANDLE);
   if (!exec || flags != 0) return leave(CUDA_ERROR_INVALID_VALUE);
   launch *copy = g->nlaunches ? malloc(g->nlaunches * sizeof *copy) : NULL;
   if (g->nlaunches && !copy) return leave(CUDA_ERROR_OUT_OF_MEMORY);
@@ -684,30 +681,17 @@ EXPORT uint64_t fake_cuda_live(int kind) {
   pthread_mutex_unlock(&g_mu);
   return n;
 }
-EXPORT uint64_t fake_cuda_calls(void) {
+/* A counter, read under the lock. */
+static uint64_t read_locked(const uint64_t *counter) {
   pthread_mutex_lock(&g_mu);
-  uint64_t n = g_calls;
+  uint64_t v = *counter;
   pthread_mutex_unlock(&g_mu);
-  return n;
+  return v;
 }
-EXPORT uint64_t fake_cuda_launches(void) {
-  pthread_mutex_lock(&g_mu);
-  uint64_t n = g_launches;
-  pthread_mutex_unlock(&g_mu);
-  return n;
-}
-EXPORT uint64_t fake_cuda_waits(void) {
-  pthread_mutex_lock(&g_mu);
-  uint64_t n = g_waits;
-  pthread_mutex_unlock(&g_mu);
-  return n;
-}
-EXPORT uint64_t fake_cuda_mem_bytes(void) {
-  pthread_mutex_lock(&g_mu);
-  uint64_t n = g_mem_bytes;
-  pthread_mutex_unlock(&g_mu);
-  return n;
-}
+EXPORT uint64_t fake_cuda_calls(void) { return read_locked(&g_calls); }
+EXPORT uint64_t fake_cuda_launches(void) { return read_locked(&g_launches); }
+EXPORT uint64_t fake_cuda_waits(void) { return read_locked(&g_waits); }
+EXPORT uint64_t fake_cuda_mem_bytes(void) { return read_locked(&g_mem_bytes); }
 EXPORT void fake_cuda_set_mem_capacity(uint64_t bytes) {
   pthread_mutex_lock(&g_mu);
   g_mem_capacity = bytes;

@@ -70,6 +70,17 @@ static int inject_locked(void) {
   return g_fail_at != 0 && n == g_fail_at;
 }
 
+/* Takes the lock for a counted call; a failure injected into it returns nonzero, the lock
+ * released. */
+static int lock_counted(void) {
+  pthread_mutex_lock(&g_mu);
+  if (inject_locked()) {
+    pthread_mutex_unlock(&g_mu);
+    return 1;
+  }
+  return 0;
+}
+
 static uint32_t slot_of(const void *p) {
   uint64_t x = (uint64_t)(uintptr_t)p;
   x ^= x >> 33;
@@ -196,11 +207,7 @@ EXPORT int aclrtRecordEvent(void *evt, void *stm) {
 /* aclrtEventRecordedStatus: ACL_EVENT_RECORDED_STATUS_NOT_READY 0, _COMPLETE 1. */
 EXPORT int aclrtQueryEventStatus(void *evt, int32_t *status) {
   if (status == NULL) return ACL_ERROR_RT_PARAM_INVALID;
-  pthread_mutex_lock(&g_mu);
-  if (inject_locked()) {
-    pthread_mutex_unlock(&g_mu);
-    return ACL_ERROR_RT_PARAM_INVALID;
-  }
+  if (lock_counted()) return ACL_ERROR_RT_PARAM_INVALID;
   handle_t *h = find_locked(evt, K_EVENT);
   g_queries++;
   if (h != NULL) *status = h->state == EV_PENDING ? 0 : 1;
@@ -208,11 +215,7 @@ EXPORT int aclrtQueryEventStatus(void *evt, int32_t *status) {
   return h != NULL ? 0 : ACL_ERROR_RT_PARAM_INVALID;
 }
 EXPORT int aclrtSynchronizeEvent(void *evt) {
-  pthread_mutex_lock(&g_mu);
-  if (inject_locked()) {
-    pthread_mutex_unlock(&g_mu);
-    return ACL_ERROR_RT_PARAM_INVALID;
-  }
+  if (lock_counted()) return ACL_ERROR_RT_PARAM_INVALID;
   handle_t *h = find_locked(evt, K_EVENT);
   g_syncs++;
   if (h != NULL && h->state == EV_PENDING) h->state = EV_COMPLETE;
@@ -222,11 +225,7 @@ EXPORT int aclrtSynchronizeEvent(void *evt) {
 /* A quarter of a millisecond per record between the two. */
 EXPORT int aclrtEventElapsedTime(float *ms, void *start, void *end) {
   if (ms == NULL) return ACL_ERROR_RT_PARAM_INVALID;
-  pthread_mutex_lock(&g_mu);
-  if (inject_locked()) {
-    pthread_mutex_unlock(&g_mu);
-    return ACL_ERROR_RT_PARAM_INVALID;
-  }
+  if (lock_counted()) return ACL_ERROR_RT_PARAM_INVALID;
   handle_t *a = find_locked(start, K_EVENT), *b = find_locked(end, K_EVENT);
   int ok = a != NULL && b != NULL && a->state == EV_COMPLETE && b->state == EV_COMPLETE;
   if (ok) *ms = ((float)b->stamp - (float)a->stamp) * 0.25f;
@@ -253,11 +252,7 @@ EXPORT int aclrtMalloc(void **dev_ptr, size_t size, uint32_t policy) {
   return rc;
 }
 EXPORT int aclrtFree(void *dev_ptr) {
-  pthread_mutex_lock(&g_mu);
-  if (inject_locked()) {
-    pthread_mutex_unlock(&g_mu);
-    return ACL_ERROR_RT_PARAM_INVALID;
-  }
+  if (lock_counted()) return ACL_ERROR_RT_PARAM_INVALID;
   handle_t *h = find_locked(dev_ptr, K_MEM);
   if (h != NULL) g_mem_bytes -= h->stamp;
   pthread_mutex_unlock(&g_mu);
@@ -321,38 +316,25 @@ EXPORT int aclrtGetDevice(int32_t *device) {
 }
 
 /* ---- control and introspection ---- */
+/* A counter, read under the lock. */
+static uint64_t read_locked(const uint64_t *counter) {
+  pthread_mutex_lock(&g_mu);
+  uint64_t v = *counter;
+  pthread_mutex_unlock(&g_mu);
+  return v;
+}
 EXPORT void fake_rt_counts(uint32_t kind, uint64_t *creates, uint64_t *destroys) {
   pthread_mutex_lock(&g_mu);
   *creates = kind < K_NUM ? g_creates[kind] : 0;
   *destroys = kind < K_NUM ? g_destroys[kind] : 0;
   pthread_mutex_unlock(&g_mu);
 }
-EXPORT uint64_t fake_rt_live(void) {
-  pthread_mutex_lock(&g_mu);
-  uint64_t v = g_live;
-  pthread_mutex_unlock(&g_mu);
-  return v;
-}
+EXPORT uint64_t fake_rt_live(void) { return read_locked(&g_live); }
 /* Destroys of unknown, already destroyed or wrong-kind handles. */
-EXPORT uint64_t fake_rt_bad_destroys(void) {
-  pthread_mutex_lock(&g_mu);
-  uint64_t v = g_bad;
-  pthread_mutex_unlock(&g_mu);
-  return v;
-}
-EXPORT uint64_t fake_rt_forced(void) {
-  pthread_mutex_lock(&g_mu);
-  uint64_t v = g_forced;
-  pthread_mutex_unlock(&g_mu);
-  return v;
-}
+EXPORT uint64_t fake_rt_bad_destroys(void) { return read_locked(&g_bad); }
+EXPORT uint64_t fake_rt_forced(void) { return read_locked(&g_forced); }
 /* Counted calls so far (see the top of the file). */
-EXPORT uint64_t fake_rt_calls(void) {
-  pthread_mutex_lock(&g_mu);
-  uint64_t v = g_calls;
-  pthread_mutex_unlock(&g_mu);
-  return v;
-}
+EXPORT uint64_t fake_rt_calls(void) { return read_locked(&g_calls); }
 /* Every recorded event completes (the device has caught up). */
 EXPORT void fake_rt_complete_all(void) {
   pthread_mutex_lock(&g_mu);
@@ -362,25 +344,10 @@ EXPORT void fake_rt_complete_all(void) {
   }
   pthread_mutex_unlock(&g_mu);
 }
-EXPORT uint64_t fake_rt_event_queries(void) {
-  pthread_mutex_lock(&g_mu);
-  uint64_t v = g_queries;
-  pthread_mutex_unlock(&g_mu);
-  return v;
-}
-EXPORT uint64_t fake_rt_event_syncs(void) {
-  pthread_mutex_lock(&g_mu);
-  uint64_t v = g_syncs;
-  pthread_mutex_unlock(&g_mu);
-  return v;
-}
+EXPORT uint64_t fake_rt_event_queries(void) { return read_locked(&g_queries); }
+EXPORT uint64_t fake_rt_event_syncs(void) { return read_locked(&g_syncs); }
 /* Device memory allocated now, and the capacity (UINT64_MAX: unlimited). */
-EXPORT uint64_t fake_rt_mem_bytes(void) {
-  pthread_mutex_lock(&g_mu);
-  uint64_t v = g_mem_bytes;
-  pthread_mutex_unlock(&g_mu);
-  return v;
-}
+EXPORT uint64_t fake_rt_mem_bytes(void) { return read_locked(&g_mem_bytes); }
 EXPORT void fake_rt_set_mem_capacity(uint64_t bytes) {
   pthread_mutex_lock(&g_mu);
   read_env_locked();

@@ -179,6 +179,15 @@ sa_session *Compile(const char *graph_path, sa_graph **graph, bool finish) {
 
 bool ErrorMentions(const char *what) { return std::strstr(sa_last_error_message(), what) != nullptr; }
 
+// A size query that cannot answer: not SUCCESS, its output 0, the reason naming `why`.
+void ExpectSizeFails(const ge::CompiledGraphSummary &summary, ge::Status (ge::CompiledGraphSummary::*get)(size_t &) const,
+                     const char *why) {
+  size_t size = 9U;
+  EXPECT_NE((summary.*get)(size), ge::SUCCESS);
+  EXPECT_EQ(size, 0U);
+  EXPECT_TRUE(ErrorMentions(why));
+}
+
 std::string Str(const ge::AscendString &s) { return std::string(s.GetString(), s.GetLength()); }
 
 // GE's test body: the summary read through GE's classes and functions, checked against the CLI.
@@ -320,10 +329,7 @@ void KnownGraphSuccess(const ge::CompiledGraphSummaryPtr &summary, const Json &c
   EXPECT_TRUE(!all_memory[0]->IsFixed());
 
   // What graph JSON cannot tell: FAILED, outputs empty, the reason in sa_last_error_message().
-  size_t const_size = 7U;
-  EXPECT_NE(summary->GetConstMemorySize(const_size), ge::SUCCESS);
-  EXPECT_EQ(const_size, 0U);
-  EXPECT_TRUE(ErrorMentions("GetConstMemorySize"));
+  ExpectSizeFails(*summary, &ge::CompiledGraphSummary::GetConstMemorySize, "GetConstMemorySize");
   std::vector<ge::Shape> shapes(2);
   EXPECT_NE(summary->GetOutputShapes(shapes), ge::SUCCESS);
   EXPECT_TRUE(shapes.empty() && ErrorMentions("GetOutputShapes"));
@@ -346,16 +352,9 @@ void WithoutSizes(const char *graph_path) {
   sa_session_free(session);  // the summary outlives its session
   sa_graph_free(graph);
   REQUIRE_TRUE(summary != nullptr);
-  size_t feature = 9U;
-  EXPECT_NE(summary->GetFeatureMemorySize(feature), ge::SUCCESS);
-  EXPECT_EQ(feature, 0U);
-  EXPECT_TRUE(ErrorMentions("out_bytes"));
-  size_t refreshable = 9U;
-  EXPECT_NE(summary->GetRefreshableFeatureMemorySize(refreshable), ge::SUCCESS);
-  EXPECT_EQ(refreshable, 0U);
-  size_t fixed = 9U;
-  EXPECT_NE(summary->GetFixedFeatureMemorySize(fixed), ge::SUCCESS);
-  EXPECT_EQ(fixed, 0U);
+  ExpectSizeFails(*summary, &ge::CompiledGraphSummary::GetFeatureMemorySize, "out_bytes");
+  ExpectSizeFails(*summary, &ge::CompiledGraphSummary::GetRefreshableFeatureMemorySize, "out_bytes");
+  ExpectSizeFails(*summary, &ge::CompiledGraphSummary::GetFixedFeatureMemorySize, "out_bytes");
   bool base = true;
   EXPECT_NE(summary->GetFeatureMemoryBaseRefreshable(base), ge::SUCCESS);
   EXPECT_TRUE(!base);
@@ -373,10 +372,7 @@ void DynamicGraph(const char *graph_path) {
   ge::CompiledGraphSummaryPtr summary = sa::GetCompiledGraphSummary(session);
   REQUIRE_TRUE(summary != nullptr);
   EXPECT_TRUE(!summary->IsStatic());
-  size_t events = 5U;
-  EXPECT_NE(summary->GetEventNum(events), ge::SUCCESS);
-  EXPECT_EQ(events, 0U);
-  EXPECT_TRUE(ErrorMentions("static graphs only"));
+  ExpectSizeFails(*summary, &ge::CompiledGraphSummary::GetEventNum, "static graphs only");
   size_t streams = 0U;
   EXPECT_EQ(summary->GetStreamNum(streams), ge::SUCCESS);
   EXPECT_TRUE(streams > 0U);

@@ -13,14 +13,7 @@ pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
     let mut by_label: BTreeMap<String, StreamId> = BTreeMap::new();
     for s in st.subgraphs_of(g) {
         let Some(label) = st.subgraph_label(s).map(str::to_string) else { continue };
-        let stream = match by_label.get(&label) {
-            Some(&stream) => stream,
-            None => {
-                let stream = st.fresh_stream();
-                by_label.insert(label, stream);
-                stream
-            }
-        };
+        let stream = *by_label.entry(label).or_insert_with(|| st.fresh_stream());
         st.subgraph_stream[s] = Some(stream);
     }
     Ok(())

@@ -21,14 +21,7 @@ pub fn run(st: &mut LogicalState<'_>, g: GraphId) -> Result<()> {
             continue;
         }
         let key = (sg.engine, st.subgraph_label(s).map(str::to_string));
-        let stream = match by_key.get(&key) {
-            Some(&stream) => stream,
-            None => {
-                let stream = st.fresh_stream();
-                by_key.insert(key, stream);
-                stream
-            }
-        };
+        let stream = *by_key.entry(key).or_insert_with(|| st.fresh_stream());
         st.subgraph_stream[s] = Some(stream);
     }
     Ok(())

@@ -543,69 +543,76 @@ fn fold_binary(op: &str, ts: &[&Tensor], out: &[u64]) -> Option<Val> {
     let all_int = ts.iter().all(|t| matches!(t.value, Some(Val::Int(_))));
     if all_int {
         let vals: Vec<Vec<i64>> = ts.iter().map(|t| t.value.as_ref().map(|v| v.ints()).unwrap_or_default()).collect();
-        let mut r = Vec::with_capacity(n);
-        for e in 0..n {
-            let mut acc = vals[0][idx[0][e]];
-            for k in 1..ts.len() {
-                let b = vals[k][idx[k][e]];
-                acc = match op {
-                    "Add" | "Sum" => acc.wrapping_add(b),
-                    "Sub" => acc.wrapping_sub(b),
-                    "Mul" => acc.wrapping_mul(b),
-                    "Div" => {
-                        if b == 0 {
-                            return None;
-                        }
-                        acc.wrapping_div(b)
+        let r = fold_elements(&vals, &idx, n, |acc, b| {
+            Some(match op {
+                "Add" | "Sum" => acc.wrapping_add(b),
+                "Sub" => acc.wrapping_sub(b),
+                "Mul" => acc.wrapping_mul(b),
+                "Div" => {
+                    if b == 0 {
+                        return None;
                     }
-                    "Mod" => {
-                        if b == 0 {
-                            return None;
-                        }
-                        acc.wrapping_rem(b)
+                    acc.wrapping_div(b)
+                }
+                "Mod" => {
+                    if b == 0 {
+                        return None;
                     }
-                    "Max" => acc.max(b),
-                    "Min" => acc.min(b),
-                    "Equal" => (acc == b) as i64,
-                    "Greater" => (acc > b) as i64,
-                    "GreaterOrEqual" => (acc >= b) as i64,
-                    "Less" => (acc < b) as i64,
-                    "LessOrEqual" => (acc <= b) as i64,
-                    "And" => (acc != 0 && b != 0) as i64,
-                    "Or" => (acc != 0 || b != 0) as i64,
-                    "Xor" => ((acc != 0) != (b != 0)) as i64,
-                    _ => return None,
-                };
-            }
-            r.push(acc);
-        }
+                    acc.wrapping_rem(b)
+                }
+                "Max" => acc.max(b),
+                "Min" => acc.min(b),
+                "Equal" => (acc == b) as i64,
+                "Greater" => (acc > b) as i64,
+                "GreaterOrEqual" => (acc >= b) as i64,
+                "Less" => (acc < b) as i64,
+                "LessOrEqual" => (acc <= b) as i64,
+                "And" => (acc != 0 && b != 0) as i64,
+                "Or" => (acc != 0 || b != 0) as i64,
+                "Xor" => ((acc != 0) != (b != 0)) as i64,
+                _ => return None,
+            })
+        })?;
         return Some(Val::Int(r));
     }
     let vals: Vec<Vec<f64>> = ts.iter().map(|t| t.value.as_ref().map(|v| v.floats()).unwrap_or_default()).collect();
-    let mut r = Vec::with_capacity(n);
-    for e in 0..n {
-        let mut acc = vals[0][idx[0][e]];
-        for k in 1..ts.len() {
-            let b = vals[k][idx[k][e]];
-            acc = match op {
-                "Add" | "Sum" => acc + b,
-                "Sub" => acc - b,
-                "Mul" => acc * b,
-                "Div" => acc / b,
-                "Max" => acc.max(b),
-                "Min" => acc.min(b),
-                "Equal" => (acc == b) as i64 as f64,
-                "Greater" => (acc > b) as i64 as f64,
-                "Less" => (acc < b) as i64 as f64,
-                _ => return None,
-            };
-        }
-        r.push(acc);
-    }
+    let r = fold_elements(&vals, &idx, n, |acc, b| {
+        Some(match op {
+            "Add" | "Sum" => acc + b,
+            "Sub" => acc - b,
+            "Mul" => acc * b,
+            "Div" => acc / b,
+            "Max" => acc.max(b),
+            "Min" => acc.min(b),
+            "Equal" => (acc == b) as i64 as f64,
+            "Greater" => (acc > b) as i64 as f64,
+            "Less" => (acc < b) as i64 as f64,
+            _ => return None,
+        })
+    })?;
     match op {
         "Equal" | "Greater" | "Less" => Some(Val::Int(r.iter().map(|&f| f as i64).collect())),
         _ => Some(Val::Float(r)),
     }
+}
+
+/// Folds the inputs' broadcast elements left to right with `f`, element by element (`idx[k][e]`:
+/// the element of input `k` that output element `e` reads); `None` as soon as `f` gives up.
+fn fold_elements<T: Copy>(
+    vals: &[Vec<T>],
+    idx: &[Vec<usize>],
+    n: usize,
+    f: impl Fn(T, T) -> Option<T>,
+) -> Option<Vec<T>> {
+    let mut r = Vec::with_capacity(n);
+    for e in 0..n {
+        let mut acc = vals[0][idx[0][e]];
+        for k in 1..vals.len() {
+            acc = f(acc, vals[k][idx[k][e]])?;
+        }
+        r.push(acc);
+    }
+    Some(r)
 }
 
 fn fold_where(ts: &[&Tensor], out: &[u64]) -> Option<Val> {
