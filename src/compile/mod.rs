@@ -43,6 +43,18 @@ pub fn logical_allocation(
     mode: impl Into<String>,
     logical: logical::LogicalResult,
 ) -> Allocation {
+    logical_allocation_with(model, options, mode, logical, None)
+}
+
+/// [`logical_allocation`] with the model's [`order::OrderFacts`] when the caller keeps them
+/// (`None`: computed here if the order needs them).
+pub fn logical_allocation_with(
+    model: &Model,
+    options: &Options,
+    mode: impl Into<String>,
+    logical: logical::LogicalResult,
+    facts: Option<&order::OrderFacts>,
+) -> Allocation {
     let mut alloc = Allocation::from_logical(
         mode,
         options.event,
@@ -51,7 +63,7 @@ pub fn logical_allocation(
         logical.attached,
         logical.attached_count,
     );
-    choose_order(model, options, &mut alloc);
+    choose_order_with(model, options, &mut alloc, facts);
     alloc
 }
 
@@ -61,10 +73,24 @@ pub fn logical_allocation(
 /// model and the logical streams alone, so a run from given streams orders as the whole
 /// pipeline does.
 pub(crate) fn choose_order(model: &Model, options: &Options, alloc: &mut Allocation) {
+    choose_order_with(model, options, alloc, None);
+}
+
+/// [`choose_order`] from the model's [`order::OrderFacts`] when the caller keeps them.
+pub(crate) fn choose_order_with(
+    model: &Model,
+    options: &Options,
+    alloc: &mut Allocation,
+    facts: Option<&order::OrderFacts>,
+) {
     if options.compat_ge || alloc.logical_count + alloc.attached_count <= 1 {
         return;
     }
-    alloc.order = order::critical_path_first(model, &alloc.logical_stream).unwrap_or_default();
+    alloc.order = match facts {
+        Some(f) => order::critical_path_first_with(model, &alloc.logical_stream, f),
+        None => order::critical_path_first(model, &alloc.logical_stream),
+    }
+    .unwrap_or_default();
 }
 
 /// Stage 2, GE's `InsertSyncNodesByLogicStream`: nothing to synchronise on one stream without

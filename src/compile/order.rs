@@ -24,6 +24,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::schedule::{Prio, Timed, UNITS, WAIT_LATENCY_US, fill_bottom_levels, node_cost as cost, node_units};
+use crate::graph::csr::Csr;
 use crate::graph::{GraphId, IdVec, Model, NodeId, StreamId};
 
 /// Units a node holds while it runs.
@@ -36,24 +37,74 @@ fn units(model: &Model, n: NodeId) -> u32 {
 /// whose nodes has a cost keeps GE's order (there is no critical path to run first). `None`
 /// when the result is GE's order, [`Model::all_nodes`].
 pub fn critical_path_first(model: &Model, stream: &IdVec<NodeId, Option<StreamId>>) -> Option<Vec<NodeId>> {
-    let dur: IdVec<NodeId, f64> = model.nodes.ids().map(|n| cost(model, n)).collect();
-    if !dur.iter().any(|&d| d > 0.0) {
+    critical_path_first_with(model, stream, &OrderFacts::of(model))
+}
+
+/// [`critical_path_first`] from the model's [`OrderFacts`], computed once by a caller that
+/// orders many assignments of one model (`auto`'s candidates, the improvement pass's trials).
+pub fn critical_path_first_with(
+    model: &Model,
+    stream: &IdVec<NodeId, Option<StreamId>>,
+    facts: &OrderFacts,
+) -> Option<Vec<NodeId>> {
+    if !facts.costly {
         return None;
     }
-    let mut sched = Scheduler::new(model, stream, dur);
+    let mut sched = Scheduler::new(model, stream, facts);
     let mut per_graph: IdVec<GraphId, Vec<NodeId>> = IdVec::filled(model.graphs.len(), Vec::new());
     let mut changed = false;
     for g in model.graphs.ids() {
         let nodes = &model.graphs[g].order;
-        if !nodes.iter().any(|&n| sched.dur[n] > 0.0) {
+        if !nodes.iter().any(|&n| facts.dur[n] > 0.0) {
             per_graph[g] = nodes.clone();
             continue;
         }
         let started = sched.graph(g);
-        per_graph[g] = sched.interleave(g, &started);
+        per_graph[g] = sched.interleave(&started);
         changed |= per_graph[g] != *nodes;
     }
     changed.then(|| stitch(model, &per_graph))
+}
+
+/// What the list schedule reads of a model whatever its streams: every graph's edges as
+/// successor lists of node ids, each node's duration, units and bottom level. On a graph
+/// whose edges reach far back, a walk through the model's edge table is a cache miss per
+/// edge; these lists are read in place.
+#[derive(Clone, Debug)]
+pub struct OrderFacts {
+    /// Successors of every node within its own graph, one entry per edge, in edge order.
+    succ: Csr<NodeId, NodeId>,
+    /// Predecessors of every node within its own graph, counted by edge.
+    pred_count: IdVec<NodeId, u32>,
+    dur: IdVec<NodeId, f64>,
+    need: IdVec<NodeId, u32>,
+    /// The longest `cost_us` path from each node to an exit of its graph, its own included.
+    level: IdVec<NodeId, f64>,
+    /// Whether any node has a cost (without one, every order is GE's).
+    costly: bool,
+}
+
+impl OrderFacts {
+    pub fn of(model: &Model) -> Self {
+        let nn = model.nodes.len();
+        let dur: IdVec<NodeId, f64> = model.nodes.ids().map(|n| cost(model, n)).collect();
+        let costly = dur.iter().any(|&d| d > 0.0);
+        // Edges between graphs (none in a model of one graph) order nothing.
+        let one_graph = model.graphs.len() == 1;
+        let graph: IdVec<NodeId, GraphId> = model.nodes.iter().map(|n| n.graph).collect();
+        let inner = model.edges.iter().filter(|e| one_graph || graph[e.src] == graph[e.dst]);
+        let succ = Csr::group(nn, inner.clone().map(|e| (e.src, e.dst)));
+        let mut pred_count = IdVec::filled(nn, 0u32);
+        for e in inner {
+            pred_count[e.dst] += 1;
+        }
+        let mut level = IdVec::filled(nn, 0.0f64);
+        for g in model.graphs.ids() {
+            let backwards = model.graphs[g].order.iter().rev().copied();
+            fill_bottom_levels(&mut level, backwards, |n| dur[n], |n| succ.of(n).iter().copied());
+        }
+        OrderFacts { succ, pred_count, dur, need: model.nodes.ids().map(|n| units(model, n)).collect(), level, costly }
+    }
 }
 
 /// The graphs' orders in [`Model::all_nodes`]'s structure.
@@ -82,23 +133,24 @@ enum Happens {
     Ready(u32, NodeId),
 }
 
-/// No stream, in [`Scheduler::stream`].
+/// No stream, in [`Slot::stream`].
 const NO_STREAM: u32 = u32::MAX;
 
-/// The list schedule's state, its buffers reused from graph to graph. Per-node facts are
-/// copied into dense arrays first: the walk touches them once per edge.
+/// A node's stream (`NO_STREAM`: none), the predecessors it still waits for and its earliest
+/// start from those finished so far.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    ready_at: f64,
+    preds_left: u32,
+    stream: u32,
+}
+
+/// The list schedule's state, its buffers reused from graph to graph.
 struct Scheduler<'a> {
     model: &'a Model,
-    /// Stream of every node (`NO_STREAM`: none), duration and units held.
-    stream: IdVec<NodeId, u32>,
-    dur: IdVec<NodeId, f64>,
-    need: IdVec<NodeId, u32>,
-    /// Graph of every node, to keep each graph's edges to itself.
-    graph: IdVec<NodeId, GraphId>,
-    level: IdVec<NodeId, f64>,
-    preds_left: IdVec<NodeId, u32>,
-    /// Earliest start of a node from the predecessors finished so far.
-    ready_at: IdVec<NodeId, f64>,
+    facts: &'a OrderFacts,
+    /// What the walk reads of a successor when a node finishes, side by side.
+    slot: IdVec<NodeId, Slot>,
     /// Ready nodes of each stream.
     ready: Vec<BinaryHeap<Prio>>,
     busy: Vec<bool>,
@@ -117,18 +169,16 @@ struct Scheduler<'a> {
 }
 
 impl<'a> Scheduler<'a> {
-    fn new(model: &'a Model, stream: &IdVec<NodeId, Option<StreamId>>, dur: IdVec<NodeId, f64>) -> Self {
+    fn new(model: &'a Model, stream: &IdVec<NodeId, Option<StreamId>>, facts: &'a OrderFacts) -> Self {
         let nn = model.nodes.len();
         let streams = stream.iter().flatten().map(|s| s.index() + 1).max().unwrap_or(0);
         Scheduler {
             model,
-            stream: stream.iter().map(|s| s.map_or(NO_STREAM, |s| s.0)).collect(),
-            dur,
-            need: model.nodes.ids().map(|n| units(model, n)).collect(),
-            graph: model.nodes.iter().map(|n| n.graph).collect(),
-            level: IdVec::filled(nn, 0.0),
-            preds_left: IdVec::filled(nn, 0),
-            ready_at: IdVec::filled(nn, 0.0),
+            facts,
+            slot: stream
+                .iter()
+                .map(|s| Slot { ready_at: 0.0, preds_left: 0, stream: s.map_or(NO_STREAM, |s| s.0) })
+                .collect(),
             ready: vec![BinaryHeap::new(); streams],
             busy: vec![false; streams],
             dirty: Vec::new(),
@@ -139,12 +189,6 @@ impl<'a> Scheduler<'a> {
             next: IdVec::filled(nn, None),
             last: vec![None; streams],
         }
-    }
-
-    /// Predecessors of `n` in its own graph, counted by edge.
-    fn pred_count(&self, n: NodeId) -> u32 {
-        let g = self.graph[n];
-        self.model.adjacency.in_edges(n).iter().filter(|&&e| self.graph[self.model.edges[e].src] == g).count() as u32
     }
 
     fn push(&mut self, time: f64, finish: bool, node: NodeId) {
@@ -163,19 +207,17 @@ impl<'a> Scheduler<'a> {
     /// The order in which the schedule starts graph `g`'s nodes; GE's order for the graph if
     /// its edges hold a cycle.
     fn graph(&mut self, g: GraphId) -> Vec<NodeId> {
-        let model = self.model;
+        let (model, facts) = (self.model, self.facts);
         let nodes = &model.graphs[g].order;
-        let (dur, graph) = (&self.dur, &self.graph);
-        let succ =
-            |n: NodeId| model.adjacency.out_edges(n).iter().map(|&e| model.edges[e].dst).filter(|&d| graph[d] == g);
-        fill_bottom_levels(&mut self.level, nodes.iter().rev().copied(), |n| dur[n], succ);
         // Nodes to handle at the current instant: (node, finished) — a node ready now, or one
         // that finished now without taking time.
         let mut now: Vec<(NodeId, bool)> = Vec::new();
         for &n in nodes {
-            self.preds_left[n] = self.pred_count(n);
-            self.ready_at[n] = 0.0;
-            if self.preds_left[n] == 0 {
+            let k = facts.pred_count[n];
+            let slot = &mut self.slot[n];
+            slot.preds_left = k;
+            slot.ready_at = 0.0;
+            if k == 0 {
                 now.push((n, false));
             }
         }
@@ -198,13 +240,13 @@ impl<'a> Scheduler<'a> {
                         _ => break,
                     },
                 };
-                let s = self.stream[n];
+                let s = self.slot[n].stream;
                 if !finished {
                     if s == NO_STREAM {
                         order.push(n);
                         now.push((n, true));
                     } else {
-                        self.ready[s as usize].push(Prio { level: self.level[n], tie: n });
+                        self.ready[s as usize].push(Prio { level: facts.level[n], tie: n });
                         self.mark(s as usize);
                     }
                     continue;
@@ -213,7 +255,7 @@ impl<'a> Scheduler<'a> {
                     self.busy[s as usize] = false;
                     self.mark(s as usize);
                 }
-                free += self.need[n];
+                free += facts.need[n];
                 while let Some(&Reverse((need, b))) = self.blocked.peek() {
                     if need > free {
                         break;
@@ -221,17 +263,14 @@ impl<'a> Scheduler<'a> {
                     self.blocked.pop();
                     self.mark(b as usize);
                 }
-                for &e in model.adjacency.out_edges(n) {
-                    let d = model.edges[e].dst;
-                    if self.graph[d] != g {
-                        continue;
-                    }
-                    let ds = self.stream[d];
+                for &d in facts.succ.of(n) {
+                    let slot = &mut self.slot[d];
+                    let ds = slot.stream;
                     let lat = if s != NO_STREAM && ds != NO_STREAM && s != ds { WAIT_LATENCY_US } else { 0.0 };
-                    self.ready_at[d] = self.ready_at[d].max(t + lat);
-                    self.preds_left[d] -= 1;
-                    if self.preds_left[d] == 0 {
-                        let at = self.ready_at[d];
+                    slot.ready_at = slot.ready_at.max(t + lat);
+                    slot.preds_left -= 1;
+                    if slot.preds_left == 0 {
+                        let at = slot.ready_at;
                         if at <= t {
                             now.push((d, false));
                         } else {
@@ -250,7 +289,7 @@ impl<'a> Scheduler<'a> {
                     continue;
                 }
                 let Some(&p) = self.ready[si].peek() else { continue };
-                let u = self.need[p.tie];
+                let u = facts.need[p.tie];
                 if u > free {
                     self.blocked.push(Reverse((u, s)));
                     continue;
@@ -259,7 +298,7 @@ impl<'a> Scheduler<'a> {
                 free -= u;
                 self.busy[si] = true;
                 order.push(p.tie);
-                let d = self.dur[p.tie];
+                let d = facts.dur[p.tie];
                 if d > 0.0 {
                     self.push(t + d, true, p.tie);
                 } else {
@@ -288,19 +327,19 @@ impl<'a> Scheduler<'a> {
         order
     }
 
-    /// Graph `g`'s nodes with each stream's nodes in the order `started` gives them,
+    /// One graph's nodes with each stream's nodes in the order the schedule `started` them,
     /// interleaved as close to GE's order as the edges and those stream sequences allow: of
     /// the nodes whose predecessors and stream predecessor are listed, the first in GE's order
     /// comes next. Where the schedule keeps every stream's GE sequence the result is GE's
     /// order itself, so only the streams it reorders change the document.
-    fn interleave(&mut self, g: GraphId, started: &[NodeId]) -> Vec<NodeId> {
-        let model = self.model;
+    fn interleave(&mut self, started: &[NodeId]) -> Vec<NodeId> {
+        let (model, facts) = (self.model, self.facts);
         self.last.iter_mut().for_each(|l| *l = None);
         // `preds_left` counts again: predecessors, then the stream predecessor.
         for &n in started {
-            let mut k = self.pred_count(n);
+            let mut k = facts.pred_count[n];
             self.next[n] = None;
-            let s = self.stream[n];
+            let s = self.slot[n].stream;
             if s != NO_STREAM {
                 if let Some(p) = self.last[s as usize] {
                     self.next[p] = Some(n);
@@ -308,18 +347,18 @@ impl<'a> Scheduler<'a> {
                 }
                 self.last[s as usize] = Some(n);
             }
-            self.preds_left[n] = k;
+            self.slot[n].preds_left = k;
         }
         let topo = &model.topo_index;
         let mut heap: BinaryHeap<Reverse<(u32, NodeId)>> =
-            started.iter().filter(|&&n| self.preds_left[n] == 0).map(|&n| Reverse((topo[n], n))).collect();
+            started.iter().filter(|&&n| self.slot[n].preds_left == 0).map(|&n| Reverse((topo[n], n))).collect();
         let mut out = Vec::with_capacity(started.len());
         while let Some(Reverse((_, n))) = heap.pop() {
             out.push(n);
-            let succ = model.adjacency.out_edges(n).iter().map(|&e| model.edges[e].dst);
-            for d in succ.filter(|&d| self.graph[d] == g).chain(self.next[n]) {
-                self.preds_left[d] -= 1;
-                if self.preds_left[d] == 0 {
+            for d in facts.succ.of(n).iter().copied().chain(self.next[n]) {
+                let slot = &mut self.slot[d];
+                slot.preds_left -= 1;
+                if slot.preds_left == 0 {
                     heap.push(Reverse((topo[d], d)));
                 }
             }

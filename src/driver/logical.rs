@@ -5,9 +5,10 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use crate::compile::logical::LogicalResult;
+use crate::compile::order::OrderFacts;
 use crate::compile::policy::{self, Bounded, PolicyReport};
 use crate::compile::summary::ModelCounts;
 use crate::compile::{self, Allocation, Mode};
@@ -102,12 +103,20 @@ impl<V> KeyMap<V> {
 /// than the policy, and the logical result alone, so the sessions of one search share these:
 /// `auto`'s candidates often narrow to the same assignment (every one of them to one policy
 /// stream when no candidate fits). A trial that fits is not kept: it ends its loop.
+///
+/// The model's [`OrderFacts`] are kept here too, computed on the first trial: every trial
+/// orders the same model's nodes.
 #[derive(Debug, Default)]
 pub struct Trials {
     over: Mutex<KeyMap<(u32, ModelCounts)>>,
+    order: OnceLock<OrderFacts>,
 }
 
 impl Trials {
+    fn order_facts(&self, model: &Model) -> &OrderFacts {
+        self.order.get_or_init(|| OrderFacts::of(model))
+    }
+
     fn over(&self, key: &StreamsKey) -> Option<(u32, ModelCounts)> {
         self.over.lock().ok()?.get(key).copied()
     }
@@ -152,7 +161,8 @@ pub(super) fn assign(
             bounded.fewer(ids, &counts, max_events)?;
             continue;
         }
-        let alloc = compile::logical_allocation(model, options, mode.name(), logical);
+        let facts = trials.map(|t| t.order_facts(model));
+        let alloc = compile::logical_allocation_with(model, options, mode.name(), logical, facts);
         if !trial {
             return Ok(Assigned { alloc, report: Some(bounded.into_report()), synced: None });
         }

@@ -27,6 +27,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
+use crate::compile::order::OrderFacts;
 use crate::compile::policy::{Chosen, Ctx, Kind, Role, place_followers};
 use crate::compile::{self, Allocation, TaskCounts, TaskLimits};
 use crate::error::Result;
@@ -80,6 +81,8 @@ struct Trials<'a> {
     run: usize,
     rejected: usize,
     first_error: Option<String>,
+    /// What every trial's execution order reads of the model, computed once.
+    order: OrderFacts,
 }
 
 impl Trials<'_> {
@@ -114,7 +117,7 @@ impl Trials<'_> {
             attached,
             self.attached_count,
         );
-        compile::choose_order(self.model, self.options, &mut logical);
+        compile::choose_order_with(self.model, self.options, &mut logical, Some(&self.order));
         let mut done = logical.clone();
         compile::sync_stage(self.model, self.options, &mut done)?;
         compile::split_stage(self.model, self.options, &mut done, self.limits, &TaskCounts::default())?;
@@ -384,6 +387,7 @@ pub fn refine(
         run: 0,
         rejected: 0,
         first_error: None,
+        order: OrderFacts::of(model),
     };
     let Some(mut cur) = t.eval(base.logical_stream()) else {
         return Ok(skip("the candidate's own plan does not fit the budgets as a trial", f64::NAN));

@@ -256,6 +256,38 @@ mod tests {
         }
     }
 
+    /// The event budget's narrowing takes `single`'s assignment for a cap of one stream
+    /// instead of running the policy (`Bounded::fewer`): every policy must agree with it.
+    #[test]
+    fn every_policy_within_one_stream_is_single() {
+        use crate::graph::synth::{Family, generate};
+        let mut models: Vec<crate::graph::Model> = [
+            Family::Layered { width: 8 },
+            Family::Inception,
+            Family::Transformer,
+            Family::Random { window: None },
+            Family::Random { window: Some(32) },
+        ]
+        .into_iter()
+        .map(|f| generate(f, 2000, 7).expect("synthetic graph is valid"))
+        .collect();
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+        for name in ["bert_base", "googlenet", "resnet50_train", "bert_base_dynamic"] {
+            models.push(crate::graph::json::load_file(corpus.join(format!("{name}.json"))).expect("corpus loads"));
+        }
+        for model in &models {
+            let ctx = Ctx::new(model, &model.options).expect("GE's pass chain runs");
+            let one = super::super::single(&ctx);
+            for entry in POLICIES {
+                let Kind::Assign(assign) = entry.kind else { continue };
+                for arg in [1, 2, 8] {
+                    let (a, _) = assign(&ctx, arg, 1, &mut PolicyReport::default()).expect("the policy assigns");
+                    assert_eq!((&a.stream, a.count), (&one.stream, one.count), "{} on {}", entry.name, model.name);
+                }
+            }
+        }
+    }
+
     #[test]
     fn names_are_unique_and_references_resolve() {
         let mut names: Vec<&str> = POLICIES.iter().map(|e| e.name).collect();
