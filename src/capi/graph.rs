@@ -14,7 +14,8 @@ use super::allocation::{sa_allocation, sa_stage, stage_of};
 use super::compiled::Compiled;
 use super::{
     ApiError, ApiResult, LastError, SA_DUPLICATE_NAME, SA_INVALID_ARGUMENT, SA_INVALID_STATE, SA_NOT_FOUND,
-    SA_NULL_POINTER, SA_UNKNOWN_NODE, arg_str, ffi_boundary, free_box, opt_str, out_ptr, sa_status, write_out,
+    SA_NULL_POINTER, SA_UNKNOWN_NODE, arg_str, ffi_boundary, free_box, new_boxed, opt_str, out_ptr, sa_status,
+    write_out,
 };
 use crate::compile::TaskLimits;
 use crate::graph::builder::{EdgeSpec, EventSpec, GraphSpec, NodeSpec, PartitionSpec};
@@ -165,9 +166,24 @@ fn parse_json_arg(text: &str, what: &str) -> ApiResult<Value> {
     })
 }
 
-fn new_handle(out: *mut *mut sa_graph, builder: ModelBuilder) {
-    // SAFETY: `out` was checked by out_ptr.
-    unsafe { write_out(out, Box::into_raw(Box::new(sa_graph::new(builder)))) }
+/// A graph handle from a graph JSON document, its options checked against the policy table
+/// here, where they are given.
+fn loaded(json: &[u8]) -> ApiResult<sa_graph> {
+    let builder = builder_from_slice(json)?;
+    crate::compile::policy::table::resolve(&builder.options)?;
+    Ok(sa_graph::new(builder))
+}
+
+/// A file path argument: NUL-terminated bytes, as the OS takes them.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string.
+unsafe fn path_arg(path: *const c_char) -> ApiResult<std::path::PathBuf> {
+    if path.is_null() {
+        return Err(ApiError::new(SA_NULL_POINTER, "argument 'path' is NULL"));
+    }
+    // SAFETY: non-NULL and NUL-terminated by the caller's contract.
+    Ok(path_of(unsafe { std::ffi::CStr::from_ptr(path) }.to_bytes()))
 }
 
 /// Creates an empty graph named `name` (a static root graph with no nodes and default options)
@@ -181,14 +197,14 @@ fn new_handle(out: *mut *mut sa_graph, builder: ModelBuilder) {
 /// `name` is NULL or a NUL-terminated string; `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_graph_new(name: *const c_char, out: *mut *mut sa_graph) -> sa_status {
-    ffi_boundary(|| {
-        let out = out_ptr(out, "out")?;
-        let name = unsafe { arg_str(name, "name") }?;
-        if name.is_empty() {
-            return Err(ApiError::new(SA_INVALID_ARGUMENT, "argument 'name' is empty; a graph needs a name"));
-        }
-        new_handle(out, ModelBuilder::new(name));
-        Ok(())
+    ffi_boundary(|| unsafe {
+        new_boxed(out, || {
+            let name = arg_str(name, "name")?;
+            if name.is_empty() {
+                return Err(ApiError::new(SA_INVALID_ARGUMENT, "argument 'name' is empty; a graph needs a name"));
+            }
+            Ok(sa_graph::new(ModelBuilder::new(name)))
+        })
     })
 }
 
@@ -204,14 +220,7 @@ pub unsafe extern "C" fn sa_graph_new(name: *const c_char, out: *mut *mut sa_gra
 /// `json` is NULL or a NUL-terminated string; `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_graph_from_json(json: *const c_char, out: *mut *mut sa_graph) -> sa_status {
-    ffi_boundary(|| {
-        let out = out_ptr(out, "out")?;
-        let json = unsafe { arg_str(json, "json") }?;
-        let builder = builder_from_slice(json.as_bytes())?;
-        crate::compile::policy::table::resolve(&builder.options)?;
-        new_handle(out, builder);
-        Ok(())
-    })
+    ffi_boundary(|| unsafe { new_boxed(out, || loaded(arg_str(json, "json")?.as_bytes())) })
 }
 
 /// Reads a graph JSON v1 file into a new graph handle in `*out`, as `sa_graph_from_json`.
@@ -224,20 +233,13 @@ pub unsafe extern "C" fn sa_graph_from_json(json: *const c_char, out: *mut *mut 
 /// `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_graph_from_json_file(path: *const c_char, out: *mut *mut sa_graph) -> sa_status {
-    ffi_boundary(|| {
-        let out = out_ptr(out, "out")?;
-        if path.is_null() {
-            return Err(ApiError::new(SA_NULL_POINTER, "argument 'path' is NULL"));
-        }
-        // SAFETY: non-NULL and NUL-terminated by the caller's contract.
-        let bytes = unsafe { std::ffi::CStr::from_ptr(path) }.to_bytes();
-        let path = path_of(bytes);
-        let text =
-            std::fs::read(&path).map_err(|e| crate::err!(Io, "cannot read graph file '{}': {e}", path.display()))?;
-        let builder = builder_from_slice(&text)?;
-        crate::compile::policy::table::resolve(&builder.options)?;
-        new_handle(out, builder);
-        Ok(())
+    ffi_boundary(|| unsafe {
+        new_boxed(out, || {
+            let path = path_arg(path)?;
+            let text = std::fs::read(&path)
+                .map_err(|e| crate::err!(Io, "cannot read graph file '{}': {e}", path.display()))?;
+            loaded(&text)
+        })
     })
 }
 
@@ -256,19 +258,12 @@ pub unsafe extern "C" fn sa_graph_from_json_file(path: *const c_char, out: *mut 
 /// `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_graph_from_onnx_file(path: *const c_char, out: *mut *mut sa_graph) -> sa_status {
-    ffi_boundary(|| {
-        let out = out_ptr(out, "out")?;
-        if path.is_null() {
-            return Err(ApiError::new(SA_NULL_POINTER, "argument 'path' is NULL"));
-        }
-        // SAFETY: non-NULL and NUL-terminated by the caller's contract.
-        let bytes = unsafe { std::ffi::CStr::from_ptr(path) }.to_bytes();
-        let path = path_of(bytes);
-        let imported = crate::import::onnx::import_file(&path, &crate::import::onnx::ImportOptions::default())?;
-        let builder = builder_from_slice(imported.json.as_bytes())?;
-        crate::compile::policy::table::resolve(&builder.options)?;
-        new_handle(out, builder);
-        Ok(())
+    ffi_boundary(|| unsafe {
+        new_boxed(out, || {
+            let path = path_arg(path)?;
+            let imported = crate::import::onnx::import_file(&path, &crate::import::onnx::ImportOptions::default())?;
+            loaded(imported.json.as_bytes())
+        })
     })
 }
 
@@ -932,15 +927,14 @@ pub unsafe extern "C" fn sa_graph_allocate(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_graph(graph, |g| {
-            let out = out_ptr(out, "out")?;
-            let stage = stage_of(stage)?;
-            let model = g.model()?;
-            let (options, limits) = compile_inputs(&model)?;
-            let mut session = crate::search::session(model, options, limits, Default::default());
-            session.run_to(stage)?;
-            let a = sa_allocation::new(Compiled::new(session))?;
-            write_out(out, Box::into_raw(Box::new(a)));
-            Ok(())
+            new_boxed(out, || {
+                let stage = stage_of(stage)?;
+                let model = g.model()?;
+                let (options, limits) = compile_inputs(&model)?;
+                let mut session = crate::search::session(model, options, limits, Default::default());
+                session.run_to(stage)?;
+                sa_allocation::new(Compiled::new(session))
+            })
         })
     })
 }

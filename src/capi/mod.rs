@@ -235,6 +235,17 @@ pub(crate) unsafe fn put<T>(out: *mut T, what: &str, value: impl FnOnce() -> Api
     Ok(())
 }
 
+/// Writes `v` to an output the caller may leave NULL (then nothing is written).
+///
+/// # Safety
+/// `p` is NULL or points to writable memory for a `T`.
+pub(crate) unsafe fn write_opt<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        // SAFETY: non-NULL, and writable by the caller's contract.
+        unsafe { p.write(v) }
+    }
+}
+
 /// A required handle argument.
 ///
 /// # Safety

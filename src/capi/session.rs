@@ -22,7 +22,7 @@ use super::graph::sa_graph;
 use super::summary::sa_summary;
 use super::{
     ApiError, ApiResult, LastError, SA_NOT_FOUND, SA_NULL_POINTER, SA_STAGE, SA_UNKNOWN_NODE, arg_str, ffi_boundary,
-    free_box, lossy_cstring, opt_str, out_ptr, put, sa_status, write_out,
+    free_box, lossy_cstring, new_boxed, opt_str, out_ptr, put, sa_status, write_opt, write_out,
 };
 use crate::compile::{NodeSyncs, SessionStage};
 use crate::graph::{EventId, NodeId, StreamId};
@@ -208,13 +208,12 @@ unsafe fn write_send_recv(s: &mut sa_session, index: usize, send: IdsOut, recv: 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_session_new(graph: *mut sa_graph, out: *mut *mut sa_session) -> sa_status {
     ffi_boundary(|| unsafe {
-        let out = out_ptr(out, "out")?;
-        let model = super::graph::with_graph(graph, |g| g.model())?;
-        let (options, limits) = super::graph::compile_inputs(&model)?;
-        let session = crate::search::session(model, options, limits, Default::default());
-        let s = sa_session { compiled: Compiled::new(session), view: None, last_error: LastError::default() };
-        write_out(out, Box::into_raw(Box::new(s)));
-        Ok(())
+        new_boxed(out, || {
+            let model = super::graph::with_graph(graph, |g| g.model())?;
+            let (options, limits) = super::graph::compile_inputs(&model)?;
+            let session = crate::search::session(model, options, limits, Default::default());
+            Ok(sa_session { compiled: Compiled::new(session), view: None, last_error: LastError::default() })
+        })
     })
 }
 
@@ -443,12 +442,8 @@ pub unsafe extern "C" fn sa_session_node_name(
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
             let n = s.index(index)?;
-            if !name.is_null() {
-                write_out(name, s.compiled.name(n).as_ptr());
-            }
-            if !graph_name.is_null() {
-                write_out(graph_name, s.compiled.graph_label(n).as_ptr());
-            }
+            write_opt(name, s.compiled.name(n).as_ptr());
+            write_opt(graph_name, s.compiled.graph_label(n).as_ptr());
             Ok(())
         })
     })
@@ -662,9 +657,7 @@ pub unsafe extern "C" fn sa_session_counts(
                 (event_num, c.event_num),
                 (notify_num, c.notify_num),
             ] {
-                if !p.is_null() {
-                    write_out(p, v);
-                }
+                write_opt(p, v);
             }
             Ok(())
         })
@@ -755,27 +748,13 @@ pub unsafe extern "C" fn sa_session_inserted_node(
             };
             let anchor = s.session().index_of(anchor);
             let v = &s.view.as_ref().expect("built above").inserted[i];
-            if !name.is_null() {
-                write_out(name, v.name.as_ptr());
-            }
-            if !op_type.is_null() {
-                write_out(op_type, v.op_type.as_ptr());
-            }
-            if !anchor_index.is_null() {
-                write_out(anchor_index, anchor);
-            }
-            if !before.is_null() {
-                write_out(before, i32::from(v.before));
-            }
-            if !stream.is_null() {
-                write_out(stream, v.stream);
-            }
-            if !logical_stream.is_null() {
-                write_out(logical_stream, v.logical_stream);
-            }
-            if !sync_id.is_null() {
-                write_out(sync_id, v.sync_id);
-            }
+            write_opt(name, v.name.as_ptr());
+            write_opt(op_type, v.op_type.as_ptr());
+            write_opt(anchor_index, anchor);
+            write_opt(before, i32::from(v.before));
+            write_opt(stream, v.stream);
+            write_opt(logical_stream, v.logical_stream);
+            write_opt(sync_id, v.sync_id);
             Ok(())
         })
     })

@@ -13,7 +13,7 @@ use std::ffi::{CString, c_char};
 use super::compiled::Compiled;
 use super::{
     ApiError, ApiResult, SA_INVALID_ARGUMENT, SA_INVALID_STATE, SA_NOT_FOUND, SA_NULL_POINTER, SA_STAGE, ffi_boundary,
-    free_box, lossy_cstring, out_ptr, put, sa_status, write_out,
+    free_box, lossy_cstring, new_boxed, out_ptr, put, sa_status, write_opt, write_out,
 };
 use crate::compile::SessionStage;
 use crate::compile::summary::StreamAllocationSummary;
@@ -98,9 +98,14 @@ enum Memory {
 /// # Safety
 /// `out` is NULL or writable.
 pub(crate) unsafe fn take(c: &Compiled, compiled: bool, out: *mut *mut sa_summary) -> ApiResult {
-    let out = out_ptr(out, "out")?;
+    unsafe { new_boxed(out, || snapshot(c, compiled)) }
+}
+
+/// Builds a snapshot of the current stage; with `memory`, also with the memory plan, which
+/// needs the whole pipeline.
+fn snapshot(c: &Compiled, memory: bool) -> ApiResult<sa_summary> {
     let stage = c.session().stage();
-    if compiled && stage != SessionStage::Generated {
+    if memory && stage != SessionStage::Generated {
         return Err(ApiError::new(
             SA_STAGE,
             format!(
@@ -111,13 +116,6 @@ pub(crate) unsafe fn take(c: &Compiled, compiled: bool, out: *mut *mut sa_summar
             ),
         ));
     }
-    let v = snapshot(c, compiled)?;
-    unsafe { write_out(out, Box::into_raw(Box::new(v))) };
-    Ok(())
-}
-
-/// Builds a snapshot of the current stage; with `memory`, also with the memory plan.
-fn snapshot(c: &Compiled, memory: bool) -> ApiResult<sa_summary> {
     let s = c.session();
     let summary = s.summary()?;
     let model = c.model();
@@ -195,9 +193,7 @@ pub unsafe extern "C" fn sa_summary_counts(
         with_summary(summary, |s| {
             let c = &s.summary.counts;
             for (p, v) in [(stream_num, c.stream_num), (event_num, c.event_num), (notify_num, c.notify_num)] {
-                if !p.is_null() {
-                    write_out(p, v);
-                }
+                write_opt(p, v);
             }
             Ok(())
         })
@@ -236,18 +232,10 @@ pub unsafe extern "C" fn sa_summary_graph(
     ffi_boundary(|| unsafe {
         with_summary(summary, |s| {
             let (gs, gv) = s.graph(g)?;
-            if !name.is_null() {
-                write_out(name, gv.name.as_ptr());
-            }
-            if !is_static.is_null() {
-                write_out(is_static, i32::from(gs.is_static));
-            }
-            if !stream_count.is_null() {
-                write_out(stream_count, gs.streams.len());
-            }
-            if !stream_graph_dot.is_null() {
-                write_out(stream_graph_dot, gv.dot.as_ptr());
-            }
+            write_opt(name, gv.name.as_ptr());
+            write_opt(is_static, i32::from(gs.is_static));
+            write_opt(stream_count, gs.streams.len());
+            write_opt(stream_graph_dot, gv.dot.as_ptr());
             Ok(())
         })
     })
@@ -281,25 +269,15 @@ pub unsafe extern "C" fn sa_summary_stream(
     ffi_boundary(|| unsafe {
         with_summary(summary, |s| {
             let (e, v) = s.entry(g, i)?;
-            if !logical_stream_id.is_null() {
-                write_out(logical_stream_id, e.logical_stream_id);
-            }
-            if !user_stream_label.is_null() {
-                write_out(user_stream_label, v.label.as_ptr());
-            }
-            if !assigned_by_stream_pass.is_null() {
-                write_out(assigned_by_stream_pass, i32::from(e.assigned_by_stream_pass));
-            }
+            write_opt(logical_stream_id, e.logical_stream_id);
+            write_opt(user_stream_label, v.label.as_ptr());
+            write_opt(assigned_by_stream_pass, i32::from(e.assigned_by_stream_pass));
             if !attached.is_null() && !attached_count.is_null() {
                 write_out(attached, if v.attached.is_empty() { std::ptr::null() } else { v.attached.as_ptr() });
                 write_out(attached_count, v.attached.len());
             }
-            if !physical_stream_num.is_null() {
-                write_out(physical_stream_num, e.physical_stream_num);
-            }
-            if !hccl_followed_stream_num.is_null() {
-                write_out(hccl_followed_stream_num, e.hccl_followed_stream_num);
-            }
+            write_opt(physical_stream_num, e.physical_stream_num);
+            write_opt(hccl_followed_stream_num, e.hccl_followed_stream_num);
             Ok(())
         })
     })
@@ -355,12 +333,8 @@ pub unsafe extern "C" fn sa_summary_node(
                     format!("node index {index} is out of range (the model has {} nodes)", s.node_names.len()),
                 ));
             };
-            if !name.is_null() {
-                write_out(name, n.as_ptr());
-            }
-            if !op_type.is_null() {
-                write_out(op_type, s.node_types[index].as_ptr());
-            }
+            write_opt(name, n.as_ptr());
+            write_opt(op_type, s.node_types[index].as_ptr());
             Ok(())
         })
     })

@@ -166,6 +166,14 @@ fn both_checkers_agree_on_the_corpus() {
             let ours = verify::check(&m, &doc);
             assert!(ours.ok(), "{what}: {:?}", ours.violations.first());
             let max_tasks = m.options.max_task_count;
+            // A broken document the independent checker must reject too.
+            let rejected = |how: &str, doc| Job {
+                what: format!("{what}, {how}"),
+                graph: path.clone(),
+                doc,
+                max_tasks,
+                accept: None,
+            };
             if matches!(options, [] | [("policy", "auto")]) {
                 let broken = unplace_a_task_node(&m, &doc);
                 let r = verify::check(&m, &broken);
@@ -174,13 +182,7 @@ fn both_checkers_agree_on_the_corpus() {
                     "{what}, a task node on stream -1: {:?}",
                     r.violations.first()
                 );
-                jobs.push(Job {
-                    what: format!("{what}, a task node on stream -1"),
-                    graph: path.clone(),
-                    doc: broken,
-                    max_tasks,
-                    accept: None,
-                });
+                jobs.push(rejected("a task node on stream -1", broken));
                 if let Some(broken) = drop_a_sync(&doc) {
                     let r = verify::check(&m, &broken);
                     assert!(
@@ -189,25 +191,13 @@ fn both_checkers_agree_on_the_corpus() {
                         "{what}, a sync dropped: {:?}",
                         r.violations
                     );
-                    jobs.push(Job {
-                        what: format!("{what}, a sync dropped"),
-                        graph: path.clone(),
-                        doc: broken,
-                        max_tasks,
-                        accept: None,
-                    });
+                    jobs.push(rejected("a sync dropped", broken));
                 }
             }
             if let Some(broken) = without_split_events(&doc) {
                 let r = verify::check(&m, &broken);
                 assert!(r.violations.iter().any(|v| v.rule == 1), "{what}, split events left out: {:?}", r.violations);
-                jobs.push(Job {
-                    what: format!("{what}, split events left out"),
-                    graph: path.clone(),
-                    doc: broken,
-                    max_tasks,
-                    accept: None,
-                });
+                jobs.push(rejected("split events left out", broken));
             }
             let mine = (ours.sync_pairs as u64, ours.edge_sync_minimum.map(|x| x as u64));
             jobs.push(Job { what, graph: path.clone(), doc, max_tasks, accept: Some(mine) });

@@ -18,20 +18,24 @@ fn tmp(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-#[test]
-fn allocate_writes_json_and_summary() {
-    let out = tmp("resnet.json");
+/// `allocate` of a corpus graph with one option, the JSON written to a file: it succeeds; the
+/// summary it prints and the document.
+fn allocate_to_file(graph: &str, option: &str) -> (String, serde_json::Value) {
+    let out = tmp(&format!("{}-{graph}", option.replace('=', "-")));
     let r = bin()
-        .args(["allocate", example("resnet50.json").to_str().unwrap(), "-o", out.to_str().unwrap()])
-        .args(["--option", "enable_single_stream=true"])
+        .args(["allocate", example(graph).to_str().unwrap(), "-o", out.to_str().unwrap(), "--option", option])
         .output()
         .unwrap();
     assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
-    let summary = String::from_utf8(r.stdout).unwrap();
+    (String::from_utf8(r.stdout).unwrap(), serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap())
+}
+
+#[test]
+fn allocate_writes_json_and_summary() {
+    let (summary, doc) = allocate_to_file("resnet50.json", "enable_single_stream=true");
     assert!(
         summary.contains("streams: 1 logical") && summary.contains("nodes per stream") && summary.contains("time:")
     );
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(doc["format"], "stream-allocation");
     assert_eq!(doc["mode"], "static-single");
     assert_eq!(doc["nodes"].as_array().unwrap().len(), 444);
@@ -101,15 +105,8 @@ fn help_explains_every_option() {
 
 #[test]
 fn a_policy_explains_its_choice_in_the_output() {
-    let out = tmp("auto.json");
-    let r = bin()
-        .args(["allocate", example("googlenet.json").to_str().unwrap(), "-o", out.to_str().unwrap()])
-        .args(["--option", "policy=auto"])
-        .output()
-        .unwrap();
-    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
-    assert!(String::from_utf8_lossy(&r.stdout).contains("policy: "));
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let (summary, doc) = allocate_to_file("googlenet.json", "policy=auto");
+    assert!(summary.contains("policy: "));
     assert_eq!(doc["mode"], "auto");
     let chosen = doc["policy"]["chosen"].as_str().expect("auto names its choice");
     let candidates = doc["policy"]["candidates"].as_array().unwrap();

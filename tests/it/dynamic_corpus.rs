@@ -67,6 +67,16 @@ fn full(doc: &Value, options: &[&str]) -> Allocation {
     alloc
 }
 
+/// Both multi-stream option sets (without and with `ac_parallel_enable`): `check` sees the
+/// logical allocation of `doc` under each, which must also be deterministic.
+fn each_multi_stream(doc: &Value, check: impl Fn(&Model, &Allocation, &[&str])) {
+    for opts in [&["dynamic_multi_stream=1"][..], &["dynamic_multi_stream=1", "ac_parallel_enable=1"][..]] {
+        let model = load(doc, opts);
+        check(&model, &logical(&model), opts);
+        assert_deterministic(doc, opts);
+    }
+}
+
 /// Edges whose ends are on different logical streams.
 fn cross_stream_edges(model: &Model, alloc: &Allocation) -> usize {
     model.edges.iter().filter(|e| alloc.logical_stream()[e.src] != alloc.logical_stream()[e.dst]).count()
@@ -88,16 +98,12 @@ fn bert_single_stream_uses_exactly_one_stream() {
 
 #[test]
 fn bert_multi_stream_succeeds_and_is_deterministic() {
-    let doc = bert();
-    for opts in [&["dynamic_multi_stream=1"][..], &["dynamic_multi_stream=1", "ac_parallel_enable=1"][..]] {
-        let model = load(&doc, opts);
-        let alloc = logical(&model);
+    each_multi_stream(&bert(), |_, alloc, opts| {
         assert_eq!(alloc.mode(), "dynamic-multi");
         // Only AI core work and GE_LOCAL nodes: one engine stream.
         assert_eq!(alloc.logical_count(), 1, "{opts:?}");
         assert!(alloc.logical_stream().iter().all(|s| *s == Some(StreamId(0))));
-        assert_deterministic(&doc, opts);
-    }
+    });
 }
 
 /// BERT plus a GetNext feeding the first AI core Add, an all-reduce before the output, and
@@ -127,9 +133,7 @@ fn bert_mixed() -> Value {
 #[test]
 fn bert_mixed_engines_and_labels() {
     let doc = bert_mixed();
-    for opts in [&["dynamic_multi_stream=1"][..], &["dynamic_multi_stream=1", "ac_parallel_enable=1"][..]] {
-        let model = load(&doc, opts);
-        let alloc = logical(&model);
+    each_multi_stream(&doc, |model, alloc, opts| {
         // AIcoreEngine(1) 0, DNN_HCCL(2) 1, DNN_VM_AICPU(4) 2, then label "side" 3.
         assert_eq!(alloc.logical_count(), 4, "{opts:?}");
         for n in model.nodes.ids() {
@@ -142,8 +146,7 @@ fn bert_mixed_engines_and_labels() {
             };
             assert_eq!(alloc.logical_stream()[n], Some(StreamId(want)), "node {} ({opts:?})", node.name);
         }
-        assert_deterministic(&doc, opts);
-    }
+    });
     let single = logical(&load(&doc, &[]));
     assert_eq!(single.logical_count(), 1);
     assert!(single.logical_stream().iter().all(|s| *s == Some(StreamId(0))));
