@@ -159,7 +159,7 @@ endforeach()
 EOF
 cmake -S "$app" -B "$app/build-cmake" -DCMAKE_PREFIX_PATH="$prefix" >"$work/app-configure.log" ||
   { cat "$work/app-configure.log" >&2; fail "find_package(StreamAlloc) failed"; }
-cmake --build "$app/build-cmake" >"$work/app-build.log" || { cat "$work/app-build.log" >&2; fail "the consumer did not build"; }
+cmake --build "$app/build-cmake" --parallel "$(nproc 2>/dev/null || echo 2)" >"$work/app-build.log" || { cat "$work/app-build.log" >&2; fail "the consumer did not build"; }
 for exe in example example_static; do
   out=$(cd "$clone" && "$app/build-cmake/$exe") || fail "$exe (find_package) failed"
   grep -q -- '-> stream' <<<"$out" || fail "$exe printed no stream assignment"
@@ -172,15 +172,22 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 cc=${CC:-cc}
 cxx=${CXX:-c++}
 mkdir -p "$app/build-pc"
+# The three programs compile side by side; each must succeed.
 # shellcheck disable=SC2046 # pkg-config's output is a list of flags
 "$cc" -std=c99 -Wall -Wextra -Werror $(pkg-config --cflags stream_alloc) "$app/readme_example.c" \
-  -o "$app/build-pc/example" $(pkg-config --libs stream_alloc) -Wl,-rpath,"$prefix/lib"
+  -o "$app/build-pc/example" $(pkg-config --libs stream_alloc) -Wl,-rpath,"$prefix/lib" &
+pc_example=$!
 # shellcheck disable=SC2046
 "$cc" -std=c99 -Wall -Wextra -Werror $(pkg-config --cflags stream_alloc_static) "$app/readme_example.c" \
-  -o "$app/build-pc/example_static" $(pkg-config --libs stream_alloc_static)
+  -o "$app/build-pc/example_static" $(pkg-config --libs stream_alloc_static) &
+pc_static=$!
 # shellcheck disable=SC2046
 "$cxx" -std=c++14 -Wall -Wextra -Wpedantic -Werror $(pkg-config --cflags stream_alloc) \
-  "$app/order_a.cpp" "$app/order_b.cpp" -o "$app/build-pc/shims" $(pkg-config --libs stream_alloc) -Wl,-rpath,"$prefix/lib"
+  "$app/order_a.cpp" "$app/order_b.cpp" -o "$app/build-pc/shims" $(pkg-config --libs stream_alloc) -Wl,-rpath,"$prefix/lib" &
+pc_shims=$!
+wait "$pc_example" || fail "the README example did not build with pkg-config stream_alloc"
+wait "$pc_static" || fail "the README example did not build with pkg-config stream_alloc_static"
+wait "$pc_shims" || fail "the shims did not build with pkg-config stream_alloc"
 for exe in example example_static; do
   out=$(cd "$clone" && "$app/build-pc/$exe") || fail "$exe (pkg-config) failed"
   grep -q -- '-> stream' <<<"$out" || fail "$exe (pkg-config) printed no stream assignment"

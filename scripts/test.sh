@@ -57,6 +57,16 @@ fi
 echo "== cargo test"
 mkdir -p target
 cargo test --release -q 2>&1 | tee target/cargo-test.log
+# The CMake build (ctest, the install, the newcomer stage) runs `cargo build --lib`, without the
+# dev-dependencies: it must find the library and tool that cargo test built up to date. It
+# rebuilds them when a dev-dependency turns on a feature of a shared crate that [dependencies]
+# does not name (Cargo.toml says which), and the suite then compiles the library twice.
+if cargo build --release --lib --bins --message-format=json 2>/dev/null | grep -q '"fresh":false'; then
+  echo "scripts/test.sh: cargo build --release --lib rebuilt what cargo test --release built:" >&2
+  echo "  a dev-dependency turns on a feature that [dependencies] in Cargo.toml does not name" >&2
+  echo "  (compare cargo tree -e features -i CRATE with cargo tree -e features,no-dev -i CRATE)" >&2
+  exit 1
+fi
 if [ -f scripts/test-c.sh ]; then
   echo "== C and C++ tests (ctest)"
   STREAM_ALLOC_CARGO_PROFILE=release bash scripts/test-c.sh

@@ -164,14 +164,14 @@ pub(super) fn assign(
         let facts = trials.map(|t| t.order_facts(model));
         let alloc = compile::logical_allocation_with(model, options, mode.name(), logical, facts);
         if !trial {
-            return Ok(Assigned { alloc, report: Some(bounded.into_report()), synced: None });
+            return Ok(Assigned { alloc, report: Some(bounded.into_report()?), synced: None });
         }
         let mut synced = alloc.clone();
         compile::sync_stage(model, options, &mut synced)?;
         let counts = ModelCounts::of(&synced);
         let ids = counts.event_num + counts.notify_num;
         if ids <= max_events {
-            return Ok(Assigned { alloc, report: Some(bounded.into_report()), synced: Some(synced) });
+            return Ok(Assigned { alloc, report: Some(bounded.into_report()?), synced: Some(synced) });
         }
         if let (Some(t), Some(k)) = (trials, key) {
             t.record(k, ids, counts);

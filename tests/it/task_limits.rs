@@ -92,9 +92,11 @@ const POLICIES: &[&str] = &[
 fn corpus_streams_stay_within_the_task_limit() {
     let mut separated = Vec::new();
     for path in common::corpus_paths() {
+        // Parsed once per graph; each case starts from a copy with the default options.
+        let loaded = json::load_file(&path).unwrap();
         for &limit in &[64u32, 128, 1024] {
             for &policy in POLICIES {
-                let mut m = json::load_file(&path).unwrap();
+                let mut m = loaded.clone();
                 m.options.set_assignment(policy).unwrap();
                 m.options.max_task_count = Some(limit);
                 let alloc = allocate(&m, Stage::All).unwrap();

@@ -77,10 +77,8 @@ fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assign
     let model = ctx.model;
     let width = groups.len() as u32;
     let nn = model.nodes.len();
-    let cost = |n: NodeId| {
-        let c = model.nodes[n].cost_us;
-        if ctx.role[n] != Role::None && c.is_finite() && c > 0.0 { c } else { 0.0 }
-    };
+    // As the simulator times them: a node with no device task takes no time.
+    let cost = |n: NodeId| ctx.cost(n);
     let mut chain_of = IdVec::filled(nn, u32::MAX);
     for (i, c) in groups.iter().enumerate() {
         for &n in c {

@@ -21,7 +21,7 @@ pub mod report;
 pub mod table;
 
 pub use report::PolicyReport;
-pub use table::{Chosen, Entry, Kind, POLICIES};
+pub use table::{Chosen, Entry, Kind, Made, POLICIES};
 
 use crate::compile::logical::LogicalResult;
 use crate::compile::schedule;
@@ -319,6 +319,9 @@ pub struct Bounded<'m> {
     report: PolicyReport,
     assignment: Assignment,
     budgets: Budgets,
+    /// The cap and `max_streams` of a first run that left its unbounded count to the report
+    /// ([`Made::Uncounted`]): a candidate of `auto` that ends in an error never asks.
+    uncounted: Option<(u32, u32)>,
 }
 
 impl<'m> Bounded<'m> {
@@ -348,11 +351,17 @@ impl<'m> Bounded<'m> {
             if max_streams == u32::MAX { u32::MAX } else { max_streams.saturating_sub(pinned.len() as u32).max(1) };
         let (assignment, made) = assign(&ctx, policy.arg, cap, &mut report)?;
         let mut budgets = Budgets::default();
-        if made > cap {
-            budgets.max_streams = Some(max_streams);
-            budgets.unbudgeted_streams = Some(made);
-        }
-        Ok(Bounded { ctx, policy, assign, report, assignment, budgets })
+        let uncounted = match made {
+            Made::Streams(made) => {
+                if made > cap {
+                    budgets.max_streams = Some(max_streams);
+                    budgets.unbudgeted_streams = Some(made);
+                }
+                None
+            }
+            Made::Uncounted => Some((cap, max_streams)),
+        };
+        Ok(Bounded { ctx, policy, assign, report, assignment, budgets, uncounted })
     }
 
     /// The logical result of the current assignment.
@@ -392,12 +401,19 @@ impl<'m> Bounded<'m> {
     }
 
     /// The policy's report, with the `budgets` object when a budget bound.
-    pub fn into_report(self) -> PolicyReport {
+    pub fn into_report(mut self) -> Result<PolicyReport> {
+        if let Some((cap, max_streams)) = self.uncounted {
+            let made = (self.assign)(&self.ctx, self.policy.arg, u32::MAX, &mut PolicyReport::default())?.0.count;
+            if made > cap {
+                self.budgets.max_streams = Some(max_streams);
+                self.budgets.unbudgeted_streams = Some(made);
+            }
+        }
         let mut report = self.report;
         if !self.budgets.is_empty() {
             report.budgets = Some(self.budgets);
         }
-        report
+        Ok(report)
     }
 }
 
@@ -420,6 +436,7 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compile::order::critical_path_first;
     use crate::graph::synth::{Family, generate};
 
     /// The policies' bottom levels, walked by topological position over `Ctx::succ`, are the
@@ -437,6 +454,39 @@ mod tests {
             for (p, &n) in ctx.order.iter().enumerate() {
                 assert_eq!(by_pos[p].to_bits(), core[n].to_bits(), "{}: node {}", family.name(), model.nodes[n].name);
             }
+        }
+    }
+
+    /// A node with no device task runs in no time in every compile-time schedule, whatever its
+    /// `cost_us` says, as in the simulator: erasing those costs changes neither the `list`
+    /// streams, the `budget:N` merge nor the execution order (under GE's streams, where those
+    /// nodes sit on streams too). The dense family gives one node in five no task and a cost
+    /// of 1–9 µs anyway.
+    #[test]
+    fn a_node_without_tasks_costs_nothing_in_list_budget_and_order() {
+        for seed in 1..=4 {
+            let model = generate(Family::Dense { density: 6, mixed: false }, 300, seed).expect("valid");
+            let mut erased = model.clone();
+            for node in erased.nodes.iter_mut().filter(|n| n.tasks == 0) {
+                node.cost_us = 0.0;
+            }
+            assert!(
+                model.nodes.iter().any(|n| n.tasks == 0 && n.cost_us > 0.0),
+                "seed {seed}: a costed node without tasks"
+            );
+            let schedules = |m: &Model| {
+                let ctx = Ctx::new(m, &m.options).expect("GE's pass chain runs");
+                let cover = min_streams::chain_cover(&ctx);
+                assert!(cover.chains.len() > 4, "seed {seed}: more chains than the budgets below");
+                let mut streams = vec![list::assign(&ctx, 4).stream];
+                streams.extend([2, 4].map(|b| budget::merge(&ctx, &cover, b).stream));
+                (streams, critical_path_first(m, &ctx.base.node_stream))
+            };
+            let (before, after) = (schedules(&model), schedules(&erased));
+            for (i, what) in ["list", "budget:2", "budget:4"].iter().enumerate() {
+                assert!(before.0[i] == after.0[i], "seed {seed}: {what}");
+            }
+            assert!(before.1 == after.1, "seed {seed}: execution order");
         }
     }
 }

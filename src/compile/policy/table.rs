@@ -12,8 +12,19 @@ use crate::graph::options::invalid;
 
 /// A policy's assignment of the free task nodes within `cap` policy streams, given its
 /// argument (0 for a policy without one). It fills its sections of the report and says how
-/// many streams it made before `cap` bound (equal to the count when `cap` did not bind).
-pub type AssignFn = fn(ctx: &Ctx<'_>, arg: u32, cap: u32, report: &mut PolicyReport) -> Result<(Assignment, u32)>;
+/// many streams it made before `cap` bound ([`Made`]).
+pub type AssignFn = fn(ctx: &Ctx<'_>, arg: u32, cap: u32, report: &mut PolicyReport) -> Result<(Assignment, Made)>;
+
+/// How many streams a policy made before its cap bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Made {
+    /// This many: the count when the cap did not bind.
+    Streams(u32),
+    /// The assignment fills the cap, and what the policy would make without it takes a run of
+    /// its own (list's schedule again with no cap): the run with cap `u32::MAX` counts them,
+    /// when a report that shows the count is asked for.
+    Uncounted,
+}
 
 /// How a policy runs.
 #[derive(Clone, Copy, Debug)]
@@ -93,7 +104,7 @@ pub static POLICIES: &[Entry] = &[
             let cover = min_streams::chain_cover(ctx);
             let antichain = cover.antichain.iter().map(|&n| ctx.model.nodes[n].name.clone()).collect();
             report.cover = Some(Cover { width: cover.chains.len(), antichain: Some(antichain) });
-            Ok((budget::merge(ctx, &cover, cap), cover.chains.len() as u32))
+            Ok((budget::merge(ctx, &cover, cap), Made::Streams(cover.chains.len() as u32)))
         }),
         candidate: Candidate::Yes,
         compare_with: None,
@@ -106,7 +117,7 @@ pub static POLICIES: &[Entry] = &[
             report.budget = Some(n);
             report.cover = Some(Cover { width: cover.chains.len(), antichain: None });
             let made = cover.chains.len().min(n as usize) as u32;
-            Ok((budget::merge(ctx, &cover, n.min(cap)), made))
+            Ok((budget::merge(ctx, &cover, n.min(cap)), Made::Streams(made)))
         }),
         // Budgets below the width: at or above it, a budget is min-streams.
         candidate: Candidate::With(|width| [2, 4, 8, 16].into_iter().filter(|&b| (b as usize) < width).collect()),
@@ -118,7 +129,7 @@ pub static POLICIES: &[Entry] = &[
         kind: Kind::Assign(|ctx, _, cap, _| {
             // Fewer streams than the cap: the cap never bound, the unbounded run is the same.
             let a = list::assign(ctx, cap);
-            let made = if a.count < cap { a.count } else { list::assign(ctx, u32::MAX).count };
+            let made = if a.count < cap { Made::Streams(a.count) } else { Made::Uncounted };
             Ok((a, made))
         }),
         candidate: Candidate::Yes,
@@ -128,8 +139,8 @@ pub static POLICIES: &[Entry] = &[
 ];
 
 /// A policy's own assignment merged down to `cap` streams, and how many it made.
-fn fit(ctx: &Ctx<'_>, a: Assignment, cap: u32) -> (Assignment, u32) {
-    let made = a.count;
+fn fit(ctx: &Ctx<'_>, a: Assignment, cap: u32) -> (Assignment, Made) {
+    let made = Made::Streams(a.count);
     (budget::merge_assignment(ctx, &a, cap), made)
 }
 
