@@ -238,7 +238,8 @@ fn candidate_table(rows: &[Row]) -> String {
             );
         }
         for c in &r.candidates {
-            let to_ideal = match c.makespan_us {
+            let plan = c.plan.as_ref();
+            let to_ideal = match plan.map(|p| p.makespan_us) {
                 Some(m) if c.ideal_us > 0.0 => format!("{:.3}", m / c.ideal_us),
                 Some(_) => "1.000".to_string(),
                 None => "-".to_string(),
@@ -252,10 +253,10 @@ fn candidate_table(rows: &[Row]) -> String {
                 "| {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {} | {} |\n",
                 r.graph,
                 c.policy,
-                cell(c.streams.map(|v| v.to_string())),
-                cell(c.syncs.map(|v| v.to_string())),
-                cell(c.event_ids.map(|v| v.to_string())),
-                cell(c.makespan_us.map(|m| format!("{m:.3}"))),
+                cell(plan.map(|p| p.streams.to_string())),
+                cell(plan.map(|p| p.syncs.to_string())),
+                cell(plan.map(|p| p.event_ids.to_string())),
+                cell(plan.map(|p| format!("{:.3}", p.makespan_us))),
                 c.ideal_us,
                 c.lower_bound_us,
                 to_ideal,

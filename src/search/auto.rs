@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::bail;
-use crate::compile::policy::report::{AutoReport, CandidateRow};
+use crate::compile::policy::report::{AutoReport, CandidatePlan, CandidateRow};
 use crate::compile::policy::{Chosen, Ctx, PolicyReport, ge_logical, min_streams, table};
 use crate::compile::summary::ModelCounts;
 use crate::compile::{Stage, TaskLimits};
@@ -91,10 +91,12 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
             policy: p.name(),
             ideal_us,
             lower_bound_us: bound_us,
-            makespan_us: Some(round3(outcome.makespan_us)),
-            streams: Some(outcome.streams),
-            syncs: Some(outcome.syncs),
-            event_ids: Some(outcome.ids),
+            plan: Some(CandidatePlan {
+                makespan_us: round3(outcome.makespan_us),
+                streams: outcome.streams,
+                syncs: outcome.syncs,
+                event_ids: outcome.ids,
+            }),
             unbudgeted_streams: s.report().and_then(PolicyReport::unbudgeted_streams),
             ..CandidateRow::default()
         };

@@ -26,7 +26,7 @@
 use std::collections::BTreeSet;
 
 use crate::compile::order::OrderFacts;
-use crate::compile::policy::report::{MovePoint, RefineMove, RefineReport};
+use crate::compile::policy::report::{MovePoint, RefineMove, RefineReport, RefineRun};
 use crate::compile::policy::{Chosen, Ctx, Kind, Role, place_followers};
 use crate::compile::{self, Allocation, TaskCounts, TaskLimits};
 use crate::error::Result;
@@ -455,12 +455,14 @@ pub fn refine(
         from: policy.name(),
         trial_budget: budget,
         skipped: None,
-        trials: Some(t.run),
-        rejected_trials: Some(t.rejected),
-        makespan_before_us: Some(round3(start_us)),
-        makespan_us: Some(round3(cur.sim.makespan_us)),
-        moves: Some(moves),
-        first_refused_trial: t.first_error.clone(),
+        ran: Some(RefineRun {
+            trials: t.run,
+            rejected_trials: t.rejected,
+            makespan_before_us: round3(start_us),
+            makespan_us: round3(cur.sim.makespan_us),
+            moves,
+            first_refused_trial: t.first_error.clone(),
+        }),
     };
     let improved = cur.sim.makespan_us < start_us - EPS;
     Ok(Refined { logical: improved.then_some(cur.logical), makespan_us: cur.sim.makespan_us, report })

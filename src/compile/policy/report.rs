@@ -129,14 +129,9 @@ pub struct CandidateRow {
     pub policy: String,
     pub ideal_us: f64,
     pub lower_bound_us: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub makespan_us: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub streams: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub syncs: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub event_ids: Option<u32>,
+    /// The simulated plan, when the candidate made one.
+    #[serde(flatten)]
+    pub plan: Option<CandidatePlan>,
     /// Streams the policy made before a budget merged them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unbudgeted_streams: Option<u32>,
@@ -147,6 +142,15 @@ pub struct CandidateRow {
     pub rejected: Option<String>,
 }
 
+/// A candidate's plan as the simulator ran it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct CandidatePlan {
+    pub makespan_us: f64,
+    pub streams: u32,
+    pub syncs: usize,
+    pub event_ids: u32,
+}
+
 /// The improvement pass on auto's winner: skipped (and why), or the trials it ran and the
 /// moves it kept.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -154,19 +158,22 @@ pub struct RefineReport {
     /// The candidate the pass started from.
     pub from: String,
     pub trial_budget: usize,
+    /// Why the pass did not run; `ran` is then `None`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trials: Option<usize>,
+    #[serde(flatten)]
+    pub ran: Option<RefineRun>,
+}
+
+/// The trials the improvement pass ran and the moves it kept.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RefineRun {
+    pub trials: usize,
     /// Trials whose plan did not fit the budgets.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rejected_trials: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub makespan_before_us: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub makespan_us: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub moves: Option<Vec<RefineMove>>,
+    pub rejected_trials: usize,
+    pub makespan_before_us: f64,
+    pub makespan_us: f64,
+    pub moves: Vec<RefineMove>,
     /// The first refused trial's error: what the budgets stopped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_refused_trial: Option<String>,
