@@ -61,7 +61,10 @@ cargo test --release -q 2>&1 | tee target/cargo-test.log
 # dev-dependencies: it must find the library and tool that cargo test built up to date. It
 # rebuilds them when a dev-dependency turns on a feature of a shared crate that [dependencies]
 # does not name (Cargo.toml says which), and the suite then compiles the library twice.
-if cargo build --release --lib --bins --message-format=json 2>/dev/null | grep -q '"fresh":false'; then
+# (The output is read whole: `grep -q` in a pipe could end cargo early and, under pipefail, hide
+# the match.)
+built="$(cargo build --release --lib --bins --message-format=json 2>/dev/null)"
+if grep -q '"fresh":false' <<<"$built"; then
   echo "scripts/test.sh: cargo build --release --lib rebuilt what cargo test --release built:" >&2
   echo "  a dev-dependency turns on a feature that [dependencies] in Cargo.toml does not name" >&2
   echo "  (compare cargo tree -e features -i CRATE with cargo tree -e features,no-dev -i CRATE)" >&2
