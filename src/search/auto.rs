@@ -28,6 +28,19 @@ pub fn sync_ids(alloc: &crate::compile::Allocation) -> u32 {
 /// session's [`crate::driver::Search`] for `policy=auto`. GE's pass chain runs once, shared by
 /// every candidate; the chosen candidate's stages are handed back for the session to adopt.
 pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimConfig) -> Result<Found> {
+    let batch = std::thread::available_parallelism().map_or(1, usize::from);
+    choose_in_batches(model, options, limits, cfg, batch)
+}
+
+/// [`choose`] with `batch` candidates run side by side at a time (1: one after the other).
+fn choose_in_batches(
+    model: &Model,
+    options: &Options,
+    limits: &TaskLimits,
+    cfg: &SimConfig,
+    batch: usize,
+) -> Result<Found> {
+    let batch = batch.max(1);
     let ge = Arc::new(ge_logical(model, options)?);
     let ctx = Ctx::with_base(model, options, (*ge).clone());
     let width = min_streams::chain_cover(&ctx).chains.len();
@@ -44,101 +57,134 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
     // tight), and the later one can only tie with the earlier, which wins ties.
     let trials = Arc::new(Trials::default());
     let mut outcomes: KeyMap<Outcome> = KeyMap::default();
-    for (i, p) in table::candidates(width).into_iter().enumerate() {
-        let mut s = Session::new(model, p.options(options), *limits)
-            .with_ge(Arc::clone(&ge))
-            .with_trials(Arc::clone(&trials))
-            .recording();
-        // A candidate past a device limit (streams, events, notifies) is not an answer, but
-        // another candidate may be: it is reported and dropped, never fatal to the search.
-        let ran = s.run_to(Stage::Logical).and_then(|()| {
-            let key = StreamsKey::of_allocation(s.allocation()?);
-            if let Some(seen) = outcomes.get(&key) {
-                return Ok(Err(*seen));
-            }
-            s.run_to(Stage::Split)?;
-            Ok(Ok(key))
-        });
-        let ran = match ran {
-            Err(e) if e.kind == ErrorKind::Limit => {
-                rows.push(CandidateRow {
-                    policy: p.name(),
-                    ideal_us,
-                    lower_bound_us: bound_us,
-                    rejected: Some(e.to_string()),
-                    ..CandidateRow::default()
-                });
+    let candidates = table::candidates(width);
+    // Candidates run side by side, a batch of one per core; their results are then taken in
+    // candidate order, exactly as one after the other would take them, so the threads change
+    // the time and never the answer. A batch at a time bounds the sessions alive at once.
+    let mut start = 0;
+    while start < candidates.len() {
+        let end = (start + batch).min(candidates.len());
+        let known = &outcomes;
+        let run = |i: usize| -> Result<Run<'_>> {
+            let p = candidates[i];
+            let mut s = Session::new(model, p.options(options), *limits)
+                .with_ge(Arc::clone(&ge))
+                .with_trials(Arc::clone(&trials))
+                .recording();
+            // A candidate past a device limit (streams, events, notifies) is not an answer,
+            // but another candidate may be: it is reported and dropped, never fatal.
+            let ran = s.run_to(Stage::Logical).and_then(|()| {
+                let key = StreamsKey::of_allocation(s.allocation()?);
+                if let Some(seen) = known.get(&key) {
+                    return Ok(Err(*seen));
+                }
+                s.run_to(Stage::Split)?;
+                Ok(Ok(key))
+            });
+            let ran = match ran {
+                Err(e) if e.kind == ErrorKind::Limit => return Ok(Run::Rejected(e.to_string())),
+                r => r?,
+            };
+            let key = match ran {
+                Err(seen) => return Ok(Run::Seen(s, seen)),
+                Ok(key) => key,
+            };
+            let alloc = s.allocation()?;
+            let sim = simulate(model, alloc, cfg)?;
+            let outcome = Outcome {
+                makespan_us: sim.makespan_us,
+                streams: sim.streams,
+                syncs: sim.syncs,
+                ids: sync_ids(alloc),
+                logical_count: alloc.logical_count(),
+                peak: None,
+            };
+            let peak = match over_budget(&outcome, max_streams, max_events) {
+                None => s.memory_plan()?.map(|m| m.peak_bytes),
+                Some(_) => None,
+            };
+            Ok(Run::Own(s, key, Outcome { peak, ..outcome }))
+        };
+        let results: Vec<Result<Run<'_>>> = if end - start == 1 {
+            vec![run(start)]
+        } else {
+            std::thread::scope(|scope| {
+                // The main thread's stack size (8 MiB) and more, not a spawned thread's 2 MiB:
+                // the stages were sized for the caller's stack.
+                let spawn =
+                    |i: usize| std::thread::Builder::new().stack_size(STACK).spawn_scoped(scope, move || run(i));
+                let handles: Vec<_> = (start..end).map(|i| (i, spawn(i))).collect();
+                handles
+                    .into_iter()
+                    .map(|(i, h)| match h {
+                        Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                        // No thread to be had: the candidate runs here instead.
+                        Err(_) => run(i),
+                    })
+                    .collect()
+            })
+        };
+        for (i, result) in (start..end).zip(results) {
+            let p = candidates[i];
+            let (s, outcome, repeat) = match result? {
+                Run::Rejected(why) => {
+                    rows.push(CandidateRow {
+                        policy: p.name(),
+                        ideal_us,
+                        lower_bound_us: bound_us,
+                        rejected: Some(why),
+                        ..CandidateRow::default()
+                    });
+                    continue;
+                }
+                Run::Seen(s, seen) => (s, seen, true),
+                // An earlier candidate of the same batch may have ended on the same streams:
+                // then this one is its repeat, as it would have been one after the other.
+                Run::Own(s, key, outcome) => match outcomes.get(&key) {
+                    Some(seen) => (s, *seen, true),
+                    None => {
+                        outcomes.insert(key, outcome);
+                        (s, outcome, false)
+                    }
+                },
+            };
+            let mut row = CandidateRow {
+                policy: p.name(),
+                ideal_us,
+                lower_bound_us: bound_us,
+                plan: Some(CandidatePlan {
+                    makespan_us: round3(outcome.makespan_us),
+                    streams: outcome.streams,
+                    syncs: outcome.syncs,
+                    event_ids: outcome.ids,
+                }),
+                unbudgeted_streams: s.report().and_then(PolicyReport::unbudgeted_streams),
+                ..CandidateRow::default()
+            };
+            if let Some(why) = over_budget(&outcome, max_streams, max_events) {
+                row.rejected = Some(why);
+                rows.push(row);
                 continue;
             }
-            r => r?,
-        };
-        let outcome = match &ran {
-            Err(seen) => *seen,
-            Ok(_) => {
-                let alloc = s.allocation()?;
-                let sim = simulate(model, alloc, cfg)?;
-                Outcome {
-                    makespan_us: sim.makespan_us,
-                    streams: sim.streams,
-                    syncs: sim.syncs,
-                    ids: sync_ids(alloc),
-                    logical_count: alloc.logical_count(),
-                    peak: None,
-                }
-            }
-        };
-        let mut row = CandidateRow {
-            policy: p.name(),
-            ideal_us,
-            lower_bound_us: bound_us,
-            plan: Some(CandidatePlan {
-                makespan_us: round3(outcome.makespan_us),
-                streams: outcome.streams,
-                syncs: outcome.syncs,
-                event_ids: outcome.ids,
-            }),
-            unbudgeted_streams: s.report().and_then(PolicyReport::unbudgeted_streams),
-            ..CandidateRow::default()
-        };
-        let ids = outcome.ids;
-        let over = if outcome.logical_count > max_streams {
-            Some(format!("{} logical streams exceed max_streams={max_streams}", outcome.logical_count))
-        } else if ids > max_events {
-            Some(format!("{ids} sync ids exceed max_events={max_events}"))
-        } else {
-            None
-        };
-        let peak = match &ran {
-            Err(seen) => seen.peak,
-            Ok(_) if over.is_none() => s.memory_plan()?.map(|m| m.peak_bytes),
-            Ok(_) => None,
-        };
-        let repeat = ran.is_err();
-        if let Ok(key) = ran {
-            outcomes.insert(key, Outcome { peak, ..outcome });
-        }
-        if let Some(why) = over {
-            row.rejected = Some(why);
+            let fits = crate::memory::budget::judge(options, outcome.peak, &mut row, &mut smallest, p.name());
             rows.push(row);
-            continue;
-        }
-        let fits = crate::memory::budget::judge(options, peak, &mut row, &mut smallest, p.name());
-        rows.push(row);
-        // A candidate on the streams of an earlier one ties with it at best.
-        if !fits || repeat {
-            continue;
-        }
-        let key = (outcome.makespan_us, outcome.streams, outcome.syncs, i);
-        let better = match &best {
-            None => true,
-            Some((ms, st, sy, j, _)) => {
-                key.0.total_cmp(ms).then(key.1.cmp(st)).then(key.2.cmp(sy)).then(key.3.cmp(j)).is_lt()
+            // A candidate on the streams of an earlier one ties with it at best.
+            if !fits || repeat {
+                continue;
             }
-        };
-        if better {
-            best = Some((key.0, key.1, key.2, key.3, p));
-            chosen_stages = Some(s.into_stages()?.0);
+            let key = (outcome.makespan_us, outcome.streams, outcome.syncs, i);
+            let better = match &best {
+                None => true,
+                Some((ms, st, sy, j, _)) => {
+                    key.0.total_cmp(ms).then(key.1.cmp(st)).then(key.2.cmp(sy)).then(key.3.cmp(j)).is_lt()
+                }
+            };
+            if better {
+                best = Some((key.0, key.1, key.2, key.3, p));
+                chosen_stages = Some(s.into_stages()?.0);
+            }
         }
+        start = end;
     }
     let (Some((makespan, _, _, _, chosen)), Some(mut stages)) = (best, chosen_stages) else {
         if options.max_memory.is_some() && rows.iter().all(|r| r.peak_bytes.is_some()) {
@@ -193,7 +239,67 @@ struct Outcome {
     peak: Option<u64>,
 }
 
+/// Stack of a thread that runs a candidate.
+const STACK: usize = 64 << 20;
+
+/// What one candidate's run came to, before the search takes it in candidate order.
+enum Run<'m> {
+    /// A device limit stopped it; the error's text.
+    Rejected(String),
+    /// It ended on the logical streams of a candidate of an earlier batch, whose outcome it shares.
+    Seen(Session<&'m Model>, Outcome),
+    /// Its own outcome, under its logical streams.
+    Own(Session<&'m Model>, StreamsKey, Outcome),
+}
+
+/// Why a candidate's plan is over `max_streams` or `max_events`, if it is.
+fn over_budget(outcome: &Outcome, max_streams: u32, max_events: u32) -> Option<String> {
+    if outcome.logical_count > max_streams {
+        Some(format!("{} logical streams exceed max_streams={max_streams}", outcome.logical_count))
+    } else if outcome.ids > max_events {
+        Some(format!("{} sync ids exceed max_events={max_events}", outcome.ids))
+    } else {
+        None
+    }
+}
+
 /// A budget as the option writes it.
 pub fn budget_text(b: u32) -> String {
     if b == u32::MAX { "unlimited".into() } else { b.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::synth::{Family, generate};
+
+    /// Threads change when a candidate runs, never what the search answers: the same report and
+    /// the same chosen streams one after the other and in batches of 2 and 3 (odd batches put
+    /// equal-stream candidates in one batch and across two), with budgets that fit and that do not.
+    #[test]
+    fn batches_give_the_answer_of_one_after_the_other() {
+        let families = [Family::Layered { width: 8 }, Family::Inception, Family::Random { window: Some(8) }];
+        for (f, family) in families.into_iter().enumerate() {
+            let model = generate(family, 400, 3 + f as u64).unwrap();
+            for max_events in [u32::MAX, 24, 2] {
+                let options = Options { policy: "auto".into(), max_events: Some(max_events), ..model.options.clone() };
+                let limits = TaskLimits::from_options(&options);
+                let cfg = SimConfig::default();
+                let one = choose_in_batches(&model, &options, &limits, &cfg, 1);
+                for batch in [2, 3] {
+                    let many = choose_in_batches(&model, &options, &limits, &cfg, batch);
+                    let what = format!("{} with max_events={max_events}, batch {batch}", model.name);
+                    match (&one, &many) {
+                        (Ok(a), Ok(b)) => {
+                            assert_eq!(a.report, b.report, "{what}");
+                            let streams = |x: &Found| x.stages.logical.as_ref().map(|l| l.logical_stream().clone());
+                            assert_eq!(streams(a), streams(b), "{what}");
+                        }
+                        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}"),
+                        _ => panic!("{what}: one answered and the other did not"),
+                    }
+                }
+            }
+        }
+    }
 }
