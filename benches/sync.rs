@@ -53,6 +53,7 @@ fn trials() {
             session.run_to(stream_alloc::Stage::Logical).expect("the policy assigns");
             let (alloc, _) = session.into_result().expect("logical stage ran");
             let budget = model.options.event_budget();
+            let facts = compile::sync::ModelFacts::build(&model);
             let mut full = Vec::new();
             let mut over = Vec::new();
             let mut ids = 0;
@@ -65,7 +66,8 @@ fn trials() {
                 full.push(t.elapsed().as_secs_f64() * 1e3);
                 let t = Instant::now();
                 let mut synced = alloc.clone();
-                let c = compile::sync_stage_within(&model, &options, &mut synced, budget).expect("sync succeeds");
+                let c = compile::sync_stage_within(&model, &options, &mut synced, budget, Some(&facts))
+                    .expect("sync succeeds");
                 assert_eq!(c.event_num + c.notify_num, ids, "the trial counts what the stage makes");
                 over.push(t.elapsed().as_secs_f64() * 1e3);
             }

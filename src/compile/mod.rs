@@ -109,17 +109,19 @@ pub fn sync_stage(model: &Model, options: &Options, alloc: &mut Allocation) -> R
 /// stage, the same as [`summary::ModelCounts::of`] the allocation [`sync_stage`] makes, and the
 /// allocation complete only when its sync ids (events plus notifies) are at most `max_ids`.
 /// Over that, the allocation lacks the stage's pairs and Send/Recv nodes: a trial over budget
-/// needs only the count, and drops the allocation.
+/// needs only the count, and drops the allocation. `facts`: the model's
+/// [`sync::ModelFacts`], when the caller runs the stage more than once on one model.
 pub fn sync_stage_within(
     model: &Model,
     options: &Options,
     alloc: &mut Allocation,
     max_ids: u32,
+    facts: Option<&sync::ModelFacts>,
 ) -> Result<summary::ModelCounts> {
     place_unassigned_task_nodes(model, alloc)?;
     check_stream_count(model, alloc.logical_count + alloc.attached_count, "logical")?;
     let counts = if alloc.logical_count > 1 || alloc.attached_count > 0 {
-        passes::sync_stage_within(model, options, alloc, sync::SyncConfig::new(model, options), max_ids)?
+        passes::sync_stage_within(model, options, alloc, sync::SyncConfig::new(model, options), max_ids, facts)?
     } else {
         summary::ModelCounts::of(alloc)
     };

@@ -27,7 +27,7 @@ use crate::compile::logical::{self, LogicalResult, LogicalState, cv_parallel};
 use crate::compile::split::{TaskCounts, TaskLimits};
 use crate::compile::steps::{self, IdRule, StepContext, StepTrace, SyncReport};
 use crate::compile::summary::ModelCounts;
-use crate::compile::sync::{MAX_NOTIFY_NUM, SyncConfig};
+use crate::compile::sync::{MAX_NOTIFY_NUM, ModelFacts, SyncConfig};
 use crate::compile::{Allocation, Mode, Stage};
 use crate::error::Result;
 use crate::graph::partition::Partition;
@@ -443,15 +443,16 @@ pub fn sync_stage(model: &Model, options: &Options, alloc: &mut Allocation, cfg:
 /// stage, and the allocation complete only when its sync ids (events plus notifies) are at
 /// most `max_ids`. Over that, the pairs and their Send/Recv nodes are never written (the
 /// allocation keeps the syncs it came with): the trial only needs the count. Errors and
-/// counts are [`sync_stage`]'s.
+/// counts are [`sync_stage`]'s. `facts`: the model's, when the caller keeps them.
 pub fn sync_stage_within(
     model: &Model,
     options: &Options,
     alloc: &mut Allocation,
     cfg: SyncConfig,
     max_ids: u32,
+    facts: Option<&ModelFacts>,
 ) -> Result<ModelCounts> {
-    let mut ctx = StepContext::for_stage(model, options, cfg, alloc, IdRule::Position);
+    let mut ctx = StepContext::for_stage_with(model, options, cfg, alloc, IdRule::Position, facts);
     run_steps(&mut ctx, &chain(sync_sequence(&cfg).steps))?;
     let counts = ctx.pending_counts();
     let (_, report) = if counts.event_num + counts.notify_num <= max_ids {

@@ -25,7 +25,7 @@ use super::activate::{self, Activation, SplitPieces};
 use super::allocation::{Allocation, Stage, SyncEnd};
 use super::split::{self, SplitSteps, TaskCounts, TaskLimits};
 use super::summary::ModelCounts;
-use super::sync::{self, NodeFacts, SyncState, continuous, ge_opt, insert, materialise, reduce, reuse};
+use super::sync::{self, ModelFacts, NodeFacts, SyncState, continuous, ge_opt, insert, materialise, reduce, reuse};
 use crate::bail;
 use crate::error::Result;
 use crate::graph::{IdVec, InsertedId, Model, NodeId, Options, StreamId, SyncKind};
@@ -231,8 +231,21 @@ impl<'m> StepContext<'m> {
         alloc: &'m mut Allocation,
         ids: IdRule,
     ) -> Self {
+        Self::for_stage_with(model, options, cfg, alloc, ids, None)
+    }
+
+    /// [`StepContext::for_stage`] from the model's [`ModelFacts`] when the caller keeps them.
+    pub fn for_stage_with(
+        model: &'m Model,
+        options: &'m Options,
+        cfg: sync::SyncConfig,
+        alloc: &'m mut Allocation,
+        ids: IdRule,
+        facts: Option<&'m ModelFacts>,
+    ) -> Self {
         let order = (!alloc.has_ge_order()).then(|| alloc.order.clone());
-        let mut st = SyncState::in_order(model, alloc.logical_stream.clone(), alloc.attached.clone(), cfg.kind, order);
+        let (stream, attached) = (alloc.logical_stream.clone(), alloc.attached.clone());
+        let mut st = SyncState::in_order_with(model, stream, attached, cfg.kind, order, facts);
         st.seed(&alloc.syncs, ids == IdRule::Counter);
         let counter = match ids {
             IdRule::Counter => alloc.sync_count(),

@@ -11,6 +11,7 @@ use crate::compile::logical::LogicalResult;
 use crate::compile::order::OrderFacts;
 use crate::compile::policy::{self, Bounded, PolicyInput, PolicyReport};
 use crate::compile::summary::ModelCounts;
+use crate::compile::sync::ModelFacts;
 use crate::compile::{self, Allocation, Mode};
 use crate::error::Result;
 use crate::graph::{Model, Options};
@@ -104,17 +105,22 @@ impl<V> KeyMap<V> {
 /// `auto`'s candidates often narrow to the same assignment (every one of them to one policy
 /// stream when no candidate fits). A trial that fits is not kept: it ends its loop.
 ///
-/// The model's [`OrderFacts`] are kept here too, computed on the first trial: every trial
-/// orders the same model's nodes.
+/// The model's [`OrderFacts`] and [`ModelFacts`] are kept here too, computed on the first
+/// trial: every trial orders and synchronises the same model's nodes.
 #[derive(Debug, Default)]
 pub struct Trials {
     over: Mutex<KeyMap<(u32, ModelCounts)>>,
     order: OnceLock<OrderFacts>,
+    sync: OnceLock<ModelFacts>,
 }
 
 impl Trials {
     fn order_facts(&self, model: &Model) -> &OrderFacts {
         self.order.get_or_init(|| OrderFacts::of(model))
+    }
+
+    fn sync_facts(&self, model: &Model) -> &ModelFacts {
+        self.sync.get_or_init(|| ModelFacts::build(model))
     }
 
     fn over(&self, key: &StreamsKey) -> Option<(u32, ModelCounts)> {
@@ -168,7 +174,8 @@ pub(super) fn assign(
         }
         // Over budget the copy is dropped unfinished: the trial needs only its count.
         let mut synced = alloc.clone();
-        let counts = compile::sync_stage_within(model, options, &mut synced, max_events)?;
+        let sync_facts = trials.map(|t| t.sync_facts(model));
+        let counts = compile::sync_stage_within(model, options, &mut synced, max_events, sync_facts)?;
         let ids = counts.event_num + counts.notify_num;
         if ids <= max_events {
             return Ok(Assigned { alloc, report: Some(bounded.into_report()?), synced: Some(synced) });

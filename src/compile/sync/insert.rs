@@ -147,10 +147,18 @@ fn insert_one_slow(
 pub struct Contraction {
     transparent: Vec<bool>,
     /// Nearest task-bearing consumers (forward) and producers (backward) of transparent nodes,
-    /// in execution order, filled on demand.
-    consumers: Vec<Option<Box<[NodeId]>>>,
-    producers: Vec<Option<Box<[NodeId]>>>,
+    /// in execution order, filled on demand: where each closure lies in `arena` (`UNFILLED`:
+    /// not yet; producers sized on first use, only nested graphs ask for them).
+    consumers: Vec<(u32, u32)>,
+    producers: Vec<(u32, u32)>,
+    arena: Vec<NodeId>,
+    /// Scratch lists of [`Contraction::fill`], kept between calls.
+    stack: Vec<(NodeId, bool)>,
+    ys: Vec<NodeId>,
+    closure: Vec<NodeId>,
 }
+
+const UNFILLED: (u32, u32) = (u32::MAX, 0);
 
 impl Contraction {
     /// Facts that keep a node out of the contraction (see [`Contraction`]).
@@ -163,23 +171,31 @@ impl Contraction {
         NodeFacts::LOOP_ACTIVE,
     ];
 
+    /// Whether node `n`, whose other [`NodeFacts`] are `facts`, is transparent whenever it has
+    /// no attached stream: the model's half of the rule ([`NodeFacts::CONTRACTIBLE`]).
+    pub(super) fn contractible(model: &Model, n: NodeId, facts: u16) -> bool {
+        let node = &model.nodes[n];
+        node.tasks == 0
+            && node.subgraphs.is_empty()
+            && !Self::OPAQUE.iter().any(|&f| facts & f == f)
+            && !(facts & NodeFacts::GE_ATTRS != 0
+                && (node.ge_attrs.flag("_subgraph_end_node")
+                    || crate::compile::split::main_task_count(model, n).map_or(true, |t| t > 0)))
+    }
+
     pub fn new(st: &SyncState<'_>) -> Self {
-        let model = st.model;
-        let transparent: Vec<bool> = model
-            .nodes
-            .enumerate()
-            .map(|(n, node)| {
-                node.tasks == 0
-                    && node.subgraphs.is_empty()
-                    && st.attached[n].is_empty()
-                    && !Self::OPAQUE.iter().any(|&f| st.facts.has(n, f))
-                    && !(st.facts.has(n, NodeFacts::GE_ATTRS)
-                        && (node.ge_attrs.flag("_subgraph_end_node")
-                            || crate::compile::split::main_task_count(model, n).map_or(true, |t| t > 0)))
-            })
-            .collect();
-        let n = model.nodes.len();
-        Contraction { transparent, consumers: vec![None; n], producers: vec![None; n] }
+        let transparent: Vec<bool> =
+            st.attached.enumerate().map(|(n, a)| a.is_empty() && st.facts.has(n, NodeFacts::CONTRACTIBLE)).collect();
+        let n = transparent.len();
+        Contraction {
+            transparent,
+            consumers: vec![UNFILLED; n],
+            producers: Vec::new(),
+            arena: Vec::new(),
+            stack: Vec::new(),
+            ys: Vec::new(),
+            closure: Vec::new(),
+        }
     }
 
     #[inline]
@@ -194,45 +210,62 @@ impl Contraction {
             return;
         }
         self.fill(st, n, forward);
-        let memo = if forward { &self.consumers } else { &self.producers };
-        out.extend_from_slice(memo[n.index()].as_deref().unwrap_or(&[]));
+        let (at, len) = if forward { self.consumers[n.index()] } else { self.producers[n.index()] };
+        out.extend_from_slice(&self.arena[at as usize..(at + len) as usize]);
+    }
+
+    /// The nodes `x` feeds (`forward`) or is fed by, into `out`.
+    fn neighbours(st: &SyncState<'_>, x: NodeId, forward: bool, out: &mut Vec<NodeId>) {
+        out.clear();
+        if forward {
+            out.extend_from_slice(st.succ.of(x));
+        } else {
+            out.extend(st.model.in_edges(x).map(|e| e.src));
+        }
     }
 
     /// Memoises the closure of transparent node `t`: a post-order walk through transparent
-    /// nodes (iterative: chains of views may be long).
+    /// nodes (iterative: chains of views may be long). A closure is a set, sorted by execution
+    /// position, so the order neighbours come in does not matter.
     fn fill(&mut self, st: &SyncState<'_>, t: NodeId, forward: bool) {
-        let model = st.model;
-        let next = |x: NodeId| -> Vec<NodeId> {
-            if forward {
-                model.out_edges(x).map(|e| e.dst).collect()
-            } else {
-                model.in_edges(x).map(|e| e.src).collect()
-            }
-        };
-        let mut stack = vec![(t, false)];
+        if !forward && self.producers.is_empty() {
+            self.producers = vec![UNFILLED; self.transparent.len()];
+        }
+        let mut stack = std::mem::take(&mut self.stack);
+        let mut ys = std::mem::take(&mut self.ys);
+        let mut v = std::mem::take(&mut self.closure);
+        stack.clear();
+        stack.push((t, false));
         while let Some((x, expanded)) = stack.pop() {
-            let memo = if forward { &mut self.consumers } else { &mut self.producers };
-            if memo[x.index()].is_some() {
+            let memo = if forward { &self.consumers } else { &self.producers };
+            if memo[x.index()] != UNFILLED {
                 continue;
             }
-            let ys = next(x);
+            Self::neighbours(st, x, forward, &mut ys);
             if !expanded {
                 stack.push((x, true));
-                stack.extend(ys.into_iter().filter(|&y| self.transparent[y.index()]).map(|y| (y, false)));
+                stack.extend(ys.iter().filter(|&&y| self.transparent[y.index()]).map(|&y| (y, false)));
                 continue;
             }
-            let mut v: Vec<NodeId> = Vec::new();
-            for y in ys {
+            v.clear();
+            for &y in &ys {
                 if self.transparent[y.index()] {
-                    v.extend_from_slice(memo[y.index()].as_deref().unwrap_or(&[]));
+                    let (at, len) = memo[y.index()];
+                    if at != u32::MAX {
+                        v.extend_from_slice(&self.arena[at as usize..(at + len) as usize]);
+                    }
                 } else if y != x {
                     v.push(y);
                 }
             }
             v.sort_unstable_by_key(|&y| (st.pos[y], y));
             v.dedup();
-            memo[x.index()] = Some(v.into_boxed_slice());
+            let at = self.arena.len() as u32;
+            self.arena.extend_from_slice(&v);
+            let memo = if forward { &mut self.consumers } else { &mut self.producers };
+            memo[x.index()] = (at, v.len() as u32);
         }
+        (self.stack, self.ys, self.closure) = (stack, ys, v);
     }
 }
 
@@ -254,13 +287,8 @@ fn insert_contracted(
             continue;
         }
         targets.clear();
-        for kind in [EdgeKind::Data, EdgeKind::Control] {
-            for &e in model.adjacency.out_edges(cur) {
-                let edge = &model.edges[e];
-                if edge.kind == kind {
-                    c.expand(st, edge.dst, true, &mut targets);
-                }
-            }
+        for &next in st.succ.of(cur) {
+            c.expand(st, next, true, &mut targets);
         }
         for &next in &targets {
             if stamp[next.index()] != i as u32 {

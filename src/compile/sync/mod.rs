@@ -27,6 +27,8 @@ pub mod materialise;
 pub mod reduce;
 pub mod reuse;
 
+use std::borrow::Cow;
+
 use super::allocation::{SyncEnd, SyncPair};
 use crate::graph::csr::Csr;
 use crate::graph::{EventId, IdVec, Model, NodeId, Options, StreamId, SyncKind};
@@ -101,13 +103,17 @@ impl NodeFacts {
     pub const LOOP_ACTIVE: u16 = 1 << 8;
     /// `_event_multiplexing` non-empty.
     pub const MULTIPLEXING: u16 = 1 << 9;
+    /// Task-less and none of the facts or attributes that keep a node out of the task-less
+    /// contraction: transparent there unless the assignment gives it an attached stream
+    /// ([`insert::Contraction`]).
+    pub const CONTRACTIBLE: u16 = 1 << 10;
 
     pub fn build(model: &Model) -> Self {
         let mut any = 0u16;
         let flags = model
             .nodes
-            .iter()
-            .map(|node| {
+            .enumerate()
+            .map(|(n, node)| {
                 let mut f = match node.op_type.as_str() {
                     "Enter" | "RefEnter" => Self::ENTER,
                     "StreamActive" => Self::STREAM_ACTIVE,
@@ -133,6 +139,9 @@ impl NodeFacts {
                 if !node.attrs.event_multiplexing.is_empty() {
                     f |= Self::MULTIPLEXING;
                 }
+                if insert::Contraction::contractible(model, n, f) {
+                    f |= Self::CONTRACTIBLE;
+                }
                 any |= f;
                 f
             })
@@ -150,6 +159,25 @@ impl NodeFacts {
     #[inline]
     pub fn any(&self, f: u16) -> bool {
         self.any & f != 0
+    }
+}
+
+/// What the sync steps read from the model alone: the per-node facts, and each node's
+/// consumers in the order insertion walks them (the destinations of its data edges, then of its
+/// control edges, each in edge order), so that walk reads node ids instead of every edge. The
+/// event budget's trials run the sync stage many times on one model and build this once.
+#[derive(Clone, Debug)]
+pub struct ModelFacts {
+    pub nodes: NodeFacts,
+    pub succ: Csr<NodeId, NodeId>,
+}
+
+impl ModelFacts {
+    pub fn build(model: &Model) -> Self {
+        use crate::graph::EdgeKind;
+        let by_kind = |kind: EdgeKind| model.edges.iter().filter(move |e| e.kind == kind).map(|e| (e.src, e.dst));
+        let succ = Csr::group(model.nodes.len(), by_kind(EdgeKind::Data).chain(by_kind(EdgeKind::Control)));
+        ModelFacts { nodes: NodeFacts::build(model), succ }
     }
 }
 
@@ -171,7 +199,9 @@ pub struct SyncState<'m> {
     pub order: Vec<NodeId>,
     pub pos: IdVec<NodeId, u32>,
     pub kind: SyncKind,
-    pub facts: NodeFacts,
+    pub facts: Cow<'m, NodeFacts>,
+    /// Each node's consumers, data edges first ([`ModelFacts::succ`]).
+    pub succ: Cow<'m, Csr<NodeId, NodeId>>,
     /// Contract task-less nodes before inserting syncs (the default mode; GE syncs every
     /// cross-stream edge, `compat=ge`): see [`insert::Contraction`].
     pub contract: bool,
@@ -195,6 +225,25 @@ impl<'m> SyncState<'m> {
         kind: SyncKind,
         order: Option<Vec<NodeId>>,
     ) -> Self {
+        Self::in_order_with(model, stream, attached, kind, order, None)
+    }
+
+    /// [`SyncState::in_order`] from the model's [`ModelFacts`] when the caller keeps them.
+    pub fn in_order_with(
+        model: &'m Model,
+        stream: IdVec<NodeId, Option<StreamId>>,
+        attached: IdVec<NodeId, Vec<StreamId>>,
+        kind: SyncKind,
+        order: Option<Vec<NodeId>>,
+        facts: Option<&'m ModelFacts>,
+    ) -> Self {
+        let (facts, succ) = match facts {
+            Some(f) => (Cow::Borrowed(&f.nodes), Cow::Borrowed(&f.succ)),
+            None => {
+                let f = ModelFacts::build(model);
+                (Cow::Owned(f.nodes), Cow::Owned(f.succ))
+            }
+        };
         // One graph: GE's `GetAllNodes` is the root's order.
         let root = &model.graphs[crate::graph::GraphId::ROOT].order;
         let order = order.unwrap_or_else(|| {
@@ -221,7 +270,8 @@ impl<'m> SyncState<'m> {
             order,
             pos,
             kind,
-            facts: NodeFacts::build(model),
+            facts,
+            succ,
             contract: false,
         }
     }
@@ -350,3 +400,35 @@ impl<'m> SyncState<'m> {
 
 /// Raw sync ids per node, a snapshot of the kept syncs when built.
 pub type NodeLists = Csr<NodeId, u32>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::EdgeKind;
+    use crate::graph::synth::{Family, generate};
+
+    /// A node's consumers in [`ModelFacts::succ`] are GE's insertion walk: its out data edges,
+    /// then its out control edges, each in edge order (the random family has control edges).
+    #[test]
+    fn consumers_come_data_edges_first_in_edge_order() {
+        for family in [Family::Random { window: None }, Family::Inception] {
+            let model = generate(family, 2000, 7).expect("valid");
+            let facts = ModelFacts::build(&model);
+            let mut control = 0;
+            for n in model.nodes.ids() {
+                let mut walk = Vec::new();
+                for kind in [EdgeKind::Data, EdgeKind::Control] {
+                    for &e in model.adjacency.out_edges(n) {
+                        if model.edges[e].kind == kind {
+                            walk.push(model.edges[e].dst);
+                            control += usize::from(kind == EdgeKind::Control);
+                        }
+                    }
+                }
+                assert_eq!(facts.succ.of(n), walk.as_slice(), "{}: node {}", family.name(), model.nodes[n].name);
+            }
+            assert_eq!(facts.succ.entries(), model.edges.len());
+            assert!(family != (Family::Random { window: None }) || control > 0, "the random family has control edges");
+        }
+    }
+}
