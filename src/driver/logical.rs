@@ -5,11 +5,11 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::compile::logical::LogicalResult;
 use crate::compile::order::OrderFacts;
-use crate::compile::policy::{self, Bounded, PolicyReport};
+use crate::compile::policy::{self, Bounded, PolicyInput, PolicyReport};
 use crate::compile::summary::ModelCounts;
 use crate::compile::{self, Allocation, Mode};
 use crate::error::Result;
@@ -128,25 +128,25 @@ impl Trials {
     }
 }
 
-/// Stage 1 in the (non-search) mode `options` select, from GE's logical result `ge` when a
-/// caller computed it already (a search shares one among its candidates), with the event
-/// budget's trials shared through `trials` when given.
+/// Stage 1 in the (non-search) mode `options` select, from the model's policy input (GE's
+/// logical result among it) when a caller built it already (a search shares one among its
+/// candidates), with the event budget's trials shared through `trials` when given.
 pub(super) fn assign(
     model: &Model,
     options: &Options,
-    ge: Option<&LogicalResult>,
+    input: Option<&Arc<PolicyInput>>,
     trials: Option<&Trials>,
 ) -> Result<Assigned> {
     let mode = Mode::of(model, options)?;
     let Mode::Policy(p) = mode else {
-        let logical = match ge {
-            Some(g) => g.clone(),
+        let logical = match input {
+            Some(i) => i.base.clone(),
             None => policy::ge_logical(model, options)?,
         };
         let alloc = compile::logical_allocation(model, options, mode.name(), logical);
         return Ok(Assigned { alloc, report: None, synced: None });
     };
-    let mut bounded = Bounded::new(model, options, p, ge.cloned())?;
+    let mut bounded = Bounded::new(model, options, p, input.cloned())?;
     let max_events = options.event_budget();
     loop {
         let logical = bounded.logical();

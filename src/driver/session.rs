@@ -26,8 +26,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::bail;
-use crate::compile::logical::LogicalResult;
-use crate::compile::policy::PolicyReport;
+use crate::compile::policy::{PolicyInput, PolicyReport};
 use crate::compile::summary::{ModelCounts, StreamAllocationSummary, split_map_string};
 use crate::compile::{self, Allocation, InsertedNode, Mode, NodeSyncs, SessionStage, Stage, TaskCounts, TaskLimits};
 use crate::error::Result;
@@ -127,8 +126,9 @@ pub struct Session<M: Deref<Target = Model>> {
     search: Option<Search>,
     /// The policy's own report (width certificate, auto's candidates, ...).
     report: Option<PolicyReport>,
-    /// GE's logical result when a caller computed it already (a search, for its candidates).
-    ge: Option<Arc<LogicalResult>>,
+    /// The policies' input (GE's logical result among it) when a caller built it already (a
+    /// search, for its candidates).
+    input: Option<Arc<PolicyInput>>,
     /// The event budget's sync trials, shared with a search's other sessions.
     trials: Option<Arc<Trials>>,
     /// Keep a copy of the allocation after each stage ([`Self::into_stages`]).
@@ -191,7 +191,7 @@ impl<M: Deref<Target = Model>> Session<M> {
             sim: SimConfig::default(),
             search: None,
             report: None,
-            ge: None,
+            input: None,
             trials: None,
             record: false,
             recorded: Stages::default(),
@@ -215,10 +215,11 @@ impl<M: Deref<Target = Model>> Session<M> {
         self
     }
 
-    /// Stage 1 starts from GE's logical result `ge`, computed once by the caller for many
-    /// sessions of the same model and GE options (a search's candidates).
-    pub fn with_ge(mut self, ge: Arc<LogicalResult>) -> Self {
-        self.ge = Some(ge);
+    /// Stage 1 starts from the policies' `input` (GE's logical result, the node roles, the
+    /// chain cover once computed), built once by the caller for many sessions of the same
+    /// model and options other than the policy (a search's candidates).
+    pub fn with_policy_input(mut self, input: Arc<PolicyInput>) -> Self {
+        self.input = Some(input);
         self
     }
 
@@ -398,7 +399,7 @@ impl<M: Deref<Target = Model>> Session<M> {
             (alloc.named(mode.name()), Some(found.report))
         } else {
             let assigned =
-                super::logical::assign(&self.model, &self.options, self.ge.as_deref(), self.trials.as_deref())?;
+                super::logical::assign(&self.model, &self.options, self.input.as_ref(), self.trials.as_deref())?;
             self.ahead.sync = assigned.synced;
             (assigned.alloc, assigned.report)
         };

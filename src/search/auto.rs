@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::bail;
 use crate::compile::policy::report::{AutoReport, CandidatePlan, CandidateRow};
-use crate::compile::policy::{Chosen, Ctx, PolicyReport, ge_logical, min_streams, table};
+use crate::compile::policy::{Chosen, Ctx, PolicyReport, ge_logical, table};
 use crate::compile::summary::ModelCounts;
 use crate::compile::{Stage, TaskLimits};
 use crate::driver::{Found, KeyMap, Session, Stages, StreamsKey, Trials};
@@ -41,9 +41,8 @@ fn choose_in_batches(
     batch: usize,
 ) -> Result<Found> {
     let batch = batch.max(1);
-    let ge = Arc::new(ge_logical(model, options)?);
-    let ctx = Ctx::with_base(model, options, (*ge).clone());
-    let width = min_streams::chain_cover(&ctx).chains.len();
+    let ctx = Ctx::with_base(model, options, ge_logical(model, options)?);
+    let width = ctx.chain_cover().chains.len();
     let mut best: Option<(f64, u32, usize, usize, Chosen)> = None;
     let mut chosen_stages = None;
     let mut rows = Vec::new();
@@ -68,7 +67,7 @@ fn choose_in_batches(
         let run = |i: usize| -> Result<Run<'_>> {
             let p = candidates[i];
             let mut s = Session::new(model, p.options(options), *limits)
-                .with_ge(Arc::clone(&ge))
+                .with_policy_input(Arc::clone(ctx.input()))
                 .with_trials(Arc::clone(&trials))
                 .recording();
             // A candidate past a device limit (streams, events, notifies) is not an answer,

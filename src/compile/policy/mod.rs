@@ -23,6 +23,8 @@ pub mod table;
 pub use report::PolicyReport;
 pub use table::{Chosen, Entry, Kind, Made, POLICIES};
 
+use std::sync::{Arc, OnceLock};
+
 use crate::compile::logical::LogicalResult;
 use crate::compile::schedule;
 use crate::compile::summary::ModelCounts;
@@ -75,9 +77,10 @@ pub enum Role {
     Follower,
 }
 
-/// The input every policy sees: GE's result, node roles and the root graph's order.
-pub struct Ctx<'m> {
-    pub model: &'m Model,
+/// What every policy reads of a model whatever its streams: GE's logical result, the node
+/// roles, the root graph's order and adjacency, and the chain cover once a policy asks for it.
+/// A search builds it once and shares it among its candidates ([`Ctx::shared`]).
+pub struct PolicyInput {
     pub base: LogicalResult,
     pub role: IdVec<NodeId, Role>,
     /// Root-graph nodes in topological order.
@@ -89,6 +92,28 @@ pub struct Ctx<'m> {
     /// them. Policy loops read these flat lists instead of edge structs.
     pub succ: Csr<u32, u32>,
     pub pred: Csr<u32, u32>,
+    /// The min-streams chain cover, computed on first use ([`Ctx::chain_cover`]).
+    cover: OnceLock<min_streams::ChainCover>,
+}
+
+impl std::fmt::Debug for PolicyInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyInput").field("nodes", &self.role.len()).field("root_nodes", &self.order.len()).finish()
+    }
+}
+
+/// The input every policy sees: the model and its [`PolicyInput`], read through `Deref`.
+pub struct Ctx<'m> {
+    pub model: &'m Model,
+    input: Arc<PolicyInput>,
+}
+
+impl std::ops::Deref for Ctx<'_> {
+    type Target = PolicyInput;
+
+    fn deref(&self) -> &PolicyInput {
+        &self.input
+    }
 }
 
 impl<'m> Ctx<'m> {
@@ -97,9 +122,32 @@ impl<'m> Ctx<'m> {
         Ok(Self::with_base(model, options, ge_logical(model, options)?))
     }
 
-    /// [`Self::new`] from GE's logical result computed once elsewhere: a search shares one
-    /// among all its candidates.
+    /// [`Self::new`] from GE's logical result computed once elsewhere.
     pub fn with_base(model: &'m Model, options: &Options, base: LogicalResult) -> Self {
+        Ctx { model, input: Arc::new(PolicyInput::new(model, options, base)) }
+    }
+
+    /// The context of `model` from an input built for it (with the same options other than
+    /// the policy) by [`PolicyInput::new`]: a search shares one among all its candidates.
+    pub fn shared(model: &'m Model, input: Arc<PolicyInput>) -> Self {
+        Ctx { model, input }
+    }
+
+    /// The input, to share with another context of the same model.
+    pub fn input(&self) -> &Arc<PolicyInput> {
+        &self.input
+    }
+
+    /// The min-streams chain cover of the task nodes, computed once per input.
+    pub fn chain_cover(&self) -> &min_streams::ChainCover {
+        self.input.cover.get_or_init(|| min_streams::chain_cover(self))
+    }
+}
+
+impl PolicyInput {
+    /// GE's logical result `base` for `model` under `options`, with the node roles and the root
+    /// graph's order and adjacency.
+    pub fn new(model: &Model, options: &Options, base: LogicalResult) -> Self {
         // A dynamic-shape root runs on one stream unless the host enables multi-stream for
         // it (GE's `ENABLE_DYNAMIC_SHAPE_MULTI_STREAM`); then the executor runs whatever streams
         // the nodes carry, and outside `compat=ge` the policy chooses them as for a static root.
@@ -150,9 +198,11 @@ impl<'m> Ctx<'m> {
         debug_assert!(model.root().edges.is_sorted());
         let succ = Csr::group(order.len(), edges.clone());
         let pred = Csr::group(order.len(), edges.map(|(s, d)| (d, s)));
-        Ctx { model, base, role, order, pos, succ, pred }
+        PolicyInput { base, role, order, pos, succ, pred, cover: OnceLock::new() }
     }
+}
 
+impl Ctx<'_> {
     /// Time node `n` runs in a policy's list schedule: [`schedule::node_cost`] for a node on a
     /// stream, nothing for the others (they run, in no time, when ready).
     pub fn cost(&self, n: NodeId) -> f64 {
@@ -325,15 +375,15 @@ pub struct Bounded<'m> {
 }
 
 impl<'m> Bounded<'m> {
-    /// The policy's assignment within `max_streams`, from GE's logical result `base` (computed
-    /// here when not given). GE's own policy keeps GE's rules and `auto` is a search: neither
+    /// The policy's assignment within `max_streams`, from the model's policy `input` (built
+    /// here, GE's pass chain included, when not given). GE's own policy keeps GE's rules and `auto` is a search: neither
     /// is bounded here.
-    pub fn new(model: &'m Model, options: &Options, policy: Chosen, base: Option<LogicalResult>) -> Result<Self> {
+    pub fn new(model: &'m Model, options: &Options, policy: Chosen, input: Option<Arc<PolicyInput>>) -> Result<Self> {
         let Kind::Assign(assign) = policy.entry.kind else {
             crate::bail!(Internal, "policy {} has no assignment of its own to bound", policy.name());
         };
-        let ctx = match base {
-            Some(base) => Ctx::with_base(model, options, base),
+        let ctx = match input {
+            Some(input) => Ctx::shared(model, input),
             None => Ctx::new(model, options)?,
         };
         let mut report = PolicyReport::named(policy.name());

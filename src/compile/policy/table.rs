@@ -5,7 +5,7 @@
 //! auto's candidates. docs/policies.md, "Adding a policy", walks through a new entry.
 
 use super::report::Cover;
-use super::{Assignment, Ctx, PolicyReport, budget, list, min_streams, per_backend, per_operator, single};
+use super::{Assignment, Ctx, PolicyReport, budget, list, per_backend, per_operator, single};
 use crate::error::Result;
 use crate::graph::Options;
 use crate::graph::options::invalid;
@@ -101,10 +101,10 @@ pub static POLICIES: &[Entry] = &[
         name: "min-streams",
         arg: None,
         kind: Kind::Assign(|ctx, _, cap, report| {
-            let cover = min_streams::chain_cover(ctx);
+            let cover = ctx.chain_cover();
             let antichain = cover.antichain.iter().map(|&n| ctx.model.nodes[n].name.clone()).collect();
             report.cover = Some(Cover { width: cover.chains.len(), antichain: Some(antichain) });
-            Ok((budget::merge(ctx, &cover, cap), Made::Streams(cover.chains.len() as u32)))
+            Ok((budget::merge(ctx, cover, cap), Made::Streams(cover.chains.len() as u32)))
         }),
         candidate: Candidate::Yes,
         compare_with: None,
@@ -113,11 +113,11 @@ pub static POLICIES: &[Entry] = &[
         name: "budget",
         arg: Some(Arg { usage: "N", rule: " (N >= 1)", parse: |a| a.parse::<u32>().ok().filter(|&n| n >= 1) }),
         kind: Kind::Assign(|ctx, n, cap, report| {
-            let cover = min_streams::chain_cover(ctx);
+            let cover = ctx.chain_cover();
             report.budget = Some(n);
             report.cover = Some(Cover { width: cover.chains.len(), antichain: None });
             let made = cover.chains.len().min(n as usize) as u32;
-            Ok((budget::merge(ctx, &cover, n.min(cap)), Made::Streams(made)))
+            Ok((budget::merge(ctx, cover, n.min(cap)), Made::Streams(made)))
         }),
         // Budgets below the width: at or above it, a budget is min-streams.
         candidate: Candidate::With(|width| [2, 4, 8, 16].into_iter().filter(|&b| (b as usize) < width).collect()),
