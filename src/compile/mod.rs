@@ -105,6 +105,28 @@ pub fn sync_stage(model: &Model, options: &Options, alloc: &mut Allocation) -> R
     Ok(())
 }
 
+/// [`sync_stage`] as a trial of the event budget runs it: the allocation's counts after the
+/// stage, the same as [`summary::ModelCounts::of`] the allocation [`sync_stage`] makes, and the
+/// allocation complete only when its sync ids (events plus notifies) are at most `max_ids`.
+/// Over that, the allocation lacks the stage's pairs and Send/Recv nodes: a trial over budget
+/// needs only the count, and drops the allocation.
+pub fn sync_stage_within(
+    model: &Model,
+    options: &Options,
+    alloc: &mut Allocation,
+    max_ids: u32,
+) -> Result<summary::ModelCounts> {
+    place_unassigned_task_nodes(model, alloc)?;
+    check_stream_count(model, alloc.logical_count + alloc.attached_count, "logical")?;
+    let counts = if alloc.logical_count > 1 || alloc.attached_count > 0 {
+        passes::sync_stage_within(model, options, alloc, sync::SyncConfig::new(model, options), max_ids)?
+    } else {
+        summary::ModelCounts::of(alloc)
+    };
+    alloc.stage = Stage::Sync;
+    Ok(counts)
+}
+
 /// Stage 3, GE's `SplitStreamAndRefreshTaskDef`, with the host's task counts where it gave them.
 pub fn split_stage(
     model: &Model,

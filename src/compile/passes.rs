@@ -26,6 +26,7 @@
 use crate::compile::logical::{self, LogicalResult, LogicalState, cv_parallel};
 use crate::compile::split::{TaskCounts, TaskLimits};
 use crate::compile::steps::{self, IdRule, StepContext, StepTrace, SyncReport};
+use crate::compile::summary::ModelCounts;
 use crate::compile::sync::{MAX_NOTIFY_NUM, SyncConfig};
 use crate::compile::{Allocation, Mode, Stage};
 use crate::error::Result;
@@ -434,15 +435,47 @@ pub fn sync_stage(model: &Model, options: &Options, alloc: &mut Allocation, cfg:
     let mut ctx = StepContext::for_stage(model, options, cfg, alloc, IdRule::Position);
     run_steps(&mut ctx, &chain(sync_sequence(&cfg).steps))?;
     let (_, report) = ctx.finish();
-    if cfg.kind == SyncKind::Notify && report.ids > MAX_NOTIFY_NUM {
+    check_notify_count(model, cfg, report.ids)?;
+    Ok(report)
+}
+
+/// [`sync_stage`] as a trial of the event budget runs it: the allocation's counts after the
+/// stage, and the allocation complete only when its sync ids (events plus notifies) are at
+/// most `max_ids`. Over that, the pairs and their Send/Recv nodes are never written (the
+/// allocation keeps the syncs it came with): the trial only needs the count. Errors and
+/// counts are [`sync_stage`]'s.
+pub fn sync_stage_within(
+    model: &Model,
+    options: &Options,
+    alloc: &mut Allocation,
+    cfg: SyncConfig,
+    max_ids: u32,
+) -> Result<ModelCounts> {
+    let mut ctx = StepContext::for_stage(model, options, cfg, alloc, IdRule::Position);
+    run_steps(&mut ctx, &chain(sync_sequence(&cfg).steps))?;
+    let counts = ctx.pending_counts();
+    let (_, report) = if counts.event_num + counts.notify_num <= max_ids {
+        ctx.finish()
+    } else {
+        let report = ctx.report();
+        drop(ctx);
+        (None, report)
+    };
+    check_notify_count(model, cfg, report.ids)?;
+    debug_assert!(counts.event_num + counts.notify_num > max_ids || counts == ModelCounts::of(alloc));
+    Ok(counts)
+}
+
+/// GE refuses more notifies than `kMaxNotifyNum`.
+fn check_notify_count(model: &Model, cfg: SyncConfig, ids: u32) -> Result<()> {
+    if cfg.kind == SyncKind::Notify && ids > MAX_NOTIFY_NUM {
         bail!(
             Limit,
-            "graph '{}' needs {} notifies after optimisation; at most {MAX_NOTIFY_NUM} are supported (kMaxNotifyNum)",
+            "graph '{}' needs {ids} notifies after optimisation; at most {MAX_NOTIFY_NUM} are supported (kMaxNotifyNum)",
             model.name,
-            report.ids
         );
     }
-    Ok(report)
+    Ok(())
 }
 
 /// GE's multi-stream chain (`LogicalStreamAllocator::Assign`, ge-compiler.md §4.1): the

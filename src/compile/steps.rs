@@ -270,14 +270,41 @@ impl<'m> StepContext<'m> {
     /// the steps did to the event table.
     pub fn finish(mut self) -> (Option<StepTrace>, SyncReport) {
         self.flush();
-        let report = SyncReport {
+        let report = self.report();
+        (self.trace.take(), report)
+    }
+
+    /// What the steps did to the event table so far, written into the allocation or not.
+    pub fn report(&self) -> SyncReport {
+        SyncReport {
             inserted: self.sync.syncs.len(),
             kept: self.sync.alive_count(),
             ids: self.counter,
             reused: self.reused,
-            steps: std::mem::take(&mut self.ran),
-        };
-        (self.trace.take(), report)
+            steps: self.ran.clone(),
+        }
+    }
+
+    /// The allocation's [`ModelCounts`] once the steps' event table is written into it, without
+    /// writing it: a caller that only needs the sync ids (an event-budget trial over budget)
+    /// drops the context instead and never builds the pairs or their Send/Recv nodes.
+    pub fn pending_counts(&self) -> ModelCounts {
+        let mut c = ModelCounts::of(self.alloc);
+        if self.dirty {
+            // What `flush` would write: the kept pairs, so the count is their largest id + 1
+            // (`Allocation::sync_count`), and the split's events after them (none before it).
+            let kept = self.sync.alive();
+            let (count, pairs) = kept.fold((0u32, 0usize), |(m, k), (_, s)| (m.max(s.id + 1), k + 1));
+            let split = match self.cfg.kind {
+                SyncKind::Notify => self.alloc.split_events.len(),
+                SyncKind::Event => self.alloc.split_syncs_from.map_or(0, |from| pairs.saturating_sub(from)),
+            } as u32;
+            (c.event_num, c.notify_num) = match self.cfg.kind {
+                SyncKind::Event => (count, 0),
+                SyncKind::Notify => (split, count),
+            };
+        }
+        c
     }
 
     /// GE's counts now.

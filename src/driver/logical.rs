@@ -166,9 +166,9 @@ pub(super) fn assign(
         if !trial {
             return Ok(Assigned { alloc, report: Some(bounded.into_report()?), synced: None });
         }
+        // Over budget the copy is dropped unfinished: the trial needs only its count.
         let mut synced = alloc.clone();
-        compile::sync_stage(model, options, &mut synced)?;
-        let counts = ModelCounts::of(&synced);
+        let counts = compile::sync_stage_within(model, options, &mut synced, max_events)?;
         let ids = counts.event_num + counts.notify_num;
         if ids <= max_events {
             return Ok(Assigned { alloc, report: Some(bounded.into_report()?), synced: Some(synced) });

@@ -9,7 +9,10 @@
 //! Pairs into v are tried latest sender first, so a pair that a later sender's path implies is
 //! never kept. Cost O(P + E log E + K·L) for P points, E pairs, K kept pairs and L streams live
 //! at once (sparse clocks that forget a stream after its last pair); clock snapshots are kept
-//! only while a pair from their point is still pending.
+//! only while a pair from their point is still pending. Up to [`DENSE_MAX_STREAMS`] streams the
+//! clocks are dense rows instead ([`DenseClocks`]): a join is an element-wise maximum the
+//! compiler vectorises, not a merge of sorted lists, and a row costs no more memory than a
+//! sparse clock of half its streams.
 
 use super::SyncState;
 use crate::compile::allocation::SyncEnd;
@@ -266,6 +269,171 @@ impl Clocks {
     }
 }
 
+/// The vector clocks the reduction sweep reads and writes, sparse ([`Clocks`]) or dense
+/// ([`DenseClocks`]); both answer every query the sweep asks alike.
+pub(super) trait ClockTable {
+    /// Point `p` is being processed.
+    fn at(&mut self, p: u32);
+    /// Whether stream `s`'s current clock covers point `seq` of stream `t`.
+    fn covers(&self, s: usize, t: usize, seq: u32) -> bool;
+    /// Joins the clock of sender point `u` (on `t`, index `seq`) into stream `s`.
+    fn merge(&mut self, s: usize, u: u32, t: usize, seq: u32);
+    /// Point index `seq` on `s` runs.
+    fn advance(&mut self, s: usize, seq: u32);
+    /// Remembers `p`'s clock for `pending` pairs that will read it.
+    fn record(&mut self, s: usize, p: u32, pending: u32);
+    /// One pending pair from `u` has been handled.
+    fn release(&mut self, u: u32);
+}
+
+impl ClockTable for Clocks {
+    #[inline]
+    fn at(&mut self, p: u32) {
+        Clocks::at(self, p)
+    }
+    #[inline]
+    fn covers(&self, s: usize, t: usize, seq: u32) -> bool {
+        Clocks::covers(self, s, t, seq)
+    }
+    #[inline]
+    fn merge(&mut self, s: usize, u: u32, t: usize, seq: u32) {
+        Clocks::merge(self, s, u, t, seq)
+    }
+    #[inline]
+    fn advance(&mut self, s: usize, seq: u32) {
+        Clocks::advance(self, s, seq)
+    }
+    #[inline]
+    fn record(&mut self, s: usize, p: u32, pending: u32) {
+        Clocks::record(self, s, p, pending)
+    }
+    #[inline]
+    fn release(&mut self, u: u32) {
+        Clocks::release(self, u)
+    }
+}
+
+/// The most streams for which the reduction keeps dense clocks ([`DenseClocks`]).
+pub const DENSE_MAX_STREAMS: usize = 64;
+
+/// [`Clocks`] as dense rows of one `u32` per stream: the current clock of every stream in one
+/// table, snapshots in an arena of rows. Component `t` of a row counts the points of stream `t`
+/// covered, as in [`Clocks`]; no stream is forgotten, so a join only grows what a sparse clock
+/// would hold on the streams still asked about, and every query answers the same. Snapshots
+/// are shared and released exactly as [`Clocks`] does (a join that changes nothing keeps the
+/// stream's snapshot).
+pub(super) struct DenseClocks {
+    streams: usize,
+    cur: Vec<u32>,
+    snaps: Vec<u32>,
+    snap_refs: Vec<u32>,
+    snap_owner: Vec<u32>,
+    free: Vec<u32>,
+    current_snap: Vec<u32>,
+    point_snap: Vec<u32>,
+}
+
+impl DenseClocks {
+    pub(super) fn new(streams: usize, points: usize) -> Self {
+        DenseClocks {
+            streams,
+            cur: vec![0; streams * streams],
+            snaps: Vec::new(),
+            snap_refs: Vec::new(),
+            snap_owner: Vec::new(),
+            free: Vec::new(),
+            current_snap: vec![NONE; streams],
+            point_snap: vec![NONE; points],
+        }
+    }
+
+    #[inline]
+    fn row(&self, s: usize) -> std::ops::Range<usize> {
+        s * self.streams..(s + 1) * self.streams
+    }
+}
+
+impl ClockTable for DenseClocks {
+    #[inline]
+    fn at(&mut self, _p: u32) {}
+
+    #[inline]
+    fn covers(&self, s: usize, t: usize, seq: u32) -> bool {
+        self.cur[s * self.streams + t] > seq
+    }
+
+    fn merge(&mut self, s: usize, u: u32, t: usize, seq: u32) {
+        let snap = self.point_snap[u as usize];
+        let row = self.row(s);
+        let cur = &mut self.cur[row];
+        let mut changed = false;
+        if snap != NONE {
+            let n = self.streams;
+            let src = &self.snaps[snap as usize * n..(snap as usize + 1) * n];
+            for (a, &b) in cur.iter_mut().zip(src) {
+                changed |= b > *a;
+                *a = (*a).max(b);
+            }
+        }
+        if cur[t] <= seq {
+            cur[t] = seq + 1;
+            changed = true;
+        }
+        if changed {
+            let old = self.current_snap[s];
+            if old != NONE {
+                self.current_snap[s] = NONE;
+                if self.snap_refs[old as usize] == 0 {
+                    self.free.push(old);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn advance(&mut self, s: usize, seq: u32) {
+        let c = &mut self.cur[s * self.streams + s];
+        *c = (*c).max(seq + 1);
+    }
+
+    fn record(&mut self, s: usize, p: u32, pending: u32) {
+        if pending == 0 {
+            return;
+        }
+        let n = self.streams;
+        let mut snap = self.current_snap[s];
+        if snap == NONE {
+            snap = match self.free.pop() {
+                Some(f) => f,
+                None => {
+                    self.snaps.resize(self.snaps.len() + n, 0);
+                    self.snap_refs.push(0);
+                    self.snap_owner.push(0);
+                    (self.snap_refs.len() - 1) as u32
+                }
+            };
+            let at = snap as usize * n;
+            self.snaps[at..at + n].copy_from_slice(&self.cur[s * n..(s + 1) * n]);
+            self.snap_owner[snap as usize] = s as u32;
+            self.current_snap[s] = snap;
+        }
+        self.snap_refs[snap as usize] += pending;
+        self.point_snap[p as usize] = snap;
+    }
+
+    fn release(&mut self, u: u32) {
+        let snap = self.point_snap[u as usize];
+        if snap == NONE {
+            return;
+        }
+        let r = &mut self.snap_refs[snap as usize];
+        *r -= 1;
+        if *r == 0 && self.current_snap[self.snap_owner[snap as usize] as usize] != snap {
+            self.free.push(snap);
+        }
+    }
+}
+
 /// Kept pairs grouped by receiving point (CSR), each group latest sender first, plus the
 /// number of pairs leaving each point.
 pub(super) struct PairIndex {
@@ -365,19 +533,38 @@ pub(super) fn either_conditional(cond: &Option<Vec<bool>>, u: usize, p: usize) -
 
 /// Drops every pair implied by stream order and the other kept pairs. Returns the number dropped.
 pub fn reduce_exact(st: &mut SyncState<'_>) -> usize {
+    reduce_exact_with(st, st.stream_count as usize <= DENSE_MAX_STREAMS)
+}
+
+/// [`reduce_exact`] with dense clocks or sparse ones.
+pub(super) fn reduce_exact_with(st: &mut SyncState<'_>, dense: bool) -> usize {
     let pts = Points::build(st);
     let idx = PairIndex::build(st, &pts);
     let cond = conditional_points(st, &pts);
-    let mut clocks = Clocks::new(pts.stream_count, pts.len());
-    // A stream is asked about only for pairs it sends, up to their latest receiving point.
-    let mut last_query = vec![0u32; pts.stream_count];
-    for (&f, &t) in idx.from.iter().zip(&idx.to) {
-        if f != NONE && t != NONE {
-            let q = &mut last_query[pts.stream[f as usize] as usize];
-            *q = (*q).max(t);
+    let drop = if dense {
+        let mut clocks = DenseClocks::new(pts.stream_count, pts.len());
+        redundant(&pts, &idx, &cond, &mut clocks)
+    } else {
+        let mut clocks = Clocks::new(pts.stream_count, pts.len());
+        // A stream is asked about only for pairs it sends, up to their latest receiving point.
+        let mut last_query = vec![0u32; pts.stream_count];
+        for (&f, &t) in idx.from.iter().zip(&idx.to) {
+            if f != NONE && t != NONE {
+                let q = &mut last_query[pts.stream[f as usize] as usize];
+                *q = (*q).max(t);
+            }
         }
+        clocks.forget_after(last_query);
+        redundant(&pts, &idx, &cond, &mut clocks)
+    };
+    for &r in &drop {
+        st.remove(r);
     }
-    clocks.forget_after(last_query);
+    drop.len()
+}
+
+/// The sweep: the raw ids of the pairs that stream order and the pairs kept before imply.
+fn redundant(pts: &Points, idx: &PairIndex, cond: &Option<Vec<bool>>, clocks: &mut impl ClockTable) -> Vec<u32> {
     let mut drop = Vec::new();
     for p in 0..pts.len() {
         clocks.at(p as u32);
@@ -391,7 +578,7 @@ pub fn reduce_exact(st: &mut SyncState<'_>) -> usize {
             let (t, seq) = (pts.stream[u as usize] as usize, pts.seq[u as usize]);
             if clocks.covers(s, t, seq) {
                 drop.push(r);
-            } else if !either_conditional(&cond, u as usize, p) {
+            } else if !either_conditional(cond, u as usize, p) {
                 clocks.merge(s, u, t, seq);
             }
             clocks.release(u);
@@ -399,8 +586,46 @@ pub fn reduce_exact(st: &mut SyncState<'_>) -> usize {
         clocks.advance(s, pts.seq[p]);
         clocks.record(s, p as u32, idx.out_count[p]);
     }
-    for &r in &drop {
-        st.remove(r);
+    drop
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::synth::{Family, Rng, generate};
+    use crate::graph::{IdVec, StreamId, SyncKind};
+
+    /// Dense and sparse clocks drop the same pairs, on the synthetic families with random
+    /// streams (below and at the dense limit, where some streams send nothing for long
+    /// stretches and the sparse clocks forget them) and on each family's `min-streams` result.
+    #[test]
+    fn dense_clocks_drop_what_sparse_clocks_drop() {
+        let families = [
+            Family::Layered { width: 8 },
+            Family::Inception,
+            Family::Random { window: None },
+            Family::Random { window: Some(32) },
+            Family::Transformer,
+        ];
+        let mut checked = 0;
+        for family in families {
+            let model = generate(family, 3000, 7).expect("valid");
+            for streams in [2u64, 7, 64] {
+                let mut rng = Rng::new(streams);
+                let stream: IdVec<NodeId, Option<StreamId>> =
+                    (0..model.nodes.len()).map(|_| Some(StreamId(rng.below(streams) as u32))).collect();
+                let attached = IdVec::filled(model.nodes.len(), Vec::new());
+                let mut st = SyncState::new(&model, stream, attached, SyncKind::Event);
+                st.contract = true;
+                super::super::insert::insert_sync_events(&mut st).expect("insertion succeeds");
+                let (mut dense, mut sparse) = (st.clone(), st.clone());
+                let dropped = reduce_exact_with(&mut dense, true);
+                assert_eq!(dropped, reduce_exact_with(&mut sparse, false), "{} on {streams}", family.name());
+                assert!(dropped > 0, "{} on {streams}: the reduction drops pairs", family.name());
+                assert_eq!(dense.syncs, sparse.syncs, "{} on {streams}", family.name());
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 15);
     }
-    drop.len()
 }
