@@ -13,7 +13,7 @@
 use std::collections::{BTreeSet, BinaryHeap};
 
 use super::{Assignment, Ctx, Role};
-use crate::compile::schedule::{Prio, Timed, UNITS, WAIT_LATENCY_US, pop_instant};
+use crate::compile::schedule::{Prio, Timed, UNITS, WAIT_LATENCY_US, fill_bottom_levels, pop_instant};
 
 const NONE: u32 = u32::MAX;
 /// Stream mark of pinned nodes: always another stream than a policy stream.
@@ -35,22 +35,37 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
     let model = ctx.model;
     let n = ctx.order.len();
     let node = |p: u32| ctx.order[p as usize];
+    // Each node's role, cost and units, read once into flat arrays by position: the schedule
+    // looks at them many times per node (up to `SCAN` ready nodes per round).
     // As the simulator times them: a node with no device task takes no time.
-    let cost = |p: u32| ctx.cost(node(p));
-    let is_task = |p: u32| ctx.role[node(p)] == Role::Task;
-    let need = |p: u32| ctx.units(node(p));
-    let bl = ctx.bottom_levels(|n| ctx.cost(n));
+    let costs: Vec<f64> = ctx.order.iter().map(|&v| ctx.cost(v)).collect();
+    let tasks: Vec<bool> = ctx.order.iter().map(|&v| ctx.role[v] == Role::Task).collect();
+    let needs: Vec<u32> = ctx.order.iter().map(|&v| ctx.units(v)).collect();
+    let cost = |p: u32| costs[p as usize];
+    let is_task = |p: u32| tasks[p as usize];
+    let need = |p: u32| needs[p as usize];
+    let mut bl = vec![0.0f64; n];
+    let succ = |p: usize| ctx.succ.of(p as u32).iter().map(|&q| q as usize);
+    fill_bottom_levels(&mut bl[..], (0..n).rev(), |p| costs[p], succ);
     let mut preds_left: Vec<u32> = (0..n as u32).map(|p| ctx.pred.of(p).len() as u32).collect();
     // Stream of each position as the schedule sees it (followers take their first producer's).
     let mut on = vec![NONE; n];
     let mut finish = vec![0.0f64; n];
     let mut st = Streams { last: Vec::new(), busy: Vec::new(), idle: BTreeSet::new(), cap };
     let mut homes = Vec::new();
-    // Ready task nodes, highest bottom level first, then the earlier position.
-    // An ordered set rather than a heap: a round looks at up to `SCAN` nodes it may not start,
-    // which a set walks in place where a heap would pop and push each of them again.
-    let mut ready: BTreeSet<Prio<u32>> = BTreeSet::new();
-    let mut placed = Vec::new();
+    // Ready task nodes, highest bottom level first, then the earlier position. The keys never
+    // change, so the task nodes are ranked by them once and the ready ones are a set of ranks:
+    // a round looks at up to `SCAN` nodes it may not start, walked in place in rank order with
+    // their positions and units side by side.
+    let mut by_rank: Vec<u32> = (0..n as u32).filter(|&p| is_task(p)).collect();
+    by_rank
+        .sort_unstable_by(|&a, &b| Prio { level: bl[b as usize], tie: b }.cmp(&Prio { level: bl[a as usize], tie: a }));
+    let mut rank = vec![NONE; n];
+    for (r, &p) in by_rank.iter().enumerate() {
+        rank[p as usize] = r as u32;
+    }
+    let need_by_rank: Vec<u32> = by_rank.iter().map(|&p| need(p)).collect();
+    let mut ready = RankSet::new(by_rank.len());
     let mut newly: Vec<u32> = (0..n as u32).filter(|&p| preds_left[p as usize] == 0).collect();
     // Running nodes by position, earliest finish first, then the lower position.
     let mut running: BinaryHeap<Timed<u32>> = BinaryHeap::new();
@@ -62,7 +77,7 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
         // Nodes that take no stream start at once.
         for p in newly.drain(..) {
             if is_task(p) {
-                ready.insert(Prio { level: bl[p as usize], tie: p });
+                ready.insert(rank[p as usize] as usize);
                 continue;
             }
             on[p as usize] = match ctx.role[node(p)] {
@@ -74,20 +89,22 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
         }
         for strict in [true, false] {
             let mut skipped = 0;
-            placed.clear();
+            let mut placed = false;
             // The idle streams a node could follow under `strict`, while no fresh stream is
             // left and `pick` sees every idle stream: a node at or before the lowest last
             // position among them has none, and is passed over without asking `pick`.
             let mut lowest_last = None;
-            for &k in ready.iter().rev() {
+            let mut next = ready.next(0);
+            while let Some(r) = next {
                 if !(st.can_take() && free_units > 0 && skipped < SCAN) {
                     break;
                 }
-                let p = k.tie;
-                if need(p) > free_units {
+                next = ready.next(r + 1);
+                if need_by_rank[r] > free_units {
                     skipped += 1;
                     continue;
                 }
+                let p = by_rank[r];
                 if strict && st.last.len() >= st.cap && st.idle.len() <= SCAN {
                     let lowest = *lowest_last
                         .get_or_insert_with(|| st.idle.iter().map(|&s| st.last[s as usize]).min().unwrap_or(0));
@@ -104,14 +121,12 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
                 on[p as usize] = s as u32;
                 free_units -= need(p);
                 running.push(Timed { time: at + cost(p), key: p });
-                placed.push(k);
+                ready.remove(r);
+                placed = true;
                 lowest_last = None;
             }
-            for k in &placed {
-                ready.remove(k);
-            }
             // Out-of-order placement only when nothing else could ever start.
-            if !placed.is_empty() || !running.is_empty() {
+            if placed || !running.is_empty() {
                 break;
             }
         }
@@ -162,6 +177,59 @@ fn one_stream(ctx: &Ctx<'_>) -> Assignment {
         }
     }
     a
+}
+
+/// A set of ranks `0..len`, walked upwards: a bit per rank, and a bit per word that says
+/// whether the word has any, so a walk skips empty stretches 4096 ranks at a time.
+struct RankSet {
+    words: Vec<u64>,
+    summary: Vec<u64>,
+}
+
+impl RankSet {
+    fn new(len: usize) -> Self {
+        let words = len.div_ceil(64);
+        RankSet { words: vec![0; words], summary: vec![0; words.div_ceil(64)] }
+    }
+
+    fn insert(&mut self, r: usize) {
+        self.words[r / 64] |= 1 << (r % 64);
+        self.summary[r / 4096] |= 1 << (r / 64 % 64);
+    }
+
+    fn remove(&mut self, r: usize) {
+        let w = &mut self.words[r / 64];
+        *w &= !(1 << (r % 64));
+        if *w == 0 {
+            self.summary[r / 4096] &= !(1 << (r / 64 % 64));
+        }
+    }
+
+    /// The lowest rank in the set at or above `from`.
+    fn next(&self, from: usize) -> Option<usize> {
+        let w = from / 64;
+        if w >= self.words.len() {
+            return None;
+        }
+        let here = self.words[w] & (u64::MAX << (from % 64));
+        if here != 0 {
+            return Some(w * 64 + here.trailing_zeros() as usize);
+        }
+        // The next word with any, through the summary.
+        let first = w + 1;
+        let mut sw = first / 64;
+        let mut bits = u64::MAX << (first % 64);
+        while sw < self.summary.len() {
+            let m = self.summary[sw] & bits;
+            if m != 0 {
+                let word = sw * 64 + m.trailing_zeros() as usize;
+                return Some(word * 64 + self.words[word].trailing_zeros() as usize);
+            }
+            sw += 1;
+            bits = u64::MAX;
+        }
+        None
+    }
 }
 
 /// Streams as the schedule keeps them.
@@ -282,6 +350,159 @@ fn pick(
 mod tests {
     use super::*;
     use crate::compile::policy::testing::each_synth_ctx;
+
+    /// The list schedule as first written: its ready nodes in an ordered set, costs and units
+    /// read from the model each time. [`schedule`] must place every node as this does.
+    fn reference_schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
+        let model = ctx.model;
+        let n = ctx.order.len();
+        let node = |p: u32| ctx.order[p as usize];
+        // As the simulator times them: a node with no device task takes no time.
+        let cost = |p: u32| ctx.cost(node(p));
+        let is_task = |p: u32| ctx.role[node(p)] == Role::Task;
+        let need = |p: u32| ctx.units(node(p));
+        let bl = ctx.bottom_levels(|n| ctx.cost(n));
+        let mut preds_left: Vec<u32> = (0..n as u32).map(|p| ctx.pred.of(p).len() as u32).collect();
+        // Stream of each position as the schedule sees it (followers take their first producer's).
+        let mut on = vec![NONE; n];
+        let mut finish = vec![0.0f64; n];
+        let mut st = Streams { last: Vec::new(), busy: Vec::new(), idle: BTreeSet::new(), cap };
+        let mut homes = Vec::new();
+        // Ready task nodes, highest bottom level first, then the earlier position.
+        // An ordered set rather than a heap: a round looks at up to `SCAN` nodes it may not start,
+        // which a set walks in place where a heap would pop and push each of them again.
+        let mut ready: BTreeSet<Prio<u32>> = BTreeSet::new();
+        let mut placed = Vec::new();
+        let mut newly: Vec<u32> = (0..n as u32).filter(|&p| preds_left[p as usize] == 0).collect();
+        // Running nodes by position, earliest finish first, then the lower position.
+        let mut running: BinaryHeap<Timed<u32>> = BinaryHeap::new();
+        let mut finished = Vec::new();
+        let mut free_units = UNITS;
+        let mut t = 0.0f64;
+        let mut done = 0usize;
+        loop {
+            // Nodes that take no stream start at once.
+            for p in newly.drain(..) {
+                if is_task(p) {
+                    ready.insert(Prio { level: bl[p as usize], tie: p });
+                    continue;
+                }
+                on[p as usize] = match ctx.role[node(p)] {
+                    Role::Pinned => PINNED,
+                    Role::Follower => {
+                        ctx.pred.of(p).iter().map(|&q| on[q as usize]).find(|&s| s != NONE).unwrap_or(NONE)
+                    }
+                    _ => NONE,
+                };
+                running.push(Timed { time: t + cost(p), key: p });
+            }
+            for strict in [true, false] {
+                let mut skipped = 0;
+                placed.clear();
+                // The idle streams a node could follow under `strict`, while no fresh stream is
+                // left and `pick` sees every idle stream: a node at or before the lowest last
+                // position among them has none, and is passed over without asking `pick`.
+                let mut lowest_last = None;
+                for &k in ready.iter().rev() {
+                    if !(st.can_take() && free_units > 0 && skipped < SCAN) {
+                        break;
+                    }
+                    let p = k.tie;
+                    if need(p) > free_units {
+                        skipped += 1;
+                        continue;
+                    }
+                    if strict && st.last.len() >= st.cap && st.idle.len() <= SCAN {
+                        let lowest = *lowest_last
+                            .get_or_insert_with(|| st.idle.iter().map(|&s| st.last[s as usize]).min().unwrap_or(0));
+                        if p <= lowest {
+                            skipped += 1;
+                            continue;
+                        }
+                    }
+                    let Some((s, at)) = pick(ctx, p, &on, &finish, &st, t, strict, &mut homes) else {
+                        skipped += 1;
+                        continue;
+                    };
+                    st.take(s, p);
+                    on[p as usize] = s as u32;
+                    free_units -= need(p);
+                    running.push(Timed { time: at + cost(p), key: p });
+                    placed.push(k);
+                    lowest_last = None;
+                }
+                for k in &placed {
+                    ready.remove(k);
+                }
+                // Out-of-order placement only when nothing else could ever start.
+                if !placed.is_empty() || !running.is_empty() {
+                    break;
+                }
+            }
+            let Some(time) = pop_instant(&mut running, &mut finished) else { break };
+            t = time;
+            for &p in &finished {
+                done += 1;
+                finish[p as usize] = t;
+                if is_task(p) {
+                    free_units += need(p);
+                    st.release(on[p as usize] as usize);
+                }
+                for &q in ctx.succ.of(p) {
+                    preds_left[q as usize] -= 1;
+                    if preds_left[q as usize] == 0 {
+                        newly.push(q);
+                    }
+                }
+            }
+        }
+        debug_assert_eq!(done, n, "the root order is a DAG");
+        // Streams numbered by their first node in topological order.
+        let mut renumber = vec![NONE; st.last.len()];
+        let mut count = 0;
+        let mut a = Assignment::new(model);
+        for p in 0..n as u32 {
+            let s = on[p as usize];
+            if is_task(p) && s != NONE {
+                if renumber[s as usize] == NONE {
+                    renumber[s as usize] = count;
+                    count += 1;
+                }
+                a.stream[node(p)] = Some(renumber[s as usize]);
+            }
+        }
+        a.count = count;
+        a
+    }
+
+    /// The schedule over ranked ready nodes places every node as the ordered set does: on
+    /// synthetic families and corpus graphs, under caps that bind and one that does not.
+    #[test]
+    fn schedule_matches_the_ordered_set_schedule() {
+        use crate::graph::synth::{Family, generate};
+        let mut models: Vec<crate::graph::Model> = [
+            Family::Layered { width: 8 },
+            Family::Inception,
+            Family::Transformer,
+            Family::Random { window: None },
+            Family::Random { window: Some(32) },
+            Family::Dense { density: 6, mixed: true },
+        ]
+        .into_iter()
+        .map(|f| generate(f, 3000, 7).expect("synthetic graph is valid"))
+        .collect();
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+        for name in ["bert_base", "googlenet", "resnet50_train", "densenet121", "vit_b_16"] {
+            models.push(crate::graph::json::load_file(corpus.join(format!("{name}.json"))).expect("corpus loads"));
+        }
+        for model in &models {
+            let ctx = Ctx::new(model, &model.options).expect("GE's pass chain runs");
+            for cap in [2, 3, 8, 64, usize::MAX] {
+                let (fast, slow) = (schedule(&ctx, cap), reference_schedule(&ctx, cap));
+                assert_eq!((fast.stream, fast.count), (slow.stream, slow.count), "{} cap {cap}", model.name);
+            }
+        }
+    }
 
     /// The one-stream shortcut is the schedule's own answer on one stream.
     #[test]
