@@ -162,14 +162,12 @@ const UNFILLED: (u32, u32) = (u32::MAX, 0);
 
 impl Contraction {
     /// Facts that keep a node out of the contraction (see [`Contraction`]).
-    const OPAQUE: [u16; 6] = [
-        NodeFacts::ENTER,
-        NodeFacts::STREAM_ACTIVE,
-        NodeFacts::STREAM_SWITCH,
-        NodeFacts::LABEL,
-        NodeFacts::ACTIVE_LABELS,
-        NodeFacts::LOOP_ACTIVE,
-    ];
+    const OPAQUE: u16 = NodeFacts::ENTER
+        | NodeFacts::STREAM_ACTIVE
+        | NodeFacts::STREAM_SWITCH
+        | NodeFacts::LABEL
+        | NodeFacts::ACTIVE_LABELS
+        | NodeFacts::LOOP_ACTIVE;
 
     /// Whether node `n`, whose other [`NodeFacts`] are `facts`, is transparent whenever it has
     /// no attached stream: the model's half of the rule ([`NodeFacts::CONTRACTIBLE`]).
@@ -177,7 +175,7 @@ impl Contraction {
         let node = &model.nodes[n];
         node.tasks == 0
             && node.subgraphs.is_empty()
-            && !Self::OPAQUE.iter().any(|&f| facts & f == f)
+            && facts & Self::OPAQUE == 0
             && !(facts & NodeFacts::GE_ATTRS != 0
                 && (node.ge_attrs.flag("_subgraph_end_node")
                     || crate::compile::split::main_task_count(model, n).map_or(true, |t| t > 0)))
