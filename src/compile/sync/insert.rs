@@ -281,18 +281,31 @@ fn insert_contracted(
     let mut stamp = vec![u32::MAX; model.nodes.len()];
     let mut targets: Vec<NodeId> = Vec::new();
     for (i, &cur) in order.iter().enumerate() {
-        if st.stream[cur].is_none() || c.is_transparent(cur) || under_ffts(st, ffts, cur) {
+        let Some(cur_stream) = st.stream[cur] else { continue };
+        if c.is_transparent(cur) || under_ffts(st, ffts, cur) {
             continue;
         }
         targets.clear();
         for &next in st.succ.of(cur) {
             c.expand(st, next, true, &mut targets);
         }
+        // `insert_one`, its common case inlined: a receiver on another stream, with no stream
+        // label, from a sender that is no Enter.
+        let enter = st.facts.has(cur, NodeFacts::ENTER);
         for &next in &targets {
-            if stamp[next.index()] != i as u32 {
-                stamp[next.index()] = i as u32;
-                insert_one(st, act, cur, next)?;
+            if stamp[next.index()] == i as u32 {
+                continue;
             }
+            stamp[next.index()] = i as u32;
+            let next_stream = st.stream[next];
+            if next_stream == Some(cur_stream) {
+                continue;
+            }
+            if enter || next_stream.is_none() || st.facts.has(next, NodeFacts::LABEL) {
+                insert_one(st, act, cur, next)?;
+                continue;
+            }
+            st.add(SyncEnd::main(cur), SyncEnd::main(next), false);
         }
     }
     Ok(())
