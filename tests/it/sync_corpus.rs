@@ -72,3 +72,61 @@ fn corpus_default_mode_is_minimal_and_ge_mode_is_not_below() {
         );
     }
 }
+
+/// The event budget's trial (`compile::sync_stage_within`) counts what the whole sync stage
+/// makes, whether it stops at the count (over its limit) or finishes: then the allocation is
+/// the stage's own, byte for byte. Every corpus graph and three synthetic families, under
+/// per-operator and list streams, with events, notifies and lifetime reuse, with the model's
+/// facts shared or not; errors (too many notifies) are the stage's.
+#[test]
+fn a_trial_counts_what_the_sync_stage_makes() {
+    use stream_alloc::compile::{self, summary::ModelCounts, sync::ModelFacts};
+    use stream_alloc::graph::synth::{Family, generate};
+    let mut models: Vec<Model> =
+        common::corpus_paths().iter().map(|p| json::load_slice(&std::fs::read(p).unwrap()).unwrap()).collect();
+    for family in [Family::Layered { width: 8 }, Family::Random { window: None }, Family::Inception] {
+        models.push(generate(family, 3000, 7).unwrap());
+    }
+    let (mut stopped, mut finished, mut refused) = (0, 0, 0);
+    for model in &models {
+        let facts = ModelFacts::build(model);
+        for policy in ["per-operator", "list"] {
+            for (key, value) in [("event", "event"), ("event", "notify"), ("event_reuse", "lifetime")] {
+                let mut options = model.options.clone();
+                options.set("policy", &serde_json::json!(policy)).unwrap();
+                options.set(key, &serde_json::json!(value)).unwrap();
+                options.max_events = Some(u32::MAX);
+                let limits = compile::TaskLimits::from_options(&options);
+                let mut session = stream_alloc::driver::Session::new(model, options.clone(), limits);
+                session.run_to(Stage::Logical).unwrap();
+                let (logical, _) = session.into_result().unwrap();
+                let what = format!("{} {policy} {key}={value}", model.name);
+                let mut full = logical.clone();
+                let whole = compile::sync_stage(model, &options, &mut full);
+                for (max_ids, shared) in [(u32::MAX, Some(&facts)), (u32::MAX, None), (0, Some(&facts)), (0, None)] {
+                    let mut trial = logical.clone();
+                    let counted = compile::sync_stage_within(model, &options, &mut trial, max_ids, shared);
+                    match (&whole, counted) {
+                        (Ok(()), Ok(counts)) => {
+                            assert_eq!(counts, ModelCounts::of(&full), "{what}: max_ids={max_ids}");
+                            let ids = counts.event_num + counts.notify_num;
+                            if ids <= max_ids {
+                                assert_eq!(trial, full, "{what}: a trial that fits is the stage's allocation");
+                                finished += 1;
+                            } else {
+                                stopped += 1;
+                            }
+                        }
+                        (Err(a), Err(b)) => {
+                            assert_eq!(a.to_string(), b.to_string(), "{what}");
+                            refused += 1;
+                        }
+                        (a, b) => panic!("{what}: the stage gives {a:?}, the trial {b:?}"),
+                    }
+                }
+            }
+        }
+    }
+    println!("trials stopped at the count: {stopped}, finished: {finished}, refused: {refused}");
+    assert!(stopped > 0 && finished > 0, "both ends of the trial are exercised");
+}
