@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, BinaryHeap};
 
 use super::min_streams::ChainCover;
 use super::{Assignment, Ctx, Role};
-use crate::compile::schedule::{Prio, Timed, UNITS, fill_bottom_levels, pop_instant};
+use crate::compile::schedule::{Prio, Timed, UNITS, pop_instant};
 use crate::graph::NodeId;
 
 /// The min-streams chains on at most `budget` streams.
@@ -90,13 +90,10 @@ fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assign
         }
     }
     // As the simulator times them: a node with no device task takes no time. Only the
-    // groups' task nodes hold units.
-    let cost: Vec<f64> = ctx.order.iter().map(|&n| ctx.cost(n)).collect();
-    let need: Vec<u32> = (0..np).map(|p| if group_of[p] != NONE { ctx.units(ctx.order[p]) } else { 0 }).collect();
-    // Bottom levels by position: the priority of the list schedule.
-    let mut bl = vec![0.0f64; np];
-    let succ = |p: usize| ctx.succ.of(p as u32).iter().map(|&q| q as usize);
-    fill_bottom_levels(&mut bl[..], (0..np).rev(), |p| cost[p], succ);
+    // groups' task nodes hold units. Bottom levels by position: the priority of the schedule.
+    let timing = ctx.timing();
+    let (cost, bl) = (&timing.cost, &timing.level);
+    let need: Vec<u32> = (0..np).map(|p| if group_of[p] != NONE { timing.units[p] } else { 0 }).collect();
     let mut indeg: Vec<u32> = (0..np as u32).map(|p| ctx.pred.of(p).len() as u32).collect();
     // Heap key: longest remaining path first, then topological position.
     let prio = |p: u32| Prio { level: bl[p as usize], tie: p };

@@ -13,7 +13,7 @@
 use std::collections::{BTreeSet, BinaryHeap};
 
 use super::{Assignment, Ctx, Role};
-use crate::compile::schedule::{Prio, Timed, UNITS, WAIT_LATENCY_US, fill_bottom_levels, pop_instant};
+use crate::compile::schedule::{Prio, Timed, UNITS, WAIT_LATENCY_US, pop_instant};
 
 const NONE: u32 = u32::MAX;
 /// Stream mark of pinned nodes: always another stream than a policy stream.
@@ -35,18 +35,16 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
     let model = ctx.model;
     let n = ctx.order.len();
     let node = |p: u32| ctx.order[p as usize];
-    // Each node's role, cost and units, read once into flat arrays by position: the schedule
-    // looks at them many times per node (up to `SCAN` ready nodes per round).
-    // As the simulator times them: a node with no device task takes no time.
-    let costs: Vec<f64> = ctx.order.iter().map(|&v| ctx.cost(v)).collect();
+    // Each node's role, cost and units in flat arrays by position (the costs, units and
+    // bottom levels computed once per input): the schedule looks at them many times per node,
+    // up to `SCAN` ready nodes per round. As the simulator times them: a node with no device
+    // task takes no time.
+    let timing = ctx.timing();
     let tasks: Vec<bool> = ctx.order.iter().map(|&v| ctx.role[v] == Role::Task).collect();
-    let needs: Vec<u32> = ctx.order.iter().map(|&v| ctx.units(v)).collect();
-    let cost = |p: u32| costs[p as usize];
+    let cost = |p: u32| timing.cost[p as usize];
     let is_task = |p: u32| tasks[p as usize];
-    let need = |p: u32| needs[p as usize];
-    let mut bl = vec![0.0f64; n];
-    let succ = |p: usize| ctx.succ.of(p as u32).iter().map(|&q| q as usize);
-    fill_bottom_levels(&mut bl[..], (0..n).rev(), |p| costs[p], succ);
+    let need = |p: u32| timing.units[p as usize];
+    let bl = &timing.level;
     let mut preds_left: Vec<u32> = (0..n as u32).map(|p| ctx.pred.of(p).len() as u32).collect();
     // Stream of each position as the schedule sees it (followers take their first producer's).
     let mut on = vec![NONE; n];

@@ -94,6 +94,22 @@ pub struct PolicyInput {
     pub pred: Csr<u32, u32>,
     /// The min-streams chain cover, computed on first use ([`Ctx::chain_cover`]).
     cover: OnceLock<min_streams::ChainCover>,
+    /// The list schedules' durations, units and bottom levels, computed on first use
+    /// ([`Ctx::timing`]).
+    timing: OnceLock<Timing>,
+}
+
+/// What the policies' list schedules (`list`, the budget merges) read of every root node, by
+/// position: computed once per input, where each schedule would read every node of the model
+/// again (a fifth of a budget merge's time at 100k nodes).
+#[derive(Debug)]
+pub struct Timing {
+    /// [`Ctx::cost`].
+    pub cost: Vec<f64>,
+    /// [`Ctx::units`].
+    pub units: Vec<u32>,
+    /// Bottom levels by `cost`: [`Ctx::bottom_levels`] of [`Ctx::cost`].
+    pub level: Vec<f64>,
 }
 
 impl std::fmt::Debug for PolicyInput {
@@ -141,6 +157,18 @@ impl<'m> Ctx<'m> {
     /// The min-streams chain cover of the task nodes, computed once per input.
     pub fn chain_cover(&self) -> &min_streams::ChainCover {
         self.input.cover.get_or_init(|| min_streams::chain_cover(self))
+    }
+
+    /// Each root position's duration, units and bottom level, computed once per input.
+    pub fn timing(&self) -> &Timing {
+        self.input.timing.get_or_init(|| {
+            let cost: Vec<f64> = self.order.iter().map(|&n| self.cost(n)).collect();
+            let units = self.order.iter().map(|&n| self.units(n)).collect();
+            let mut level = vec![0.0f64; self.order.len()];
+            let succ = |p: usize| self.succ.of(p as u32).iter().map(|&q| q as usize);
+            schedule::fill_bottom_levels(&mut level[..], (0..self.order.len()).rev(), |p| cost[p], succ);
+            Timing { cost, units, level }
+        })
     }
 }
 
@@ -198,7 +226,7 @@ impl PolicyInput {
         debug_assert!(model.root().edges.is_sorted());
         let succ = Csr::group(order.len(), edges.clone());
         let pred = Csr::group(order.len(), edges.map(|(s, d)| (d, s)));
-        PolicyInput { base, role, order, pos, succ, pred, cover: OnceLock::new() }
+        PolicyInput { base, role, order, pos, succ, pred, cover: OnceLock::new(), timing: OnceLock::new() }
     }
 }
 
@@ -500,6 +528,12 @@ mod tests {
             let ctx = Ctx::new(&model, &model.options).expect("GE's pass chain runs");
             let core = schedule::bottom_levels(&model, |n| ctx.cost(n));
             let by_pos = ctx.bottom_levels(|n| ctx.cost(n));
+            let timing = ctx.timing();
+            for (p, &n) in ctx.order.iter().enumerate() {
+                assert_eq!(timing.level[p].to_bits(), by_pos[p].to_bits(), "{}: shared level", family.name());
+                assert_eq!(timing.cost[p].to_bits(), ctx.cost(n).to_bits(), "{}: shared cost", family.name());
+                assert_eq!(timing.units[p], ctx.units(n), "{}: shared units", family.name());
+            }
             assert!(by_pos.iter().any(|&l| l > 0.0), "{}: some node has a cost", family.name());
             for (p, &n) in ctx.order.iter().enumerate() {
                 assert_eq!(by_pos[p].to_bits(), core[n].to_bits(), "{}: node {}", family.name(), model.nodes[n].name);
