@@ -429,7 +429,6 @@ impl<'a> Scheduler<'a> {
 mod tests {
     use super::*;
     use crate::compile::policy::{self, Bounded, table};
-    use crate::graph::synth::{Family, generate};
 
     /// The list schedule as first written: float bottom levels in [`super::super::schedule::Prio`]
     /// ready queues, [`super::super::schedule::Timed`] events and separate arrays per figure. The
@@ -790,22 +789,13 @@ mod tests {
     /// tie on their bottom level and the ties decide.
     #[test]
     fn the_schedule_matches_the_reference_on_the_synthetic_families() {
-        let families = [
-            Family::Layered { width: 8 },
-            Family::Inception,
-            Family::Transformer,
-            Family::Random { window: None },
-            Family::Random { window: Some(32) },
-            Family::Dense { density: 20, mixed: true },
-        ];
-        for family in families {
-            let model = generate(family, 2000, 7).expect("synthetic graph is valid");
+        for model in crate::graph::synth::test_models(2000, Some(20), &[]) {
             let mut rounded = model.clone();
             for node in rounded.nodes.iter_mut() {
                 node.cost_us = node.cost_us.round();
             }
             for m in [&model, &rounded] {
-                assert!(check_model(m) > 0, "{}: some order is not GE's", family.name());
+                assert!(check_model(m) > 0, "{}: some order is not GE's", model.name);
             }
         }
     }

@@ -126,6 +126,24 @@ impl Gen {
     }
 }
 
+/// The inputs of the tests that hold a fast routine to its reference: the families the benches
+/// run (layered, Inception-like, transformer, random, window-32) at `nodes` nodes with seed 7,
+/// `dense` (a density in percent) adding a dense mixed one, then the named corpus graphs.
+#[cfg(test)]
+pub fn test_models(nodes: usize, dense: Option<u32>, corpus: &[&str]) -> Vec<Model> {
+    let mut families =
+        vec![Family::Layered { width: 8 }, Family::Inception, Family::Transformer, Family::Random { window: None }];
+    families.push(Family::Random { window: Some(32) });
+    families.extend(dense.map(|density| Family::Dense { density, mixed: true }));
+    let mut models: Vec<Model> =
+        families.into_iter().map(|f| generate(f, nodes, 7).expect("synthetic graph is valid")).collect();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    for name in corpus {
+        models.push(super::json::load_file(dir.join(format!("{name}.json"))).expect("corpus graph loads"));
+    }
+    models
+}
+
 /// A graph of about `nodes` nodes (at least a few) of the given family.
 pub fn generate(family: Family, nodes: usize, seed: u64) -> Result<Model> {
     let mut g = Gen { b: ModelBuilder::new(format!("{}-{nodes}", family.name())), rng: Rng(seed), count: 0 };

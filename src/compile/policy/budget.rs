@@ -262,7 +262,6 @@ mod tests {
     use crate::compile::policy::{min_streams, per_operator};
     use crate::graph::IdVec;
     use crate::graph::Model;
-    use crate::graph::synth::{Family, generate};
 
     /// The one-stream shortcut is the list schedule's own answer on one stream.
     #[test]
@@ -392,22 +391,11 @@ mod tests {
 
     /// Synthetic graphs of every shape the benches use, and corpus graphs.
     fn models() -> Vec<Model> {
-        let mut models: Vec<Model> = [
-            Family::Layered { width: 8 },
-            Family::Inception,
-            Family::Transformer,
-            Family::Random { window: None },
-            Family::Random { window: Some(32) },
-            Family::Dense { density: 6, mixed: true },
-        ]
-        .into_iter()
-        .map(|f| generate(f, 3000, 7).expect("synthetic graph is valid"))
-        .collect();
-        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
-        for name in ["bert_base", "googlenet", "resnet50_train", "densenet121", "vit_b_16"] {
-            models.push(crate::graph::json::load_file(corpus.join(format!("{name}.json"))).expect("corpus loads"));
-        }
-        models
+        crate::graph::synth::test_models(
+            3000,
+            Some(6),
+            &["bert_base", "googlenet", "resnet50_train", "densenet121", "vit_b_16"],
+        )
     }
 
     /// The indexed schedule binds every group as the scanning one does: chains (one ready node

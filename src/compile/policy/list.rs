@@ -477,22 +477,11 @@ mod tests {
     /// synthetic families and corpus graphs, under caps that bind and one that does not.
     #[test]
     fn schedule_matches_the_ordered_set_schedule() {
-        use crate::graph::synth::{Family, generate};
-        let mut models: Vec<crate::graph::Model> = [
-            Family::Layered { width: 8 },
-            Family::Inception,
-            Family::Transformer,
-            Family::Random { window: None },
-            Family::Random { window: Some(32) },
-            Family::Dense { density: 6, mixed: true },
-        ]
-        .into_iter()
-        .map(|f| generate(f, 3000, 7).expect("synthetic graph is valid"))
-        .collect();
-        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
-        for name in ["bert_base", "googlenet", "resnet50_train", "densenet121", "vit_b_16"] {
-            models.push(crate::graph::json::load_file(corpus.join(format!("{name}.json"))).expect("corpus loads"));
-        }
+        let models = crate::graph::synth::test_models(
+            3000,
+            Some(6),
+            &["bert_base", "googlenet", "resnet50_train", "densenet121", "vit_b_16"],
+        );
         for model in &models {
             let ctx = Ctx::new(model, &model.options).expect("GE's pass chain runs");
             for cap in [2, 3, 8, 64, usize::MAX] {

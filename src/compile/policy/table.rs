@@ -271,21 +271,11 @@ mod tests {
     /// instead of running the policy (`Bounded::fewer`): every policy must agree with it.
     #[test]
     fn every_policy_within_one_stream_is_single() {
-        use crate::graph::synth::{Family, generate};
-        let mut models: Vec<crate::graph::Model> = [
-            Family::Layered { width: 8 },
-            Family::Inception,
-            Family::Transformer,
-            Family::Random { window: None },
-            Family::Random { window: Some(32) },
-        ]
-        .into_iter()
-        .map(|f| generate(f, 2000, 7).expect("synthetic graph is valid"))
-        .collect();
-        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
-        for name in ["bert_base", "googlenet", "resnet50_train", "bert_base_dynamic"] {
-            models.push(crate::graph::json::load_file(corpus.join(format!("{name}.json"))).expect("corpus loads"));
-        }
+        let models = crate::graph::synth::test_models(
+            2000,
+            None,
+            &["bert_base", "googlenet", "resnet50_train", "bert_base_dynamic"],
+        );
         for model in &models {
             let ctx = Ctx::new(model, &model.options).expect("GE's pass chain runs");
             let one = super::super::single(&ctx);
