@@ -87,23 +87,8 @@ pub struct OrderFacts {
 
 impl OrderFacts {
     pub fn of(model: &Model) -> Self {
-        let nn = model.nodes.len();
-        let dur: IdVec<NodeId, f64> = model.nodes.ids().map(|n| cost(model, n)).collect();
+        let Graphs { succ, pred_count, dur, level } = Graphs::of(model);
         let costly = dur.iter().any(|&d| d > 0.0);
-        // Edges between graphs (none in a model of one graph) order nothing.
-        let one_graph = model.graphs.len() == 1;
-        let graph: IdVec<NodeId, GraphId> = model.nodes.iter().map(|n| n.graph).collect();
-        let inner = model.edges.iter().filter(|e| one_graph || graph[e.src] == graph[e.dst]);
-        let succ = Csr::group(nn, inner.clone().map(|e| (e.src, e.dst)));
-        let mut pred_count = IdVec::filled(nn, 0u32);
-        for e in inner {
-            pred_count[e.dst] += 1;
-        }
-        let mut level = IdVec::filled(nn, 0.0f64);
-        for g in model.graphs.ids() {
-            let backwards = model.graphs[g].order.iter().rev().copied();
-            fill_bottom_levels(&mut level, backwards, |n| dur[n], |n| succ.of(n).iter().copied());
-        }
         let rank = ready_ranks(&level);
         let slots = model
             .nodes
@@ -119,6 +104,37 @@ impl OrderFacts {
             .collect();
         let graph_costly = model.graphs.iter().map(|g| g.order.iter().any(|&n| dur[n] > 0.0)).collect();
         OrderFacts { succ, pred_count, slots, graph_costly, costly }
+    }
+}
+
+/// Every graph's edges within it and each node's duration and bottom level: what any list
+/// schedule of the model reads, whatever its streams.
+struct Graphs {
+    succ: Csr<NodeId, NodeId>,
+    pred_count: IdVec<NodeId, u32>,
+    dur: IdVec<NodeId, f64>,
+    level: IdVec<NodeId, f64>,
+}
+
+impl Graphs {
+    fn of(model: &Model) -> Self {
+        let nn = model.nodes.len();
+        let dur: IdVec<NodeId, f64> = model.nodes.ids().map(|n| cost(model, n)).collect();
+        // Edges between graphs (none in a model of one graph) order nothing.
+        let one_graph = model.graphs.len() == 1;
+        let graph: IdVec<NodeId, GraphId> = model.nodes.iter().map(|n| n.graph).collect();
+        let inner = model.edges.iter().filter(|e| one_graph || graph[e.src] == graph[e.dst]);
+        let succ = Csr::group(nn, inner.clone().map(|e| (e.src, e.dst)));
+        let mut pred_count = IdVec::filled(nn, 0u32);
+        for e in inner {
+            pred_count[e.dst] += 1;
+        }
+        let mut level = IdVec::filled(nn, 0.0f64);
+        for g in model.graphs.ids() {
+            let backwards = model.graphs[g].order.iter().rev().copied();
+            fill_bottom_levels(&mut level, backwards, |n| dur[n], |n| succ.of(n).iter().copied());
+        }
+        Graphs { succ, pred_count, dur, level }
     }
 }
 
@@ -437,8 +453,8 @@ mod tests {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
 
-        use super::super::super::schedule::{Prio, Timed, UNITS, WAIT_LATENCY_US, fill_bottom_levels};
-        use super::super::{cost, stitch, units};
+        use super::super::super::schedule::{Prio, Timed, UNITS, WAIT_LATENCY_US};
+        use super::super::{stitch, units};
         use crate::graph::csr::Csr;
         use crate::graph::{GraphId, IdVec, Model, NodeId, StreamId};
 
@@ -453,22 +469,8 @@ mod tests {
 
         impl RefFacts {
             pub fn of(model: &Model) -> Self {
-                let nn = model.nodes.len();
-                let dur: IdVec<NodeId, f64> = model.nodes.ids().map(|n| cost(model, n)).collect();
+                let super::super::Graphs { succ, pred_count, dur, level } = super::super::Graphs::of(model);
                 let costly = dur.iter().any(|&d| d > 0.0);
-                let one_graph = model.graphs.len() == 1;
-                let graph: IdVec<NodeId, GraphId> = model.nodes.iter().map(|n| n.graph).collect();
-                let inner = model.edges.iter().filter(|e| one_graph || graph[e.src] == graph[e.dst]);
-                let succ = Csr::group(nn, inner.clone().map(|e| (e.src, e.dst)));
-                let mut pred_count = IdVec::filled(nn, 0u32);
-                for e in inner {
-                    pred_count[e.dst] += 1;
-                }
-                let mut level = IdVec::filled(nn, 0.0f64);
-                for g in model.graphs.ids() {
-                    let backwards = model.graphs[g].order.iter().rev().copied();
-                    fill_bottom_levels(&mut level, backwards, |n| dur[n], |n| succ.of(n).iter().copied());
-                }
                 let need = model.nodes.ids().map(|n| units(model, n)).collect();
                 RefFacts { succ, pred_count, dur, need, level, costly }
             }

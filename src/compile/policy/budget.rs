@@ -169,6 +169,11 @@ fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assign
             }
         }
     }
+    bound_assignment(model, groups, &binding)
+}
+
+/// Each group on the stream it was bound to, the streams used renumbered densely in id order.
+fn bound_assignment(model: &crate::graph::Model, groups: &[Vec<NodeId>], binding: &[u32]) -> Assignment {
     let mut used: Vec<u32> = binding.iter().copied().filter(|&s| s != NONE).collect();
     used.sort_unstable();
     used.dedup();
@@ -375,18 +380,7 @@ mod tests {
                 }
             }
         }
-        let mut used: Vec<u32> = binding.iter().copied().filter(|&s| s != u32::MAX).collect();
-        used.sort_unstable();
-        used.dedup();
-        let mut a = Assignment::new(model);
-        for (c, chain) in groups.iter().enumerate() {
-            let s = used.binary_search(&binding[c]).unwrap_or(0) as u32;
-            for &n in chain {
-                a.stream[n] = Some(s);
-            }
-        }
-        a.count = used.len() as u32;
-        a
+        bound_assignment(model, groups, &binding)
     }
 
     /// Synthetic graphs of every shape the benches use, and corpus graphs.

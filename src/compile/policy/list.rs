@@ -32,7 +32,6 @@ pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
 
 /// The list schedule of [`assign`] onto at most `cap` streams.
 fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
-    let model = ctx.model;
     let n = ctx.order.len();
     let node = |p: u32| ctx.order[p as usize];
     // Each node's role, cost and units in flat arrays by position (the costs, units and
@@ -146,18 +145,22 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
         }
     }
     debug_assert_eq!(done, n, "the root order is a DAG");
-    // Streams numbered by their first node in topological order.
-    let mut renumber = vec![NONE; st.last.len()];
+    numbered(ctx, &on, is_task, st.last.len())
+}
+
+/// The task nodes on the streams the schedule put them `on` (by position, `NONE`: none), the
+/// `streams` numbered by their first node in topological order.
+fn numbered(ctx: &Ctx<'_>, on: &[u32], is_task: impl Fn(u32) -> bool, streams: usize) -> Assignment {
+    let mut renumber = vec![NONE; streams];
     let mut count = 0;
-    let mut a = Assignment::new(model);
-    for p in 0..n as u32 {
-        let s = on[p as usize];
-        if is_task(p) && s != NONE {
+    let mut a = Assignment::new(ctx.model);
+    for (p, &s) in on.iter().enumerate() {
+        if is_task(p as u32) && s != NONE {
             if renumber[s as usize] == NONE {
                 renumber[s as usize] = count;
                 count += 1;
             }
-            a.stream[node(p)] = Some(renumber[s as usize]);
+            a.stream[ctx.order[p]] = Some(renumber[s as usize]);
         }
     }
     a.count = count;
@@ -352,7 +355,6 @@ mod tests {
     /// The list schedule as first written: its ready nodes in an ordered set, costs and units
     /// read from the model each time. [`schedule`] must place every node as this does.
     fn reference_schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
-        let model = ctx.model;
         let n = ctx.order.len();
         let node = |p: u32| ctx.order[p as usize];
         // As the simulator times them: a node with no device task takes no time.
@@ -455,22 +457,7 @@ mod tests {
             }
         }
         debug_assert_eq!(done, n, "the root order is a DAG");
-        // Streams numbered by their first node in topological order.
-        let mut renumber = vec![NONE; st.last.len()];
-        let mut count = 0;
-        let mut a = Assignment::new(model);
-        for p in 0..n as u32 {
-            let s = on[p as usize];
-            if is_task(p) && s != NONE {
-                if renumber[s as usize] == NONE {
-                    renumber[s as usize] = count;
-                    count += 1;
-                }
-                a.stream[node(p)] = Some(renumber[s as usize]);
-            }
-        }
-        a.count = count;
-        a
+        numbered(ctx, &on, is_task, st.last.len())
     }
 
     /// The schedule over ranked ready nodes places every node as the ordered set does: on
