@@ -100,11 +100,7 @@ type Clock = Vec<(u32, u32)>;
 pub(super) struct Clocks {
     cur: Vec<Clock>,
     snaps: Vec<Clock>,
-    snap_refs: Vec<u32>,
-    snap_owner: Vec<u32>,
-    free: Vec<u32>,
-    current_snap: Vec<u32>,
-    point_snap: Vec<u32>,
+    snap: Snapshots,
     /// Per stream, the last point at which a query may name it (`None`: keep every stream).
     last_query: Option<Vec<u32>>,
     /// The point being processed: streams whose last query lies before it are forgotten.
@@ -117,11 +113,7 @@ impl Clocks {
         Clocks {
             cur: vec![Vec::new(); streams],
             snaps: Vec::new(),
-            snap_refs: Vec::new(),
-            snap_owner: Vec::new(),
-            free: Vec::new(),
-            current_snap: vec![NONE; streams],
-            point_snap: vec![NONE; points],
+            snap: Snapshots::new(streams, points),
             last_query: None,
             now: 0,
             scratch: Vec::new(),
@@ -172,7 +164,7 @@ impl Clocks {
 
     /// Joins the clock of sender point `u` (on `t`, index `seq`) into stream `s`.
     pub(super) fn merge(&mut self, s: usize, u: u32, t: usize, seq: u32) {
-        let snap = self.point_snap[u as usize];
+        let snap = self.snap.of_point(u);
         let mut changed = false;
         if snap != NONE {
             let mut out = std::mem::take(&mut self.scratch);
@@ -213,13 +205,7 @@ impl Clocks {
         }
         changed |= Self::raise(&mut self.cur[s], t as u32, seq + 1);
         if changed {
-            let old = self.current_snap[s];
-            if old != NONE {
-                self.current_snap[s] = NONE;
-                if self.snap_refs[old as usize] == 0 {
-                    self.free.push(old);
-                }
-            }
+            self.snap.changed(s);
         }
     }
 
@@ -234,36 +220,97 @@ impl Clocks {
         if pending == 0 {
             return;
         }
-        let mut snap = self.current_snap[s];
-        if snap == NONE {
-            snap = match self.free.pop() {
-                Some(f) => f,
-                None => {
-                    self.snaps.push(Vec::new());
-                    self.snap_refs.push(0);
-                    self.snap_owner.push(0);
-                    (self.snap_refs.len() - 1) as u32
-                }
-            };
+        if let Some(snap) = self.snap.record(s, p, pending) {
+            if snap as usize == self.snaps.len() {
+                self.snaps.push(Vec::new());
+            }
             let dst = &mut self.snaps[snap as usize];
             dst.clear();
             dst.extend_from_slice(&self.cur[s]);
-            self.snap_owner[snap as usize] = s as u32;
-            self.current_snap[s] = snap;
         }
-        self.snap_refs[snap as usize] += pending;
-        self.point_snap[p as usize] = snap;
     }
 
     /// One pending pair from `u` has been handled.
     pub(super) fn release(&mut self, u: u32) {
-        let snap = self.point_snap[u as usize];
+        self.snap.release(u);
+    }
+}
+
+/// Which snapshot of a clock each point's pending pairs read, shared by [`Clocks`] and
+/// [`DenseClocks`] (each keeps the snapshots' contents its own way): a stream's clock is copied
+/// once for every point recorded while it stays unchanged, and a snapshot is reused once no
+/// pair reads it and its stream has moved on.
+struct Snapshots {
+    refs: Vec<u32>,
+    owner: Vec<u32>,
+    free: Vec<u32>,
+    /// Per stream, the snapshot of its current clock (`NONE`: none taken since it changed).
+    current: Vec<u32>,
+    /// Per point, the snapshot its pending pairs read.
+    point: Vec<u32>,
+}
+
+impl Snapshots {
+    fn new(streams: usize, points: usize) -> Self {
+        Snapshots {
+            refs: Vec::new(),
+            owner: Vec::new(),
+            free: Vec::new(),
+            current: vec![NONE; streams],
+            point: vec![NONE; points],
+        }
+    }
+
+    /// The snapshot point `u`'s pairs read (`NONE`: none).
+    #[inline]
+    fn of_point(&self, u: u32) -> u32 {
+        self.point[u as usize]
+    }
+
+    /// Stream `s`'s clock changed: its snapshot no longer matches it.
+    #[inline]
+    fn changed(&mut self, s: usize) {
+        let old = self.current[s];
+        if old != NONE {
+            self.current[s] = NONE;
+            if self.refs[old as usize] == 0 {
+                self.free.push(old);
+            }
+        }
+    }
+
+    /// Point `p` on `s` has `pending` pairs to read its clock: the snapshot that must be
+    /// written now with `s`'s clock, when the stream has none current (a reused one, or the
+    /// next index past the last, which the caller's storage grows to hold).
+    fn record(&mut self, s: usize, p: u32, pending: u32) -> Option<u32> {
+        let mut snap = self.current[s];
+        let fresh = snap == NONE;
+        if fresh {
+            snap = match self.free.pop() {
+                Some(f) => f,
+                None => {
+                    self.refs.push(0);
+                    self.owner.push(0);
+                    (self.refs.len() - 1) as u32
+                }
+            };
+            self.owner[snap as usize] = s as u32;
+            self.current[s] = snap;
+        }
+        self.refs[snap as usize] += pending;
+        self.point[p as usize] = snap;
+        fresh.then_some(snap)
+    }
+
+    /// One pending pair from `u` has been handled.
+    fn release(&mut self, u: u32) {
+        let snap = self.point[u as usize];
         if snap == NONE {
             return;
         }
-        let r = &mut self.snap_refs[snap as usize];
+        let r = &mut self.refs[snap as usize];
         *r -= 1;
-        if *r == 0 && self.current_snap[self.snap_owner[snap as usize] as usize] != snap {
+        if *r == 0 && self.current[self.owner[snap as usize] as usize] != snap {
             self.free.push(snap);
         }
     }
@@ -326,11 +373,7 @@ pub(super) struct DenseClocks {
     streams: usize,
     cur: Vec<u32>,
     snaps: Vec<u32>,
-    snap_refs: Vec<u32>,
-    snap_owner: Vec<u32>,
-    free: Vec<u32>,
-    current_snap: Vec<u32>,
-    point_snap: Vec<u32>,
+    snap: Snapshots,
 }
 
 impl DenseClocks {
@@ -339,11 +382,7 @@ impl DenseClocks {
             streams,
             cur: vec![0; streams * streams],
             snaps: Vec::new(),
-            snap_refs: Vec::new(),
-            snap_owner: Vec::new(),
-            free: Vec::new(),
-            current_snap: vec![NONE; streams],
-            point_snap: vec![NONE; points],
+            snap: Snapshots::new(streams, points),
         }
     }
 
@@ -363,7 +402,7 @@ impl ClockTable for DenseClocks {
     }
 
     fn merge(&mut self, s: usize, u: u32, t: usize, seq: u32) {
-        let snap = self.point_snap[u as usize];
+        let snap = self.snap.of_point(u);
         let row = self.row(s);
         let cur = &mut self.cur[row];
         let mut changed = false;
@@ -380,13 +419,7 @@ impl ClockTable for DenseClocks {
             changed = true;
         }
         if changed {
-            let old = self.current_snap[s];
-            if old != NONE {
-                self.current_snap[s] = NONE;
-                if self.snap_refs[old as usize] == 0 {
-                    self.free.push(old);
-                }
-            }
+            self.snap.changed(s);
         }
     }
 
@@ -401,36 +434,17 @@ impl ClockTable for DenseClocks {
             return;
         }
         let n = self.streams;
-        let mut snap = self.current_snap[s];
-        if snap == NONE {
-            snap = match self.free.pop() {
-                Some(f) => f,
-                None => {
-                    self.snaps.resize(self.snaps.len() + n, 0);
-                    self.snap_refs.push(0);
-                    self.snap_owner.push(0);
-                    (self.snap_refs.len() - 1) as u32
-                }
-            };
+        if let Some(snap) = self.snap.record(s, p, pending) {
             let at = snap as usize * n;
+            if at == self.snaps.len() {
+                self.snaps.resize(at + n, 0);
+            }
             self.snaps[at..at + n].copy_from_slice(&self.cur[s * n..(s + 1) * n]);
-            self.snap_owner[snap as usize] = s as u32;
-            self.current_snap[s] = snap;
         }
-        self.snap_refs[snap as usize] += pending;
-        self.point_snap[p as usize] = snap;
     }
 
     fn release(&mut self, u: u32) {
-        let snap = self.point_snap[u as usize];
-        if snap == NONE {
-            return;
-        }
-        let r = &mut self.snap_refs[snap as usize];
-        *r -= 1;
-        if *r == 0 && self.current_snap[self.snap_owner[snap as usize] as usize] != snap {
-            self.free.push(snap);
-        }
+        self.snap.release(u);
     }
 }
 
