@@ -16,6 +16,7 @@ pub mod capi;
 pub mod compile;
 pub mod driver;
 pub mod error;
+pub mod frontend;
 pub mod graph;
 pub mod import;
 pub mod memory;

@@ -7,15 +7,14 @@ use clap::{Args, ValueEnum};
 
 use super::import::OnnxArgs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
-use stream_alloc::baseline::{self, Peer};
 use stream_alloc::compile::allocation::error_json_string;
 use stream_alloc::compile::policy::{self, PolicyReport};
-use stream_alloc::compile::{Allocation, Stage, TaskLimits};
+use stream_alloc::compile::{Allocation, Stage};
 use stream_alloc::driver::Compiled;
-use stream_alloc::graph::{Model, Options, json};
-use stream_alloc::memory::AllocationDocument;
+pub use stream_alloc::frontend::Inputs;
+use stream_alloc::graph::Model;
 use stream_alloc::simulate::SimConfig;
-use stream_alloc::{Error, ErrorKind, driver, search, verify};
+use stream_alloc::{Error, driver, frontend, verify};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -115,7 +114,7 @@ pub struct PlanArgs {
 impl PlanArgs {
     /// The graph with the options applied.
     pub fn load(&self) -> Result<Inputs, Error> {
-        Inputs::load(&self.graph, &self.options, &self.onnx)
+        Inputs::load(&self.graph, &self.options, &self.onnx.source())
     }
 }
 
@@ -152,92 +151,6 @@ of a known option is GE's error E10001 naming the option and the value (exit 1).
 
 Exit codes: 0 success; 1 allocation error (the JSON error document is written); 2 bad usage
 (nothing is written, not even with -o).";
-
-/// Loads the graph and applies command-line options over the file's own.
-pub fn load_with_options(path: &PathBuf, options: &[String], onnx: &OnnxArgs) -> Result<Model, Error> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read graph file '{}': {e}", path.display())))?;
-    let mut b = if super::import::is_onnx(path, &bytes) {
-        json::builder_from_slice(super::import::import(path, bytes, onnx)?.json.as_bytes())?
-    } else {
-        json::builder_from_slice(&bytes)?
-    };
-    // The graph layer keeps a policy's text; the table checks it where it was given.
-    policy::table::resolve(&b.options)?;
-    for o in options {
-        b.options.set_assignment(o)?;
-        policy::table::resolve(&b.options)?;
-    }
-    b.build()
-}
-
-/// What every command compiles with, resolved here at the edge: the graph, its options (the
-/// file's, then the command line's) and the task limits (the options', then the device's).
-pub struct Inputs {
-    pub model: Model,
-    pub options: Options,
-    pub limits: TaskLimits,
-}
-
-impl Inputs {
-    pub fn load(path: &PathBuf, options: &[String], onnx: &OnnxArgs) -> Result<Inputs, Error> {
-        let model = load_with_options(path, options, onnx)?;
-        let options = model.options.clone();
-        let limits = driver::resolve_task_limits(&options)?;
-        Ok(Inputs { model, options, limits })
-    }
-
-    /// The pipeline up to `stage` through the one driver, `auto` decided under `sim`; with
-    /// `costs`, the report also says what the policy's bounds cost (for commands that print it).
-    pub fn compile(&self, stage: Stage, sim: SimConfig, costs: bool) -> Result<Compiled, Error> {
-        if costs {
-            return search::run_with_costs(&self.model, self.options.clone(), self.limits, stage, sim);
-        }
-        let mut s = search::session(&self.model, self.options.clone(), self.limits, sim);
-        s.run_to(stage)?;
-        s.into_compiled()
-    }
-
-    /// The graph for one entry of a `--policies` list: a peer baseline (`xla`, `nimble`,
-    /// `opara`, `ort`) or `policy=NAME` over the other options.
-    pub fn load_policy(
-        path: &PathBuf,
-        options: &[String],
-        onnx: &OnnxArgs,
-        policy: &str,
-    ) -> Result<(Inputs, Option<Peer>), Error> {
-        if let Some(peer) = Peer::parse(policy) {
-            return Ok((Inputs::load(path, options, onnx)?, Some(peer)));
-        }
-        let mut opts = options.to_vec();
-        opts.push(format!("policy={policy}"));
-        Ok((Inputs::load(path, &opts, onnx)?, None))
-    }
-
-    /// [`Self::compile`] of the whole pipeline, or the peer's baseline allocation.
-    pub fn compile_as(&self, peer: Option<Peer>, sim: SimConfig, costs: bool) -> Result<Compiled, Error> {
-        match peer {
-            Some(p) => {
-                baseline::allocate(&self.model, p, &self.options, self.limits).map(|(a, r)| Compiled::new(a, Some(r)))
-            }
-            None => self.compile(Stage::All, sim, costs),
-        }
-    }
-}
-
-/// The checker's report as allocation JSON's `verify` object (`verify=true`): the verdict,
-/// the dependencies proven ordered, the syncs against the edge minimum for this assignment
-/// (the fewest syncs each joining the ends of one dependency), and the graph's width with an
-/// antichain as witness.
-pub fn verify_json(report: &verify::Report) -> serde_json::Value {
-    let mut v = report.to_json();
-    if let serde_json::Value::Object(m) = &mut v {
-        for k in ["format", "version", "graph"] {
-            m.remove(k);
-        }
-    }
-    v
-}
 
 /// Streams listed one by one up to this many; above it, the largest few and a histogram.
 const LIST_STREAMS: usize = 16;
@@ -358,7 +271,7 @@ pub fn run(args: AllocateArgs) -> i32 {
     // A policy other than GE's also reports why it chose what it chose (allocation JSON's
     // `policy` object); a run from a later stage reports GE's counts of each stage.
     let mut trace = None;
-    let result = Inputs::load(&args.graph, &args.options, &args.onnx).and_then(|inputs| match args.from {
+    let result = Inputs::load(&args.graph, &args.options, &args.onnx.source()).and_then(|inputs| match args.from {
         Some(from) => {
             let (c, t) =
                 driver::run_from(&inputs.model, inputs.options.clone(), inputs.limits, from.into(), args.stage.into())?;
@@ -371,34 +284,12 @@ pub fn run(args: AllocateArgs) -> i32 {
         }
     });
     let elapsed = start.elapsed();
-    // The memory plan, once, for the checker and the document.
-    let plan = match &result {
-        Ok((inputs, c)) => c.memory(&inputs.model),
-        Err(_) => None,
-    };
-    // `verify=true`: the checker's report, in the summary and as a `verify` object. A logical
-    // stage has no syncs yet, so there is nothing to prove.
-    let checked = match &result {
-        Ok((inputs, Compiled { alloc, .. })) if inputs.options.verify && alloc.stage() != Stage::Logical => {
-            Some(verify::check(&inputs.model, &alloc.document(&inputs.model, plan).to_value()))
+    let (text, checked, code) = match &result {
+        Ok((inputs, c)) => {
+            let (text, checked) = frontend::allocation_document(inputs, c, trace.as_ref());
+            (text, checked, EXIT_OK)
         }
-        _ => None,
-    };
-    let (text, code) = match &result {
-        Ok((inputs, Compiled { alloc, report, .. })) => {
-            let mut doc = alloc.document(&inputs.model, plan);
-            if let Some(r) = report {
-                doc = doc.with("policy", r.to_json());
-            }
-            if let Some(c) = &checked {
-                doc = doc.with("verify", verify_json(c));
-            }
-            if let Some(t) = &trace {
-                doc = doc.with("steps", t.to_json());
-            }
-            (doc.to_string_pretty(), EXIT_OK)
-        }
-        Err(e) => (error_json_string(e), EXIT_ALLOC_ERROR),
+        Err(e) => (error_json_string(e), None, EXIT_ALLOC_ERROR),
     };
     if let Some(path) = &args.output {
         if let Err(e) = std::fs::write(path, &text) {

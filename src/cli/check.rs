@@ -1,12 +1,11 @@
 //! `stream-alloc check GRAPH ALLOC`: the independent checker on an allocation JSON file.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
-use stream_alloc::graph::Model;
+use stream_alloc::frontend;
 use stream_alloc::verify;
 
 /// Prove that an allocation JSON file obeys the rules of allocation-json.md for its graph.
@@ -28,43 +27,11 @@ pub struct CheckArgs {
     pub onnx: super::import::OnnxArgs,
 }
 
-/// Why `doc` can not be an allocation of `model` at all: another graph's name, most node names
-/// unknown, or an error document. One plain message instead of a violation per node.
-fn foreign(model: &Model, doc: &serde_json::Value) -> Option<String> {
-    if let Some(err) = doc.get("error") {
-        let code = err.get("code").and_then(|v| v.as_str()).unwrap_or("?");
-        let message = err.get("message").and_then(|v| v.as_str()).unwrap_or("");
-        return Some(format!("the allocation file is an error document ({code}: {message}), not an allocation"));
-    }
-    if let Some(g) = doc.get("graph").and_then(|v| v.as_str())
-        && g != model.name
-    {
-        return Some(format!("the allocation was made for graph '{g}', not for '{}'", model.name));
-    }
-    let known: HashSet<&str> = model.nodes.iter().map(|n| n.name.as_str()).collect();
-    let listed: Vec<&str> = doc
-        .get("nodes")
-        .and_then(|v| v.as_array())
-        .into_iter()
-        .flatten()
-        .filter(|n| n.get("inserted").and_then(|v| v.as_bool()) != Some(true))
-        .filter_map(|n| n.get("name").and_then(|v| v.as_str()))
-        .collect();
-    let unknown = listed.iter().filter(|n| !known.contains(*n)).count();
-    (unknown * 2 > listed.len()).then(|| {
-        format!(
-            "{unknown} of the allocation's {} node names are not in graph '{}': the allocation belongs to another graph",
-            listed.len(),
-            model.name
-        )
-    })
-}
-
 /// Violations printed one per line on standard error; the JSON report has them all.
 const SHOW_VIOLATIONS: usize = 20;
 
 pub fn run(args: CheckArgs) -> i32 {
-    let model = match super::allocate::load_with_options(&args.graph, &args.options, &args.onnx) {
+    let model = match stream_alloc::frontend::load_with_options(&args.graph, &args.options, &args.onnx.source()) {
         Ok(m) => m,
         Err(e) => {
             out::error(e);
@@ -81,7 +48,7 @@ pub fn run(args: CheckArgs) -> i32 {
             return EXIT_ALLOC_ERROR;
         }
     };
-    let (report, mismatch) = match foreign(&model, &doc) {
+    let (report, mismatch) = match frontend::foreign(&model, &doc) {
         Some(m) => {
             let message = format!("{}: {m}", args.allocation.display());
             let violation = verify::Violation { rule: 0, message: message.clone() };

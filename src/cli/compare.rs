@@ -3,16 +3,14 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::allocate::Inputs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::Error;
 use stream_alloc::baseline::Peer;
-use stream_alloc::compile::policy::report::CandidateRow;
-use stream_alloc::memory::AllocationDocument;
-use stream_alloc::simulate::{Ideal, SimConfig, ideal, round3, simulate};
-use stream_alloc::verify;
+use stream_alloc::frontend::{CompareRow, OnnxOptions, compare_row};
+use stream_alloc::simulate::{Ideal, SimConfig, ideal};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum TableFormat {
@@ -44,28 +42,8 @@ pub struct CompareArgs {
     pub device: super::device::DeviceArgs,
 }
 
-struct Row {
-    graph: String,
-    policy: String,
-    chosen: String,
-    streams: u32,
-    syncs: usize,
-    /// The checker's edge minimum (fewest syncs each joining the ends of one dependency).
-    min_syncs: Option<usize>,
-    makespan: f64,
-    lower_bound: f64,
-    ratio: f64,
-    /// The ideal schedule's makespan (the same for every policy of a graph).
-    ideal: f64,
-    /// makespan / ideal.
-    to_ideal: f64,
-    /// Arena bytes of the memory plan; `None` when the graph gives no `out_bytes`.
-    peak: Option<u64>,
-    /// Sync ids (events and notifies) the allocation uses.
-    event_ids: u32,
-    /// auto's candidate rows, as its report gives them (empty for other policies).
-    candidates: Vec<CandidateRow>,
-}
+/// A row of the table: the front ends' shared compare row.
+type Row = CompareRow;
 
 fn graphs(path: &Path) -> Result<Vec<PathBuf>, String> {
     if path.is_dir() {
@@ -82,48 +60,15 @@ fn graphs(path: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 fn row(
-    path: &PathBuf,
+    path: &Path,
     options: &[String],
-    onnx: &super::import::OnnxArgs,
+    onnx: &OnnxOptions,
     policy: &str,
     cfg: &SimConfig,
     ideal: &Ideal,
 ) -> Result<Row, Error> {
     let (inputs, peer) = Inputs::load_policy(path, options, onnx, policy)?;
-    let compiled = inputs.compile_as(peer, *cfg, false)?;
-    let model = &inputs.model;
-    let (alloc, report, plan) = (&compiled.alloc, &compiled.report, compiled.memory(model));
-    let sim = simulate(model, alloc, cfg)?;
-    let check = verify::check(model, &alloc.document(model, plan).to_value());
-    if let Some(v) = check.violations.first() {
-        return Err(stream_alloc::err!(
-            Failed,
-            "{} policy {policy}: checker rule {}: {}",
-            model.name,
-            v.rule,
-            v.message
-        ));
-    }
-    let (chosen, candidates) = match report.as_ref().and_then(|r| r.auto.as_ref()) {
-        Some(auto) => (auto.chosen.clone(), auto.candidates.clone()),
-        None => (String::new(), Vec::new()),
-    };
-    Ok(Row {
-        graph: model.name.clone(),
-        policy: policy.to_string(),
-        chosen,
-        streams: sim.streams,
-        syncs: sim.syncs,
-        min_syncs: check.edge_sync_minimum,
-        makespan: sim.makespan_us,
-        lower_bound: sim.lower_bound_us,
-        ratio: sim.ratio(),
-        ideal: ideal.makespan_us,
-        to_ideal: if ideal.makespan_us > 0.0 { sim.makespan_us / ideal.makespan_us } else { 1.0 },
-        peak: plan.map(|p| p.peak_bytes),
-        event_ids: stream_alloc::search::auto::sync_ids(alloc),
-        candidates,
-    })
+    compare_row(&inputs, peer, policy, cfg, ideal)
 }
 
 fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -138,25 +83,7 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
     let peak = |r: &Row| if mem { r.peak.map_or_else(|| "-".to_string(), |p| p.to_string()) } else { String::new() };
     match format {
         TableFormat::Json => {
-            let v: Vec<Value> = rows
-                .iter()
-                .map(|r| {
-                    let mut v = json!({
-                        "graph": r.graph, "policy": r.policy, "chosen": r.chosen, "streams": r.streams,
-                        "syncs": r.syncs, "edge_min_syncs": r.min_syncs, "makespan_us": round3(r.makespan),
-                        "lower_bound_us": round3(r.lower_bound), "ratio": round3(r.ratio),
-                        "ideal_us": round3(r.ideal), "ratio_to_ideal": round3(r.to_ideal),
-                        "event_ids": r.event_ids,
-                    });
-                    if let Some(p) = r.peak {
-                        v["peak_bytes"] = json!(p);
-                    }
-                    if !r.candidates.is_empty() {
-                        v["candidates"] = json!(r.candidates);
-                    }
-                    v
-                })
-                .collect();
+            let v: Vec<Value> = rows.iter().map(CompareRow::to_json).collect();
             let mut s = serde_json::to_string_pretty(&Value::Array(v)).expect("JSON values always serialise");
             s.push('\n');
             s
@@ -297,11 +224,12 @@ pub fn run(args: CompareArgs) -> i32 {
     };
     // A file that does not load, or a policy that fails on it, is reported and skipped; the
     // table has the rest, and the exit code says that something failed.
+    let onnx = args.onnx.source();
     let mut rows = Vec::new();
     let mut failed = 0usize;
     for f in &files {
         // The ideal schedule depends on the graph alone: once per graph.
-        let ideal = match Inputs::load(f, &args.options, &args.onnx).and_then(|inputs| ideal(&inputs.model, &cfg)) {
+        let ideal = match Inputs::load(f, &args.options, &onnx).and_then(|inputs| ideal(&inputs.model, &cfg)) {
             Ok(i) => i,
             Err(e) => {
                 out::error(format_args!("{}: {e}; skipped", f.display()));
@@ -310,7 +238,7 @@ pub fn run(args: CompareArgs) -> i32 {
             }
         };
         for p in &policies {
-            match row(f, &args.options, &args.onnx, p, &cfg, &ideal) {
+            match row(f, &args.options, &onnx, p, &cfg, &ideal) {
                 Ok(r) => rows.push(r),
                 Err(e) => {
                     out::error(format_args!("{}: policy {p}: {e}", f.display()));

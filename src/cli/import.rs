@@ -2,16 +2,15 @@
 //! graph argument ending in `.onnx` (or a file that starts like a binary ModelProto) is imported
 //! on the fly with them.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
 
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
-use stream_alloc::Error;
-use stream_alloc::graph::device::DeviceProfile;
-use stream_alloc::import::onnx::measured::Measured;
-use stream_alloc::import::onnx::{self, ImportOptions, Imported};
+use stream_alloc::frontend::{self, OnnxOptions};
+use stream_alloc::import::onnx::Imported;
+use stream_alloc::{Error, ErrorKind};
 
 /// How an ONNX model becomes a graph (used only when the graph is an ONNX file).
 #[derive(Args, Debug, Clone, Default)]
@@ -36,35 +35,16 @@ pub struct OnnxArgs {
 }
 
 impl OnnxArgs {
-    /// The importer's options from the command line.
-    pub fn import_options(&self) -> Result<ImportOptions, Error> {
-        let mut o = ImportOptions::default();
-        for s in &self.input_shape {
-            o.add_input_shape(s)?;
+    /// The importer's options as the front ends share them.
+    pub fn source(&self) -> OnnxOptions {
+        OnnxOptions {
+            input_shapes: self.input_shape.clone(),
+            batch: self.batch,
+            unknown_op_cost: self.unknown_op_cost,
+            device: self.device.clone(),
+            costs: self.costs.clone(),
         }
-        o.batch = self.batch;
-        o.unknown_op_cost_us = self.unknown_op_cost;
-        if let Some(p) = &self.device {
-            o.device = DeviceProfile::from_json_file(p)?;
-        }
-        if let Some(p) = &self.costs {
-            o.measured = Some(Measured::from_file(p)?);
-        }
-        Ok(o)
     }
-}
-
-/// An ONNX file: named `.onnx`, or starting with ModelProto's first field (`ir_version`, tag 0x08).
-pub fn is_onnx(path: &Path, bytes: &[u8]) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("onnx")) || bytes.first() == Some(&0x08)
-}
-
-/// Imports an ONNX file held in `bytes`.
-pub fn import(path: &Path, bytes: Vec<u8>, args: &OnnxArgs) -> Result<Imported, Error> {
-    let opts = args.import_options()?;
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
-    let file = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    onnx::import_vec(bytes, &stem, &file, &opts)
 }
 
 /// Import an ONNX model (binary ModelProto, opsets 7 to 21) and write graph JSON.
@@ -89,10 +69,8 @@ pub struct ImportArgs {
 pub fn run(args: ImportArgs) -> i32 {
     let start = Instant::now();
     let result = std::fs::read(&args.model)
-        .map_err(|e| {
-            Error::new(stream_alloc::ErrorKind::Io, format!("cannot read ONNX file '{}': {e}", args.model.display()))
-        })
-        .and_then(|bytes| import(&args.model, bytes, &args.onnx));
+        .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read ONNX file '{}': {e}", args.model.display())))
+        .and_then(|bytes| frontend::import(&args.model, bytes, &args.onnx.source()));
     let imported = match result {
         Ok(i) => i,
         Err(e) => {

@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::allocate::load_with_options;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::allocation::error_json_string;
 use stream_alloc::compile::{TaskLimits, passes};
 use stream_alloc::driver;
+use stream_alloc::frontend::load_with_options;
 use stream_alloc::memory::AllocationDocument;
 
 /// Run named passes and steps (GE names such as AssignByDependencyPass or OptimizeByRecvEvents,
@@ -37,7 +37,7 @@ pub struct PassArgs {
 
 pub fn run(args: PassArgs) -> i32 {
     let result = passes::parse_list(&args.passes).and_then(|list| {
-        let model = load_with_options(&args.graph, &args.options, &args.onnx)?;
+        let model = load_with_options(&args.graph, &args.options, &args.onnx.source())?;
         let options = model.options.clone();
         // Only the split needs task limits: a list of logical passes never asks the device.
         let limits = if list.iter().any(|p| matches!(p.kind, passes::PassKind::Step(..))) {

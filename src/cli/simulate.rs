@@ -3,15 +3,13 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::json;
 
 use super::allocate::Inputs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::compile::{Allocation, policy};
 use stream_alloc::graph::Model;
-use stream_alloc::memory::MemoryPlan;
-use stream_alloc::simulate::{Ideal, SimConfig, SimResult, ideal, round3, simulate};
-use stream_alloc::{Error, ErrorKind};
+use stream_alloc::simulate::{Ideal, SimConfig, SimResult, ideal, simulate};
+use stream_alloc::{Error, ErrorKind, frontend};
 
 /// Simulate a graph's allocation on a device model: makespan, lower bound, utilisation.
 #[derive(Args, Debug)]
@@ -38,18 +36,6 @@ pub struct SimulateArgs {
     pub json: bool,
 }
 
-/// The memory plan's peak and the simulated schedule's most live bytes (its lower bound), when
-/// the graph gives `out_bytes`.
-fn memory(model: &Model, plan: Option<&MemoryPlan>, sim: &SimResult) -> Option<serde_json::Value> {
-    let plan = plan?;
-    Some(json!({"peak_bytes": plan.peak_bytes, "max_live_bytes": stream_alloc::memory::max_live_bytes(model, sim)}))
-}
-
-/// makespan / ideal (1 when the graph has no work).
-fn to_ideal(sim: &SimResult, ideal: &Ideal) -> f64 {
-    if ideal.makespan_us > 0.0 { sim.makespan_us / ideal.makespan_us } else { 1.0 }
-}
-
 fn text(
     model: &Model,
     alloc: &Allocation,
@@ -71,7 +57,7 @@ fn text(
         sim.work_bound_us,
         sim.ratio(),
         ideal.makespan_us,
-        to_ideal(sim, ideal),
+        frontend::to_ideal(sim, ideal),
         sim.single_stream_us,
         sim.utilisation * 100.0
     );
@@ -92,8 +78,8 @@ fn text(
 /// One policy's report (text, or the JSON object); writes the trace when asked.
 fn one(args: &SimulateArgs, cfg: SimConfig, policy: Option<&str>) -> Result<(String, serde_json::Value), Error> {
     let (inputs, peer) = match policy {
-        Some(p) => Inputs::load_policy(&args.graph, &args.options, &args.onnx, p)?,
-        None => (Inputs::load(&args.graph, &args.options, &args.onnx)?, None),
+        Some(p) => Inputs::load_policy(&args.graph, &args.options, &args.onnx.source(), p)?,
+        None => (Inputs::load(&args.graph, &args.options, &args.onnx.source())?, None),
     };
     let compiled = inputs.compile_as(peer, cfg, true)?;
     let model = inputs.model;
@@ -101,22 +87,11 @@ fn one(args: &SimulateArgs, cfg: SimConfig, policy: Option<&str>) -> Result<(Str
     let sim = simulate(&model, alloc, &cfg)?;
     let ideal = ideal(&model, &cfg)?;
     if let Some(path) = &args.trace {
-        let mut t = serde_json::to_string(&stream_alloc::memory::trace_json(&model, &sim))
-            .expect("JSON values always serialise");
-        t.push('\n');
-        std::fs::write(path, t)
+        std::fs::write(path, frontend::trace_text(&model, &sim))
             .map_err(|e| Error::new(ErrorKind::Io, format!("cannot write trace '{}': {e}", path.display())))?;
     }
-    let mut doc = sim.to_json();
-    doc["graph"] = json!(model.name);
-    doc["ideal_us"] = json!(round3(ideal.makespan_us));
-    doc["ratio_to_ideal"] = json!(round3(to_ideal(&sim, &ideal)));
-    doc["arbitration"] = json!(cfg.arbitration.as_str());
-    doc["policy"] = report.as_ref().map_or_else(|| json!({"name": "ge"}), |r| r.to_json());
-    let memory = memory(&model, compiled.memory(&model), &sim);
-    if let Some(m) = &memory {
-        doc["memory"] = m.clone();
-    }
+    let doc = frontend::simulation_json(&model, &compiled, &sim, &ideal, &cfg);
+    let memory = doc.get("memory").cloned();
     Ok((text(&model, alloc, &sim, &ideal, report, peer.map(|p| p.name()), memory.as_ref()), doc))
 }
 

@@ -37,7 +37,7 @@ pub struct SummaryArgs {
 }
 
 pub fn run(args: SummaryArgs) -> i32 {
-    let result = Inputs::load(&args.graph, &args.options, &args.onnx).and_then(|inputs| {
+    let result = Inputs::load(&args.graph, &args.options, &args.onnx.source()).and_then(|inputs| {
         let model = &inputs.model;
         let mut s = search::session(model, inputs.options.clone(), inputs.limits, SimConfig::default());
         s.run_all()?;

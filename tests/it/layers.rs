@@ -22,6 +22,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("search", 5),
     ("baseline", 5),
     ("capi", 6),
+    // What the command line and the Python package share (loading, options, documents).
+    ("frontend", 6),
     // The crate root (lib.rs: `allocate`, the re-exports) runs searches.
     ("lib", 7),
 ];
