@@ -1,6 +1,7 @@
 """Type stubs of stream_alloc's native module (the names stream_alloc re-exports)."""
 
 import os
+from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 __version__: str
@@ -42,7 +43,7 @@ class Graph:
     @property
     def name(self) -> str: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> Path: ...
     @property
     def node_count(self) -> int: ...
     @property
