@@ -4,8 +4,9 @@
 //! keeps pace) or only when synchronised (the device never catches up), selectable per run.
 //!
 //! 1. **Warm pool**: ns per alloc+free pair on one stream per thread, 1 and 8 threads (wall
-//!    clock / total pairs, so at 8 threads the inverse of the aggregate throughput; median of
-//!    the rounds). Sizes cycle over 16 values from 512 B to 1 MiB, all cached before timing.
+//!    clock / total pairs, so at 8 threads the inverse of the aggregate throughput; and the
+//!    threads' CPU time per pair, which other jobs on the machine do not inflate; median of the
+//!    rounds). Sizes cycle over 16 values from 512 B to 1 MiB, all cached before timing.
 //! 2. **Framework-style workload**: the tensors of a corpus graph's plan, replayed in the
 //!    plan's execution order the way an eager framework issues them: each node's outputs
 //!    allocated on its stream, `record_stream` for every read on another stream, each tensor
@@ -41,7 +42,11 @@ static CAPACITY: AtomicU64 = AtomicU64::new(u64::MAX);
 /// Events complete when queried (the device keeps pace); otherwise only when synchronised.
 static KEEPS_PACE: AtomicBool = AtomicBool::new(true);
 
+/// Device allocations made.
+static MALLOCS: AtomicU64 = AtomicU64::new(0);
+
 fn note_alloc(size: u64) {
+    MALLOCS.fetch_add(1, Ordering::Relaxed);
     let now = DEVICE_BYTES.fetch_add(size, Ordering::Relaxed) + size;
     PEAK_BYTES.fetch_max(now, Ordering::Relaxed);
 }
@@ -173,8 +178,18 @@ const SIZES: [isize; 16] = [
     3000,
 ];
 
-/// Wall ns per pair for `threads` threads doing `pairs` pairs each, each on its own stream.
-fn warm_ns(threads: usize, pairs: usize) -> f64 {
+/// This thread's CPU time in ns (`CLOCK_THREAD_CPUTIME_ID`): what the calls cost, whatever
+/// else the machine runs.
+fn thread_cpu_ns() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid clock id and out pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Wall ns per pair and CPU ns per pair for `threads` threads doing `pairs` pairs each, each on
+/// its own stream.
+fn warm_ns(threads: usize, pairs: usize) -> (f64, f64) {
     let barrier = Arc::new(Barrier::new(threads + 1));
     let handles: Vec<_> = (0..threads)
         .map(|t| {
@@ -188,23 +203,25 @@ fn warm_ns(threads: usize, pairs: usize) -> f64 {
                     sa_pluggable_free(p, s, 0, stream);
                 }
                 barrier.wait();
+                let cpu = thread_cpu_ns();
                 for i in 0..pairs {
                     let s = SIZES[i % SIZES.len()];
                     let p = black_box(sa_pluggable_malloc(s, 0, stream));
                     sa_pluggable_free(p, s, 0, stream);
                 }
+                let cpu = thread_cpu_ns() - cpu;
                 barrier.wait();
+                cpu
             })
         })
         .collect();
     barrier.wait();
     let start = Instant::now();
     barrier.wait();
-    let ns = start.elapsed().as_nanos() as f64 / (threads * pairs) as f64;
-    for h in handles {
-        h.join().expect("bench thread");
-    }
-    ns
+    let total = (threads * pairs) as f64;
+    let wall = start.elapsed().as_nanos() as f64 / total;
+    let cpu: u64 = handles.into_iter().map(|h| h.join().expect("bench thread")).sum();
+    (wall, cpu as f64 / total)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -288,11 +305,32 @@ fn handle(stream: usize) -> Ptr {
 /// Peak device bytes of the replay and the allocations that failed: through the pool, or with
 /// each tensor its own device allocation freed at once (naive).
 fn replay(steps: &[Step], sizes: &[isize], pool: bool) -> (u64, usize) {
-    let mut failed = 0;
-    let mut ptrs: Vec<Ptr> = vec![std::ptr::null_mut(); sizes.len()];
     pluggable::reset().expect("reset");
     assert_eq!(DEVICE_BYTES.load(Ordering::Relaxed), 0, "bytes left from the previous run");
     PEAK_BYTES.store(0, Ordering::Relaxed);
+    let failed = run(steps, sizes, pool);
+    let peak = PEAK_BYTES.load(Ordering::Relaxed);
+    pluggable::reset().expect("reset");
+    (peak, failed)
+}
+
+/// Device allocations of the pool in a first replay and in a second one right after it (a
+/// training loop's next iteration, the cache warm).
+fn iterations(steps: &[Step], sizes: &[isize]) -> (u64, u64) {
+    pluggable::reset().expect("reset");
+    let before = MALLOCS.load(Ordering::Relaxed);
+    run(steps, sizes, true);
+    let first = MALLOCS.load(Ordering::Relaxed);
+    run(steps, sizes, true);
+    let second = MALLOCS.load(Ordering::Relaxed);
+    pluggable::reset().expect("reset");
+    (first - before, second - first)
+}
+
+/// One replay; returns the failed allocations.
+fn run(steps: &[Step], sizes: &[isize], pool: bool) -> usize {
+    let mut failed = 0;
+    let mut ptrs: Vec<Ptr> = vec![std::ptr::null_mut(); sizes.len()];
     for step in steps {
         match *step {
             Step::Alloc { tensor, stream } if pool => {
@@ -316,9 +354,7 @@ fn replay(steps: &[Step], sizes: &[isize], pool: bool) -> (u64, usize) {
             }
         }
     }
-    let peak = PEAK_BYTES.load(Ordering::Relaxed);
-    pluggable::reset().expect("reset");
-    (peak, failed)
+    failed
 }
 
 /// The smallest device, as a multiple of the naive peak (in steps of 1%, up to 3x), on which
@@ -350,15 +386,17 @@ fn main() {
         "warm pool, alloc+free through the C ABI, ns per pair (median of {rounds} rounds of {pairs} pairs per thread)"
     );
     for threads in [1, 8] {
-        let ns = median((0..rounds).map(|_| warm_ns(threads, pairs)).collect());
-        println!("  {threads} thread(s): {ns:.0} ns");
+        let runs: Vec<(f64, f64)> = (0..rounds).map(|_| warm_ns(threads, pairs)).collect();
+        let wall = median(runs.iter().map(|r| r.0).collect());
+        let cpu = median(runs.iter().map(|r| r.1).collect());
+        println!("  {threads} thread(s): {wall:.0} ns wall (total time / pairs), {cpu:.0} ns CPU per pair");
     }
     let graphs =
         std::env::var("PLUGGABLE_BENCH_GRAPHS").unwrap_or_else(|_| "resnet50_train,bert_base,googlenet".into());
     println!("\nframework-style replay, peak device bytes (MiB)");
     println!(
-        "  {:<16} {:>7} {:>7} {:>8} {:>15} {:>15} {:>9} {:>10}",
-        "graph", "tensors", "streams", "naive", "pool (pace)", "pool (no pace)", "plan", "fits in"
+        "  {:<16} {:>7} {:>7} {:>8} {:>15} {:>15} {:>9} {:>10} {:>12}",
+        "graph", "tensors", "streams", "naive", "pool (pace)", "pool (no pace)", "plan", "fits in", "mallocs 1/2"
     );
     for g in graphs.split(',') {
         let (steps, sizes, arena, streams) = workload(g);
@@ -366,6 +404,7 @@ fn main() {
         KEEPS_PACE.store(true, Ordering::Relaxed);
         let (paced, _) = replay(&steps, &sizes, true);
         let smallest = smallest_device(&steps, &sizes, naive);
+        let (first, second) = iterations(&steps, &sizes);
         KEEPS_PACE.store(false, Ordering::Relaxed);
         let (unpaced, _) = replay(&steps, &sizes, true);
         KEEPS_PACE.store(true, Ordering::Relaxed);
@@ -373,7 +412,7 @@ fn main() {
         let pct = |b: u64| 100.0 * (b as f64 / naive as f64 - 1.0);
         let fits = smallest.map_or_else(|| "> 3x".to_string(), |f| format!("{f:.2}x"));
         println!(
-            "  {g:<16} {:>7} {:>7} {:>8.1} {:>7.1} ({:+4.0}%) {:>7.1} ({:+4.0}%) {:>9.1} {fits:>10}",
+            "  {g:<16} {:>7} {:>7} {:>8.1} {:>7.1} ({:+4.0}%) {:>7.1} ({:+4.0}%) {:>9.1} {fits:>10} {:>12}",
             sizes.len(),
             streams,
             mib(naive),
@@ -381,7 +420,8 @@ fn main() {
             pct(paced),
             mib(unpaced),
             pct(unpaced),
-            mib(arena)
+            mib(arena),
+            format!("{first}/{second}")
         );
     }
 }
