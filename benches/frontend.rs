@@ -19,7 +19,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let graph = PathBuf::from(std::env::var("FRONTEND_BENCH_GRAPH").unwrap_or_else(|_| "corpus/resnet50_train.json".into()));
+    let graph =
+        PathBuf::from(std::env::var("FRONTEND_BENCH_GRAPH").unwrap_or_else(|_| "corpus/resnet50_train.json".into()));
     let runs: usize = std::env::var("FRONTEND_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(20).max(1);
     let policies = std::env::var("FRONTEND_BENCH_POLICIES").unwrap_or_else(|_| "ge,auto".into());
     let model = frontend::load_builder(&graph, &OnnxOptions::default()).and_then(|b| b.build()).expect("graph loads");

@@ -10,7 +10,7 @@ use stream_alloc::compile::Stage;
 use stream_alloc::graph::Options;
 use stream_alloc::graph::device::DeviceProfile;
 use stream_alloc::graph::options::OPTION_KEYS;
-use stream_alloc::simulate::{SimConfig, ideal, simulate as run_simulation};
+use stream_alloc::simulate::{SimConfig, bound, ideal, simulate as run_simulation};
 use stream_alloc::verify::{self, tasks};
 use stream_alloc::{Error, ErrorKind, frontend};
 
@@ -197,7 +197,8 @@ pub fn compare(
     })?;
     let rows = detached(py, || {
         let cfg = SimConfig::from_device(&DeviceProfile::default());
-        let ideal = ideal(&graph.with_options(&list)?, &cfg)?;
+        let model = graph.with_options(&list)?;
+        let (ideal, bound) = (ideal(&model, &cfg)?, bound(&model, &cfg)?);
         let mut rows = Vec::new();
         for p in &policies {
             let peer = Peer::parse(p);
@@ -206,7 +207,7 @@ pub fn compare(
                 opts.push(format!("policy={p}"));
             }
             let inputs = frontend::Inputs::of(graph.with_options(&opts)?)?;
-            rows.push(frontend::compare_row(&inputs, peer, p, &cfg, &ideal)?.to_json());
+            rows.push(frontend::compare_row(&inputs, peer, p, &cfg, (&ideal, &bound))?.to_json());
         }
         Ok(rows)
     })?;

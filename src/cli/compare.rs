@@ -10,7 +10,7 @@ use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::Error;
 use stream_alloc::baseline::Peer;
 use stream_alloc::frontend::{CompareRow, OnnxOptions, compare_row};
-use stream_alloc::simulate::{Ideal, SimConfig, ideal};
+use stream_alloc::simulate::{Bound, Ideal, SimConfig, bound, ideal};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum TableFormat {
@@ -28,7 +28,7 @@ pub struct CompareArgs {
     /// Graph JSON v1 file or ONNX model, or a directory of them (*.json, *.onnx).
     pub path: PathBuf,
     /// Comma-separated policies: the project's, and the peers' baselines `xla`, `nimble`,
-    /// `opara`, `ort` (docs/peers.md).
+    /// `opara`, `ort`, `trtllm[:N]`, `trtllm-cost[:N]` (docs/peers.md).
     #[arg(long, default_value = "ge,per-operator,min-streams,budget:8,list,auto")]
     pub policies: String,
     #[arg(long, value_enum, default_value = "markdown")]
@@ -65,10 +65,10 @@ fn row(
     onnx: &OnnxOptions,
     policy: &str,
     cfg: &SimConfig,
-    ideal: &Ideal,
+    (ideal, bound): (&Ideal, &Bound),
 ) -> Result<Row, Error> {
     let (inputs, peer) = Inputs::load_policy(path, options, onnx, policy)?;
-    compare_row(&inputs, peer, policy, cfg, ideal)
+    compare_row(&inputs, peer, policy, cfg, (ideal, bound))
 }
 
 fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -116,15 +116,15 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
         }
         TableFormat::Markdown => {
             let mut s = String::from(if mem {
-                "| graph | policy | streams | syncs | edge-min syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound | peak bytes |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+                "| graph | policy | streams | syncs | edge-min syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound | within % of any plan | peak bytes |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
             } else {
-                "| graph | policy | streams | syncs | edge-min syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+                "| graph | policy | streams | syncs | edge-min syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound | within % of any plan |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
             });
             for r in rows {
                 let policy =
                     if r.chosen.is_empty() { r.policy.clone() } else { format!("{} → {}", r.policy, r.chosen) };
                 s.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |{}\n",
+                    "| {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} |{}\n",
                     r.graph,
                     policy,
                     r.streams,
@@ -136,6 +136,7 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                     r.lower_bound,
                     r.to_ideal,
                     r.ratio,
+                    r.within(),
                     if mem { format!(" {} |", peak(r)) } else { String::new() }
                 ));
             }
@@ -204,7 +205,9 @@ pub fn run(args: CompareArgs) -> i32 {
         if Peer::parse(p).is_none()
             && let Err(e) = stream_alloc::compile::policy::table::parse(p)
         {
-            out::error(format_args!("--policies: {e} (or a peer baseline: xla, nimble, opara, ort)"));
+            out::error(format_args!(
+                "--policies: {e} (or a peer baseline: xla, nimble, opara, ort, trtllm[:N], trtllm-cost[:N])"
+            ));
             return EXIT_USAGE;
         }
     }
@@ -228,9 +231,11 @@ pub fn run(args: CompareArgs) -> i32 {
     let mut rows = Vec::new();
     let mut failed = 0usize;
     for f in &files {
-        // The ideal schedule depends on the graph alone: once per graph.
-        let ideal = match Inputs::load(f, &args.options, &onnx).and_then(|inputs| ideal(&inputs.model, &cfg)) {
-            Ok(i) => i,
+        // The ideal schedule and the bound depend on the graph alone: once per graph.
+        let reference = Inputs::load(f, &args.options, &onnx)
+            .and_then(|inputs| Ok((ideal(&inputs.model, &cfg)?, bound(&inputs.model, &cfg)?)));
+        let (ideal, bound) = match reference {
+            Ok(r) => r,
             Err(e) => {
                 out::error(format_args!("{}: {e}; skipped", f.display()));
                 failed += policies.len();
@@ -238,7 +243,7 @@ pub fn run(args: CompareArgs) -> i32 {
             }
         };
         for p in &policies {
-            match row(f, &args.options, &onnx, p, &cfg, &ideal) {
+            match row(f, &args.options, &onnx, p, &cfg, (&ideal, &bound)) {
                 Ok(r) => rows.push(r),
                 Err(e) => {
                     out::error(format_args!("{}: policy {p}: {e}", f.display()));

@@ -21,7 +21,7 @@ use crate::graph::{Model, ModelBuilder, Options, json};
 use crate::import::onnx::measured::Measured;
 use crate::import::onnx::{self, ImportOptions, Imported};
 use crate::memory::{AllocationDocument, MemoryPlan};
-use crate::simulate::{Ideal, SimConfig, SimResult, round3, simulate};
+use crate::simulate::{Bound, Ideal, SimConfig, SimResult, round3, simulate};
 use crate::{Error, ErrorKind, search, verify};
 use serde_json::json;
 
@@ -175,7 +175,7 @@ impl Inputs {
     }
 
     /// The graph for one entry of a `--policies` list: a peer baseline (`xla`, `nimble`,
-    /// `opara`, `ort`) or `policy=NAME` over the other options.
+    /// `opara`, `ort`, `trtllm[:N]`, `trtllm-cost[:N]`) or `policy=NAME` over the other options.
     pub fn load_policy(
         path: &Path,
         options: &[String],
@@ -328,7 +328,9 @@ pub struct CompareRow {
     /// The checker's edge minimum (fewest syncs each joining the ends of one dependency).
     pub min_syncs: Option<usize>,
     pub makespan: f64,
+    /// The library's lower bound on any plan ([`crate::simulate::bound`]).
     pub lower_bound: f64,
+    /// makespan / lower bound: the plan is within `ratio - 1` of any plan.
     pub ratio: f64,
     /// The ideal schedule's makespan (the same for every policy of a graph).
     pub ideal: f64,
@@ -343,12 +345,20 @@ pub struct CompareRow {
 }
 
 impl CompareRow {
+    /// How far over the bound a plan is, in percent: no plan is faster than `makespan / (1 + x %)`.
+    pub fn within(&self) -> f64 {
+        // A plan at the bound reads 0, not the -0.0 of rounding (a real shortfall stays visible).
+        let x = (self.ratio - 1.0) * 100.0;
+        if x > -1e-6 { x.max(0.0) } else { x }
+    }
+
     /// The row as `compare --format json` writes it (times rounded to the nanosecond).
     pub fn to_json(&self) -> serde_json::Value {
         let mut v = json!({
             "graph": self.graph, "policy": self.policy, "chosen": self.chosen, "streams": self.streams,
             "syncs": self.syncs, "edge_min_syncs": self.min_syncs, "makespan_us": round3(self.makespan),
             "lower_bound_us": round3(self.lower_bound), "ratio": round3(self.ratio),
+            "within_pct_of_any_plan": round3(self.within()),
             "ideal_us": round3(self.ideal), "ratio_to_ideal": round3(self.to_ideal),
             "event_ids": self.event_ids,
         });
@@ -363,13 +373,14 @@ impl CompareRow {
 }
 
 /// The compare row of `policy` on `inputs` (loaded for it, [`Inputs::load_policy`]): compiled,
-/// simulated under `cfg` and checked; a checker violation fails the row.
+/// simulated under `cfg` and checked, beside the graph's ideal schedule and lower bound; a
+/// checker violation fails the row.
 pub fn compare_row(
     inputs: &Inputs,
     peer: Option<Peer>,
     policy: &str,
     cfg: &SimConfig,
-    ideal: &Ideal,
+    (ideal, bound): (&Ideal, &Bound),
 ) -> Result<CompareRow, Error> {
     let compiled = inputs.compile_as(peer, *cfg, false)?;
     let model = &inputs.model;
@@ -391,8 +402,8 @@ pub fn compare_row(
         syncs: sim.syncs,
         min_syncs: check.edge_sync_minimum,
         makespan: sim.makespan_us,
-        lower_bound: sim.lower_bound_us,
-        ratio: sim.ratio(),
+        lower_bound: bound.lower_bound_us,
+        ratio: if bound.lower_bound_us > 0.0 { sim.makespan_us / bound.lower_bound_us } else { 1.0 },
         ideal: ideal.makespan_us,
         to_ideal: if ideal.makespan_us > 0.0 { sim.makespan_us / ideal.makespan_us } else { 1.0 },
         peak: plan.map(|p| p.peak_bytes),
@@ -406,7 +417,10 @@ pub fn check_policy_name(p: &str) -> Result<(), Error> {
     if Peer::parse(p).is_none()
         && let Err(e) = policy::table::parse(p)
     {
-        return Err(Error::new(e.kind, format!("{} (or a peer baseline: xla, nimble, opara, ort)", e.message)));
+        return Err(Error::new(
+            e.kind,
+            format!("{} (or a peer baseline: xla, nimble, opara, ort, trtllm[:N], trtllm-cost[:N])", e.message),
+        ));
     }
     Ok(())
 }
