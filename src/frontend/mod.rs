@@ -187,6 +187,10 @@ impl Inputs {
         }
         let mut opts = options.to_vec();
         opts.push(format!("policy={policy}"));
+        // A name that is neither a policy nor a peer: the error lists the peers' spellings too.
+        if let Err(e) = policy::table::parse(policy) {
+            return Err(Error::new(e.kind, format!("{} (or a peer baseline: {})", e.message, baseline::SPELLINGS)));
+        }
         Ok((Inputs::load(path, &opts, onnx)?, None))
     }
 
@@ -417,10 +421,7 @@ pub fn check_policy_name(p: &str) -> Result<(), Error> {
     if Peer::parse(p).is_none()
         && let Err(e) = policy::table::parse(p)
     {
-        return Err(Error::new(
-            e.kind,
-            format!("{} (or a peer baseline: xla, nimble, opara, ort, trtllm[:N], trtllm-cost[:N])", e.message),
-        ));
+        return Err(Error::new(e.kind, format!("{} (or a peer baseline: {})", e.message, baseline::SPELLINGS)));
     }
     Ok(())
 }
