@@ -69,7 +69,7 @@ def test_onnx_device_profile_and_measured_costs(tmp_path):
     out = tmp_path / "o.json"
     flags = ["--input-shape", "ids=2,16", "--input-shape", "mask=2,16", "--costs", csv]
     assert sa.allocate(g).to_json() == cli_allocate(ONNX / "transformer.onnx", out, [], flags)
-    unknown = sa.Graph.load(ONNX / "unknown_op.onnx", unknown_op_cost=7.5)
+    unknown = sa.Graph.load(ONNX / "unknown_op_undeclared.onnx", unknown_op_cost=7.5)
     assert 7.5 in [n.cost for n in unknown.nodes]
 
 

@@ -74,7 +74,7 @@ def test_symbolic_dims_need_import_options():
     with pytest.raises(sa.OptionError):
         sa.Graph.load(ONNX / "cnn.onnx", batch=0)
     with pytest.raises(sa.OptionError):
-        sa.Graph.load(ONNX / "unknown_op.onnx", unknown_op_cost=-1.0)
+        sa.Graph.load(ONNX / "unknown_op_undeclared.onnx", unknown_op_cost=-1.0)
     with pytest.raises(sa.FileError):
         sa.Graph.load(ONNX / "cnn.onnx", batch=1, costs=ONNX / "no-such-costs.csv")
 
@@ -91,7 +91,7 @@ def test_cycle():
 
 def test_unsupported_onnx():
     with pytest.raises(sa.UnsupportedError) as e:
-        sa.Graph.load(ONNX / "unknown_op.onnx")
+        sa.Graph.load(ONNX / "unknown_op_undeclared.onnx")
     assert e.value.code == "SA2000" and "FancyOp" in e.value.message
     with pytest.raises(sa.AllocationError):
         sa.Graph.load(ONNX / "bad_loop.onnx")

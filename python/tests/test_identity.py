@@ -67,9 +67,10 @@ def test_ge_option_names_are_accepted(tmp_path):
         ("bert_base.onnx", {"input_shapes": {"input_ids": [1, 128], "attention_mask": [1, 128]}},
          ["--input-shape", "input_ids=1,128", "--input-shape", "attention_mask=1,128"]),
         ("if.onnx", {}, []),
-        ("unknown_op.onnx", {"unknown_op_cost": 7.5}, ["--unknown-op-cost", "7.5"]),
+        ("unknown_op_undeclared.onnx", {"unknown_op_cost": 7.5}, ["--unknown-op-cost", "7.5"]),
+        ("unknown_op.onnx", {}, []),
     ],
-    ids=["cnn-batch", "cnn-shapes", "transformer-shapes", "bert-shapes", "if", "unknown-op-cost"],
+    ids=["cnn-batch", "cnn-shapes", "transformer-shapes", "bert-shapes", "if", "unknown-op-cost", "declared-shapes"],
 )
 @pytest.mark.parametrize("policy", POLICIES)
 def test_onnx_models_match_the_command_line(model, kwargs, flags, policy, tmp_path):
