@@ -27,6 +27,7 @@ mod logical_fixtures;
 mod mem_pool;
 mod memory;
 mod onnx_import;
+mod ort_export;
 mod partition;
 mod policy_corpus;
 mod policy_dali;
