@@ -14,7 +14,7 @@ model-zoo networks of onnx's `backend/test/data/light/`, in tests/fixtures/onnx/
 - a plan read back from an allocation file (`export MODEL ALLOC`) gives the same bytes.
 
 Needs onnxruntime and numpy (the `.venv` that `.ci/run` makes) and the release binary
-(`cargo build --release`; STREAM_ALLOC names another).
+(`cargo build --release`; SA_BIN names another).
 """
 
 import json
@@ -30,7 +30,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "onnx"
-BIN = Path(os.environ.get("STREAM_ALLOC", ROOT / "target" / "release" / "stream-alloc"))
+BIN = Path(os.environ.get("SA_BIN", ROOT / "target" / "release" / "stream-alloc"))
 CONFIG = "session.node_partition_config_file"
 LEVELS = {
     "off": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
