@@ -12,7 +12,7 @@ use super::import::{OnnxArgs, import, is_onnx};
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::Stage;
 use stream_alloc::graph::Model;
-use stream_alloc::import::onnx::ort::{self, Device, OrtGraph, Partition, Plan, Placed};
+use stream_alloc::import::onnx::ort::{self, Device, OrtGraph, Partition, Placed, Plan};
 use stream_alloc::simulate::SimConfig;
 use stream_alloc::{Error, ErrorKind, driver};
 

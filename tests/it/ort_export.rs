@@ -44,7 +44,11 @@ fn models() -> Vec<(String, Vec<&'static str>, PathBuf)> {
             fixture("ort/transformer.json"),
         ),
     ];
-    let mut zoo: Vec<PathBuf> = std::fs::read_dir(fixture("zoo")).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut zoo: Vec<PathBuf> = std::fs::read_dir(fixture("zoo"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
+        .collect();
     zoo.sort();
     for p in zoo {
         let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
