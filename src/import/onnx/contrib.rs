@@ -441,6 +441,7 @@ mod tests {
         match r {
             Ok(v) => v.into_iter().map(|t| t.dims).collect(),
             Err(Fail::Bad(m)) => panic!("bad: {m}"),
+            Err(Fail::Unknown(m)) => panic!("unknown: {m}"),
             Err(Fail::Unsupported) => panic!("unsupported"),
         }
     }
