@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: Rust (unit, integration, doc), lint, then the C/C++ suite through ctest
 # (which includes the header checks and the CMake install-and-consume test), then the Python
-# package (python/: built with maturin into .venv, its pytest suite), then the newcomer's path
-# on a fresh clone (scripts/newcomer.sh).
+# package (python/: built with maturin into .venv, its pytest suite), then ONNX Runtime running
+# the exported stream partitions (tests/ort), then the newcomer's path on a fresh clone
+# (scripts/newcomer.sh).
 #
 # Needs: the Rust toolchain with the rustfmt and clippy components, a C and C++ compiler,
 # cmake (3.16 or later), pkg-config and git; graphviz (`dot`) is used when present; a Python
@@ -96,6 +97,10 @@ rm -rf target/wheels
 .venv/bin/maturin build --release -q -m python/Cargo.toml -i "$PYO3_PYTHON"
 .venv/bin/pip install -q --force-reinstall --no-deps target/wheels/stream_alloc-*.whl
 SA_BIN="$PWD/target/release/stream-alloc" .venv/bin/pytest -q -p no:cacheprovider python/tests
+# ONNX Runtime (the CPU wheel in .venv) loads the partitions `export --to ort` writes and runs
+# the models with them (tests/ort, docs/ort.md), against the tool built above.
+echo "== ONNX Runtime runs the exported stream partitions (tests/ort)"
+SA_BIN="$PWD/target/release/stream-alloc" .venv/bin/python -m pytest -q -p no:cacheprovider tests/ort
 if [ "${SA_SKIP_NEWCOMER:-0}" != "1" ]; then
   echo "== newcomer's path on a fresh clone (scripts/newcomer.sh)"
   bash scripts/newcomer.sh

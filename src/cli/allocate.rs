@@ -11,7 +11,7 @@ use stream_alloc::compile::allocation::error_json_string;
 use stream_alloc::compile::policy::{self, PolicyReport};
 use stream_alloc::compile::{Allocation, Stage};
 use stream_alloc::driver::Compiled;
-pub use stream_alloc::frontend::Inputs;
+pub use stream_alloc::frontend::{Inputs, model_from_json};
 use stream_alloc::graph::Model;
 use stream_alloc::simulate::SimConfig;
 use stream_alloc::{Error, driver, frontend, verify};

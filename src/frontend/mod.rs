@@ -103,6 +103,15 @@ pub fn load_with_options(path: &Path, options: &[String], onnx: &OnnxOptions) ->
     b.build()
 }
 
+/// Builds graph JSON text with the given options over the file's own (`export` reads the
+/// importer's graph this way).
+pub fn model_from_json(bytes: &[u8], options: &[String]) -> Result<Model, Error> {
+    let mut b = json::builder_from_slice(bytes)?;
+    policy::table::resolve(&b.options)?;
+    apply_options(&mut b.options, options)?;
+    b.build()
+}
+
 /// GE's option names that [`Options::canonical_key`] accepts besides [`OPTION_KEYS`] (a test
 /// keeps the two in step).
 pub const GE_OPTION_NAMES: &[&str] = &[
