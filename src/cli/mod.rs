@@ -13,6 +13,7 @@ mod dot;
 mod import;
 mod out;
 mod pass;
+mod plot;
 mod replay;
 mod simulate;
 mod summary;
