@@ -34,13 +34,16 @@ use super::schedule::{fill_bottom_levels, node_cost};
 use crate::graph::{EdgeKind, GraphId, IdVec, Model, NodeId, StreamId};
 
 /// Ready nodes the heuristic looks through when the best one does not fit.
-pub const SCAN: usize = 64;
+pub const SCAN: usize = 32;
 /// Sets the exact order keeps per segment before it gives the segment to the heuristic.
-pub const MAX_STATES: usize = 200_000;
+pub const MAX_STATES: usize = 50_000;
 /// Nodes of a segment the exact order takes at most.
 pub const MAX_SEGMENT: usize = 2048;
 /// Steps (a state and a node looked at for it) the exact order takes per graph at most.
-pub const MAX_WORK: usize = 20_000_000;
+pub const MAX_WORK: usize = 2_000_000;
+
+/// No local index: a node that is not bearing.
+const NONE: u32 = u32::MAX;
 
 /// GE's memory alignment, as the plan aligns every tensor (`MEM_ALIGN_SIZE`).
 const ALIGN: u64 = 512;
@@ -107,10 +110,10 @@ impl GraphFacts {
     fn of(model: &Model, g: GraphId, stream: &IdVec<NodeId, Option<StreamId>>) -> Self {
         let all = &model.graphs[g].order;
         let bearing = |n: NodeId| model.nodes[n].tasks > 0 && stream[n].is_some();
-        let mut local: HashMap<NodeId, u32> = HashMap::new();
+        let mut local: IdVec<NodeId, u32> = IdVec::filled(model.nodes.len(), NONE);
         let nodes: Vec<NodeId> = all.iter().copied().filter(|&n| bearing(n)).collect();
         for (i, &n) in nodes.iter().enumerate() {
-            local.insert(n, i as u32);
+            local[n] = i as u32;
         }
         let m = nodes.len();
         // Dependencies between bearing nodes, through non-bearing nodes of the same graph.
@@ -122,18 +125,18 @@ impl GraphFacts {
                 if model.nodes[e.src].graph != g {
                     continue;
                 }
-                match local.get(&e.src) {
-                    Some(&p) => from.push(p),
-                    None => from.extend(reach.get(&e.src).into_iter().flatten().copied()),
+                match local[e.src] {
+                    NONE => from.extend(reach.get(&e.src).into_iter().flatten().copied()),
+                    p => from.push(p),
                 }
             }
             from.sort_unstable();
             from.dedup();
-            match local.get(&n) {
-                Some(&i) => preds[i as usize] = from,
-                None => {
+            match local[n] {
+                NONE => {
                     reach.insert(n, from);
                 }
+                i => preds[i as usize] = from,
             }
         }
         drop(reach);
@@ -145,7 +148,7 @@ impl GraphFacts {
         }
         let mut level = IdVec::filled(model.nodes.len(), 0.0f64);
         let dur = |n: NodeId| node_cost(model, n);
-        let succ_ids = |n: NodeId| succs[local[&n] as usize].iter().map(|&s| nodes[s as usize]).collect::<Vec<_>>();
+        let succ_ids = |n: NodeId| succs[local[n] as usize].iter().map(|&s| nodes[s as usize]).collect::<Vec<_>>();
         fill_bottom_levels(&mut level, nodes.iter().rev().copied(), dur, succ_ids);
         let mut by_level: Vec<u32> = (0..m as u32).collect();
         by_level.sort_by(|&a, &b| level[nodes[b as usize]].total_cmp(&level[nodes[a as usize]]).then(a.cmp(&b)));
@@ -170,13 +173,7 @@ impl GraphFacts {
 
     /// The tensors of the graph's nodes, as the plan's lifetimes define them (rule 8): one per
     /// output port with bytes of a node that is not a view, read through views.
-    fn add_tensors(
-        &mut self,
-        model: &Model,
-        g: GraphId,
-        local: &HashMap<NodeId, u32>,
-        bearing: impl Fn(NodeId) -> bool,
-    ) {
+    fn add_tensors(&mut self, model: &Model, g: GraphId, local: &IdVec<NodeId, u32>, bearing: impl Fn(NodeId) -> bool) {
         let mut stack: Vec<(NodeId, u32)> = Vec::new();
         let mut seen: Vec<(NodeId, u32)> = Vec::new();
         for &n in &model.graphs[g].order {
@@ -211,16 +208,17 @@ impl GraphFacts {
                             stack.extend((0..ports as u32).map(|q| (e.dst, q)));
                         }
                         if bearing(e.dst) {
-                            match local.get(&e.dst) {
-                                Some(&r) => readers.push(r),
-                                None => until_end = true,
+                            match local[e.dst] {
+                                // A reader in another graph: live to the end of this one.
+                                r if r == NONE || model.nodes[e.dst].graph != g => until_end = true,
+                                r => readers.push(r),
                             }
                         }
                     }
                 }
                 readers.sort_unstable();
                 readers.dedup();
-                let producer = local.get(&n).copied();
+                let producer = Some(local[n]).filter(|&p| p != NONE);
                 let t = self.tensors.len() as u32;
                 let bytes = aligned(bytes);
                 match producer {
@@ -358,7 +356,12 @@ impl GraphFacts {
         if gated_peak <= limit || self.nodes.is_empty() {
             return (gated, OrderStats { peak_bytes: gated_peak, ..OrderStats::default() });
         }
+        // The heuristic's best: the least-memory greedy or the plain bottom-level order.
         let (greedy, greedy_peak) = if limit == 0 { (gated, gated_peak) } else { self.gated(0) };
+        let (greedy, greedy_peak) = match self.gated(u64::MAX) {
+            (o, p) if p < greedy_peak => (o, p),
+            _ => (greedy, greedy_peak),
+        };
         let mut pos = vec![0u32; self.nodes.len()];
         for (k, &i) in greedy.iter().enumerate() {
             pos[i as usize] = k as u32;
@@ -514,16 +517,16 @@ impl GraphFacts {
     /// ready (declaration order among them), each bearing node in its turn.
     fn full_order(&self, model: &Model, bearing_order: &[u32]) -> Vec<NodeId> {
         let all = &model.graphs[self.graph].order;
-        let mut at: HashMap<NodeId, u32> = HashMap::with_capacity(all.len());
+        let mut at: IdVec<NodeId, u32> = IdVec::filled(model.nodes.len(), NONE);
         for (k, &n) in all.iter().enumerate() {
-            at.insert(n, k as u32);
+            at[n] = k as u32;
         }
         let mut waiting: Vec<u32> =
-            all.iter().map(|&n| model.in_edges(n).filter(|e| at.contains_key(&e.src)).count() as u32).collect();
+            all.iter().map(|&n| model.in_edges(n).filter(|e| at[e.src] != NONE).count() as u32).collect();
         let is_bearing: Vec<bool> = {
             let mut b = vec![false; all.len()];
             for &n in &self.nodes {
-                b[at[&n] as usize] = true;
+                b[at[n] as usize] = true;
             }
             b
         };
@@ -535,7 +538,8 @@ impl GraphFacts {
         let mut release = |k: usize, ready: &mut BinaryHeap<std::cmp::Reverse<u32>>, out: &mut Vec<NodeId>| {
             out.push(all[k]);
             for e in model.out_edges(all[k]) {
-                if let Some(&d) = at.get(&e.dst) {
+                let d = at[e.dst];
+                if d != NONE {
                     waiting[d as usize] -= 1;
                     if waiting[d as usize] == 0 && !is_bearing[d as usize] {
                         ready.push(std::cmp::Reverse(d));
@@ -547,7 +551,7 @@ impl GraphFacts {
             while let Some(std::cmp::Reverse(k)) = ready.pop() {
                 release(k as usize, &mut ready, &mut out);
             }
-            release(at[&self.nodes[b as usize]] as usize, &mut ready, &mut out);
+            release(at[self.nodes[b as usize]] as usize, &mut ready, &mut out);
         }
         while let Some(std::cmp::Reverse(k)) = ready.pop() {
             release(k as usize, &mut ready, &mut out);
@@ -559,15 +563,12 @@ impl GraphFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::synth::{Family, Rng, generate};
+    use crate::graph::synth::{Family, generate, with_tensor_sizes};
 
     /// A synthetic model with every node's outputs sized at random (the families carry no sizes).
     fn sized(family: Family, nodes: usize, seed: u64) -> Model {
         let mut m = generate(family, nodes, seed).unwrap();
-        let mut rng = Rng::new(seed ^ 0x5eed);
-        for n in m.nodes.iter_mut() {
-            n.out_bytes = Some(vec![512 * (1 + rng.below(64))]);
-        }
+        with_tensor_sizes(&mut m, seed);
         m
     }
 

@@ -1,10 +1,12 @@
 //! `auto`: every other policy (GE's default among them) run through the whole pipeline and
-//! the simulator; the shortest makespan wins, ties going to fewer streams, then fewer syncs,
-//! then the earlier candidate. GE, per-operator and list are always candidates, so auto is
-//! never slower than any of them under the simulator. A candidate past `max_streams` logical
-//! streams or `max_events` sync ids (GE's own assignment may be) is rejected, as is one past a
-//! device limit; with `max_memory`, a candidate whose memory plan needs more (docs/memory.md).
-//! Every row carries the graph's ideal makespan and lower bound beside the candidate's.
+//! the simulator. Without `memory_limit` the leanest plan for its speed wins: among the plans
+//! within [`LEAN_TOLERANCE`] of the fastest, the lowest memory-plan peak, then fewer streams,
+//! fewer syncs, the shorter makespan, the earlier candidate. With `memory_limit` the fastest plan
+//! within it wins (ties: fewer streams, fewer syncs, the earlier candidate), a candidate over it
+//! being tried again in the memory-aware order (src/search/fit.rs). A candidate past
+//! `max_streams` logical streams or `max_events` sync ids (GE's own assignment may be) is
+//! rejected, as is one past a device limit. Every row carries the graph's ideal makespan and
+//! lower bound beside the candidate's.
 
 use std::sync::Arc;
 
@@ -237,11 +239,11 @@ fn choose_in_batches(
         None => makespan,
     };
     let rule = match limit.as_ref() {
-        Some(r) => format!("least makespan within memory_limit={}", r.text()),
-        None => format!("lowest peak within {} % of the least makespan", LEAN_TOLERANCE * 100.0),
+        Some(r) => format!("least makespan within memory_limit={}", r.limit),
+        None => format!("leanest within {} % of least makespan", LEAN_TOLERANCE * 100.0),
     };
     let why = format!(
-        "{rule} ({} units, {} us/wait) within {} streams, {} ids",
+        "{rule} ({} units, {} us/wait; {} streams, {} ids)",
         cfg.units,
         cfg.wait_latency_us,
         budget_text(max_streams),
