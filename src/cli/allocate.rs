@@ -205,7 +205,7 @@ impl Inputs {
     }
 
     /// The graph for one entry of a `--policies` list: a peer baseline (`xla`, `nimble`,
-    /// `opara`, `ort`) or `policy=NAME` over the other options.
+    /// `opara`, `ort`, `trtllm[:N]`, `trtllm-cost[:N]`) or `policy=NAME` over the other options.
     pub fn load_policy(
         path: &PathBuf,
         options: &[String],
@@ -217,6 +217,10 @@ impl Inputs {
         }
         let mut opts = options.to_vec();
         opts.push(format!("policy={policy}"));
+        // A name that is neither a policy nor a peer: the error lists the peers' spellings too.
+        if let Err(e) = stream_alloc::compile::policy::table::parse(policy) {
+            return Err(Error::new(e.kind, format!("{} (or a peer baseline: {})", e.message, baseline::SPELLINGS)));
+        }
         Ok((Inputs::load(path, &opts, onnx)?, None))
     }
 
