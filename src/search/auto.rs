@@ -239,8 +239,9 @@ fn choose_in_batches(
         None => makespan,
     };
     let rule = match limit.as_ref() {
-        Some(r) => format!("least makespan within memory_limit={}", r.limit),
-        None => format!("leanest within {} % of least makespan", LEAN_TOLERANCE * 100.0),
+        Some(r) => format!("fastest within memory_limit={}", r.limit),
+        // Short: the summary's policy line holds it under 200 characters.
+        None => format!("leanest within {}% of fastest", LEAN_TOLERANCE * 100.0),
     };
     let why = format!(
         "{rule} ({} units, {} us/wait; {} streams, {} ids)",
