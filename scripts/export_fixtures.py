@@ -24,6 +24,9 @@ The models (tiny widths and depths, the operators and exporter idioms of the ful
   opset 17. Routing selects tokens per expert with NonZero (a data-dependent row count).
 - vit_b_16_ts.onnx, vit_b_16_dynamo.onnx: torchvision's VisionTransformer with vit_b_16's
   patch size and depth (12 layers) at a tiny width, both exporters.
+- readme_resnet50.onnx: the README's export snippet as written (torchvision's resnet50, the
+  dynamo exporter, a dynamic batch); tests/fixtures/docs/resnet50.onnx, the file the README's
+  commands on `resnet50.onnx` run on in the tests (tests/it/docs.rs).
 
 Stripping: every tensor over 4,096 elements (initializers and Constant values, nested graphs
 included) loses its data and is marked as external data in a file that does not exist
@@ -154,6 +157,15 @@ def vit_b_16():
                              hidden_dim=16, mlp_dim=32, num_classes=10)
 
 
+def readme_resnet50(path):
+    """The README's snippet ("Your own model"), the same calls."""
+    import torchvision
+    model = torchvision.models.resnet50().eval()
+    batch = torch.export.Dim("batch")
+    export(model, (torch.randn(1, 3, 224, 224),), path, True, None, input_names=["input"],
+           dynamic_shapes={"x": {0: batch}})
+
+
 MODELS = {
     "swin_t_ts": lambda p: export(swin_t(), (torch.randn(1, 3, 56, 56),), p, False, 17,
                                   input_names=["input"]),
@@ -169,6 +181,7 @@ MODELS = {
                                     input_names=["input"]),
     "vit_b_16_dynamo": lambda p: export(vit_b_16(), (torch.randn(1, 3, 32, 32),), p, True, 18,
                                         input_names=["input"]),
+    "readme_resnet50": readme_resnet50,
 }
 
 
