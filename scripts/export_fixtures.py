@@ -6,7 +6,12 @@ of model a PyTorch user exports (issue 39), and strips them for the repository.
     /tmp/torchenv/bin/pip install torch torchvision onnx onnxscript transformers
     /tmp/torchenv/bin/python scripts/export_fixtures.py OUT_DIR [NAME...]
 
-With no NAME every model is exported. Made with torch 2.15.0, torchvision 0.29.2,
+With no NAME every model is exported. The README's stand-in is regenerated with
+
+    /tmp/torchenv/bin/python scripts/export_fixtures.py /tmp/fx readme_resnet50
+    cp /tmp/fx/readme_resnet50.onnx tests/fixtures/docs/resnet50.onnx
+
+and the others are copied from OUT_DIR to where their tests read them (tests/fixtures/onnx/). Made with torch 2.15.0, torchvision 0.29.2,
 transformers 5.24.0, onnx 1.23.2, onnxscript 0.7.2 (CPU); another torch version may write
 other node names or operators. Weights are random (seed 0) and never read by the importer.
 
@@ -24,9 +29,10 @@ The models (tiny widths and depths, the operators and exporter idioms of the ful
   opset 17. Routing selects tokens per expert with NonZero (a data-dependent row count).
 - vit_b_16_ts.onnx, vit_b_16_dynamo.onnx: torchvision's VisionTransformer with vit_b_16's
   patch size and depth (12 layers) at a tiny width, both exporters.
-- readme_resnet50.onnx: the README's export snippet as written (torchvision's resnet50, the
-  dynamo exporter, a dynamic batch); tests/fixtures/docs/resnet50.onnx, the file the README's
-  commands on `resnet50.onnx` run on in the tests (tests/it/docs.rs).
+- readme_resnet50.onnx: the README's export snippet, read from README.md and run as written
+  (torchvision's resnet50, the dynamo exporter, a dynamic batch); copied to
+  tests/fixtures/docs/resnet50.onnx, the file the README's commands on `resnet50.onnx` run on
+  in the tests (tests/it/docs.rs).
 
 Stripping: every tensor over 4,096 elements (initializers and Constant values, nested graphs
 included) loses its data and is marked as external data in a file that does not exist
@@ -158,12 +164,23 @@ def vit_b_16():
 
 
 def readme_resnet50(path):
-    """The README's snippet ("Your own model"), the same calls."""
-    import torchvision
-    model = torchvision.models.resnet50().eval()
-    batch = torch.export.Dim("batch")
-    export(model, (torch.randn(1, 3, 224, 224),), path, True, None, input_names=["input"],
-           dynamic_shapes={"x": {0: batch}})
+    """Runs the README's export snippet ("Your own model", its ```python block) as written, in a
+    scratch directory, and strips the resnet50.onnx it writes."""
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+    text = open(readme, encoding="utf-8").read()
+    snippet = text.split("## Your own model", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(tmp)
+        try:
+            exec(compile(snippet, "README.md (Your own model)", "exec"), {})
+            m = onnx.load("resnet50.onnx", load_external_data=True)
+        finally:
+            os.chdir(cwd)
+    stripped = strip_graph(m.graph)
+    onnx.save(m, path)
+    print(f"{os.path.basename(path)}: {len(m.graph.node)} nodes, {stripped} tensors stripped, "
+          f"{os.path.getsize(path)} bytes")
 
 
 MODELS = {
