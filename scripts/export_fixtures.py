@@ -11,7 +11,8 @@ With no NAME every model is exported. The README's stand-in is regenerated with
     /tmp/torchenv/bin/python scripts/export_fixtures.py /tmp/fx readme_resnet50
     cp /tmp/fx/readme_resnet50.onnx tests/fixtures/docs/resnet50.onnx
 
-and the others are copied from OUT_DIR to where their tests read them (tests/fixtures/onnx/). Made with torch 2.15.0, torchvision 0.29.2,
+and the others are copied from OUT_DIR to where their tests read them (tests/fixtures/onnx/).
+Made with torch 2.15.0, torchvision 0.29.2,
 transformers 5.24.0, onnx 1.23.2, onnxscript 0.7.2 (CPU); another torch version may write
 other node names or operators. Weights are random (seed 0) and never read by the importer.
 
