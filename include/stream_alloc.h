@@ -47,6 +47,7 @@
 #include "stream_alloc/summary.h"
 #include "stream_alloc/runtime_pools.h"
 #include "stream_alloc/mem_pool.h"
+#include "stream_alloc/pluggable.h"
 #include "stream_alloc/errors.h"
 
 #endif  /* STREAM_ALLOC_H */

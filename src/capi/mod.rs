@@ -3,8 +3,8 @@
 //! Two opaque handles on the compile side: [`sa_graph`] (a model being described, then built)
 //! and [`sa_allocation`] (the result of the pipeline on a built model); the runtime half
 //! ([`runtime`]) adds the RT2 allocators, the V1 stream pool and the device-runtime seam, the
-//! user-level streams and events ([`stream_ops`]) and the stream-ordered memory pool
-//! ([`mem_pool`]).
+//! user-level streams and events ([`stream_ops`]), the stream-ordered memory pool
+//! ([`mem_pool`]) and the frameworks' pluggable-allocator entry points over it ([`pluggable`]).
 //! Every function returns an [`sa_status`], a value that cannot fail, or a pointer that is NULL
 //! on failure; it checks every pointer it is given, writes its outputs only on success, and runs
 //! inside one panic boundary, [`ffi_boundary`], so no Rust panic ever unwinds into C. The
@@ -21,6 +21,7 @@ pub mod event_allocator;
 pub mod graph;
 pub mod mem_pool;
 pub mod notify_allocator;
+pub mod pluggable;
 pub mod reusable_pool;
 pub mod rt2;
 pub mod runtime;
@@ -159,6 +160,20 @@ impl FfiOutcome for *const c_char {
 impl FfiOutcome for () {
     type C = ();
     fn into_c(self) {}
+    fn panicked() {}
+}
+
+/// The outcome of a `void` entry point with a fixed signature (the frameworks' allocator
+/// hooks): a failure is only recorded as the thread's last error.
+pub(crate) struct Recorded(pub ApiResult);
+
+impl FfiOutcome for Recorded {
+    type C = ();
+    fn into_c(self) {
+        if let Err(e) = self.0 {
+            record_thread_error(&e);
+        }
+    }
     fn panicked() {}
 }
 

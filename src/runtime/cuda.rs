@@ -73,6 +73,7 @@ type WaitEvent = unsafe extern "C" fn(Ptr, Ptr, c_uint) -> c_int;
 type Elapsed = unsafe extern "C" fn(*mut f32, Ptr, Ptr) -> c_int;
 type MemAlloc = unsafe extern "C" fn(*mut DevPtr, usize) -> c_int;
 type MemFree = unsafe extern "C" fn(DevPtr) -> c_int;
+type MemGetInfo = unsafe extern "C" fn(*mut usize, *mut usize) -> c_int;
 type HtoD = unsafe extern "C" fn(DevPtr, *const c_void, usize) -> c_int;
 type HtoDAsync = unsafe extern "C" fn(DevPtr, *const c_void, usize, Ptr) -> c_int;
 type DtoH = unsafe extern "C" fn(*mut c_void, DevPtr, usize) -> c_int;
@@ -136,6 +137,9 @@ struct Driver {
     event_elapsed: Elapsed,
     mem_alloc: MemAlloc,
     mem_free: MemFree,
+    /// Absent: the device's total memory is unknown (the pluggable allocator's memory fraction
+    /// says so).
+    mem_get_info: Option<MemGetInfo>,
     htod: HtoD,
     htod_async: HtoDAsync,
     dtoh: DtoH,
@@ -199,6 +203,7 @@ impl Driver {
                 event_elapsed: req!("cuEventElapsedTime")?,
                 mem_alloc: req!("cuMemAlloc_v2")?,
                 mem_free: req!("cuMemFree_v2")?,
+                mem_get_info: sym(h, c"cuMemGetInfo_v2"),
                 htod: req!("cuMemcpyHtoD_v2")?,
                 htod_async: req!("cuMemcpyHtoDAsync_v2")?,
                 dtoh: req!("cuMemcpyDtoH_v2")?,
@@ -410,6 +415,18 @@ impl Cuda {
     /// `CUDA_ERROR_… (code)`, from `cuGetErrorName`.
     pub fn describe(&self, code: i32) -> String {
         name_of(&self.d, code)
+    }
+
+    /// The device's total memory in bytes (`cuMemGetInfo_v2`).
+    pub fn total_memory(&self) -> RtResult<u64> {
+        let f = self
+            .d
+            .mem_get_info
+            .ok_or_else(|| RtError::new(RtErrorKind::NoRuntime, format!("{} has no cuMemGetInfo_v2", self.library)))?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: cuMemGetInfo_v2(free, total) with two valid out pointers.
+        self.call("cuMemGetInfo_v2", || unsafe { f(&mut free, &mut total) })?;
+        Ok(total as u64)
     }
 
     /// Streaming multiprocessors of the device (`CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`).

@@ -24,6 +24,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::c_void;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
@@ -48,6 +49,8 @@ pub struct MemPoolStats {
     pub device_bytes: u64,
     /// Highest `device_bytes` seen.
     pub peak_device_bytes: u64,
+    /// Highest `in_use_bytes` seen.
+    pub peak_in_use_bytes: u64,
     pub allocs: u64,
     pub frees: u64,
     /// Allocations served from a free list.
@@ -99,6 +102,9 @@ struct Inner {
 pub struct MemPool {
     ctx: Arc<StreamContext>,
     inner: Mutex<Inner>,
+    /// Most bytes the pool may hold from the device (`u64::MAX`: no limit): a device allocation
+    /// past it fails as the device would, and so goes through the synchronise-release-retry path.
+    limit: AtomicU64,
 }
 
 fn round(size: usize) -> RtResult<usize> {
@@ -114,7 +120,25 @@ fn round(size: usize) -> RtResult<usize> {
 impl MemPool {
     /// An empty pool over `ctx`'s runtime and streams. No device call.
     pub fn new(ctx: Arc<StreamContext>) -> MemPool {
-        MemPool { ctx, inner: Mutex::new(Inner::default()) }
+        MemPool { ctx, inner: Mutex::new(Inner::default()), limit: AtomicU64::new(u64::MAX) }
+    }
+
+    /// Caps the bytes the pool holds from the device (`None`: no cap). Blocks already held are
+    /// kept; the cap applies to the next device allocation.
+    pub fn set_limit(&self, bytes: Option<u64>) {
+        self.limit.store(bytes.unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    /// `aclrtMalloc` within the pool's limit.
+    fn device_malloc(&self, g: &Inner, need: usize) -> RtResult<Ptr> {
+        let limit = self.limit.load(Ordering::Relaxed);
+        if g.stats.device_bytes.saturating_add(need as u64) > limit {
+            return Err(RtError::new(
+                RtErrorKind::Device,
+                format!("the pool's limit of {limit} bytes would be exceeded ({} bytes held)", g.stats.device_bytes),
+            ));
+        }
+        self.ctx.runtime().mem_malloc(need)
     }
 
     pub fn context(&self) -> &Arc<StreamContext> {
@@ -140,7 +164,7 @@ impl MemPool {
         if let Some(p) = self.take_free(&mut g, owner, need) {
             return Ok(p);
         }
-        let first = match self.ctx.runtime().mem_malloc(need) {
+        let first = match self.device_malloc(&g, need) {
             Ok(p) => return Ok(self.add_block(&mut g, p, need, owner)),
             // Only a device answer is worth a retry; a missing entry will not change.
             Err(e) if e.kind != RtErrorKind::Device => return Err(e),
@@ -163,7 +187,7 @@ impl MemPool {
         }
         let (blocks, bytes) =
             self.trim(&mut g).map_err(|e| RtError { message: what("returning cached blocks failed", &e), ..e })?;
-        match self.ctx.runtime().mem_malloc(need) {
+        match self.device_malloc(&g, need) {
             Ok(p) => Ok(self.add_block(&mut g, p, need, owner)),
             Err(e) => Err(RtError {
                 kind: RtErrorKind::OutOfMemory,
@@ -185,6 +209,7 @@ impl MemPool {
         st.device_mallocs += 1;
         st.allocs += 1;
         st.in_use_bytes += size as u64;
+        st.peak_in_use_bytes = st.peak_in_use_bytes.max(st.in_use_bytes);
         st.device_bytes += size as u64;
         st.peak_device_bytes = st.peak_device_bytes.max(st.device_bytes);
         p
@@ -205,6 +230,7 @@ impl MemPool {
         st.reuses += 1;
         st.cached_bytes -= size as u64;
         st.in_use_bytes += size as u64;
+        st.peak_in_use_bytes = st.peak_in_use_bytes.max(st.in_use_bytes);
         Some(addr as Ptr)
     }
 
@@ -430,6 +456,20 @@ impl MemPool {
         let mut g = self.inner.lock();
         self.sync_pending(&mut g)?;
         self.trim(&mut g).map(|_| ())
+    }
+
+    /// The block holding `ptr` (its start or any byte inside), allocated or not yet returned:
+    /// its start and size (rounded). A scan of the pool's blocks, for the rare caller (IPC).
+    pub fn base_of(&self, ptr: Ptr) -> Option<(Ptr, usize)> {
+        let g = self.inner.lock();
+        let a = ptr as usize;
+        if let Some(b) = g.blocks.get(&a).filter(|b| matches!(b.state, State::InUse)) {
+            return Some((ptr, b.size));
+        }
+        g.blocks
+            .iter()
+            .find(|&(&base, b)| matches!(b.state, State::InUse) && base <= a && a < base + b.size)
+            .map(|(&base, b)| (base as Ptr, b.size))
     }
 
     /// The size (rounded) and owner stream of an allocated block.

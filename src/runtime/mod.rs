@@ -1,7 +1,8 @@
 //! Runtime half: the RT2 stream/event/notify allocators (`gert::StreamAllocator` and siblings),
 //! the V1 stream pool (`ge::ReusableStreamAllocator`), the RT2 resource counts, the user-level
 //! streams and events with MindSpore's stream-ordered memory pool ([`stream_ops`],
-//! [`mem_pool`]), and the device-runtime seam they all call through.
+//! [`mem_pool`]) and the pluggable-allocator pools over it ([`pluggable`]), and the
+//! device-runtime seam they all call through.
 //!
 //! Nothing here links a vendor library: the device runtime is a registered C function table or
 //! the Ascend runtime's own symbols, found at run time ([`seam`]), or, when selected, the CUDA
@@ -14,6 +15,7 @@ pub mod consts;
 pub mod cuda;
 pub mod error;
 pub mod mem_pool;
+pub mod pluggable;
 pub mod pool;
 pub mod rt2;
 pub mod seam;
@@ -22,6 +24,7 @@ pub mod stream_ops;
 pub use allocators::{EventAllocator, HandleKind, HolderState, NotifyAllocator, StreamAllocator, VecHeader};
 pub use error::{RtError, RtErrorKind, RtResult};
 pub use mem_pool::{MemPool, MemPoolStats};
+pub use pluggable::PluggableStats;
 pub use pool::{PoolOptions, PoolStats, ReusableStreamPool};
 pub use rt2::{ExternalAllocators, Occupied, ResourceCounts, StaticCounts, occupy};
 pub use seam::{Backend, Runtime, RuntimeOps, RuntimeSource};

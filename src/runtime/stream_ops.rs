@@ -91,6 +91,9 @@ fn merge(into: &mut Vec<u64>, from: &[u64]) {
 pub struct StreamContext {
     rt: Arc<Runtime>,
     inner: Mutex<Inner>,
+    /// Every stream handed to it is adopted on first sight, NULL (the device's default stream)
+    /// included: the pluggable allocator's streams come from the framework, unannounced.
+    adopt_all: bool,
 }
 
 // Handles are opaque runtime tokens, passed back to the runtime and never dereferenced.
@@ -103,7 +106,14 @@ impl StreamContext {
 
     /// A context over a given runtime (tests pass a fake one without registering it).
     pub fn with_runtime(rt: Arc<Runtime>) -> Arc<StreamContext> {
-        Arc::new(StreamContext { rt, inner: Mutex::new(Inner::default()) })
+        Arc::new(StreamContext { rt, inner: Mutex::new(Inner::default()), adopt_all: false })
+    }
+
+    /// A context that adopts every stream it is handed on first use, NULL (the device's default
+    /// stream, as `aclrtRecordEvent` and `cuEventRecord` take it) included, and never destroys
+    /// them: the pluggable allocator's (`super::pluggable`), whose streams belong to the framework.
+    pub fn adopting(rt: Arc<Runtime>) -> Arc<StreamContext> {
+        Arc::new(StreamContext { rt, inner: Mutex::new(Inner::default()), adopt_all: true })
     }
 
     pub(crate) fn runtime(&self) -> &Runtime {
@@ -160,7 +170,14 @@ impl StreamContext {
     /// The context's index of `stream`: `Null` for NULL, `UnknownHandle` when it was neither
     /// created nor adopted here.
     pub(crate) fn index_of(&self, stream: Ptr) -> RtResult<usize> {
-        Self::index_in(&self.inner.lock(), stream)
+        let mut g = self.inner.lock();
+        if self.adopt_all {
+            if let Some(&i) = g.index.get(&(stream as usize)) {
+                return Ok(i);
+            }
+            return Ok(Self::add_stream(&mut g, stream as usize, false, None));
+        }
+        Self::index_in(&g, stream)
     }
 
     fn index_in(g: &Inner, stream: Ptr) -> RtResult<usize> {

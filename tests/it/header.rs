@@ -56,6 +56,11 @@ const AREAS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     ("mem_pool", "memory pool: a stream-ordered device memory pool", &["mem_pool"]),
+    (
+        "pluggable",
+        "pluggable allocator: PyTorch's, torch_npu's and MindSpore's device allocator entry points",
+        &["pluggable"],
+    ),
     ("errors", "errors: status codes, the last error, the version, returned strings", &["status", "mod"]),
 ];
 
@@ -187,6 +192,10 @@ fn split_by_area(root: &Path, header: &str) -> Vec<(PathBuf, String)> {
         let mut text = format!(
             "/*\n * stream_alloc/{stem}.h - {title}.\n *\n * One area of the C ABI; stream_alloc.h includes every area, in order, with the\n * conventions they share (status, ownership, thread safety).\n */\n\n#ifndef {guard}\n#define {guard}\n\n{notice}\n\n#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n"
         );
+        // `ssize_t` (the frameworks' size type) is POSIX's, from <sys/types.h>.
+        if mine.iter().any(|i| i.text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == "ssize_t")) {
+            text += "#include <sys/types.h>\n";
+        }
         for b in &uses {
             text += &format!("#include \"{}.h\"\n", AREAS[*b].0);
         }
@@ -279,7 +288,10 @@ fn every_declaration_is_in_the_header_of_its_area() {
         assert_eq!(holders.len(), 1, "{} is in {} headers: {holders:?}", item.name, holders.len());
     }
     let names: Vec<&str> = AREAS.iter().map(|(stem, _, _)| *stem).collect();
-    assert_eq!(names, ["graph", "allocation", "session", "summary", "runtime_pools", "mem_pool", "errors"]);
+    assert_eq!(
+        names,
+        ["graph", "allocation", "session", "summary", "runtime_pools", "mem_pool", "pluggable", "errors"]
+    );
     let top = &files[0].1;
     let at = |stem: &str| top.find(&format!("#include \"stream_alloc/{stem}.h\"")).expect("included");
     assert!(names.windows(2).all(|w| at(w[0]) < at(w[1])), "stream_alloc.h includes the areas out of order");

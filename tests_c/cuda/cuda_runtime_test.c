@@ -150,6 +150,45 @@ static void streams_events_and_pools(void) {
   CHECK(mem_bytes() == 0);
 }
 
+/* The pluggable-allocator entry points on the CUDA backend (SA_RUNTIME=cuda): record_stream on
+ * real (fake-driver) streams, the memory fraction from cuMemGetInfo_v2, the one device served. */
+static void pluggable_on_cuda(void) {
+  sa_stream_ctx *ctx = NULL;
+  void *s0 = NULL, *s1 = NULL;
+  CHECK(sa_stream_ctx_new(&ctx) == SA_OK);
+  CHECK(sa_stream_ctx_stream(ctx, 0, 0, 0, &s0) == SA_OK && sa_stream_ctx_stream(ctx, 1, 0, 0, &s1) == SA_OK);
+  void *p = sa_pluggable_malloc(1000, 0, s0);
+  CHECK(p != NULL);
+  sa_pluggable_record_stream(p, s1);
+  sa_pluggable_free(p, 1000, 0, s0);
+  void *q = sa_pluggable_malloc(1000, 0, s0); /* s1's event pending */
+  CHECK(q != NULL && q != p);
+  sa_pluggable_free(q, 1000, 0, s0);
+  complete_all();
+  void *r = sa_pluggable_malloc(1000, 0, s0), *t = sa_pluggable_malloc(1000, 0, s0);
+  CHECK(r == q && t == p); /* cuEventQuery answered: complete */
+  sa_pluggable_free(r, 1000, 0, s0);
+  sa_pluggable_free(t, 1000, 0, s0);
+  CHECK(sa_pluggable_malloc(64, 1, s0) == NULL);
+  CHECK(strstr(sa_last_error_message(), "SA_CUDA_DEVICE") != NULL);
+  sa_pluggable_reset();
+  CHECK(mem_bytes() == 0);
+  set_capacity(1 << 20);
+  sa_pluggable_memory_fraction(0.5, 0);
+  CHECK(sa_pluggable_malloc(600000, 0, s0) == NULL);
+  CHECK(strstr(sa_last_error_message(), "limit of 524288 bytes") != NULL);
+  sa_pluggable_memory_fraction(1.0, 0);
+  p = sa_pluggable_malloc(600000, 0, s0);
+  CHECK(p != NULL);
+  sa_pluggable_free(p, 600000, 0, s0);
+  sa_pluggable_reset();
+  CHECK(mem_bytes() == 0);
+  set_capacity(UINT64_MAX);
+  sa_pluggable_stats st;
+  CHECK(sa_pluggable_get_stats(0, &st) == SA_OK && st.num_ooms == 1 && st.reserved_bytes_all_current == 0);
+  sa_stream_ctx_free(ctx);
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: %s FAKE_CUDA_LIB NOT_A_CUDA_LIB\n", argv[0]);
@@ -170,6 +209,7 @@ int main(int argc, char **argv) {
   complete_all = (void_fn)dlsym(h, "fake_cuda_complete_all");
   CHECK(fail_next && live && mem_bytes && set_capacity && complete_all);
   if (sa_check_failures == 0) streams_events_and_pools();
+  if (sa_check_failures == 0) pluggable_on_cuda();
   dlclose(h);
   if (sa_check_failures) {
     fprintf(stderr, "%d check(s) failed\n", sa_check_failures);

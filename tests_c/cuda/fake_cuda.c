@@ -431,6 +431,16 @@ EXPORT int cuMemAlloc_v2(uint64_t *p, size_t size) {
   *p = (uint64_t)(uintptr_t)o->bytes;
   return leave(CUDA_SUCCESS);
 }
+/* The capacity as the total (80 GiB when unlimited) and what is left of it. */
+EXPORT int cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
+  int rc = enter(1);
+  if (rc) return rc;
+  if (!free_bytes || !total_bytes) return leave(CUDA_ERROR_INVALID_VALUE);
+  uint64_t total = g_mem_capacity == UINT64_MAX ? (uint64_t)80 << 30 : g_mem_capacity;
+  *total_bytes = (size_t)total;
+  *free_bytes = (size_t)(total > g_mem_bytes ? total - g_mem_bytes : 0);
+  return leave(CUDA_SUCCESS);
+}
 EXPORT int cuMemFree_v2(uint64_t p) {
   int rc = enter(1);
   if (rc) return rc;

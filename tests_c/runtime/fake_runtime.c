@@ -10,7 +10,8 @@
  * no-resource code while n of them are alive (0: unlimited, the default), as GE's runtime stub's
  * free-stream counter does; aclrtGetStreamAvailableNum / rtGetAvailEventNum report what is left.
  * Other switches: FAKE_RT_MAX_TASKS (default 1024), FAKE_RT_UNLIMITED (0/1), FAKE_RT_MAX_STREAMS
- * (default 1024), FAKE_RT_MEM_CAPACITY (bytes, default unlimited). */
+ * (default 1024), FAKE_RT_MEM_CAPACITY (bytes, default unlimited; aclrtGetMemInfo reports it as
+ * the total). A NULL stream is the default stream, as in ACL. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -193,8 +194,10 @@ EXPORT int aclrtStreamGetId(void *stm, int32_t *id) {
 EXPORT int aclrtCreateEventExWithFlag(void **evt, uint32_t flag) { return create(K_EVENT, evt, 0, flag); }
 EXPORT int aclrtCreateEventWithFlag(void **evt, uint32_t flag) { return create(K_EVENT, evt, 0, flag); }
 EXPORT int aclrtDestroyEvent(void *evt) { return destroy(K_EVENT, evt, 0); }
+/* A NULL stream is the device's default stream, as in ACL. */
 EXPORT int aclrtRecordEvent(void *evt, void *stm) {
-  if (evt == NULL || stm == NULL) return ACL_ERROR_RT_PARAM_INVALID;
+  (void)stm;
+  if (evt == NULL) return ACL_ERROR_RT_PARAM_INVALID;
   pthread_mutex_lock(&g_mu);
   handle_t *h = find_locked(evt, K_EVENT);
   if (h != NULL) {
@@ -259,7 +262,10 @@ EXPORT int aclrtFree(void *dev_ptr) {
   return destroy(K_MEM, dev_ptr, 0);
 }
 EXPORT int aclrtResetEvent(void *evt, void *stm) { return (evt && stm) ? 0 : ACL_ERROR_RT_PARAM_INVALID; }
-EXPORT int aclrtStreamWaitEvent(void *stm, void *evt) { return (evt && stm) ? 0 : ACL_ERROR_RT_PARAM_INVALID; }
+EXPORT int aclrtStreamWaitEvent(void *stm, void *evt) {
+  (void)stm;
+  return evt ? 0 : ACL_ERROR_RT_PARAM_INVALID;
+}
 EXPORT int aclrtCreateNotify(void **notify, uint64_t flag) {
   return flag == 0 ? create(K_NOTIFY, notify, 0, 0) : ACL_ERROR_RT_PARAM_INVALID;
 }
@@ -306,6 +312,18 @@ EXPORT int32_t rtGetAvailEventNum(uint32_t *count) {
   uint64_t live = g_creates[K_EVENT] - g_destroys[K_EVENT];
   uint64_t limit = g_capacity[K_EVENT] != 0 ? g_capacity[K_EVENT] : 65536;
   *count = limit > live ? (uint32_t)(limit - live) : 0;
+  pthread_mutex_unlock(&g_mu);
+  return 0;
+}
+/* aclrtGetMemInfo(attr, free, total): the capacity (64 GiB when unlimited) and what is left. */
+EXPORT int aclrtGetMemInfo(int32_t attr, size_t *free_bytes, size_t *total_bytes) {
+  (void)attr;
+  if (free_bytes == NULL || total_bytes == NULL) return ACL_ERROR_RT_PARAM_INVALID;
+  pthread_mutex_lock(&g_mu);
+  read_env_locked();
+  uint64_t total = g_mem_capacity == UINT64_MAX ? (uint64_t)64 << 30 : g_mem_capacity;
+  *total_bytes = (size_t)total;
+  *free_bytes = (size_t)(total > g_mem_bytes ? total - g_mem_bytes : 0);
   pthread_mutex_unlock(&g_mu);
   return 0;
 }
