@@ -1,6 +1,6 @@
 //! The peers' published stream-assignment algorithms, as baselines to measure the project's
 //! policies against on the same device model (docs/peers.md): XLA's legacy StreamAssignment,
-//! Nimble, Opara and ONNX Runtime. Each gives every node a stream by its own rule and
+//! Nimble, Opara, ONNX Runtime and TensorRT-LLM's automatic multi-stream pass. Each gives every node a stream by its own rule and
 //! synchronises by its own rule, without the project's sync reduction or id reuse, so a
 //! comparison sees the peer's real cost. The execution order and the physical split are the
 //! pipeline's (an allocation needs them; the peers' own launch orders are not modelled).
@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 mod peers;
+mod trtllm;
 
 use crate::bail;
 use crate::compile::policy::PolicyReport;
@@ -40,23 +41,57 @@ pub enum Peer {
     /// ONNX Runtime's device partitioner: one stream per engine; a wait on every cross-stream
     /// edge.
     Ort,
+    /// TensorRT-LLM's automatic multi-stream pass on `streams` streams: a list schedule by
+    /// distance to the exit, each node to the first stream free by its ready time; one event
+    /// per producer, a wait on every cross-stream edge. `cost`: weights by `cost_us` instead of
+    /// the pass's own table.
+    Trtllm { streams: u32, cost: bool },
 }
 
-impl Peer {
-    pub const ALL: [Peer; 4] = [Peer::Xla, Peer::Nimble, Peer::Opara, Peer::Ort];
+/// Streams of `trtllm` without `:N`: the count the issue measured TensorRT-LLM's pass with
+/// (its own default, one stream, would be the single-stream plan).
+pub const TRTLLM_STREAMS: u32 = 4;
 
-    pub fn name(self) -> &'static str {
+impl Peer {
+    /// One of each, `trtllm` with its default streams.
+    pub const ALL: [Peer; 6] = [
+        Peer::Xla,
+        Peer::Nimble,
+        Peer::Opara,
+        Peer::Ort,
+        Peer::Trtllm { streams: TRTLLM_STREAMS, cost: false },
+        Peer::Trtllm { streams: TRTLLM_STREAMS, cost: true },
+    ];
+
+    /// The `--policies` entry that names it (`trtllm:N` and `trtllm-cost:N` away from the
+    /// default streams).
+    pub fn name(self) -> String {
         match self {
-            Peer::Xla => "xla",
-            Peer::Nimble => "nimble",
-            Peer::Opara => "opara",
-            Peer::Ort => "ort",
+            Peer::Xla => "xla".into(),
+            Peer::Nimble => "nimble".into(),
+            Peer::Opara => "opara".into(),
+            Peer::Ort => "ort".into(),
+            Peer::Trtllm { streams, cost } => {
+                let base = if cost { "trtllm-cost" } else { "trtllm" };
+                if streams == TRTLLM_STREAMS { base.into() } else { format!("{base}:{streams}") }
+            }
         }
     }
 
-    /// The peer a `--policies` entry names, if it names one.
+    /// The peer a `--policies` entry names, if it names one: `xla`, `nimble`, `opara`, `ort`,
+    /// `trtllm[:N]`, `trtllm-cost[:N]` (N >= 1 streams).
     pub fn parse(name: &str) -> Option<Peer> {
-        Peer::ALL.into_iter().find(|p| p.name() == name)
+        let (base, streams) = match name.split_once(':') {
+            Some((b, n)) => (b, Some(n.parse::<u32>().ok().filter(|&n| n >= 1)?)),
+            None => (name, None),
+        };
+        let streams = streams.unwrap_or(TRTLLM_STREAMS);
+        match base {
+            "trtllm" => Some(Peer::Trtllm { streams, cost: false }),
+            "trtllm-cost" => Some(Peer::Trtllm { streams, cost: true }),
+            _ if streams != TRTLLM_STREAMS || name.contains(':') => None,
+            _ => Peer::ALL.into_iter().find(|p| p.name() == base),
+        }
     }
 }
 
@@ -66,6 +101,9 @@ impl Peer {
 pub struct Plan {
     pub stream: IdVec<NodeId, Option<StreamId>>,
     pub waits: Vec<(NodeId, NodeId)>,
+    /// The peer's own execution order, where it fixes one (TensorRT-LLM: the assignment
+    /// order); `None`: the pipeline's.
+    pub order: Option<Vec<NodeId>>,
 }
 
 impl Plan {
@@ -134,6 +172,7 @@ pub fn plan(model: &Model, peer: Peer, options: &Options) -> Result<Plan> {
         Peer::Nimble => peers::nimble(&g),
         Peer::Opara => peers::opara(&g),
         Peer::Ort => peers::ort(model, &g),
+        Peer::Trtllm { streams, cost } => return Ok(trtllm_plan(model, &g, streams, cost)),
     };
     let mut stream = IdVec::filled(model.nodes.len(), None);
     for (i, &n) in g.order.iter().enumerate() {
@@ -158,11 +197,47 @@ pub fn plan(model: &Model, peer: Peer, options: &Options) -> Result<Plan> {
         waits
     };
     let waits = waits.into_iter().map(|(u, v)| (g.order[u], g.order[v])).collect();
-    Ok(Plan { stream, waits })
+    Ok(Plan { stream, waits, order: None })
+}
+
+/// TensorRT-LLM's plan: its streams, its waits, and its
+/// assignment order as the execution order, with each task-less node placed right before the
+/// first task node that needs it (the rest at the end, in graph order).
+fn trtllm_plan(model: &Model, g: &TaskGraph, streams: u32, cost: bool) -> Plan {
+    let a = trtllm::assign(model, g, streams, cost);
+    let mut stream = IdVec::filled(model.nodes.len(), None);
+    for (i, &n) in g.order.iter().enumerate() {
+        stream[n] = Some(StreamId(a.stream[i]));
+    }
+    let mut placed: IdVec<NodeId, bool> = IdVec::filled(model.nodes.len(), false);
+    let mut order = Vec::with_capacity(model.nodes.len());
+    let mut stack = Vec::new();
+    for &i in &a.order {
+        // The task-less ancestors not yet placed, each after its own producers.
+        stack.push((g.order[i], false));
+        while let Some((n, expanded)) = stack.pop() {
+            if placed[n] {
+                continue;
+            }
+            if expanded {
+                placed[n] = true;
+                order.push(n);
+                continue;
+            }
+            stack.push((n, true));
+            let mut ins: Vec<NodeId> = model.in_edges(n).map(|e| e.src).filter(|&u| !placed[u]).collect();
+            ins.sort_unstable_by_key(|&u| std::cmp::Reverse(model.topo_index[u]));
+            stack.extend(ins.into_iter().map(|u| (u, false)));
+        }
+    }
+    order.extend(model.all_nodes().into_iter().filter(|&n| !placed[n]));
+    let waits = a.waits.iter().map(|&(u, v)| (g.order[u], g.order[v])).collect();
+    Plan { stream, waits, order: Some(order) }
 }
 
 /// Runs the pipeline on the peer's plan: its streams as the logical streams, its waits as the
-/// syncs (one id each, as the peers do not reuse), then the split and the rest of the stages.
+/// syncs (one id each, as the peers do not reuse; GE's event is one record and one wait, so
+/// TensorRT-LLM's event per producer becomes one per wait), then the split and the rest of the stages.
 pub fn allocate(
     model: &Model,
     peer: Peer,
@@ -182,6 +257,9 @@ pub fn allocate(
         .map(|(i, &(from, to))| GivenEvent { id: i as u32, from, from_attached: None, to, to_attached: None })
         .collect();
     let mut s = Session::new(&m, options.clone(), limits).from_given_syncs();
+    if let Some(order) = p.order.clone() {
+        s = s.with_order(order);
+    }
     s.run_to(Stage::All).map_err(|e| Error::new(e.kind, format!("policy {}: {}", peer.name(), e.message)))?;
     let (alloc, _) = s.into_result()?;
     let peer_report = PeerReport { streams: p.streams(), waits: p.waits.len() };

@@ -62,7 +62,7 @@ fn every_cross_edge(g: &TaskGraph, stream: &[u32]) -> Vec<(usize, usize)> {
 
 /// Matrix multiplications and convolutions: what XLA's legacy pass ran as cuBLAS / cuDNN
 /// calls and coloured apart.
-fn gemm_like(op_type: &str) -> bool {
+pub(super) fn gemm_like(op_type: &str) -> bool {
     let t = op_type.to_ascii_lowercase();
     t.contains("matmul") || t.contains("gemm") || t.starts_with("conv") || t.contains("convolution")
 }

@@ -199,7 +199,7 @@ impl Inputs {
     }
 
     /// The graph for one entry of a `--policies` list: a peer baseline (`xla`, `nimble`,
-    /// `opara`, `ort`) or `policy=NAME` over the other options.
+    /// `opara`, `ort`, `trtllm[:N]`, `trtllm-cost[:N]`) or `policy=NAME` over the other options.
     pub fn load_policy(
         path: &PathBuf,
         options: &[String],

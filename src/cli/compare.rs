@@ -11,7 +11,7 @@ use stream_alloc::Error;
 use stream_alloc::baseline::Peer;
 use stream_alloc::compile::policy::report::CandidateRow;
 use stream_alloc::memory::AllocationDocument;
-use stream_alloc::simulate::{Ideal, SimConfig, ideal, round3, simulate};
+use stream_alloc::simulate::{Bound, Ideal, SimConfig, bound, ideal, round3, simulate};
 use stream_alloc::verify;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -30,7 +30,7 @@ pub struct CompareArgs {
     /// Graph JSON v1 file or ONNX model, or a directory of them (*.json, *.onnx).
     pub path: PathBuf,
     /// Comma-separated policies: the project's, and the peers' baselines `xla`, `nimble`,
-    /// `opara`, `ort` (docs/peers.md).
+    /// `opara`, `ort`, `trtllm[:N]`, `trtllm-cost[:N]` (docs/peers.md).
     #[arg(long, default_value = "ge,per-operator,min-streams,budget:8,list,auto")]
     pub policies: String,
     #[arg(long, value_enum, default_value = "markdown")]
@@ -53,7 +53,9 @@ struct Row {
     /// The checker's edge minimum (fewest syncs each joining the ends of one dependency).
     min_syncs: Option<usize>,
     makespan: f64,
+    /// The library's lower bound on any plan ([`stream_alloc::simulate::bound`]).
     lower_bound: f64,
+    /// makespan / lower bound: the plan is within `ratio - 1` of any plan.
     ratio: f64,
     /// The ideal schedule's makespan (the same for every policy of a graph).
     ideal: f64,
@@ -87,7 +89,7 @@ fn row(
     onnx: &super::import::OnnxArgs,
     policy: &str,
     cfg: &SimConfig,
-    ideal: &Ideal,
+    (ideal, bound): (&Ideal, &Bound),
 ) -> Result<Row, Error> {
     let (inputs, peer) = Inputs::load_policy(path, options, onnx, policy)?;
     let compiled = inputs.compile_as(peer, *cfg, false)?;
@@ -116,14 +118,21 @@ fn row(
         syncs: sim.syncs,
         min_syncs: check.edge_sync_minimum,
         makespan: sim.makespan_us,
-        lower_bound: sim.lower_bound_us,
-        ratio: sim.ratio(),
+        lower_bound: bound.lower_bound_us,
+        ratio: if bound.lower_bound_us > 0.0 { sim.makespan_us / bound.lower_bound_us } else { 1.0 },
         ideal: ideal.makespan_us,
         to_ideal: if ideal.makespan_us > 0.0 { sim.makespan_us / ideal.makespan_us } else { 1.0 },
         peak: plan.map(|p| p.peak_bytes),
         event_ids: stream_alloc::search::auto::sync_ids(alloc),
         candidates,
     })
+}
+
+/// How far over the bound a plan is, in percent: no plan is faster than `makespan / (1 + x %)`.
+fn within(r: &Row) -> f64 {
+    // A plan at the bound reads 0, not the -0.0 of rounding (a real shortfall stays visible).
+    let x = (r.ratio - 1.0) * 100.0;
+    if x > -1e-6 { x.max(0.0) } else { x }
 }
 
 fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -145,6 +154,7 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                         "graph": r.graph, "policy": r.policy, "chosen": r.chosen, "streams": r.streams,
                         "syncs": r.syncs, "edge_min_syncs": r.min_syncs, "makespan_us": round3(r.makespan),
                         "lower_bound_us": round3(r.lower_bound), "ratio": round3(r.ratio),
+                        "within_pct_of_any_plan": round3(within(r)),
                         "ideal_us": round3(r.ideal), "ratio_to_ideal": round3(r.to_ideal),
                         "event_ids": r.event_ids,
                     });
@@ -189,15 +199,15 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
         }
         TableFormat::Markdown => {
             let mut s = String::from(if mem {
-                "| graph | policy | streams | syncs | edge-min syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound | peak bytes |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+                "| graph | policy | streams | syncs | edge-min syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound | within % of any plan | peak bytes |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
             } else {
-                "| graph | policy | streams | syncs | edge-min syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+                "| graph | policy | streams | syncs | edge-min syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound | within % of any plan |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
             });
             for r in rows {
                 let policy =
                     if r.chosen.is_empty() { r.policy.clone() } else { format!("{} → {}", r.policy, r.chosen) };
                 s.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |{}\n",
+                    "| {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} |{}\n",
                     r.graph,
                     policy,
                     r.streams,
@@ -209,6 +219,7 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                     r.lower_bound,
                     r.to_ideal,
                     r.ratio,
+                    within(r),
                     if mem { format!(" {} |", peak(r)) } else { String::new() }
                 ));
             }
@@ -277,7 +288,9 @@ pub fn run(args: CompareArgs) -> i32 {
         if Peer::parse(p).is_none()
             && let Err(e) = stream_alloc::compile::policy::table::parse(p)
         {
-            out::error(format_args!("--policies: {e} (or a peer baseline: xla, nimble, opara, ort)"));
+            out::error(format_args!(
+                "--policies: {e} (or a peer baseline: xla, nimble, opara, ort, trtllm[:N], trtllm-cost[:N])"
+            ));
             return EXIT_USAGE;
         }
     }
@@ -300,9 +313,11 @@ pub fn run(args: CompareArgs) -> i32 {
     let mut rows = Vec::new();
     let mut failed = 0usize;
     for f in &files {
-        // The ideal schedule depends on the graph alone: once per graph.
-        let ideal = match Inputs::load(f, &args.options, &args.onnx).and_then(|inputs| ideal(&inputs.model, &cfg)) {
-            Ok(i) => i,
+        // The ideal schedule and the bound depend on the graph alone: once per graph.
+        let reference = Inputs::load(f, &args.options, &args.onnx)
+            .and_then(|inputs| Ok((ideal(&inputs.model, &cfg)?, bound(&inputs.model, &cfg)?)));
+        let (ideal, bound) = match reference {
+            Ok(r) => r,
             Err(e) => {
                 out::error(format_args!("{}: {e}; skipped", f.display()));
                 failed += policies.len();
@@ -310,7 +325,7 @@ pub fn run(args: CompareArgs) -> i32 {
             }
         };
         for p in &policies {
-            match row(f, &args.options, &args.onnx, p, &cfg, &ideal) {
+            match row(f, &args.options, &args.onnx, p, &cfg, (&ideal, &bound)) {
                 Ok(r) => rows.push(r),
                 Err(e) => {
                     out::error(format_args!("{}: policy {p}: {e}", f.display()));

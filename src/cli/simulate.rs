@@ -29,8 +29,8 @@ pub struct SimulateArgs {
     #[command(flatten)]
     pub device: super::device::DeviceArgs,
     /// Comma-separated policies to simulate one after another, each over the `--option`s: the
-    /// project's (`policy=NAME`) and the peers' baselines `xla`, `nimble`, `opara`, `ort`
-    /// (docs/peers.md). Without it, the options' own policy. With `--json`, an array.
+    /// project's (`policy=NAME`) and the peers' baselines `xla`, `nimble`, `opara`, `ort`,
+    /// `trtllm[:N]`, `trtllm-cost[:N]` (docs/peers.md). Without it, the options' own policy. With `--json`, an array.
     #[arg(long, value_name = "LIST")]
     pub policies: Option<String>,
     /// Print the report as JSON instead of text.
@@ -117,7 +117,7 @@ fn one(args: &SimulateArgs, cfg: SimConfig, policy: Option<&str>) -> Result<(Str
     if let Some(m) = &memory {
         doc["memory"] = m.clone();
     }
-    Ok((text(&model, alloc, &sim, &ideal, report, peer.map(|p| p.name()), memory.as_ref()), doc))
+    Ok((text(&model, alloc, &sim, &ideal, report, peer.map(|p| p.name()).as_deref(), memory.as_ref()), doc))
 }
 
 pub fn run(args: SimulateArgs) -> i32 {

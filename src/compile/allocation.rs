@@ -472,6 +472,29 @@ impl Allocation {
         if self.order.is_empty() { Cow::Owned(model.all_nodes()) } else { Cow::Borrowed(&self.order) }
     }
 
+    /// Sets a given execution order (a peer's own), refusing one that is not every node of
+    /// `model` once in a topological order of a flat graph.
+    pub(crate) fn set_order(&mut self, model: &Model, order: Vec<NodeId>) -> crate::error::Result<()> {
+        let mut at = vec![usize::MAX; model.nodes.len()];
+        for (i, &n) in order.iter().enumerate() {
+            if n.index() >= at.len() || at[n.index()] != usize::MAX {
+                crate::bail!(Internal, "given order of '{}': node {} is not once in it", model.name, n.index());
+            }
+            at[n.index()] = i;
+        }
+        let backwards = model.edges.iter().find(|e| at[e.src.index()] >= at[e.dst.index()]);
+        if order.len() != model.nodes.len() || model.graphs.len() > 1 || backwards.is_some() {
+            crate::bail!(
+                Internal,
+                "given order of '{}' is not a topological order of its {} nodes",
+                model.name,
+                model.nodes.len()
+            );
+        }
+        self.order = if order == model.all_nodes() { Vec::new() } else { order };
+        Ok(())
+    }
+
     /// Whether the execution order is GE's `GetAllNodes` order.
     pub fn has_ge_order(&self) -> bool {
         self.order.is_empty()

@@ -141,6 +141,8 @@ pub struct Session<M: Deref<Target = Model>> {
     preassigned: bool,
     /// Take the syncs given with the graph instead of inserting them (`allocate --from split`).
     given_syncs: bool,
+    /// With given streams: the execution order to run them in instead of the computed one.
+    given_order: Option<Vec<NodeId>>,
     stage: SessionStage,
     alloc: Option<Allocation>,
     /// Attached streams as logical allocation left them (the split rewrites `alloc.attached`).
@@ -198,6 +200,7 @@ impl<M: Deref<Target = Model>> Session<M> {
             ahead: Stages::default(),
             preassigned: false,
             given_syncs: false,
+            given_order: None,
             stage: SessionStage::New,
             alloc: None,
             tasks: TaskCounts::default(),
@@ -249,6 +252,14 @@ impl<M: Deref<Target = Model>> Session<M> {
     pub fn from_given_syncs(mut self) -> Self {
         self.preassigned = true;
         self.given_syncs = true;
+        self
+    }
+
+    /// With given streams ([`Self::from_given_syncs`]), the streams run their nodes in `order`
+    /// (every node of the model once, a topological order) instead of the computed order: a
+    /// peer's own launch order.
+    pub fn with_order(mut self, order: Vec<NodeId>) -> Self {
+        self.given_order = Some(order);
         self
     }
 
@@ -375,7 +386,10 @@ impl<M: Deref<Target = Model>> Session<M> {
         let mode = Mode::of(&self.model, &self.options)?;
         let (alloc, report) = if given {
             let mut alloc = compile::preassigned_logical(&self.model, &self.options)?;
-            compile::choose_order(&self.model, &self.options, &mut alloc);
+            match self.given_order.take() {
+                Some(order) => alloc.set_order(&self.model, order)?,
+                None => compile::choose_order(&self.model, &self.options, &mut alloc),
+            }
             (alloc, None)
         } else if mode.is_search() {
             let Some(search) = self.search else {

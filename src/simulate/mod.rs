@@ -22,10 +22,12 @@
 //! The result is deterministic and independent of hash or thread order. docs/simulate.md has
 //! the whole model and the figures.
 
+pub mod bound;
 pub mod dot;
 pub mod ideal;
 pub mod trace;
 
+pub use bound::{Bound, bound};
 pub use ideal::{Ideal, ideal};
 
 use std::collections::{BTreeSet, BinaryHeap};

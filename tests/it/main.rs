@@ -25,6 +25,7 @@ mod loader;
 mod logical_cli;
 mod logical_corpus;
 mod logical_fixtures;
+mod lower_bound;
 mod mem_pool;
 mod memory;
 mod onnx_import;

@@ -14,6 +14,7 @@
 //! a search above this module (`crate::search`).
 
 pub mod budget;
+pub mod earliest;
 pub mod list;
 pub mod min_streams;
 pub mod per_operator;

@@ -5,7 +5,7 @@
 //! auto's candidates. docs/policies.md, "Adding a policy", walks through a new entry.
 
 use super::report::Cover;
-use super::{Assignment, Ctx, PolicyReport, budget, list, per_backend, per_operator, single};
+use super::{Assignment, Ctx, PolicyReport, budget, earliest, list, per_backend, per_operator, single};
 use crate::error::Result;
 use crate::graph::Options;
 use crate::graph::options::invalid;
@@ -133,6 +133,20 @@ pub static POLICIES: &[Entry] = &[
             Ok((a, made))
         }),
         candidate: Candidate::Yes,
+        compare_with: None,
+    },
+    Entry {
+        name: "earliest",
+        arg: Some(Arg { usage: "N", rule: " (N >= 1)", parse: |a| a.parse::<u32>().ok().filter(|&n| n >= 1) }),
+        kind: Kind::Assign(|ctx, n, cap, _| {
+            // At or under the cap, the cap did not bind.
+            let a = earliest::assign(ctx, n.min(cap));
+            let made = if n <= cap { Made::Streams(a.count) } else { Made::Uncounted };
+            Ok((a, made))
+        }),
+        // A few streams: the greedy packing pays where few streams suffice; at or above the
+        // width, min-streams and list cover the graph.
+        candidate: Candidate::With(|width| [2, 4, 8].into_iter().filter(|&n| (n as usize) < width).collect()),
         compare_with: None,
     },
     Entry { name: "auto", arg: None, kind: Kind::Search, candidate: Candidate::No, compare_with: None },
