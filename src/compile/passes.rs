@@ -667,7 +667,9 @@ GE's own source does exactly this (hicann/ge, \
 `GetSingleInoutStream`, `OptimizeIneffectiveMultiStreamPass::Run`). Under `compat=ge` GE's sync \
 stage then puts an event on both edges of the pair, so the stream runs a Recv and a Send; in the \
 default mode the sync stage joins task-bearing nodes only, and the stream has no task and no sync. \
-The attention block alone shows it (`tests/fixtures/logical/taskless_view_stream.json`, its two \
+The exported models are tested as they are (`tests/fixtures/onnx/vit_b_16_ts.onnx`, \
+`vit_b_16_dynamo.onnx`, made by `scripts/export_fixtures.py`; `tests/it/logical_cli.rs`), and the \
+attention block alone shows it (`tests/fixtures/logical/taskless_view_stream.json`, its two \
 `.expected` files):
 
 ```console

@@ -7,9 +7,14 @@
 //! - A ` ```console ` block: each line starting with `$ ` is a command (a line ending in `\`
 //!   continues on the next); the lines after it, up to the next `$ ` line or the end of the
 //!   block, are what it prints: standard output, then standard error.
-//! - A ` ```sh ` block holding one command, followed directly (only blank lines between) by a
-//!   ` ```text ` block: the text block is that command's output. Two commands in such a `sh`
-//!   block are an error (which one printed it?).
+//! - A ` ```sh ` (or `bash`, `shell`) block holding one command, followed directly (only blank
+//!   lines between) by a ` ```text ` block: the text block is that command's output. Two commands
+//!   in such a block are an error (which one printed it?).
+//! - A ` ```python ` block followed directly by a ` ```text ` block: the script runs with
+//!   `python3` (the repository's `.venv` first on `PATH`) and the text block is what it prints.
+//! - Shown output the runner cannot run is an error unless the block is skipped (below): `$ `
+//!   prompts in a `sh` block (use `console`), a Python session with `>>> ` prompts (use a
+//!   `python` block and a `text` block).
 //! - Commands run with `bash -c`, in page order, in one scratch directory per page where every
 //!   top-level entry of the repository (`corpus/`, `tests/`, `examples/`, ...) is linked, so a
 //!   file one command writes the next one reads. `stream-alloc` on `PATH` is the tool this
@@ -139,17 +144,25 @@ fn shown_commands(page: &str) -> Result<Vec<Shown>, String> {
                 }
                 out.push(make(line, command, start..i));
             }
-        } else if info == "sh" {
+        } else if let Some(problem) = unrunnable(info, &lines[body.clone()]).filter(|_| d.skip.is_none()) {
+            return Err(format!("line {}: {problem}", fence + 1));
+        } else if ["sh", "bash", "shell", "python"].contains(&info.as_str()) {
             let Some((next_info, next_fence, next_body)) = all.get(k + 1) else { continue };
             let between = body.end + 1..*next_fence;
             if next_info != "text" || lines[between].iter().any(|l| !l.trim().is_empty()) {
+                continue;
+            }
+            if info == "python" {
+                let script = lines[body.clone()].join("\n");
+                let command = format!("python3 - <<'SA_DOCS_PYTHON'\n{script}\nSA_DOCS_PYTHON");
+                out.push(make(fence + 1, command, next_body.clone()));
                 continue;
             }
             let commands: Vec<usize> =
                 body.clone().filter(|&i| !lines[i].trim().is_empty() && !lines[i].trim().starts_with('#')).collect();
             let [line] = commands[..] else {
                 return Err(format!(
-                    "line {}: a sh block followed by its output holds {} commands",
+                    "line {}: a {info} block followed by its output holds {} commands",
                     fence + 1,
                     commands.len()
                 ));
@@ -158,6 +171,22 @@ fn shown_commands(page: &str) -> Result<Vec<Shown>, String> {
         }
     }
     Ok(out)
+}
+
+/// A block that shows output in a form the runner cannot run: the page must use one it can
+/// (or say why not with `skip`).
+fn unrunnable(info: &str, body: &[&str]) -> Option<&'static str> {
+    let has = |prefix: &str| body.iter().any(|l| l.starts_with(prefix));
+    match info {
+        "sh" | "bash" | "shell" | "shell-session" if has("$ ") => {
+            Some("a shell block with `$ ` prompts: write it as a ```console block")
+        }
+        "pycon" | "python" | "py" if has(">>> ") => Some(
+            "an interactive Python session is not run: show the script as a ```python block and \
+             what it prints as a ```text block right after it",
+        ),
+        _ => None,
+    }
 }
 
 /// Wall-clock times and absolute paths read as one pattern each.
@@ -449,6 +478,14 @@ fn blocks_commands_and_outputs_are_read_as_the_convention_says() {
     assert!(shown_commands(two).unwrap_err().contains("holds 2 commands"));
     assert!(shown_commands("```console\nout\n```\n").is_err());
     assert!(shown_commands("<!-- docs-test: skipp x -->\n```console\n$ a\n```\n").unwrap_err().contains("unknown"));
+    let py = "```python\nprint(1 + 1)\n```\n\n```text\n2\n```\n";
+    let s = shown_commands(py).unwrap();
+    assert_eq!((s.len(), s[0].line, s[0].expected.clone()), (1, 1, vec!["2".to_string()]));
+    assert!(s[0].command.starts_with("python3 - <<'SA_DOCS_PYTHON'\nprint(1 + 1)\n"));
+    assert!(shown_commands("```sh\n$ stream-alloc x\n```\n").unwrap_err().contains("console"));
+    assert!(shown_commands("```pycon\n>>> 1 + 1\n2\n```\n").unwrap_err().contains("interactive"));
+    assert!(shown_commands("<!-- docs-test: skip a GPU -->\n```pycon\n>>> 1 + 1\n2\n```\n").is_ok());
+    assert!(shown_commands("```python\nprint(1)\n```\nno output shown\n").unwrap().is_empty());
 }
 
 #[test]
