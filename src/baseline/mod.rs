@@ -48,6 +48,9 @@ pub enum Peer {
     Trtllm { streams: u32, cost: bool },
 }
 
+/// Every peer's spelling in `--policies`, for error texts.
+pub const SPELLINGS: &str = "xla, nimble, opara, ort, trtllm[:N], trtllm-cost[:N] (N >= 1)";
+
 /// Streams of `trtllm` without `:N`: the count the issue measured TensorRT-LLM's pass with
 /// (its own default, one stream, would be the single-stream plan).
 pub const TRTLLM_STREAMS: u32 = 4;

@@ -211,6 +211,10 @@ impl Inputs {
         }
         let mut opts = options.to_vec();
         opts.push(format!("policy={policy}"));
+        // A name that is neither a policy nor a peer: the error lists the peers' spellings too.
+        if let Err(e) = stream_alloc::compile::policy::table::parse(policy) {
+            return Err(Error::new(e.kind, format!("{} (or a peer baseline: {})", e.message, baseline::SPELLINGS)));
+        }
         Ok((Inputs::load(path, &opts, onnx)?, None))
     }
 

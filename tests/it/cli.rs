@@ -142,3 +142,27 @@ fn every_command_works_with_every_policy() {
     let r = r.unwrap();
     assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
 }
+
+/// The peers' baselines by name in `compare` and `simulate`, TensorRT-LLM's with its stream
+/// count; a name that is neither a policy nor a peer is refused with every spelling of both.
+#[test]
+fn peer_baselines_by_name_and_bad_names_list_them() {
+    let g = "corpus/squeezenet1_1.json";
+    let r = bin().args(["compare", g, "--policies", "auto,trtllm,trtllm-cost:2", "--format", "csv"]).output().unwrap();
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    let out = String::from_utf8(r.stdout).unwrap();
+    assert!(out.contains(",trtllm,") && out.contains(",trtllm-cost:2,"), "{out}");
+    let r = bin().args(["simulate", g, "--policies", "trtllm:8", "--json"]).output().unwrap();
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(doc[0]["policy"]["name"], "trtllm:8", "{doc}");
+    for (cmd, bad) in [("compare", "trtllm:0"), ("simulate", "trtllm:x"), ("simulate", "trtlm")] {
+        let r = bin().args([cmd, g, "--policies", bad]).output().unwrap();
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_ne!(r.status.code(), Some(0), "{cmd} {bad}");
+        assert!(
+            err.contains(bad) && err.contains("trtllm-cost[:N]") && err.contains("earliest:N"),
+            "{cmd} {bad}: {err}"
+        );
+    }
+}
