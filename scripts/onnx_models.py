@@ -322,6 +322,108 @@ def bad_models():
         f.write(b"PK\x03\x04 this is a zip archive, not a model\n" * 4)
 
 
+def exporter_arithmetic():
+    """The failure classes of real exports, as the exporters write them (stand-ins for the real
+    exports under tests/fixtures/onnx/real/ where those exist): constant arithmetic in front of a
+    shape (swin_t's Pad, fasterrcnn's Resize sizes), Einsum (maxvit), a data-dependent NonZero
+    meeting the TorchScript exporter's Split of the traced count (Mixtral's MoE), declared shapes
+    standing in where inference cannot decide, and operand types the schema refuses."""
+    B = TensorProto.BOOL
+    # swin_t (TorchScript): F.pad's list, reversed pairwise by Reshape [-1,2], Slice step -1 and
+    # Transpose, flattened, Cast, then Pad.
+    n = [helper.make_node("Constant", [], ["pad_list"], value=numpy_helper.from_array(np.array([0, 0, 0, 1, 0, 1, 0, 0], dtype=np.int64))),
+         helper.make_node("Reshape", ["pad_list", "pairs"], ["pad_pairs"]),
+         helper.make_node("Slice", ["pad_pairs", "m1", "big_neg", "c0", "m1"], ["pad_rev"]),
+         helper.make_node("Transpose", ["pad_rev"], ["pad_t"], perm=[1, 0]),
+         helper.make_node("Reshape", ["pad_t", "m1"], ["pad_flat"]),
+         helper.make_node("Cast", ["pad_flat"], ["pads"], to=I64),
+         helper.make_node("Pad", ["x", "pads", "zero"], ["padded"], mode="constant"),
+         helper.make_node("Relu", ["padded"], ["y"])]
+    g = helper.make_graph(n, "swin_pad", [helper.make_tensor_value_info("x", F, [1, 7, 7, 96])],
+                          [helper.make_tensor_value_info("y", F, [1, 8, 8, 96])],
+                          [ints("pairs", [-1, 2]), ints("m1", [-1]), ints("big_neg", [-(2 ** 63) + 1]), ints("c0", [0]),
+                           numpy_helper.from_array(np.array(0, dtype=np.float32), "zero")])
+    save(model(g, 17), "pad_through_transpose.onnx")
+    # fasterrcnn (TorchScript): the transform's scale min(min_size / min(h, w), max_size / max(h, w)),
+    # with a Reciprocal, times (h, w), floored, as Resize's sizes.
+    n = [helper.make_node("Shape", ["img"], ["shape"]),
+         helper.make_node("Gather", ["shape", "hw_idx"], ["hw_i"], axis=0),
+         helper.make_node("Cast", ["hw_i"], ["hw"], to=F),
+         helper.make_node("ReduceMin", ["hw"], ["lo"], keepdims=0),
+         helper.make_node("ReduceMax", ["hw"], ["hi"], keepdims=0),
+         helper.make_node("Reciprocal", ["lo"], ["inv_lo"]),
+         helper.make_node("Mul", ["min_size", "inv_lo"], ["s1"]),
+         helper.make_node("Div", ["max_size", "hi"], ["s2"]),
+         helper.make_node("Min", ["s1", "s2"], ["scale"]),
+         helper.make_node("Mul", ["hw", "scale"], ["scaled"]),
+         helper.make_node("Floor", ["scaled"], ["floored"]),
+         helper.make_node("Cast", ["floored"], ["hw_out"], to=I64),
+         helper.make_node("Slice", ["shape", "c0", "c2"], ["nc"]),
+         helper.make_node("Concat", ["nc", "hw_out"], ["sizes"], axis=0),
+         helper.make_node("Resize", ["img", "", "", "sizes"], ["resized"], mode="linear"),
+         helper.make_node("Relu", ["resized"], ["out"])]
+    g = helper.make_graph(n, "rcnn_resize", [helper.make_tensor_value_info("img", F, [1, 3, 480, 640])],
+                          [helper.make_tensor_value_info("out", F, [1, 3, 320, 426])],
+                          [ints("hw_idx", [2, 3]), ints("c0", [0]), ints("c2", [2]),
+                           numpy_helper.from_array(np.array(320, dtype=np.float32), "min_size"),
+                           numpy_helper.from_array(np.array(640, dtype=np.float32), "max_size")])
+    save(model(g, 17), "resize_through_reductions.onnx", full=False)
+    # maxvit: Einsum in attention (explicit and implicit outputs, an ellipsis).
+    n = [helper.make_node("Einsum", ["q", "k"], ["scores"], equation="bhid,bhjd->bhij"),
+         helper.make_node("Softmax", ["scores"], ["attn"], axis=-1),
+         helper.make_node("Einsum", ["attn", "v"], ["ctx"], equation="...ij,...jd->...id"),
+         helper.make_node("Einsum", ["ctx", "proj"], ["out"], equation="bhid,de")]
+    g = helper.make_graph(n, "einsum_attention", [helper.make_tensor_value_info(t, F, [2, 4, 49, 32]) for t in ("q", "k", "v")],
+                          [helper.make_tensor_value_info("out", F, [2, 64, 4, 49])], [w("proj", [32, 64])])
+    save(model(g, 17), "einsum.onnx", full=False)
+    # Mixtral's MoE (TorchScript): the experts hit, NonZero over 5 experts (a bound of 5 rows), and the
+    # loop over them traced as a Split into the 4 hit at trace time; each expert's weights gathered.
+    n = [helper.make_node("ReduceSum", ["expert_mask", "axes1"], ["per_expert"], keepdims=0),
+         helper.make_node("Greater", ["per_expert", "zero_i"], ["hit"]),
+         helper.make_node("NonZero", ["hit"], ["nz"]),
+         helper.make_node("Transpose", ["nz"], ["expert_hit"], perm=[1, 0]),
+         helper.make_node("Split", ["expert_hit", "ones4"], ["e0", "e1", "e2", "e3"], axis=0)]
+    outs = []
+    for k in range(4):
+        n += [helper.make_node("Squeeze", [f"e{k}", "axes01"], [f"i{k}"]),
+              helper.make_node("Gather", ["experts", f"i{k}"], [f"w{k}"], axis=0),
+              helper.make_node("MatMul", ["h", f"w{k}"], [f"o{k}"])]
+        outs.append(f"o{k}")
+    n.append(helper.make_node("Sum", outs, ["moe"]))
+    g = helper.make_graph(n, "moe_nonzero_split",
+                          [helper.make_tensor_value_info("expert_mask", I64, [5, 6]), helper.make_tensor_value_info("h", F, [6, 16])],
+                          [helper.make_tensor_value_info("moe", F, [6, 16])],
+                          [ints("axes1", [1]), ints("axes01", [0, 1]), ints("ones4", [1, 1, 1, 1]),
+                           numpy_helper.from_array(np.array(0, dtype=np.int64), "zero_i"), w("experts", [5, 16, 16])])
+    save(model(g, 13), "nonzero_split.onnx")
+    # Declared shapes where inference cannot decide: a Reshape target and a TopK k read from the
+    # input's data, an operator without a rule; the Unique's bound meeting a declared size.
+    n = [helper.make_node("ReduceMax", ["counts"], ["kmax"], keepdims=1),
+         helper.make_node("TopK", ["scores", "kmax"], ["top", "top_i"], axis=-1),
+         helper.make_node("Concat", ["minus1", "kmax"], ["target"], axis=0),
+         helper.make_node("Reshape", ["top", "target"], ["top2"]),
+         helper.make_node("FancyOp", ["top2"], ["fancy"], domain="com.example"),
+         helper.make_node("Unique", ["ids"], ["uniq"], sorted=1),
+         helper.make_node("Relu", ["fancy"], ["y"])]
+    g = helper.make_graph(n, "declared", [helper.make_tensor_value_info("scores", F, [2, 100]),
+                                          helper.make_tensor_value_info("counts", I64, [1]),
+                                          helper.make_tensor_value_info("ids", I64, [64])],
+                          [helper.make_tensor_value_info("y", F, [2, 10]), helper.make_tensor_value_info("uniq", I64, [12])],
+                          [ints("minus1", [-1])],
+                          value_info=[helper.make_tensor_value_info("top", F, [2, 10]), helper.make_tensor_value_info("top2", F, [2, 10]),
+                                      helper.make_tensor_value_info("fancy", F, [2, 10])])
+    save(model(g, 13, domains=["com.example"]), "declared_shapes.onnx", check=False)
+    # Refused: an operator without a rule nor a declared shape; Gather with STRING indices.
+    x = helper.make_tensor_value_info("x", F, [1, 4])
+    g = helper.make_graph([helper.make_node("FancyOp", ["x"], ["f"], name="fancy", domain="com.example"),
+                           helper.make_node("Relu", ["f"], ["y"], name="r")], "custom", [x], [helper.make_tensor_value_info("y", F, ["n", "m"])])
+    save(model(g, 13, domains=["com.example"]), "unknown_op_undeclared.onnx", check=False)
+    idx = helper.make_tensor("idx", TensorProto.STRING, [2], [b"0", b"1"])
+    g = helper.make_graph([helper.make_node("Gather", ["x", "idx"], ["y"], name="gather", axis=1)], "string_indices", [x],
+                          [helper.make_tensor_value_info("y", F, [1, 2])], [idx])
+    save(model(g, 13), "bad_string_indices.onnx", check=False)
+
+
 def external_weights():
     """Weights in an external data file that is not shipped: imports all the same."""
     m = cnn()
@@ -537,6 +639,7 @@ def main():
     save(old_opset(), "old_opset.onnx")
     external_weights()
     bad_models()
+    exporter_arithmetic()
     # The larger models' weights are external data that is not shipped.
     save(resnet50(), "resnet50.onnx", check=False)
     save(bert_base(), "bert_base.onnx", check=False)

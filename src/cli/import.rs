@@ -134,6 +134,14 @@ pub fn summary(i: &Imported, ms: f64) -> String {
             s.unknown_ops.iter().take(8).cloned().collect::<Vec<_>>().join(", ")
         ));
     }
+    if !s.declared_ops.is_empty() {
+        t.push_str(&format!(
+            "  {} node(s) take the output shapes the model declares (no shape rule, or a value not known at import time): {}{}\n",
+            s.declared_ops.len(),
+            s.declared_ops.iter().take(8).cloned().collect::<Vec<_>>().join(", "),
+            if s.declared_ops.len() > 8 { ", …" } else { "" }
+        ));
+    }
     if let Some(m) = &s.measured {
         t.push_str(&format!(
             "  measured times: {} node(s) matched; {} node(s) with a task unmatched (they keep their estimate){}; {} measured name(s) matched no node{}\n",

@@ -93,8 +93,10 @@ fn transformer_shapes_through_the_exporters_shape_arithmetic() {
     let i = import("transformer.onnx", &opts(&["ids=2,16", "mask=2,16"], None));
     let n = nodes(&doc(&i), None);
     assert_eq!(out_bytes(&n, "/emb/Gather_output_0"), [b(&[bs, s, h])]);
-    // Slice of pos [1,16,32] to the sequence length read from Shape(ids).
-    assert_eq!(out_bytes(&n, "/pos/Slice_output_0"), [b(&[1, s, h])]);
+    // Slice of pos [1,16,32] (a weight small enough to be read) to the sequence length read from
+    // Shape(ids): the evaluator knows every input, so it folds to a constant.
+    assert_eq!(n["/pos/Slice_output_0"]["type"], "Const");
+    assert_eq!(n["/pos/Slice_output_0"]["tasks"], 0);
     // Reshape to Concat(batch, seq, 4, 8) computed from Shape: a view.
     assert_eq!(out_bytes(&n, "/q/Reshape_output_0"), [0]);
     assert_eq!(n["/q/Reshape_output_0"]["alias_input"], 0);
@@ -393,10 +395,16 @@ fn every_bad_file_is_refused_with_a_clear_error() {
     );
     expect_error("bad_loop.onnx", &none, ErrorKind::NotImplemented, &["'the_loop' (Loop)", "If only"]);
     expect_error(
-        "unknown_op.onnx",
+        "unknown_op_undeclared.onnx",
         &none,
         ErrorKind::NotImplemented,
-        &["'fancy' (FancyOp)", "com.example", "opset", "--unknown-op-cost"],
+        &["'fancy' (FancyOp)", "com.example", "opset", "declares no shape", "--unknown-op-cost"],
+    );
+    expect_error(
+        "bad_string_indices.onnx",
+        &none,
+        ErrorKind::Attribute,
+        &["'gather' (Gather)", "input 1 (indices)", "STRING", "INT32 or INT64"],
     );
     // Symbolic dimensions without their sizes name the input and the dimension.
     expect_error("cnn.onnx", &none, ErrorKind::Field, &["'x'", "dimension 0", "'N'", "--batch"]);
@@ -427,6 +435,78 @@ fn unknown_op_cost_runs_an_operator_without_a_rule() {
     // The declared output shape [1,4].
     assert_eq!(out_bytes(&n, "y"), [b(&[1, 4])]);
     assert_eq!(i.stats.unknown_ops, ["y (FancyOp)"]);
+    // Without --unknown-op-cost the declared shape imports it at the estimated cost, and the
+    // summary names it.
+    let i = import("unknown_op.onnx", &ImportOptions::default());
+    let n = nodes(&doc(&i), None);
+    assert_eq!(out_bytes(&n, "y"), [b(&[1, 4])]);
+    let dev = DeviceProfile::default();
+    assert_eq!(cost(&n, "y"), ai_core(&dev, 4.0, b(&[1, 4]) as f64 * 2.0));
+    assert_eq!((i.stats.unknown_ops.len(), &i.stats.declared_ops[..]), (0, &["y (FancyOp)".to_string()][..]));
+    let out = bin().arg("import").arg(model("unknown_op.onnx")).output().unwrap();
+    let summary = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{summary}");
+    assert!(
+        summary.contains("1 node(s) take the output shapes the model declares") && summary.contains("y (FancyOp)"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn the_exporters_constant_arithmetic_is_evaluated() {
+    // swin_t's Pad amounts: Reshape [-1,2], Slice with step -1, Transpose, Reshape, Cast.
+    let i = import("pad_through_transpose.onnx", &ImportOptions::default());
+    let n = nodes(&doc(&i), None);
+    assert_eq!(out_bytes(&n, "padded"), [b(&[1, 8, 8, 96])]);
+    for c in ["pad_pairs", "pad_rev", "pad_t", "pad_flat", "pads"] {
+        assert_eq!(n[c]["type"], "Const", "{c}");
+    }
+    // fasterrcnn's Resize sizes: Shape, Gather, Cast, ReduceMin/Max, Reciprocal, Div, Min, Mul,
+    // Floor, Cast, Concat: 480x640 scaled by min(320/480, 640/640) is 320x426.
+    let i = import("resize_through_reductions.onnx", &ImportOptions::default());
+    let n = nodes(&doc(&i), None);
+    assert_eq!(out_bytes(&n, "resized"), [b(&[1, 3, 320, 426])]);
+    assert_eq!(i.stats.folded, 14);
+    assert_eq!(n["sizes"]["type"], "Const");
+}
+
+#[test]
+fn einsum_has_a_shape_rule_and_a_cost() {
+    let dev = DeviceProfile::default();
+    let i = import("einsum.onnx", &ImportOptions::default());
+    let n = nodes(&doc(&i), None);
+    let (bt, h, l, d) = (2u64, 4u64, 49u64, 32u64);
+    assert_eq!(out_bytes(&n, "scores"), [b(&[bt, h, l, l])]);
+    assert_eq!(out_bytes(&n, "ctx"), [b(&[bt, h, l, d])]);
+    // Implicit output: the letters used once, in alphabetical order (b, e, h, i).
+    assert_eq!(out_bytes(&n, "out"), [b(&[bt, 64, h, l])]);
+    // 2 flops for every combination of the letters' sizes, as MatMul.
+    let flops = 2.0 * (bt * h * l * l * d) as f64;
+    let bytes = (2 * b(&[bt, h, l, d]) + b(&[bt, h, l, l])) as f64;
+    assert_eq!(cost(&n, "scores"), ai_core(&dev, flops, bytes));
+    assert_eq!(n["scores"]["type"], "Einsum");
+}
+
+#[test]
+fn data_dependent_dimensions_are_bounded_and_yield_to_fixed_sizes() {
+    // Mixtral's MoE: NonZero over 5 experts (at most 5 rows) meets the exporter's Split into the 4
+    // experts hit at trace time; the Split's sizes fix the dimension.
+    let i = import("nonzero_split.onnx", &ImportOptions::default());
+    let n = nodes(&doc(&i), None);
+    assert_eq!(out_bytes(&n, "nz"), [b(&[1, 5])]);
+    assert_eq!(out_bytes(&n, "e0"), [b(&[1, 1]); 4]);
+    assert_eq!(out_bytes(&n, "o3"), [b(&[6, 16])]);
+    assert_eq!(out_bytes(&n, "moe"), [b(&[6, 16])]);
+    // A TopK whose k is read from data, a Reshape to a target computed from it, an operator
+    // without a rule: the declared shapes stand in, and the summary names the nodes that took
+    // them. Unique's bound (64) yields to the declared 12; TopK's indices, undeclared, keep the
+    // bound (the memory planned for them).
+    let i = import("declared_shapes.onnx", &ImportOptions::default());
+    let n = nodes(&doc(&i), None);
+    assert_eq!(out_bytes(&n, "top"), [b(&[2, 10]), b(&[2, 100])]);
+    assert_eq!(out_bytes(&n, "uniq"), [b(&[12])]);
+    assert_eq!(out_bytes(&n, "fancy"), [b(&[2, 10])]);
+    assert_eq!(i.stats.declared_ops, ["top2 (Reshape)", "fancy (FancyOp)"]);
 }
 
 const POLICIES: &[&str] = &["ge", "single", "per-backend", "per-operator", "min-streams", "budget:4", "list", "auto"];

@@ -151,6 +151,7 @@ pub fn flops(node: &NodeProto, ins: &[Option<&Tensor>], outs: &[Tensor]) -> f64 
         "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceL1" | "ReduceL2"
         | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare" | "ArgMax" | "ArgMin" | "GlobalAveragePool"
         | "GlobalMaxPool" | "GlobalLpPool" => inp(0).map_or(out_max, |t| t.numel() as f64),
+        "Einsum" => einsum_flops(node, ins).unwrap_or(out_max),
         "MaxPool" | "AveragePool" | "LpPool" => {
             let k: u64 =
                 Attrs::of(node).ints("kernel_shape").unwrap_or_default().iter().map(|&v| v.max(1) as u64).product();
@@ -158,6 +159,33 @@ pub fn flops(node: &NodeProto, ins: &[Option<&Tensor>], outs: &[Tensor]) -> f64 
         }
         _ => out_max * elementwise_factor(op),
     }
+}
+
+/// Einsum: a multiply and an add for every combination of the letters' sizes (each output
+/// element sums over the letters it lacks), as MatMul's 2 · M · N · K; `...` dims count once.
+fn einsum_flops(node: &NodeProto, ins: &[Option<&Tensor>]) -> Option<f64> {
+    let eq = Attrs::of(node).s("equation")?.replace(' ', "");
+    let lhs = eq.split("->").next()?;
+    let mut sizes: std::collections::BTreeMap<char, u64> = std::collections::BTreeMap::new();
+    let mut ell = 1u64;
+    for (term, t) in lhs.split(',').zip(ins.iter().flatten()) {
+        let letters: Vec<char> = term.replace("...", ".").chars().collect();
+        let named = letters.iter().filter(|&&l| l != '.').count();
+        let mut k = 0;
+        for l in letters {
+            if l == '.' {
+                let n = t.rank().checked_sub(named)?;
+                ell = ell.max(numel(t.dims.get(k..k + n)?));
+                k += n;
+            } else {
+                let d = *t.dims.get(k)?;
+                let e = sizes.entry(l).or_insert(d);
+                *e = (*e).max(d);
+                k += 1;
+            }
+        }
+    }
+    Some(2.0 * sizes.values().fold(ell as f64, |p, &d| p * d as f64))
 }
 
 /// Bytes a kernel moves: every input read plus every output written, at the device's element size.

@@ -16,12 +16,14 @@
 pub mod attrs;
 pub mod costs;
 pub mod decode;
+pub mod eval;
 pub mod measured;
 pub mod names;
 #[allow(clippy::all, missing_docs)]
 #[rustfmt::skip]
 pub mod proto;
 pub mod shapes;
+pub mod types;
 pub mod values;
 
 use std::collections::{HashMap, HashSet};
@@ -97,6 +99,9 @@ pub struct Stats {
     pub opset: i64,
     /// Nodes run at `--unknown-op-cost`.
     pub unknown_ops: Vec<String>,
+    /// Nodes whose output shapes are the ones the model declares, because the importer has no rule
+    /// for the operator or a value the rule needs is not known at import time.
+    pub declared_ops: Vec<String>,
     /// What `--costs` did.
     pub measured: Option<Applied>,
 }
@@ -440,12 +445,9 @@ impl Lowerer<'_> {
         let node_name = namer.take(names::base_name(&node.output, op));
         let mut subgraph_names = Vec::new();
         let mut extra_inputs: Vec<Source> = Vec::new();
-        let mut fixed_cost = None;
-
+        let mut how = How::default();
         let outs: Vec<Tensor> = if !domain.is_empty() && domain != "ai.onnx" && !is_collective(op) {
-            self.unknown(node, &ins, declared, &who, &format!("domain '{domain}'"))?
-                .inspect(|_| fixed_cost = self.opts.unknown_op_cost_us)
-                .ok_or_else(|| unknown_err(&who(), op, domain))?
+            self.no_rule(node, &ins, declared, &who, &mut how)?
         } else if op == "If" {
             let (outs, names, extra) = self.lower_if(gname, &node_name, node, table, outer, &who)?;
             subgraph_names = names;
@@ -461,41 +463,15 @@ impl Lowerer<'_> {
         } else if is_collective(op) {
             vec![Tensor::new(ins.first().copied().flatten().map(|t| t.dims.clone()).unwrap_or_default(), 0)]
         } else {
-            match shapes::infer(node, opset, &ins) {
-                Ok(o) => o,
-                Err(shapes::Fail::Bad(msg)) => {
-                    let shapes: Vec<String> = ins.iter().map(|t| t.map_or("-".into(), |t| fmt_dims(&t.dims))).collect();
-                    bail!(Attribute, "{}: {msg} (input shapes {})", who(), shapes.join(" "));
-                }
-                Err(shapes::Fail::Unsupported) => {
-                    let o = self.unknown(node, &ins, declared, &who, "")?;
-                    fixed_cost = self.opts.unknown_op_cost_us;
-                    o.ok_or_else(|| unknown_err(&who(), op, domain))?
-                }
-            }
+            self.by_rule(node, opset, &ins, declared, &who, &mut how)?
         };
+        if how.by_declaration {
+            self.stats.declared_ops.push(format!("{} ({op})", namer_peek(node)));
+        }
+        let fixed_cost = how.fixed_cost;
         let mut outs = outs;
         outs.resize(node.output.len(), Tensor::new(Vec::new(), 0));
-        for (k, t) in outs.iter().enumerate() {
-            let name = &node.output[k];
-            check_dims(&t.dims, &|| format!("{}: output '{name}'", who()))?;
-            // A declared shape that disagrees with the inferred one is a shape conflict.
-            if let Some(vi) = declared.get(name.as_str())
-                && let (_, Some(decl)) = declared_dims(vi)
-            {
-                let conflict = decl.len() != t.rank()
-                    || decl.iter().zip(&t.dims).any(|(d, &v)| matches!(d, Dim::Fixed(f) if *f != v));
-                if conflict && fixed_cost.is_none() {
-                    bail!(
-                        Attribute,
-                        "{}: shape conflict on output '{name}': inferred {} but the model declares {}",
-                        who(),
-                        fmt_dims(&t.dims),
-                        fmt_decl(&decl)
-                    );
-                }
-            }
-        }
+        check_declared(node, &mut outs, declared, fixed_cost.is_some(), &who)?;
 
         let folded = !matches!(op, "Constant" | "ConstantOfShape")
             && !outs.is_empty()
@@ -563,18 +539,71 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// Output shapes for an operator without a rule, when `--unknown-op-cost` allows it: the
-    /// shapes the model declares, else the first input's.
+    /// Output shapes by the operator's shape rule; where a value the rule needs is not known at
+    /// import time, the shapes the model declares; where there is no rule, [`Self::no_rule`].
+    fn by_rule(
+        &self,
+        node: &NodeProto,
+        opset: i64,
+        ins: &[Option<&Tensor>],
+        declared: &HashMap<&str, &ValueInfoProto>,
+        who: &dyn Fn() -> String,
+        how: &mut How,
+    ) -> Result<Vec<Tensor>> {
+        match shapes::infer(node, opset, ins) {
+            Ok(o) => Ok(o),
+            Err(shapes::Fail::Bad(msg)) => {
+                let shapes: Vec<String> = ins.iter().map(|t| t.map_or("-".into(), |t| fmt_dims(&t.dims))).collect();
+                bail!(Attribute, "{}: {msg} (input shapes {})", who(), shapes.join(" "));
+            }
+            Err(shapes::Fail::Unknown(msg)) => match declared_outputs(node, declared) {
+                Some(o) => {
+                    how.by_declaration = true;
+                    Ok(o)
+                }
+                None => bail!(
+                    Attribute,
+                    "{}: {msg}, and the model declares no shape for the node's outputs (value_info)",
+                    who()
+                ),
+            },
+            Err(shapes::Fail::Unsupported) => self.no_rule(node, ins, declared, who, how),
+        }
+    }
+
+    /// Output shapes for an operator without a rule ([`Self::unknown`]), or its refusal.
+    fn no_rule(
+        &self,
+        node: &NodeProto,
+        ins: &[Option<&Tensor>],
+        declared: &HashMap<&str, &ValueInfoProto>,
+        who: &dyn Fn() -> String,
+        how: &mut How,
+    ) -> Result<Vec<Tensor>> {
+        match self.unknown(node, ins, declared) {
+            Some(NoRule::Fixed(o)) => {
+                how.fixed_cost = self.opts.unknown_op_cost_us;
+                Ok(o)
+            }
+            Some(NoRule::Declared(o)) => {
+                how.by_declaration = true;
+                Ok(o)
+            }
+            None => Err(unknown_err(&who(), node.op_type.as_deref().unwrap_or(""), decode::domain(node))),
+        }
+    }
+
+    /// Output shapes for an operator without a rule: with `--unknown-op-cost`, the shapes the
+    /// model declares, else the first input's, at the fixed cost; without it, the declared shapes
+    /// when every output has one, at the estimated cost. `None`: neither, the node is refused.
     fn unknown(
         &self,
         node: &NodeProto,
         ins: &[Option<&Tensor>],
         declared: &HashMap<&str, &ValueInfoProto>,
-        _who: &dyn Fn() -> String,
-        _why: &str,
-    ) -> Result<Option<Vec<Tensor>>> {
+    ) -> Option<NoRule> {
         if self.opts.unknown_op_cost_us.is_none() {
-            return Ok(None);
+            return declared_outputs(node, declared).map(NoRule::Declared);
         }
         let first = ins.iter().flatten().next().map(|t| t.dims.clone()).unwrap_or_default();
         let outs = node
@@ -585,7 +614,7 @@ impl Lowerer<'_> {
                 decl.unwrap_or_else(|| Tensor::new(first.clone(), 0))
             })
             .collect();
-        Ok(Some(outs))
+        Some(NoRule::Fixed(outs))
     }
 
     /// Lowers an `If`: both branches become subgraphs; the node reads the condition and every
@@ -639,6 +668,73 @@ impl Lowerer<'_> {
     }
 }
 
+/// How a node's output shapes were found, when not by its rule alone.
+#[derive(Default)]
+struct How {
+    /// Run at `--unknown-op-cost`.
+    fixed_cost: Option<f64>,
+    /// Shaped by the model's declarations.
+    by_declaration: bool,
+}
+
+/// Checks each output against the shape the model declares for it: a disagreement is a shape
+/// conflict (not for a node at `--unknown-op-cost`); a bounded dimension yields to a declared size
+/// no larger (the size the exporter traced).
+fn check_declared(
+    node: &NodeProto,
+    outs: &mut [Tensor],
+    declared: &HashMap<&str, &ValueInfoProto>,
+    fixed_cost: bool,
+    who: &dyn Fn() -> String,
+) -> Result<()> {
+    for (k, t) in outs.iter_mut().enumerate() {
+        let name = &node.output[k];
+        check_dims(&t.dims, &|| format!("{}: output '{name}'", who()))?;
+        let Some(vi) = declared.get(name.as_str()) else { continue };
+        let (_, Some(decl)) = declared_dims(vi) else { continue };
+        let mut conflict = decl.len() != t.rank();
+        for (i, d) in decl.iter().enumerate().take(t.rank()) {
+            let Dim::Fixed(f) = *d else { continue };
+            if t.is_bounded(i) && f <= t.dims[i] {
+                t.dims[i] = f;
+                t.bound &= !(1 << i);
+            } else if f != t.dims[i] {
+                conflict = true;
+            }
+        }
+        if conflict && !fixed_cost {
+            bail!(
+                Attribute,
+                "{}: shape conflict on output '{name}': inferred {} but the model declares {}",
+                who(),
+                fmt_dims(&t.dims),
+                fmt_decl(&decl)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// How an operator without a shape rule is imported.
+enum NoRule {
+    /// At `--unknown-op-cost`.
+    Fixed(Vec<Tensor>),
+    /// With the shapes the model declares, at the estimated cost.
+    Declared(Vec<Tensor>),
+}
+
+/// Every named output's declared shape, when each has a fully fixed one.
+fn declared_outputs(node: &NodeProto, declared: &HashMap<&str, &ValueInfoProto>) -> Option<Vec<Tensor>> {
+    node.output
+        .iter()
+        .map(
+            |o| {
+                if o.is_empty() { Some(Tensor::new(Vec::new(), 0)) } else { declared_tensor(declared.get(o.as_str())?) }
+            },
+        )
+        .collect()
+}
+
 fn is_collective(op: &str) -> bool {
     costs::kind_of(op) == Kind::Collective
 }
@@ -652,7 +748,8 @@ fn unknown_err(who: &str, op: &str, domain: &str) -> Error {
     err!(
         NotImplemented,
         "{who}: cannot infer the output shapes of operator {op}{d}: the importer has no rule for it \
-         (--unknown-op-cost US runs it at a fixed cost, with the shapes the model declares)"
+         and the model declares no shape for its outputs (value_info); declare them, or \
+         --unknown-op-cost US runs it at a fixed cost"
     )
 }
 

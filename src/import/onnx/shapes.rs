@@ -1,19 +1,31 @@
 //! Shape inference: each node's output shapes from its inputs' shapes, its attributes and the
-//! values of the small integer tensors that steer shapes. Values are propagated through the
-//! shape arithmetic exporters emit (Shape, Gather, Concat, Unsqueeze, Slice, Cast, Add, Mul,
-//! Equal, Where, ...), so a Reshape whose target is computed from another tensor's shape still
-//! gets a concrete shape.
+//! values of the small tensors that steer shapes. One table ([`RULES`]) maps each operator to its
+//! rule; after the rule, [`super::eval`] fills the outputs' values where the inputs' are known,
+//! so a Reshape whose target is computed from another tensor's shape (Shape, Gather, Concat,
+//! Cast, arithmetic, ...) still gets a concrete shape.
+//!
+//! Data-dependent dimensions (NonZero, Unique, TopK with a computed k, NonMaxSuppression) are
+//! bounded unknowns: the dimension holds its largest possible size and its bit in
+//! [`Tensor::bound`] is set. Where a bounded dimension meets a fixed one no larger (broadcasting,
+//! Concat, a matrix product's inner dimension, a Split's sizes, a declared shape), it yields and
+//! becomes that fixed size instead of a shape conflict.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use super::attrs::Attrs;
 use super::proto::NodeProto;
 use super::proto::tensor_proto::DataType as D;
-use super::values::{Tensor, VALUE_LIMIT, Val, fmt_dims, numel};
+use super::values::{Tensor, Val, fmt_dims, numel};
 
 /// Why a node's shapes could not be inferred.
 #[derive(Debug)]
 pub enum Fail {
     /// The importer has no rule for this operator.
     Unsupported,
+    /// A value the rule needs (a Reshape target, Resize sizes, ...) is not known at import time:
+    /// a shape the model declares may stand in (a message naming the value).
+    Unknown(String),
     /// The node is malformed or its inputs disagree (a message naming what).
     Bad(String),
 }
@@ -28,369 +40,635 @@ const I64: i32 = D::Int64 as i32;
 const BOOL: i32 = D::Bool as i32;
 const F32: i32 = D::Float as i32;
 
-/// Output tensors of `node` given its inputs (`None` for an omitted optional input).
+/// What a rule reads: the node, its attributes, its inputs (`None` for an omitted optional one).
+pub struct Cx<'a> {
+    pub node: &'a NodeProto,
+    pub op: &'a str,
+    pub opset: i64,
+    pub a: Attrs<'a>,
+    pub ins: &'a [Option<&'a Tensor>],
+    /// Outputs the node names (at least 1).
+    pub nout: usize,
+}
+
+impl<'a> Cx<'a> {
+    fn x(&self) -> R<&'a Tensor> {
+        req(self.ins, 0)
+    }
+
+    fn req(&self, i: usize) -> R<&'a Tensor> {
+        req(self.ins, i)
+    }
+
+    fn opt(&self, i: usize) -> Option<&'a Tensor> {
+        self.ins.get(i).copied().flatten()
+    }
+}
+
+/// A shape rule.
+pub type Rule = fn(&Cx) -> R<Vec<Tensor>>;
+
+/// How a rule treats bounded (data-dependent) input dimensions.
+#[derive(Clone, Copy, PartialEq)]
+enum Bounds {
+    /// The rule sets each output dimension's bound bit itself.
+    Tracked,
+    /// Every output dimension is bounded when any input dimension is.
+    Spread,
+}
+
+use Bounds::{Spread, Tracked};
+
+/// Operators whose output has the first input's shape and element type.
+const SAME_SHAPE: &[&str] = &[
+    "Relu",
+    "LeakyRelu",
+    "Sigmoid",
+    "HardSigmoid",
+    "HardSwish",
+    "Tanh",
+    "Exp",
+    "Log",
+    "Sqrt",
+    "Reciprocal",
+    "Erf",
+    "Sin",
+    "Cos",
+    "Tan",
+    "Asin",
+    "Acos",
+    "Atan",
+    "Sinh",
+    "Cosh",
+    "Asinh",
+    "Acosh",
+    "Atanh",
+    "Elu",
+    "Selu",
+    "Celu",
+    "Softplus",
+    "Softsign",
+    "Mish",
+    "Gelu",
+    "Clip",
+    "Softmax",
+    "LogSoftmax",
+    "Hardmax",
+    "LRN",
+    "Shrink",
+    "ThresholdedRelu",
+    "CumSum",
+    "Trilu",
+    "InstanceNormalization",
+    "MeanVarianceNormalization",
+    "GroupNormalization",
+    "Bernoulli",
+    "RandomNormalLike",
+    "RandomUniformLike",
+    "EyeLike",
+    "Round",
+    "Swish",
+    "BitwiseNot",
+    "Neg",
+    "Abs",
+    "Floor",
+    "Ceil",
+    "Sign",
+    "Not",
+    "Identity",
+];
+const BROADCAST: &[&str] = &[
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Pow",
+    "Mod",
+    "PRelu",
+    "BitShift",
+    "BitwiseAnd",
+    "BitwiseOr",
+    "BitwiseXor",
+    "Sum",
+    "Mean",
+    "Max",
+    "Min",
+];
+const COMPARE: &[&str] = &["Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And", "Or", "Xor"];
+const REDUCE: &[&str] = &[
+    "ReduceMean",
+    "ReduceSum",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "ReduceSumSquare",
+];
+
+/// Every operator with a shape rule: its names, rule and treatment of bounded dimensions.
+const RULES: &[(&[&str], Rule, Bounds)] = &[
+    (SAME_SHAPE, same_shape, Tracked),
+    (&["IsNaN", "IsInf"], is_nan, Tracked),
+    (&["QuantizeLinear"], quantize, Tracked),
+    (&["DequantizeLinear"], dequantize, Tracked),
+    (&["Cast", "CastLike"], cast, Tracked),
+    (&["Dropout"], dropout, Tracked),
+    (&["BatchNormalization"], batch_norm, Spread),
+    (&["LayerNormalization"], layer_norm, Spread),
+    (BROADCAST, elementwise, Tracked),
+    (COMPARE, elementwise, Tracked),
+    (&["Where"], elementwise, Tracked),
+    (&["Conv"], conv, Spread),
+    (&["ConvTranspose"], conv_transpose, Spread),
+    (&["MaxPool", "AveragePool", "LpPool"], pool, Spread),
+    (&["GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"], global_pool, Spread),
+    (&["MatMul", "MatMulInteger"], matmul, Tracked),
+    (&["Gemm"], gemm, Tracked),
+    (&["Einsum"], einsum, Spread),
+    (&["Concat"], concat, Tracked),
+    (&["Split"], split, Tracked),
+    (&["Slice"], slice, Spread),
+    (&["Gather"], gather, Spread),
+    (&["GatherElements"], gather_elements, Spread),
+    (&["GatherND"], gather_nd, Spread),
+    (&["ScatterElements", "ScatterND", "Scatter"], scatter, Tracked),
+    (&["Reshape"], reshape, Spread),
+    (&["Flatten"], flatten, Spread),
+    (&["Squeeze"], squeeze, Spread),
+    (&["Unsqueeze"], unsqueeze, Spread),
+    (&["Transpose"], transpose, Tracked),
+    (&["Expand"], expand, Tracked),
+    (&["Tile"], tile, Spread),
+    (&["Resize", "Upsample"], resize, Spread),
+    (&["Pad"], pad, Spread),
+    (&["DepthToSpace", "SpaceToDepth"], depth_to_space, Spread),
+    (REDUCE, reduce, Spread),
+    (&["ArgMax", "ArgMin"], arg_reduce, Spread),
+    (&["Shape"], shape, Tracked),
+    (&["Size"], size, Tracked),
+    (&["ConstantOfShape"], constant_of_shape, Spread),
+    (&["Constant"], constant, Tracked),
+    (&["Range"], range, Spread),
+    (&["NonZero"], non_zero, Tracked),
+    (&["Unique"], unique, Tracked),
+    (&["TopK"], top_k, Tracked),
+    (&["NonMaxSuppression"], non_max_suppression, Tracked),
+    (&["OneHot"], one_hot, Spread),
+];
+
+fn rules() -> &'static HashMap<&'static str, (Rule, Bounds)> {
+    static T: OnceLock<HashMap<&'static str, (Rule, Bounds)>> = OnceLock::new();
+    T.get_or_init(|| {
+        let mut m = HashMap::new();
+        for &(names, rule, b) in RULES {
+            for &n in names {
+                m.insert(n, (rule, b));
+            }
+        }
+        m
+    })
+}
+
+/// Whether `op` (default domain) has a shape rule.
+pub fn has_rule(op: &str) -> bool {
+    rules().contains_key(op)
+}
+
+/// Output tensors of `node` given its inputs (`None` for an omitted optional input): the
+/// operator's rule, then the evaluator for the outputs' values.
 pub fn infer(node: &NodeProto, opset: i64, ins: &[Option<&Tensor>]) -> R<Vec<Tensor>> {
     let op = node.op_type.as_deref().unwrap_or("");
-    let a = Attrs::of(node);
-    let nout = node.output.len().max(1);
-    let x = || req(ins, 0);
-    let one = |t: Tensor| Ok(vec![t]);
-    match op {
-        "Identity" => {
-            let t = x()?;
-            one(t.clone())
+    let Some(&(rule, bounds)) = rules().get(op) else { return Err(Fail::Unsupported) };
+    super::types::check(op, ins).map_err(Fail::Bad)?;
+    let cx = Cx { node, op, opset, a: Attrs::of(node), ins, nout: node.output.len().max(1) };
+    let mut outs = rule(&cx)?;
+    if bounds == Spread && ins.iter().flatten().any(|t| t.bound != 0) {
+        for o in &mut outs {
+            o.bound = all_bounded(o.rank());
         }
-        "Relu"
-        | "LeakyRelu"
-        | "Sigmoid"
-        | "HardSigmoid"
-        | "HardSwish"
-        | "Tanh"
-        | "Exp"
-        | "Log"
-        | "Sqrt"
-        | "Reciprocal"
-        | "Erf"
-        | "Sin"
-        | "Cos"
-        | "Tan"
-        | "Asin"
-        | "Acos"
-        | "Atan"
-        | "Sinh"
-        | "Cosh"
-        | "Asinh"
-        | "Acosh"
-        | "Atanh"
-        | "Elu"
-        | "Selu"
-        | "Celu"
-        | "Softplus"
-        | "Softsign"
-        | "Mish"
-        | "Gelu"
-        | "Clip"
-        | "Softmax"
-        | "LogSoftmax"
-        | "Hardmax"
-        | "LRN"
-        | "Shrink"
-        | "ThresholdedRelu"
-        | "CumSum"
-        | "Trilu"
-        | "InstanceNormalization"
-        | "MeanVarianceNormalization"
-        | "GroupNormalization"
-        | "Bernoulli"
-        | "RandomNormalLike"
-        | "RandomUniformLike"
-        | "EyeLike"
-        | "Round"
-        | "Swish"
-        | "BitwiseNot" => one(Tensor::new(x()?.dims.clone(), x()?.elem)),
-        "Neg" | "Abs" | "Floor" | "Ceil" | "Sign" | "Not" => {
-            let t = x()?;
-            let value = t.value.as_ref().map(|v| unary_value(op, v));
-            one(Tensor { dims: t.dims.clone(), elem: t.elem, value })
+    }
+    super::eval::evaluate(op, &cx.a, ins, &mut outs);
+    Ok(outs)
+}
+
+/// The bound mask with every dimension of a tensor of `rank` bounded.
+pub fn all_bounded(rank: usize) -> u16 {
+    if rank >= 16 { u16::MAX } else { (1u16 << rank) - 1 }
+}
+
+fn one(t: Tensor) -> R<Vec<Tensor>> {
+    Ok(vec![t])
+}
+
+fn same_shape(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    one(Tensor::like(t, t.dims.clone(), t.elem))
+}
+
+fn is_nan(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    one(Tensor::like(t, t.dims.clone(), BOOL))
+}
+
+fn quantize(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    let elem = c.opt(2).map_or(D::Uint8 as i32, |z| z.elem);
+    one(Tensor::like(t, t.dims.clone(), elem))
+}
+
+fn dequantize(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    one(Tensor::like(t, t.dims.clone(), F32))
+}
+
+fn cast(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    let to = if c.op == "Cast" { c.a.i("to").map(|v| v as i32).unwrap_or(t.elem) } else { c.req(1)?.elem };
+    one(Tensor::like(t, t.dims.clone(), to))
+}
+
+fn dropout(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    let mut out = vec![Tensor::like(t, t.dims.clone(), t.elem)];
+    if c.nout > 1 {
+        out.push(Tensor::like(t, t.dims.clone(), BOOL));
+    }
+    Ok(out)
+}
+
+fn batch_norm(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    let ch = t.dims.get(1).copied().unwrap_or(1);
+    let mut out = vec![Tensor::new(t.dims.clone(), t.elem)];
+    for _ in 1..c.nout {
+        out.push(Tensor::new(vec![ch], t.elem));
+    }
+    Ok(out)
+}
+
+fn layer_norm(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    let axis = norm_axis(c.a.i_or("axis", -1), t.rank())?;
+    let mut stat = t.dims[..axis].to_vec();
+    stat.extend(std::iter::repeat_n(1, t.rank() - axis));
+    let mut out = vec![Tensor::new(t.dims.clone(), t.elem)];
+    for _ in 1..c.nout {
+        out.push(Tensor::new(stat.clone(), F32));
+    }
+    Ok(out)
+}
+
+/// Broadcasting operators: arithmetic (the first input's type), comparisons and logic (BOOL),
+/// Where (the type of its values).
+fn elementwise(c: &Cx) -> R<Vec<Tensor>> {
+    let ts: Vec<&Tensor> = match c.op {
+        "Where" => vec![c.req(0)?, c.req(1)?, c.req(2)?],
+        op if COMPARE.contains(&op) => vec![c.req(0)?, c.req(1)?],
+        _ => present(c.ins),
+    };
+    if ts.is_empty() {
+        return bad("no inputs");
+    }
+    let (dims, bound) = broadcast_all(&ts)?;
+    let elem = match c.op {
+        "Where" => ts[1].elem,
+        op if COMPARE.contains(&op) => BOOL,
+        _ => ts[0].elem,
+    };
+    one(Tensor { dims, elem, value: None, bound })
+}
+
+fn global_pool(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    if t.rank() < 3 {
+        return bad(format!("input shape {} has no spatial dims", fmt_dims(&t.dims)));
+    }
+    let mut d = t.dims[..2].to_vec();
+    d.extend(std::iter::repeat_n(1, t.rank() - 2));
+    one(Tensor::new(d, t.elem))
+}
+
+fn gemm(c: &Cx) -> R<Vec<Tensor>> {
+    let (ta, tb) = (c.x()?, c.req(1)?);
+    if ta.rank() != 2 || tb.rank() != 2 {
+        return bad(format!("Gemm needs 2-D inputs, got {} and {}", fmt_dims(&ta.dims), fmt_dims(&tb.dims)));
+    }
+    let side = |t: &Tensor, trans: bool| {
+        let (i, j) = if trans { (1, 0) } else { (0, 1) };
+        ((t.dims[i], t.is_bounded(i)), (t.dims[j], t.is_bounded(j)))
+    };
+    let ((m, bm), k1) = side(ta, c.a.i_or("transA", 0) != 0);
+    let (k2, (n, bn)) = side(tb, c.a.i_or("transB", 0) != 0);
+    if meet(k1, k2).is_none() {
+        return bad(format!(
+            "shape conflict: A {} and B {} disagree on the inner dimension ({} vs {})",
+            fmt_dims(&ta.dims),
+            fmt_dims(&tb.dims),
+            k1.0,
+            k2.0
+        ));
+    }
+    one(Tensor { dims: vec![m, n], elem: ta.elem, value: None, bound: bm as u16 | (bn as u16) << 1 })
+}
+
+fn gather_nd(c: &Cx) -> R<Vec<Tensor>> {
+    let (d, i) = (c.x()?, c.req(1)?);
+    let b = c.a.i_or("batch_dims", 0).max(0) as usize;
+    let last = *i.dims.last().unwrap_or(&0) as usize;
+    if i.rank() == 0 || b + last > d.rank() {
+        return bad(format!("indices {} do not fit data {}", fmt_dims(&i.dims), fmt_dims(&d.dims)));
+    }
+    let mut dims = i.dims[..i.rank() - 1].to_vec();
+    dims.extend_from_slice(&d.dims[b + last..]);
+    one(Tensor::new(dims, d.elem))
+}
+
+fn gather_elements(c: &Cx) -> R<Vec<Tensor>> {
+    one(Tensor::new(c.req(1)?.dims.clone(), c.x()?.elem))
+}
+
+fn scatter(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    one(Tensor::like(t, t.dims.clone(), t.elem))
+}
+
+fn flatten(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    let axis = norm_axis_incl(c.a.i_or("axis", 1), t.rank())?;
+    one(Tensor::new(vec![numel(&t.dims[..axis]), numel(&t.dims[axis..])], t.elem))
+}
+
+fn transpose(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    let perm: Vec<i64> = c.a.ints("perm").unwrap_or_else(|| (0..t.rank() as i64).rev().collect());
+    if perm.len() != t.rank() {
+        return bad(format!("perm {perm:?} does not fit input {}", fmt_dims(&t.dims)));
+    }
+    let mut seen = vec![false; t.rank()];
+    let mut out = Tensor::new(Vec::with_capacity(t.rank()), t.elem);
+    for (k, &p) in perm.iter().enumerate() {
+        let p = norm_axis(p, t.rank())?;
+        if std::mem::replace(&mut seen[p], true) {
+            return bad(format!("perm {perm:?} repeats axis {p}"));
         }
-        "IsNaN" | "IsInf" => one(Tensor::new(x()?.dims.clone(), BOOL)),
-        "QuantizeLinear" => {
-            let elem = ins.get(2).copied().flatten().map_or(D::Uint8 as i32, |z| z.elem);
-            one(Tensor::new(x()?.dims.clone(), elem))
+        out.dims.push(t.dims[p]);
+        out.bound |= (t.is_bounded(p) as u16) << k;
+    }
+    one(out)
+}
+
+fn expand(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    let s = c.req(1)?;
+    let shape = dims_value(s, "shape")?;
+    let target =
+        Tensor { dims: shape, elem: 0, value: None, bound: all_bounded(s.numel() as usize) * (s.bound != 0) as u16 };
+    let (dims, bound) = broadcast_all(&[t, &target])?;
+    one(Tensor { dims, elem: t.elem, value: None, bound })
+}
+
+fn tile(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    let reps = ints_value(c.req(1)?, "repeats")?;
+    if reps.len() != t.rank() || reps.iter().any(|&r| r < 0) {
+        return bad(format!("repeats {reps:?} do not fit input {}", fmt_dims(&t.dims)));
+    }
+    one(Tensor::new(t.dims.iter().zip(&reps).map(|(&d, &r)| d.saturating_mul(r as u64)).collect(), t.elem))
+}
+
+fn depth_to_space(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    let b = c.a.i_or("blocksize", 0);
+    if t.rank() != 4 || b <= 0 {
+        return bad(format!("needs a 4-D input and blocksize > 0, got {} and {b}", fmt_dims(&t.dims)));
+    }
+    let b = b as u64;
+    let (n, ch, h, w) = (t.dims[0], t.dims[1], t.dims[2], t.dims[3]);
+    let dims = if c.op == "DepthToSpace" {
+        if ch % (b * b) != 0 {
+            return bad(format!("channels {ch} not divisible by blocksize² {}", b * b));
         }
-        "DequantizeLinear" => one(Tensor::new(x()?.dims.clone(), F32)),
-        "Cast" | "CastLike" => {
-            let t = x()?;
-            let to = if op == "Cast" { a.i("to").map(|v| v as i32).unwrap_or(t.elem) } else { req(ins, 1)?.elem };
-            let value = t
-                .value
-                .as_ref()
-                .map(|v| if super::values::is_int_type(to) { Val::Int(v.ints()) } else { Val::Float(v.floats()) });
-            one(Tensor { dims: t.dims.clone(), elem: to, value })
+        vec![n, ch / (b * b), h * b, w * b]
+    } else {
+        if h % b != 0 || w % b != 0 {
+            return bad(format!("spatial dims {h}x{w} not divisible by blocksize {b}"));
         }
-        "Dropout" => {
-            let t = x()?;
-            let mut out = vec![t.clone()];
-            if nout > 1 {
-                out.push(Tensor::new(t.dims.clone(), BOOL));
-            }
-            Ok(out)
+        vec![n, ch * b * b, h / b, w / b]
+    };
+    one(Tensor::new(dims, t.elem))
+}
+
+fn arg_reduce(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    let axis = norm_axis(c.a.i_or("axis", 0), t.rank())?;
+    let mut dims = t.dims.clone();
+    if c.a.i_or("keepdims", 1) != 0 {
+        dims[axis] = 1;
+    } else {
+        dims.remove(axis);
+    }
+    one(Tensor::new(dims, I64))
+}
+
+/// Shape and Size: their outputs' shapes; the evaluator gives the values (a bounded input's
+/// bounds, the memory planned for it).
+fn shape(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    let r = t.rank() as i64;
+    let clamp = |v: i64| if v < 0 { (v + r).max(0) } else { v.min(r) } as usize;
+    let start = clamp(c.a.i_or("start", 0));
+    let end = clamp(c.a.i_or("end", r)).max(start);
+    one(Tensor::new(vec![(end - start) as u64], I64))
+}
+
+fn size(c: &Cx) -> R<Vec<Tensor>> {
+    c.x()?;
+    one(Tensor::new(vec![], I64))
+}
+
+fn constant_of_shape(c: &Cx) -> R<Vec<Tensor>> {
+    let dims = dims_value(c.x()?, "shape")?;
+    let elem = match c.a.t("value") {
+        Some(t) => super::values::from_proto(t, "value").map_err(|e| Fail::Bad(e.message))?.elem,
+        None => F32,
+    };
+    one(Tensor::new(dims, elem))
+}
+
+fn constant(c: &Cx) -> R<Vec<Tensor>> {
+    constant_value(&c.a).map(|t| vec![t])
+}
+
+fn range(c: &Cx) -> R<Vec<Tensor>> {
+    let (s, l, d) = (c.req(0)?, c.req(1)?, c.req(2)?);
+    let get = |t: &Tensor, w: &str| -> R<f64> {
+        match &t.value {
+            Some(v) if v.len() == 1 => Ok(v.floats()[0]),
+            _ => Err(Fail::Unknown(format!("the {w} of Range is not known at import time (computed from data)"))),
         }
-        "BatchNormalization" => {
-            let t = x()?;
-            let c = t.dims.get(1).copied().unwrap_or(1);
-            let mut out = vec![Tensor::new(t.dims.clone(), t.elem)];
-            for _ in 1..nout {
-                out.push(Tensor::new(vec![c], t.elem));
-            }
-            Ok(out)
+    };
+    let (s, l, d) = (get(s, "start")?, get(l, "limit")?, get(d, "delta")?);
+    if d == 0.0 || !(s.is_finite() && l.is_finite() && d.is_finite()) {
+        return bad("Range with delta 0 or a non-finite bound");
+    }
+    let n = ((l - s) / d).ceil().max(0.0);
+    if n > (1u64 << 40) as f64 {
+        return bad("Range too long");
+    }
+    one(Tensor::new(vec![n as u64], c.req(0)?.elem))
+}
+
+/// NonZero: [rank, at most every element].
+fn non_zero(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    one(Tensor { dims: vec![t.rank() as u64, t.numel()], elem: I64, value: None, bound: 0b10 })
+}
+
+/// Unique: at most every element (along `axis` when given, else of the flattened input).
+fn unique(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    let (first, n) = match c.a.i("axis") {
+        Some(ax) => {
+            let ax = norm_axis(ax, t.rank())?;
+            (Tensor { dims: t.dims.clone(), elem: t.elem, value: None, bound: t.bound | 1 << ax }, t.dims[ax])
         }
-        "LayerNormalization" => {
-            let t = x()?;
-            let axis = norm_axis(a.i_or("axis", -1), t.rank())?;
-            let mut stat = t.dims[..axis].to_vec();
-            stat.extend(std::iter::repeat_n(1, t.rank() - axis));
-            let mut out = vec![Tensor::new(t.dims.clone(), t.elem)];
-            for _ in 1..nout {
-                out.push(Tensor::new(stat.clone(), F32));
-            }
-            Ok(out)
+        None => (Tensor { dims: vec![t.numel()], elem: t.elem, value: None, bound: 1 }, t.numel()),
+    };
+    let mut out = vec![first];
+    for k in 1..c.nout {
+        // inverse_indices has one entry per input element (along the axis); indices and counts one
+        // per unique value.
+        let inverse = k == 2;
+        let len = if inverse { c.a.i("axis").map_or(t.numel(), |_| n) } else { n };
+        out.push(Tensor { dims: vec![len], elem: I64, value: None, bound: (!inverse) as u16 });
+    }
+    Ok(out)
+}
+
+/// TopK: k elements along the axis; a k computed from data is a bounded unknown (at most the
+/// axis).
+fn top_k(c: &Cx) -> R<Vec<Tensor>> {
+    let t = c.x()?;
+    let axis = norm_axis(c.a.i_or("axis", -1), t.rank())?;
+    let k = match c.a.i("k") {
+        Some(k) => Some(k),
+        None => {
+            let kt = c.req(1)?;
+            kt.value.as_ref().map(|v| *v.ints().first().unwrap_or(&-1))
         }
-        "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" | "PRelu" | "BitShift" | "BitwiseAnd" | "BitwiseOr"
-        | "BitwiseXor" | "Sum" | "Mean" | "Max" | "Min" => {
-            let ts = present(ins);
-            if ts.is_empty() {
-                return bad("no inputs");
-            }
-            let dims = broadcast_all(&ts)?;
-            let value = fold_binary(op, &ts, &dims);
-            Ok(vec![Tensor { dims, elem: ts[0].elem, value }])
-        }
-        "Equal" | "Greater" | "GreaterOrEqual" | "Less" | "LessOrEqual" | "And" | "Or" | "Xor" => {
-            let ts = vec![req(ins, 0)?, req(ins, 1)?];
-            let dims = broadcast_all(&ts)?;
-            let value = fold_binary(op, &ts, &dims);
-            Ok(vec![Tensor { dims, elem: BOOL, value }])
-        }
-        "Where" => {
-            let ts = vec![req(ins, 0)?, req(ins, 1)?, req(ins, 2)?];
-            let dims = broadcast_all(&ts)?;
-            let value = fold_where(&ts, &dims);
-            Ok(vec![Tensor { dims, elem: ts[1].elem, value }])
-        }
-        "Conv" => conv(&a, x()?, req(ins, 1)?).map(|t| vec![t]),
-        "ConvTranspose" => conv_transpose(&a, x()?, req(ins, 1)?).map(|t| vec![t]),
-        "MaxPool" | "AveragePool" | "LpPool" => {
-            let t = pool(&a, x()?)?;
-            let mut out = vec![t.clone()];
-            if nout > 1 {
-                out.push(Tensor::new(t.dims, I64));
-            }
-            Ok(out)
-        }
-        "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => {
-            let t = x()?;
-            if t.rank() < 3 {
-                return bad(format!("input shape {} has no spatial dims", fmt_dims(&t.dims)));
-            }
-            let mut d = t.dims[..2].to_vec();
-            d.extend(std::iter::repeat_n(1, t.rank() - 2));
-            one(Tensor::new(d, t.elem))
-        }
-        "MatMul" | "MatMulInteger" => matmul(x()?, req(ins, 1)?).map(|t| vec![t]),
-        "Gemm" => {
-            let (ta, tb) = (x()?, req(ins, 1)?);
-            if ta.rank() != 2 || tb.rank() != 2 {
-                return bad(format!("Gemm needs 2-D inputs, got {} and {}", fmt_dims(&ta.dims), fmt_dims(&tb.dims)));
-            }
-            let (m, k1) = if a.i_or("transA", 0) != 0 { (ta.dims[1], ta.dims[0]) } else { (ta.dims[0], ta.dims[1]) };
-            let (k2, n) = if a.i_or("transB", 0) != 0 { (tb.dims[1], tb.dims[0]) } else { (tb.dims[0], tb.dims[1]) };
-            if k1 != k2 {
-                return bad(format!(
-                    "shape conflict: A {} and B {} disagree on the inner dimension ({k1} vs {k2})",
-                    fmt_dims(&ta.dims),
-                    fmt_dims(&tb.dims)
-                ));
-            }
-            one(Tensor::new(vec![m, n], ta.elem))
-        }
-        "Concat" => concat(&a, &present(ins)).map(|t| vec![t]),
-        "Split" => split(&a, opset, x()?, ins.get(1).copied().flatten(), nout),
-        "Slice" => slice(&a, x()?, ins),
-        "Gather" => gather(&a, x()?, req(ins, 1)?).map(|t| vec![t]),
-        "GatherElements" => one(Tensor::new(req(ins, 1)?.dims.clone(), x()?.elem)),
-        "GatherND" => {
-            let (d, i) = (x()?, req(ins, 1)?);
-            let b = a.i_or("batch_dims", 0).max(0) as usize;
-            let last = *i.dims.last().unwrap_or(&0) as usize;
-            if i.rank() == 0 || b + last > d.rank() {
-                return bad(format!("indices {} do not fit data {}", fmt_dims(&i.dims), fmt_dims(&d.dims)));
-            }
-            let mut dims = i.dims[..i.rank() - 1].to_vec();
-            dims.extend_from_slice(&d.dims[b + last..]);
-            one(Tensor::new(dims, d.elem))
-        }
-        "ScatterElements" | "ScatterND" | "Scatter" => one(Tensor::new(x()?.dims.clone(), x()?.elem)),
-        "Reshape" => reshape(&a, x()?, req(ins, 1)?).map(|t| vec![t]),
-        "Flatten" => {
-            let t = x()?;
-            let axis = norm_axis_incl(a.i_or("axis", 1), t.rank())?;
-            let d = vec![numel(&t.dims[..axis]), numel(&t.dims[axis..])];
-            one(Tensor { dims: d, elem: t.elem, value: t.value.clone() })
-        }
-        "Squeeze" => squeeze(&a, x()?, ins.get(1).copied().flatten()).map(|t| vec![t]),
-        "Unsqueeze" => unsqueeze(&a, x()?, ins.get(1).copied().flatten()).map(|t| vec![t]),
-        "Transpose" => {
-            let t = x()?;
-            let perm: Vec<i64> = a.ints("perm").unwrap_or_else(|| (0..t.rank() as i64).rev().collect());
-            if perm.len() != t.rank() {
-                return bad(format!("perm {perm:?} does not fit input {}", fmt_dims(&t.dims)));
-            }
-            let mut seen = vec![false; t.rank()];
-            let mut dims = Vec::with_capacity(t.rank());
-            for &p in &perm {
-                let p = norm_axis(p, t.rank())?;
-                if std::mem::replace(&mut seen[p], true) {
-                    return bad(format!("perm {perm:?} repeats axis {p}"));
-                }
-                dims.push(t.dims[p]);
-            }
-            one(Tensor::new(dims, t.elem))
-        }
-        "Expand" => {
-            let t = x()?;
-            let shape = dims_value(req(ins, 1)?, "shape")?;
-            let dims = broadcast(&t.dims, &shape)?;
-            let value = t.value.as_ref().and_then(|v| expand_value(v, &t.dims, &dims));
-            one(Tensor { dims, elem: t.elem, value })
-        }
-        "Tile" => {
-            let t = x()?;
-            let reps = ints_value(req(ins, 1)?, "repeats")?;
-            if reps.len() != t.rank() || reps.iter().any(|&r| r < 0) {
-                return bad(format!("repeats {reps:?} do not fit input {}", fmt_dims(&t.dims)));
-            }
-            let dims = t.dims.iter().zip(&reps).map(|(&d, &r)| d.saturating_mul(r as u64)).collect();
-            one(Tensor::new(dims, t.elem))
-        }
-        "Resize" | "Upsample" => resize(&a, op, x()?, ins).map(|t| vec![t]),
-        "Pad" => pad(&a, x()?, ins).map(|t| vec![t]),
-        "DepthToSpace" | "SpaceToDepth" => {
-            let t = x()?;
-            let b = a.i_or("blocksize", 0);
-            if t.rank() != 4 || b <= 0 {
-                return bad(format!("needs a 4-D input and blocksize > 0, got {} and {b}", fmt_dims(&t.dims)));
-            }
-            let b = b as u64;
-            let (n, c, h, w) = (t.dims[0], t.dims[1], t.dims[2], t.dims[3]);
-            let dims = if op == "DepthToSpace" {
-                if c % (b * b) != 0 {
-                    return bad(format!("channels {c} not divisible by blocksize² {}", b * b));
-                }
-                vec![n, c / (b * b), h * b, w * b]
-            } else {
-                if h % b != 0 || w % b != 0 {
-                    return bad(format!("spatial dims {h}x{w} not divisible by blocksize {b}"));
-                }
-                vec![n, c * b * b, h / b, w / b]
-            };
-            one(Tensor::new(dims, t.elem))
-        }
-        "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceL1" | "ReduceL2"
-        | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare" => reduce(&a, op, x()?, ins).map(|t| vec![t]),
-        "ArgMax" | "ArgMin" => {
-            let t = x()?;
-            let axis = norm_axis(a.i_or("axis", 0), t.rank())?;
-            let keep = a.i_or("keepdims", 1) != 0;
-            let mut dims = t.dims.clone();
-            if keep {
-                dims[axis] = 1;
-            } else {
-                dims.remove(axis);
-            }
-            one(Tensor::new(dims, I64))
-        }
-        "Shape" => {
-            let t = x()?;
-            let r = t.rank() as i64;
-            let clamp = |v: i64| if v < 0 { (v + r).max(0) } else { v.min(r) } as usize;
-            let start = clamp(a.i_or("start", 0));
-            let end = clamp(a.i_or("end", r));
-            let v: Vec<i64> = t.dims[start..end.max(start)].iter().map(|&d| d as i64).collect();
-            one(Tensor::with_value(vec![v.len() as u64], I64, Val::Int(v)))
-        }
-        "Size" => one(Tensor::with_value(vec![], I64, Val::Int(vec![x()?.numel() as i64]))),
-        "ConstantOfShape" => {
-            let dims = dims_value(x()?, "shape")?;
-            let (elem, fill) = match a.t("value") {
-                Some(t) => {
-                    let v = super::values::from_proto(t, "value").map_err(|e| Fail::Bad(e.message))?;
-                    (v.elem, v.value.unwrap_or(Val::Float(vec![0.0])))
-                }
-                None => (F32, Val::Float(vec![0.0])),
-            };
-            let n = numel(&dims);
-            let value = (n <= VALUE_LIMIT).then(|| match fill {
-                Val::Int(v) => Val::Int(vec![v.first().copied().unwrap_or(0); n as usize]),
-                Val::Float(v) => Val::Float(vec![v.first().copied().unwrap_or(0.0); n as usize]),
-            });
-            one(Tensor { dims, elem, value })
-        }
-        "Constant" => constant(&a).map(|t| vec![t]),
-        "Range" => {
-            let (s, l, d) = (req(ins, 0)?, req(ins, 1)?, req(ins, 2)?);
-            let get = |t: &Tensor, w: &str| -> R<f64> {
-                match &t.value {
-                    Some(v) if v.len() == 1 => Ok(v.floats()[0]),
-                    _ => bad(format!("the {w} of Range is not known at import time (computed from data)")),
-                }
-            };
-            let (s, l, d) = (get(s, "start")?, get(l, "limit")?, get(d, "delta")?);
-            if d == 0.0 || !(s.is_finite() && l.is_finite() && d.is_finite()) {
-                return bad("Range with delta 0 or a non-finite bound");
-            }
-            let n = ((l - s) / d).ceil().max(0.0);
-            if n > (1u64 << 40) as f64 {
-                return bad("Range too long");
-            }
-            let n = n as u64;
-            let elem = req(ins, 0)?.elem;
-            let value = (n <= VALUE_LIMIT).then(|| {
-                if super::values::is_int_type(elem) {
-                    Val::Int((0..n).map(|i| (s + d * i as f64) as i64).collect())
-                } else {
-                    Val::Float((0..n).map(|i| s + d * i as f64).collect())
-                }
-            });
-            one(Tensor { dims: vec![n], elem, value })
-        }
-        // Data-dependent sizes: the importer takes the largest the input allows.
-        "NonZero" => {
-            let t = x()?;
-            one(Tensor::new(vec![t.rank() as u64, t.numel()], I64))
-        }
-        "Unique" => {
-            let t = x()?;
-            let mut out = vec![Tensor::new(vec![t.numel()], t.elem)];
-            for _ in 1..nout {
-                out.push(Tensor::new(vec![t.numel()], I64));
-            }
-            Ok(out)
-        }
-        "TopK" => {
-            let t = x()?;
-            let k = match a.i("k") {
-                Some(k) => k,
-                None => {
-                    let v = ints_value(req(ins, 1)?, "k")?;
-                    *v.first().unwrap_or(&-1)
-                }
-            };
-            let axis = norm_axis(a.i_or("axis", -1), t.rank())?;
+    };
+    let mut out = Tensor::like(t, t.dims.clone(), t.elem);
+    match k {
+        Some(k) => {
             if k < 0 || k as u64 > t.dims[axis] {
                 return bad(format!("k = {k} does not fit axis {axis} of {}", fmt_dims(&t.dims)));
             }
-            let mut dims = t.dims.clone();
-            dims[axis] = k as u64;
-            Ok(vec![Tensor::new(dims.clone(), t.elem), Tensor::new(dims, I64)])
+            out.dims[axis] = k as u64;
         }
-        "OneHot" => {
-            let (i, d) = (x()?, req(ins, 1)?);
-            let depth = match &d.value {
-                Some(v) if v.len() == 1 => v.floats()[0],
-                _ => return bad("the depth of OneHot is not known at import time"),
-            };
-            if !(depth >= 0.0 && depth < (1u64 << 40) as f64) {
-                return bad(format!("OneHot depth {depth} is out of range"));
-            }
-            let r = i.rank() + 1;
-            let axis = norm_axis(a.i_or("axis", -1), r)?;
-            let mut dims = i.dims.clone();
-            dims.insert(axis, depth as u64);
-            one(Tensor::new(dims, req(ins, 2)?.elem))
-        }
-        _ => Err(Fail::Unsupported),
+        None => out.bound |= 1 << axis,
     }
+    let idx = Tensor { elem: I64, ..out.clone() };
+    Ok(vec![out, idx])
+}
+
+/// NonMaxSuppression: [selected, 3], at most batches · classes · min(boxes, max per class).
+fn non_max_suppression(c: &Cx) -> R<Vec<Tensor>> {
+    let (boxes, scores) = (c.x()?, c.req(1)?);
+    if boxes.rank() != 3 || scores.rank() != 3 {
+        return bad(format!("boxes {} and scores {} must be 3-D", fmt_dims(&boxes.dims), fmt_dims(&scores.dims)));
+    }
+    let per_class = match c.opt(2).and_then(|t| t.value.as_ref()) {
+        Some(v) => v.ints().first().copied().unwrap_or(0).clamp(0, boxes.dims[1] as i64) as u64,
+        None if c.opt(2).is_none() => 0,
+        None => boxes.dims[1],
+    };
+    let n = scores.dims[0].saturating_mul(scores.dims[1]).saturating_mul(per_class);
+    one(Tensor { dims: vec![n, 3], elem: I64, value: None, bound: 1 })
+}
+
+fn one_hot(c: &Cx) -> R<Vec<Tensor>> {
+    let (i, d) = (c.x()?, c.req(1)?);
+    let depth = match &d.value {
+        Some(v) if v.len() == 1 => v.floats()[0],
+        _ => return Err(Fail::Unknown("the depth of OneHot is not known at import time".into())),
+    };
+    if !(depth >= 0.0 && depth < (1u64 << 40) as f64) {
+        return bad(format!("OneHot depth {depth} is out of range"));
+    }
+    let axis = norm_axis(c.a.i_or("axis", -1), i.rank() + 1)?;
+    let mut dims = i.dims.clone();
+    dims.insert(axis, depth as u64);
+    one(Tensor::new(dims, c.req(2)?.elem))
+}
+
+/// Einsum: each output letter takes the size its letter has in the inputs (`...` broadcast);
+/// without `->`, the letters used once, in alphabetical order, after the broadcast dims.
+fn einsum(c: &Cx) -> R<Vec<Tensor>> {
+    let eq = c.a.s("equation").unwrap_or_default().replace(' ', "");
+    let ts = present(c.ins);
+    let (lhs, rhs) = match eq.split_once("->") {
+        Some((l, r)) => (l.to_string(), Some(r.to_string())),
+        None => (eq.clone(), None),
+    };
+    let terms: Vec<&str> = lhs.split(',').collect();
+    if terms.len() != ts.len() || ts.is_empty() {
+        return bad(format!("equation '{eq}' has {} operands, the node {}", terms.len(), ts.len()));
+    }
+    let mut size: HashMap<char, u64> = HashMap::new();
+    let mut count: HashMap<char, usize> = HashMap::new();
+    let mut ell: Vec<u64> = Vec::new();
+    for (term, t) in terms.iter().zip(&ts) {
+        let letters: Vec<char> = term.replace("...", ".").chars().collect();
+        let named = letters.iter().filter(|&&l| l != '.').count();
+        if named > t.rank() || (!letters.contains(&'.') && named != t.rank()) {
+            return bad(format!("term '{term}' of '{eq}' does not fit operand {}", fmt_dims(&t.dims)));
+        }
+        let mut k = 0;
+        for &l in &letters {
+            if l == '.' {
+                let n = t.rank() - named;
+                ell = broadcast(&ell, &t.dims[k..k + n])?;
+                k += n;
+                continue;
+            }
+            if !l.is_ascii_alphabetic() {
+                return bad(format!("equation '{eq}' holds '{l}'"));
+            }
+            let d = t.dims[k];
+            let s = size.entry(l).or_insert(d);
+            if *s != d {
+                match (*s, d) {
+                    (1, d) => *s = d,
+                    (_, 1) => {}
+                    _ => return bad(format!("shape conflict: letter '{l}' of '{eq}' is {} and {d}", *s)),
+                }
+            }
+            *count.entry(l).or_insert(0) += 1;
+            k += 1;
+        }
+    }
+    let out_letters: String = match rhs {
+        Some(r) => r.replace("...", "."),
+        None => {
+            let mut once: Vec<char> = count.iter().filter(|(_, n)| **n == 1).map(|(l, _)| *l).collect();
+            once.sort_unstable();
+            std::iter::once('.').chain(once).collect()
+        }
+    };
+    let mut dims = Vec::new();
+    for l in out_letters.chars() {
+        match l {
+            '.' => dims.extend_from_slice(&ell),
+            l => match size.get(&l) {
+                Some(&d) => dims.push(d),
+                None => return bad(format!("output letter '{l}' of '{eq}' is in no input")),
+            },
+        }
+    }
+    one(Tensor::new(dims, ts[0].elem))
 }
 
 fn req<'t>(ins: &[Option<&'t Tensor>], i: usize) -> R<&'t Tensor> {
@@ -426,10 +704,10 @@ fn norm_axis_incl(a: i64, rank: usize) -> R<usize> {
 fn ints_value(t: &Tensor, what: &str) -> R<Vec<i64>> {
     match &t.value {
         Some(v) => Ok(v.ints()),
-        None => bad(format!(
+        None => Err(Fail::Unknown(format!(
             "the value of '{what}' (shape {}) is not known at import time: it is computed from data, or too large",
             fmt_dims(&t.dims)
-        )),
+        ))),
     }
 }
 
@@ -450,199 +728,70 @@ fn dims_value(t: &Tensor, what: &str) -> R<Vec<u64>> {
 
 /// Numpy broadcasting of two shapes; a mismatch names both.
 pub fn broadcast(a: &[u64], b: &[u64]) -> R<Vec<u64>> {
+    broadcast_bounded(a, 0, b, 0).map(|(d, _)| d)
+}
+
+/// Two dimensions meeting (a matrix product's inner dimension, a Concat's other axes, an
+/// element-wise pair neither of which is 1), each with its bound bit: equal sizes agree (bounded
+/// only when both are); a bounded one yields to a fixed one no larger; two bounded ones take the
+/// larger bound. `None`: a conflict.
+fn meet(a: (u64, bool), b: (u64, bool)) -> Option<(u64, bool)> {
+    match (a, b) {
+        ((x, ba), (y, bb)) if x == y => Some((x, ba && bb)),
+        ((x, true), (y, false)) if y <= x => Some((y, false)),
+        ((x, false), (y, true)) if x <= y => Some((x, false)),
+        ((x, true), (y, true)) => Some((x.max(y), true)),
+        _ => None,
+    }
+}
+
+/// [`broadcast`] with bound masks: a dimension of 1 takes the other side's; any other pair meets
+/// ([`meet`]).
+fn broadcast_bounded(a: &[u64], ma: u16, b: &[u64], mb: u16) -> R<(Vec<u64>, u16)> {
     let r = a.len().max(b.len());
     let mut out = vec![0; r];
+    let mut mask = 0u16;
+    #[allow(clippy::needless_range_loop)]
     for i in 0..r {
-        let da = if i + a.len() >= r { a[i + a.len() - r] } else { 1 };
-        let db = if i + b.len() >= r { b[i + b.len() - r] } else { 1 };
-        out[i] = match (da, db) {
-            (x, y) if x == y => x,
-            (1, y) => y,
-            (x, 1) => x,
-            _ => {
-                return bad(format!(
-                    "shape conflict: {} and {} do not broadcast (dimension {i}: {da} vs {db})",
-                    fmt_dims(a),
-                    fmt_dims(b)
-                ));
+        let side = |d: &[u64], m: u16| {
+            if i + d.len() >= r {
+                let k = i + d.len() - r;
+                (d[k], k < 16 && m >> k & 1 == 1)
+            } else {
+                (1, false)
             }
         };
+        let (da, db) = (side(a, ma), side(b, mb));
+        let (d, bd) = match (da, db) {
+            ((1, false), y) => y,
+            (x, (1, false)) => x,
+            (x, y) => match meet(x, y) {
+                Some(v) => v,
+                None => {
+                    return bad(format!(
+                        "shape conflict: {} and {} do not broadcast (dimension {i}: {} vs {})",
+                        fmt_dims(a),
+                        fmt_dims(b),
+                        da.0,
+                        db.0
+                    ));
+                }
+            },
+        };
+        out[i] = d;
+        if bd && i < 16 {
+            mask |= 1 << i;
+        }
     }
-    Ok(out)
+    Ok((out, mask))
 }
 
-fn broadcast_all(ts: &[&Tensor]) -> R<Vec<u64>> {
-    let mut d = ts[0].dims.clone();
+fn broadcast_all(ts: &[&Tensor]) -> R<(Vec<u64>, u16)> {
+    let mut d = (ts[0].dims.clone(), ts[0].bound);
     for t in &ts[1..] {
-        d = broadcast(&d, &t.dims)?;
+        d = broadcast_bounded(&d.0, d.1, &t.dims, t.bound)?;
     }
     Ok(d)
-}
-
-/// For each element of `out`, the element of a tensor of `dims` that broadcasting reads.
-fn bcast_index(dims: &[u64], out: &[u64]) -> Vec<usize> {
-    let n = numel(out) as usize;
-    let r = out.len();
-    let mut idx = vec![0usize; n];
-    let mut strides = vec![0usize; r];
-    let mut s = 1usize;
-    for i in (0..dims.len()).rev() {
-        let oi = i + r - dims.len();
-        strides[oi] = if dims[i] == 1 { 0 } else { s };
-        s *= dims[i] as usize;
-    }
-    let mut coord = vec![0u64; r];
-    for slot in idx.iter_mut() {
-        *slot = coord.iter().zip(&strides).map(|(&c, &st)| c as usize * st).sum();
-        for k in (0..r).rev() {
-            coord[k] += 1;
-            if coord[k] < out[k] {
-                break;
-            }
-            coord[k] = 0;
-        }
-    }
-    idx
-}
-
-fn unary_value(op: &str, v: &Val) -> Val {
-    match v {
-        Val::Int(x) => Val::Int(
-            x.iter()
-                .map(|&i| match op {
-                    "Neg" => i.wrapping_neg(),
-                    "Abs" => i.wrapping_abs(),
-                    "Sign" => i.signum(),
-                    "Not" => (i == 0) as i64,
-                    _ => i,
-                })
-                .collect(),
-        ),
-        Val::Float(x) => Val::Float(
-            x.iter()
-                .map(|&f| match op {
-                    "Neg" => -f,
-                    "Abs" => f.abs(),
-                    "Floor" => f.floor(),
-                    "Ceil" => f.ceil(),
-                    "Sign" => f.signum(),
-                    "Not" => (f == 0.0) as i64 as f64,
-                    _ => f,
-                })
-                .collect(),
-        ),
-    }
-}
-
-fn fold_binary(op: &str, ts: &[&Tensor], out: &[u64]) -> Option<Val> {
-    if numel(out) > VALUE_LIMIT || ts.iter().any(|t| t.value.is_none()) {
-        return None;
-    }
-    let idx: Vec<Vec<usize>> = ts.iter().map(|t| bcast_index(&t.dims, out)).collect();
-    let n = numel(out) as usize;
-    let all_int = ts.iter().all(|t| matches!(t.value, Some(Val::Int(_))));
-    if all_int {
-        let vals: Vec<Vec<i64>> = ts.iter().map(|t| t.value.as_ref().map(|v| v.ints()).unwrap_or_default()).collect();
-        let r = fold_elements(&vals, &idx, n, |acc, b| {
-            Some(match op {
-                "Add" | "Sum" => acc.wrapping_add(b),
-                "Sub" => acc.wrapping_sub(b),
-                "Mul" => acc.wrapping_mul(b),
-                "Div" => {
-                    if b == 0 {
-                        return None;
-                    }
-                    acc.wrapping_div(b)
-                }
-                "Mod" => {
-                    if b == 0 {
-                        return None;
-                    }
-                    acc.wrapping_rem(b)
-                }
-                "Max" => acc.max(b),
-                "Min" => acc.min(b),
-                "Equal" => (acc == b) as i64,
-                "Greater" => (acc > b) as i64,
-                "GreaterOrEqual" => (acc >= b) as i64,
-                "Less" => (acc < b) as i64,
-                "LessOrEqual" => (acc <= b) as i64,
-                "And" => (acc != 0 && b != 0) as i64,
-                "Or" => (acc != 0 || b != 0) as i64,
-                "Xor" => ((acc != 0) != (b != 0)) as i64,
-                _ => return None,
-            })
-        })?;
-        return Some(Val::Int(r));
-    }
-    let vals: Vec<Vec<f64>> = ts.iter().map(|t| t.value.as_ref().map(|v| v.floats()).unwrap_or_default()).collect();
-    let r = fold_elements(&vals, &idx, n, |acc, b| {
-        Some(match op {
-            "Add" | "Sum" => acc + b,
-            "Sub" => acc - b,
-            "Mul" => acc * b,
-            "Div" => acc / b,
-            "Max" => acc.max(b),
-            "Min" => acc.min(b),
-            "Equal" => (acc == b) as i64 as f64,
-            "Greater" => (acc > b) as i64 as f64,
-            "Less" => (acc < b) as i64 as f64,
-            _ => return None,
-        })
-    })?;
-    match op {
-        "Equal" | "Greater" | "Less" => Some(Val::Int(r.iter().map(|&f| f as i64).collect())),
-        _ => Some(Val::Float(r)),
-    }
-}
-
-/// Folds the inputs' broadcast elements left to right with `f`, element by element (`idx[k][e]`:
-/// the element of input `k` that output element `e` reads); `None` as soon as `f` gives up.
-fn fold_elements<T: Copy>(
-    vals: &[Vec<T>],
-    idx: &[Vec<usize>],
-    n: usize,
-    f: impl Fn(T, T) -> Option<T>,
-) -> Option<Vec<T>> {
-    let mut r = Vec::with_capacity(n);
-    for e in 0..n {
-        let mut acc = vals[0][idx[0][e]];
-        for k in 1..vals.len() {
-            acc = f(acc, vals[k][idx[k][e]])?;
-        }
-        r.push(acc);
-    }
-    Some(r)
-}
-
-fn fold_where(ts: &[&Tensor], out: &[u64]) -> Option<Val> {
-    if numel(out) > VALUE_LIMIT || ts.iter().any(|t| t.value.is_none()) {
-        return None;
-    }
-    let idx: Vec<Vec<usize>> = ts.iter().map(|t| bcast_index(&t.dims, out)).collect();
-    let c = ts[0].value.as_ref()?.ints();
-    match (ts[1].value.as_ref()?, ts[2].value.as_ref()?) {
-        (Val::Int(x), Val::Int(y)) => Some(Val::Int(
-            (0..idx[0].len()).map(|e| if c[idx[0][e]] != 0 { x[idx[1][e]] } else { y[idx[2][e]] }).collect(),
-        )),
-        (x, y) => {
-            let (x, y) = (x.floats(), y.floats());
-            Some(Val::Float(
-                (0..idx[0].len()).map(|e| if c[idx[0][e]] != 0 { x[idx[1][e]] } else { y[idx[2][e]] }).collect(),
-            ))
-        }
-    }
-}
-
-fn expand_value(v: &Val, dims: &[u64], out: &[u64]) -> Option<Val> {
-    if numel(out) > VALUE_LIMIT {
-        return None;
-    }
-    let idx = bcast_index(dims, out);
-    Some(match v {
-        Val::Int(x) => Val::Int(idx.iter().map(|&i| x[i]).collect()),
-        Val::Float(x) => Val::Float(idx.iter().map(|&i| x[i]).collect()),
-    })
 }
 
 /// Per spatial axis: kernel, stride, dilation, pads (begin, end).
@@ -712,7 +861,8 @@ fn window_out(w: &Window, input: &[u64], ceil: bool) -> R<Vec<u64>> {
     Ok(out)
 }
 
-fn conv(a: &Attrs, x: &Tensor, w: &Tensor) -> R<Tensor> {
+fn conv(c: &Cx) -> R<Vec<Tensor>> {
+    let (a, x, w) = (&c.a, c.x()?, c.req(1)?);
     if x.rank() < 3 || w.rank() != x.rank() {
         return bad(format!("input {} and weight {} need the same rank >= 3", fmt_dims(&x.dims), fmt_dims(&w.dims)));
     }
@@ -741,10 +891,11 @@ fn conv(a: &Attrs, x: &Tensor, w: &Tensor) -> R<Tensor> {
     let win = window(a, spatial, kernel)?;
     let mut dims = vec![x.dims[0], w.dims[0]];
     dims.extend(window_out(&win, &x.dims[2..], false)?);
-    Ok(Tensor::new(dims, x.elem))
+    one(Tensor::new(dims, x.elem))
 }
 
-fn conv_transpose(a: &Attrs, x: &Tensor, w: &Tensor) -> R<Tensor> {
+fn conv_transpose(c: &Cx) -> R<Vec<Tensor>> {
+    let (a, x, w) = (&c.a, c.x()?, c.req(1)?);
     if x.rank() < 3 || w.rank() != x.rank() {
         return bad(format!("input {} and weight {} need the same rank >= 3", fmt_dims(&x.dims), fmt_dims(&w.dims)));
     }
@@ -774,7 +925,7 @@ fn conv_transpose(a: &Attrs, x: &Tensor, w: &Tensor) -> R<Tensor> {
             return bad(format!("output_shape {os:?} does not fit input {}", fmt_dims(&x.dims)));
         }
         dims.extend(os);
-        return Ok(Tensor::new(dims, x.elem));
+        return one(Tensor::new(dims, x.elem));
     }
     let op = a.ints("output_padding").unwrap_or_default();
     for i in 0..spatial {
@@ -794,10 +945,11 @@ fn conv_transpose(a: &Attrs, x: &Tensor, w: &Tensor) -> R<Tensor> {
         };
         dims.push(o);
     }
-    Ok(Tensor::new(dims, x.elem))
+    one(Tensor::new(dims, x.elem))
 }
 
-fn pool(a: &Attrs, x: &Tensor) -> R<Tensor> {
+fn pool(c: &Cx) -> R<Vec<Tensor>> {
+    let (a, x) = (&c.a, c.x()?);
     if x.rank() < 3 {
         return bad(format!("input {} has no spatial dims", fmt_dims(&x.dims)));
     }
@@ -809,97 +961,128 @@ fn pool(a: &Attrs, x: &Tensor) -> R<Tensor> {
     let win = window(a, spatial, kernel)?;
     let mut dims = x.dims[..2].to_vec();
     dims.extend(window_out(&win, &x.dims[2..], a.i_or("ceil_mode", 0) != 0)?);
-    Ok(Tensor::new(dims, x.elem))
+    let t = Tensor::new(dims, x.elem);
+    let mut out = vec![t.clone()];
+    if c.nout > 1 {
+        out.push(Tensor::new(t.dims, I64));
+    }
+    Ok(out)
 }
 
-fn matmul(x: &Tensor, y: &Tensor) -> R<Tensor> {
+fn matmul(c: &Cx) -> R<Vec<Tensor>> {
+    let (x, y) = (c.x()?, c.req(1)?);
     if x.rank() == 0 || y.rank() == 0 {
         return bad("MatMul of a scalar");
     }
-    let mut a = x.dims.clone();
-    let mut b = y.dims.clone();
+    // Dims with their bound bits; a 1-D operand gains a unit dimension that the result drops.
+    let with_bits = |t: &Tensor| -> Vec<(u64, bool)> { (0..t.rank()).map(|i| (t.dims[i], t.is_bounded(i))).collect() };
+    let (mut a, mut b) = (with_bits(x), with_bits(y));
     let (va, vb) = (a.len() == 1, b.len() == 1);
     if va {
-        a.insert(0, 1);
+        a.insert(0, (1, false));
     }
     if vb {
-        b.push(1);
+        b.push((1, false));
     }
     let (m, k1) = (a[a.len() - 2], a[a.len() - 1]);
     let (k2, n) = (b[b.len() - 2], b[b.len() - 1]);
-    if k1 != k2 {
+    if meet(k1, k2).is_none() {
         return bad(format!(
-            "shape conflict: {} and {} disagree on the inner dimension ({k1} vs {k2})",
+            "shape conflict: {} and {} disagree on the inner dimension ({} vs {})",
             fmt_dims(&x.dims),
-            fmt_dims(&y.dims)
+            fmt_dims(&y.dims),
+            k1.0,
+            k2.0
         ));
     }
-    let mut dims = broadcast(&a[..a.len() - 2], &b[..b.len() - 2])?;
-    if !va {
-        dims.push(m);
+    let split = |v: &[(u64, bool)]| -> (Vec<u64>, u16) {
+        (v.iter().map(|d| d.0).collect(), v.iter().enumerate().fold(0, |m, (i, d)| m | (d.1 as u16) << i))
+    };
+    let ((ba, ma), (bb, mb)) = (split(&a[..a.len() - 2]), split(&b[..b.len() - 2]));
+    let (mut dims, mut mask) = broadcast_bounded(&ba, ma, &bb, mb)?;
+    for (keep, d) in [(!va, m), (!vb, n)] {
+        if keep {
+            mask |= (d.1 as u16) << dims.len();
+            dims.push(d.0);
+        }
     }
-    if !vb {
-        dims.push(n);
-    }
-    Ok(Tensor::new(dims, x.elem))
+    one(Tensor { dims, elem: x.elem, value: None, bound: mask })
 }
 
-fn concat(a: &Attrs, ts: &[&Tensor]) -> R<Tensor> {
+fn concat(c: &Cx) -> R<Vec<Tensor>> {
+    let ts = present(c.ins);
     let Some(first) = ts.first() else { return bad("no inputs") };
-    let axis = norm_axis(a.i_or("axis", 0), first.rank())?;
-    let mut dims = first.dims.clone();
+    let axis = norm_axis(c.a.i_or("axis", 0), first.rank())?;
+    let mut out = Tensor::like(first, first.dims.clone(), first.elem);
     for t in &ts[1..] {
-        if t.rank() != first.rank() || (0..t.rank()).any(|i| i != axis && t.dims[i] != first.dims[i]) {
-            return bad(format!(
+        let conflict = || {
+            bad(format!(
                 "shape conflict: inputs {} and {} differ outside axis {axis}",
                 fmt_dims(&first.dims),
                 fmt_dims(&t.dims)
-            ));
+            ))
+        };
+        if t.rank() != first.rank() {
+            return conflict();
         }
-        dims[axis] += t.dims[axis];
+        for i in 0..t.rank() {
+            if i == axis {
+                out.dims[i] = out.dims[i].saturating_add(t.dims[i]);
+                out.bound |= (t.is_bounded(i) as u16) << i;
+                continue;
+            }
+            let Some((d, b)) = meet((out.dims[i], out.is_bounded(i)), (t.dims[i], t.is_bounded(i))) else {
+                return conflict();
+            };
+            out.dims[i] = d;
+            out.bound = out.bound & !(1 << i) | (b as u16) << i;
+        }
     }
-    let value = if first.rank() == 1 && ts.iter().all(|t| t.value.is_some()) && numel(&dims) <= VALUE_LIMIT {
-        if ts.iter().all(|t| matches!(t.value, Some(Val::Int(_)))) {
-            Some(Val::Int(ts.iter().flat_map(|t| t.value.as_ref().map(|v| v.ints()).unwrap_or_default()).collect()))
-        } else {
-            Some(Val::Float(ts.iter().flat_map(|t| t.value.as_ref().map(|v| v.floats()).unwrap_or_default()).collect()))
-        }
-    } else {
-        None
-    };
-    Ok(Tensor { dims, elem: first.elem, value })
+    one(out)
 }
 
-fn split(a: &Attrs, _opset: i64, x: &Tensor, sizes: Option<&Tensor>, nout: usize) -> R<Vec<Tensor>> {
+/// Split: sizes from the attribute, the input or equal parts. A bounded axis yields to sizes the
+/// model fixes (their sum at most its bound): the exporter's trace-time count.
+fn split(c: &Cx) -> R<Vec<Tensor>> {
+    let (a, x, nout) = (&c.a, c.x()?, c.nout);
     let axis = norm_axis(a.i_or("axis", 0), x.rank())?;
     let total = x.dims[axis];
-    let parts: Vec<u64> = match (a.ints("split"), sizes) {
-        (Some(s), _) if !s.is_empty() => s.iter().map(|&v| v.max(0) as u64).collect(),
-        (_, Some(t)) => dims_value(t, "split")?,
-        _ => {
-            let n = a.i("num_outputs").map(|v| v.max(1) as u64).unwrap_or(nout as u64);
-            let chunk = total.div_ceil(n.max(1));
-            (0..n).map(|i| chunk.min(total.saturating_sub(i * chunk))).collect()
-        }
+    let bounded = x.is_bounded(axis);
+    let given: Option<Vec<u64>> = match (a.ints("split"), c.opt(1)) {
+        (Some(s), _) if !s.is_empty() => Some(s.iter().map(|&v| v.max(0) as u64).collect()),
+        (_, Some(t)) => Some(dims_value(t, "split")?),
+        _ => None,
     };
-    if parts.iter().sum::<u64>() != total || parts.len() != nout {
+    let fixed = given.is_some() && c.opt(1).is_none_or(|t| t.bound == 0);
+    let parts = given.unwrap_or_else(|| {
+        let n = a.i("num_outputs").map(|v| v.max(1) as u64).unwrap_or(nout as u64);
+        let chunk = total.div_ceil(n.max(1));
+        (0..n).map(|i| chunk.min(total.saturating_sub(i * chunk))).collect()
+    });
+    let sum = parts.iter().fold(0u64, |s, &p| s.saturating_add(p));
+    if !(sum == total || bounded && fixed && sum <= total) || parts.len() != nout {
         return bad(format!(
-            "shape conflict: split sizes {parts:?} ({} outputs) do not cover axis {axis} of {} ({nout} outputs)",
+            "shape conflict: split sizes {parts:?} ({} outputs) do not cover axis {axis} of {} ({nout} outputs{})",
             parts.len(),
-            fmt_dims(&x.dims)
+            fmt_dims(&x.dims),
+            if bounded { ", a bound" } else { "" }
         ));
     }
     Ok(parts
         .iter()
         .map(|&p| {
-            let mut d = x.dims.clone();
-            d[axis] = p;
-            Tensor::new(d, x.elem)
+            let mut t = Tensor::like(x, x.dims.clone(), x.elem);
+            t.dims[axis] = p;
+            if fixed {
+                t.bound &= !(1 << axis);
+            }
+            t
         })
         .collect())
 }
 
-fn slice(a: &Attrs, x: &Tensor, ins: &[Option<&Tensor>]) -> R<Vec<Tensor>> {
+fn slice(c: &Cx) -> R<Vec<Tensor>> {
+    let (a, x, ins) = (&c.a, c.x()?, c.ins);
     let (starts, ends, axes, steps) = if a.has("starts") {
         (a.ints("starts").unwrap_or_default(), a.ints("ends").unwrap_or_default(), a.ints("axes"), None)
     } else {
@@ -923,7 +1106,6 @@ fn slice(a: &Attrs, x: &Tensor, ins: &[Option<&Tensor>]) -> R<Vec<Tensor>> {
         return bad("starts, ends, axes and steps differ in length");
     }
     let mut dims = x.dims.clone();
-    let mut ranges: Vec<(i64, i64, i64)> = x.dims.iter().map(|&d| (0, d as i64, 1)).collect();
     for k in 0..starts.len() {
         let ax = axes[k];
         let d = x.dims[ax] as i64;
@@ -946,52 +1128,26 @@ fn slice(a: &Attrs, x: &Tensor, ins: &[Option<&Tensor>]) -> R<Vec<Tensor>> {
             0
         };
         dims[ax] = n as u64;
-        ranges[ax] = (s, e, step);
     }
-    let value = match (&x.value, x.rank()) {
-        (Some(v), 1) => {
-            let (s, _, st) = ranges[0];
-            let idx: Vec<usize> = (0..dims[0] as i64).map(|i| (s + i * st) as usize).collect();
-            Some(match v {
-                Val::Int(w) => Val::Int(idx.iter().filter_map(|&i| w.get(i).copied()).collect()),
-                Val::Float(w) => Val::Float(idx.iter().filter_map(|&i| w.get(i).copied()).collect()),
-            })
-        }
-        _ => None,
-    };
-    Ok(vec![Tensor { dims, elem: x.elem, value }])
+    one(Tensor::new(dims, x.elem))
 }
 
-fn gather(a: &Attrs, d: &Tensor, i: &Tensor) -> R<Tensor> {
+fn gather(c: &Cx) -> R<Vec<Tensor>> {
+    let (d, i) = (c.x()?, c.req(1)?);
     if d.rank() == 0 {
         return bad("Gather from a scalar");
     }
-    let axis = norm_axis(a.i_or("axis", 0), d.rank())?;
+    let axis = norm_axis(c.a.i_or("axis", 0), d.rank())?;
     let mut dims = d.dims[..axis].to_vec();
     dims.extend_from_slice(&i.dims);
     dims.extend_from_slice(&d.dims[axis + 1..]);
-    let value = match (&d.value, &i.value, d.rank()) {
-        (Some(v), Some(iv), 1) => {
-            let n = d.dims[0] as i64;
-            let idx: Option<Vec<usize>> = iv
-                .ints()
-                .iter()
-                .map(|&k| {
-                    let k = if k < 0 { k + n } else { k };
-                    (0..n).contains(&k).then_some(k as usize)
-                })
-                .collect();
-            idx.map(|idx| match v {
-                Val::Int(w) => Val::Int(idx.iter().map(|&k| w[k]).collect()),
-                Val::Float(w) => Val::Float(idx.iter().map(|&k| w[k]).collect()),
-            })
-        }
-        _ => None,
-    };
-    Ok(Tensor { dims, elem: d.elem, value })
+    one(Tensor::new(dims, d.elem))
 }
 
-fn reshape(a: &Attrs, x: &Tensor, s: &Tensor) -> R<Tensor> {
+/// Reshape: `0` copies, `-1` takes the rest. A bounded input's element count is a bound: a
+/// target with fewer elements is accepted.
+fn reshape(c: &Cx) -> R<Vec<Tensor>> {
+    let (a, x, s) = (&c.a, c.x()?, c.req(1)?);
     let target = ints_value(s, "shape")?;
     let allowzero = a.i_or("allowzero", 0) != 0;
     let mut dims = Vec::with_capacity(target.len());
@@ -1018,6 +1174,7 @@ fn reshape(a: &Attrs, x: &Tensor, s: &Tensor) -> R<Tensor> {
         }
     }
     let n = x.numel();
+    let fits = |m: u64| m == n || x.bound != 0 && m <= n;
     if let Some(i) = infer_at {
         let rest = numel(&dims);
         if rest == 0 || n % rest != 0 {
@@ -1025,7 +1182,7 @@ fn reshape(a: &Attrs, x: &Tensor, s: &Tensor) -> R<Tensor> {
         }
         dims[i] = n / rest;
     }
-    if numel(&dims) != n {
+    if !fits(numel(&dims)) {
         return bad(format!(
             "shape conflict: cannot reshape {} ({n} elements) to {} ({} elements)",
             fmt_dims(&x.dims),
@@ -1033,7 +1190,7 @@ fn reshape(a: &Attrs, x: &Tensor, s: &Tensor) -> R<Tensor> {
             numel(&dims)
         ));
     }
-    Ok(Tensor { dims, elem: x.elem, value: x.value.clone() })
+    one(Tensor::new(dims, x.elem))
 }
 
 fn axes_of(a: &Attrs, t: Option<&Tensor>) -> R<Option<Vec<i64>>> {
@@ -1046,8 +1203,9 @@ fn axes_of(a: &Attrs, t: Option<&Tensor>) -> R<Option<Vec<i64>>> {
     }
 }
 
-fn squeeze(a: &Attrs, x: &Tensor, axes: Option<&Tensor>) -> R<Tensor> {
-    let axes = axes_of(a, axes)?;
+fn squeeze(c: &Cx) -> R<Vec<Tensor>> {
+    let (a, x) = (&c.a, c.x()?);
+    let axes = axes_of(a, c.opt(1))?;
     let dims: Vec<u64> = match axes {
         Some(ax) => {
             let ax: Vec<usize> = ax.iter().map(|&v| norm_axis(v, x.rank())).collect::<R<_>>()?;
@@ -1060,11 +1218,12 @@ fn squeeze(a: &Attrs, x: &Tensor, axes: Option<&Tensor>) -> R<Tensor> {
         }
         None => x.dims.iter().copied().filter(|&d| d != 1).collect(),
     };
-    Ok(Tensor { dims, elem: x.elem, value: x.value.clone() })
+    one(Tensor::new(dims, x.elem))
 }
 
-fn unsqueeze(a: &Attrs, x: &Tensor, axes: Option<&Tensor>) -> R<Tensor> {
-    let Some(ax) = axes_of(a, axes)? else { return bad("Unsqueeze without axes") };
+fn unsqueeze(c: &Cx) -> R<Vec<Tensor>> {
+    let (a, x) = (&c.a, c.x()?);
+    let Some(ax) = axes_of(a, c.opt(1))? else { return bad("Unsqueeze without axes") };
     let r = x.rank() + ax.len();
     let mut ax: Vec<usize> = ax.iter().map(|&v| norm_axis(v, r)).collect::<R<_>>()?;
     ax.sort_unstable();
@@ -1073,10 +1232,11 @@ fn unsqueeze(a: &Attrs, x: &Tensor, axes: Option<&Tensor>) -> R<Tensor> {
     }
     let mut src = x.dims.iter();
     let dims = (0..r).map(|i| if ax.contains(&i) { 1 } else { *src.next().unwrap_or(&1) }).collect();
-    Ok(Tensor { dims, elem: x.elem, value: x.value.clone() })
+    one(Tensor::new(dims, x.elem))
 }
 
-fn resize(a: &Attrs, op: &str, x: &Tensor, ins: &[Option<&Tensor>]) -> R<Tensor> {
+fn resize(c: &Cx) -> R<Vec<Tensor>> {
+    let (a, op, x, ins) = (&c.a, c.op, c.x()?, c.ins);
     // Resize-10 and Upsample-9: (X, scales); Resize-11+: (X, roi, scales, sizes).
     let (scales_t, sizes_t) = if op == "Upsample" || ins.len() == 2 {
         (ins.get(1).copied().flatten(), None)
@@ -1096,12 +1256,12 @@ fn resize(a: &Attrs, op: &str, x: &Tensor, ins: &[Option<&Tensor>]) -> R<Tensor>
         for (k, &ax) in axes.iter().enumerate() {
             dims[ax] = sizes[k];
         }
-        return Ok(Tensor::new(dims, x.elem));
+        return one(Tensor::new(dims, x.elem));
     }
     let scales: Vec<f64> = match scales_t.filter(|t| t.numel() > 0) {
         Some(t) => match &t.value {
             Some(v) => v.floats(),
-            None => return bad("the scales of Resize are not known at import time"),
+            None => return Err(Fail::Unknown("the scales of Resize are not known at import time".into())),
         },
         None => match a.floats("scales") {
             Some(v) => v.iter().map(|&f| f as f64).collect(),
@@ -1114,10 +1274,11 @@ fn resize(a: &Attrs, op: &str, x: &Tensor, ins: &[Option<&Tensor>]) -> R<Tensor>
     for (k, &ax) in axes.iter().enumerate() {
         dims[ax] = (x.dims[ax] as f64 * scales[k]).floor() as u64;
     }
-    Ok(Tensor::new(dims, x.elem))
+    one(Tensor::new(dims, x.elem))
 }
 
-fn pad(a: &Attrs, x: &Tensor, ins: &[Option<&Tensor>]) -> R<Tensor> {
+fn pad(c: &Cx) -> R<Vec<Tensor>> {
+    let (a, x, ins) = (&c.a, c.x()?, c.ins);
     let pads = match a.ints("pads") {
         Some(p) => p,
         None => ints_value(req(ins, 1)?, "pads")?,
@@ -1138,15 +1299,16 @@ fn pad(a: &Attrs, x: &Tensor, ins: &[Option<&Tensor>]) -> R<Tensor> {
         }
         dims[ax] = v as u64;
     }
-    Ok(Tensor::new(dims, x.elem))
+    one(Tensor::new(dims, x.elem))
 }
 
-fn reduce(a: &Attrs, op: &str, x: &Tensor, ins: &[Option<&Tensor>]) -> R<Tensor> {
+fn reduce(c: &Cx) -> R<Vec<Tensor>> {
+    let (a, x, ins) = (&c.a, c.x()?, c.ins);
     let keep = a.i_or("keepdims", 1) != 0;
     let axes = axes_of(a, ins.get(1).copied().flatten())?;
     let axes: Vec<usize> = match axes {
         Some(v) if !v.is_empty() => v.iter().map(|&ax| norm_axis(ax, x.rank())).collect::<R<_>>()?,
-        _ if a.i_or("noop_with_empty_axes", 0) != 0 => return Ok(x.clone()),
+        _ if a.i_or("noop_with_empty_axes", 0) != 0 => return one(Tensor::new(x.dims.clone(), x.elem)),
         _ => (0..x.rank()).collect(),
     };
     let mut dims = Vec::new();
@@ -1159,19 +1321,10 @@ fn reduce(a: &Attrs, op: &str, x: &Tensor, ins: &[Option<&Tensor>]) -> R<Tensor>
             dims.push(d);
         }
     }
-    let value = match (&x.value, op) {
-        (Some(Val::Int(v)), "ReduceProd") if dims.iter().product::<u64>() == 1 => {
-            Some(Val::Int(vec![v.iter().fold(1i64, |p, &e| p.wrapping_mul(e))]))
-        }
-        (Some(Val::Int(v)), "ReduceSum") if dims.iter().product::<u64>() == 1 => {
-            Some(Val::Int(vec![v.iter().fold(0i64, |p, &e| p.wrapping_add(e))]))
-        }
-        _ => None,
-    };
-    Ok(Tensor { dims, elem: x.elem, value })
+    one(Tensor::new(dims, x.elem))
 }
 
-fn constant(a: &Attrs) -> R<Tensor> {
+fn constant_value(a: &Attrs) -> R<Tensor> {
     if let Some(t) = a.t("value") {
         return super::values::from_proto(t, "value").map_err(|e| Fail::Bad(e.message));
     }

@@ -50,16 +50,29 @@ pub struct Tensor {
     /// ONNX element type (`TensorProto.DataType`); 0 when unknown.
     pub elem: i32,
     pub value: Option<Val>,
+    /// Bit `i` set: dimension `i` depends on data (NonZero, Unique, ...) and `dims[i]` is its
+    /// bound, the largest size it can take (ranks are at most 16, see [`check_dims`]).
+    pub bound: u16,
 }
 
 impl Tensor {
     pub fn new(dims: Vec<u64>, elem: i32) -> Tensor {
-        Tensor { dims, elem, value: None }
+        Tensor { dims, elem, value: None, bound: 0 }
+    }
+
+    /// A tensor of `dims` with `like`'s bound bits (an operator that keeps its input's axes).
+    pub fn like(like: &Tensor, dims: Vec<u64>, elem: i32) -> Tensor {
+        Tensor { dims, elem, value: None, bound: like.bound }
     }
 
     pub fn with_value(dims: Vec<u64>, elem: i32, value: Val) -> Tensor {
         let small = numel(&dims) <= VALUE_LIMIT && value.len() as u64 == numel(&dims);
-        Tensor { dims, elem, value: small.then_some(value) }
+        Tensor { dims, elem, value: small.then_some(value), bound: 0 }
+    }
+
+    /// Whether dimension `i` is a bound rather than a size.
+    pub fn is_bounded(&self, i: usize) -> bool {
+        i < 16 && self.bound >> i & 1 == 1
     }
 
     pub fn numel(&self) -> u64 {
