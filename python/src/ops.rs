@@ -199,6 +199,10 @@ pub fn compare(
         let cfg = SimConfig::from_device(&DeviceProfile::default());
         let model = graph.with_options(&list)?;
         let (ideal, bound) = (ideal(&model, &cfg)?, bound(&model, &cfg)?);
+        // The single-stream plan's peak, for peak / single (as the command line's compare).
+        let base = frontend::Inputs::of(model)?;
+        let single_peak =
+            stream_alloc::search::fit::single_stream_peak(&base.model, &base.options, &base.limits).unwrap_or(None);
         let mut rows = Vec::new();
         for p in &policies {
             let peer = Peer::parse(p);
@@ -207,7 +211,7 @@ pub fn compare(
                 opts.push(format!("policy={p}"));
             }
             let inputs = frontend::Inputs::of(graph.with_options(&opts)?)?;
-            rows.push(frontend::compare_row(&inputs, peer, p, &cfg, (&ideal, &bound))?.to_json());
+            rows.push(frontend::compare_row(&inputs, peer, p, &cfg, (&ideal, &bound), single_peak)?.to_json());
         }
         Ok(rows)
     })?;

@@ -351,6 +351,8 @@ pub struct CompareRow {
     pub to_ideal: f64,
     /// Arena bytes of the memory plan; `None` when the graph gives no `out_bytes`.
     pub peak: Option<u64>,
+    /// The single-stream plan's peak of the graph (what `memory_limit=Nx` multiplies).
+    pub single_peak: Option<u64>,
     /// Sync ids (events and notifies) the allocation uses.
     pub event_ids: u32,
     /// auto's candidate rows, as its report gives them (empty for other policies).
@@ -378,6 +380,10 @@ impl CompareRow {
         if let Some(p) = self.peak {
             v["peak_bytes"] = json!(p);
         }
+        if let (Some(p), Some(s)) = (self.peak, self.single_peak) {
+            v["single_stream_peak_bytes"] = json!(s);
+            v["peak_to_single"] = json!(round3(p as f64 / s.max(1) as f64));
+        }
         if !self.candidates.is_empty() {
             v["candidates"] = json!(self.candidates);
         }
@@ -394,6 +400,7 @@ pub fn compare_row(
     policy: &str,
     cfg: &SimConfig,
     (ideal, bound): (&Ideal, &Bound),
+    single_peak: Option<u64>,
 ) -> Result<CompareRow, Error> {
     let compiled = inputs.compile_as(peer, *cfg, false)?;
     let model = &inputs.model;
@@ -420,6 +427,7 @@ pub fn compare_row(
         ideal: ideal.makespan_us,
         to_ideal: if ideal.makespan_us > 0.0 { sim.makespan_us / ideal.makespan_us } else { 1.0 },
         peak: plan.map(|p| p.peak_bytes),
+        single_peak,
         event_ids: crate::search::auto::sync_ids(alloc),
         candidates,
     })
