@@ -137,7 +137,10 @@ def test_single_stream_conflicts_are_ge_codes(tmp_path):
 def test_budget_that_cannot_be_met(squeeze):
     with pytest.raises(sa.LimitError) as e:
         sa.allocate(squeeze, policy="auto", options={"max_memory": 1})
-    assert e.value.code == "SA2003" and "max_memory" in e.value.message
+    assert e.value.code == "SA2003" and "memory_limit=1" in e.value.message
+    with pytest.raises(sa.LimitError) as e:
+        sa.allocate(squeeze, policy="auto", options={"memory_limit": 1})
+    assert e.value.code == "SA2003" and "memory_limit=1" in e.value.message
     assert cli_code("allocate", SQUEEZE, "-q", "--option", "policy=auto", "--option", "max_memory=1") == "SA2003"
 
 
