@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test: Rust (unit, integration, doc), lint, then the C/C++ suite through ctest
-# (which includes the header checks and the CMake install-and-consume test), then the
-# newcomer's path on a fresh clone (scripts/newcomer.sh).
+# (which includes the header checks and the CMake install-and-consume test), then ONNX Runtime
+# running the exported stream partitions (tests/ort), then the newcomer's path on a fresh clone
+# (scripts/newcomer.sh).
 #
 # Needs: the Rust toolchain with the rustfmt and clippy components, a C and C++ compiler,
-# cmake (3.16 or later), pkg-config and git; graphviz (`dot`) is used when present. They are
+# cmake (3.16 or later), pkg-config and git; graphviz (`dot`) is used when present; a Python
+# venv at .venv/ with maturin, pytest, onnxruntime and numpy (.ci/run makes it). They are
 # checked first, before the long Rust stage. `bash scripts/test.sh --check-tools` only checks.
 # Environment: SA_SKIP_NEWCOMER=1 leaves out the newcomer stage (for quick local runs).
 set -euo pipefail
@@ -25,6 +27,15 @@ check_tools() {
   fi
   command -v pkg-config >/dev/null 2>&1 || missing+=("pkg-config (apt-get install -y pkg-config)")
   command -v git >/dev/null 2>&1 || missing+=("git (apt-get install -y git)")
+  if [ ! -x .venv/bin/python ]; then
+    missing+=("the Python venv .venv/ (python3 -m venv .venv && .venv/bin/pip install maturin pytest onnxruntime numpy; .ci/run makes it)")
+  else
+    local mod
+    for mod in maturin pytest onnxruntime numpy; do
+      .venv/bin/python -c "import $mod" >/dev/null 2>&1 ||
+        missing+=("$mod in .venv (.venv/bin/pip install $mod)")
+    done
+  fi
   if [ ${#missing[@]} -gt 0 ]; then
     echo "scripts/test.sh: missing what the tests need:" >&2
     printf '  - %s\n' "${missing[@]}" >&2
@@ -74,6 +85,10 @@ if [ -f scripts/test-c.sh ]; then
   echo "== C and C++ tests (ctest)"
   STREAM_ALLOC_CARGO_PROFILE=release bash scripts/test-c.sh
 fi
+# ONNX Runtime (the CPU wheel in .venv) loads the partitions `export --to ort` writes and runs
+# the models with them (tests/ort, docs/ort.md), against the tool built above.
+echo "== ONNX Runtime runs the exported stream partitions (tests/ort)"
+SA_BIN="$PWD/target/release/stream-alloc" .venv/bin/python -m pytest -q -p no:cacheprovider tests/ort
 if [ "${SA_SKIP_NEWCOMER:-0}" != "1" ]; then
   echo "== newcomer's path on a fresh clone (scripts/newcomer.sh)"
   bash scripts/newcomer.sh

@@ -157,11 +157,16 @@ Exit codes: 0 success; 1 allocation error (the JSON error document is written); 
 pub fn load_with_options(path: &PathBuf, options: &[String], onnx: &OnnxArgs) -> Result<Model, Error> {
     let bytes = std::fs::read(path)
         .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read graph file '{}': {e}", path.display())))?;
-    let mut b = if super::import::is_onnx(path, &bytes) {
-        json::builder_from_slice(super::import::import(path, bytes, onnx)?.json.as_bytes())?
+    if super::import::is_onnx(path, &bytes) {
+        model_from_json(super::import::import(path, bytes, onnx)?.json.as_bytes(), options)
     } else {
-        json::builder_from_slice(&bytes)?
-    };
+        model_from_json(&bytes, options)
+    }
+}
+
+/// Builds graph JSON text with command-line options over the file's own.
+pub fn model_from_json(bytes: &[u8], options: &[String]) -> Result<Model, Error> {
+    let mut b = json::builder_from_slice(bytes)?;
     // The graph layer keeps a policy's text; the table checks it where it was given.
     policy::table::resolve(&b.options)?;
     for o in options {

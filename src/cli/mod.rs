@@ -10,6 +10,7 @@ mod check;
 mod compare;
 mod device;
 mod dot;
+mod export;
 mod import;
 mod out;
 mod pass;
@@ -50,6 +51,7 @@ enum Command {
     Dot(dot::DotArgs),
     Compare(compare::CompareArgs),
     Import(import::ImportArgs),
+    Export(export::ExportArgs),
     Replay(replay::ReplayArgs),
 }
 
@@ -65,6 +67,7 @@ impl Command {
             Command::Dot(a) => ("dot", &a.plan.options),
             Command::Compare(a) => ("compare", &a.options),
             Command::Import(_) => ("import", &[]),
+            Command::Export(a) => ("export", &a.options),
             Command::Replay(a) => ("replay", &a.plan.options),
         }
     }
@@ -93,6 +96,7 @@ pub fn main() -> i32 {
         Command::Dot(args) => dot::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Import(args) => import::run(args),
+        Command::Export(args) => export::run(args),
         Command::Replay(args) => replay::run(args),
     }
 }

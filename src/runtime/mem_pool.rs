@@ -21,7 +21,7 @@
 //! twice the request; they are not split. One lock guards the pool; device calls run under it,
 //! as in GE's pools.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::Mutex;
 
 use super::error::{RtError, RtErrorKind, RtResult};
+use super::pool::HandleMap;
 use super::stream_ops::{Guard, Release, StreamContext};
 
 type Ptr = *mut c_void;
@@ -89,9 +90,9 @@ struct Block {
 
 #[derive(Debug, Default)]
 struct Inner {
-    blocks: HashMap<usize, Block>,
+    blocks: HandleMap<Block>,
     /// Per owner stream: `(size, address)` of its free blocks.
-    free: HashMap<usize, BTreeSet<(usize, usize)>>,
+    free: HandleMap<BTreeSet<(usize, usize)>>,
     /// Pending blocks in the order they were freed.
     pending: Vec<usize>,
     stats: MemPoolStats,

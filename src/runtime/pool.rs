@@ -137,7 +137,7 @@ enum Budget {
 /// zeros. Fixed constants: deterministic, and handles come from the runtime, not from an
 /// adversary. Several times cheaper than SipHash on this path.
 #[derive(Clone, Copy, Default)]
-struct HandleHasher(u64);
+pub(crate) struct HandleHasher(u64);
 
 impl Hasher for HandleHasher {
     fn finish(&self) -> u64 {
@@ -157,7 +157,9 @@ impl Hasher for HandleHasher {
 /// A reuse-index entry, ordered least-loaded then oldest: `(task_num, record id, slot)`.
 type Shareable = (u32, u64, u32);
 
-type HandleMap<V> = HashMap<usize, V, BuildHasherDefault<HandleHasher>>;
+/// A map keyed by device handles or addresses, hashed by [`HandleHasher`] (the memory pool and
+/// the stream context use it too).
+pub(crate) type HandleMap<V> = HashMap<usize, V, BuildHasherDefault<HandleHasher>>;
 
 #[derive(Default)]
 struct State {

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::error::{RtError, RtErrorKind, RtResult};
+use super::pool::HandleMap;
 use super::seam::Runtime;
 
 type Ptr = *mut c_void;
@@ -60,14 +61,14 @@ struct EventState {
 #[derive(Debug, Default)]
 struct Inner {
     streams: Vec<StreamSlot>,
-    index: HashMap<usize, usize>,
+    index: HandleMap<usize>,
     keys: HashMap<u32, usize>,
     /// `clocks[s][t]`: the highest record sequence of stream `t` that stream `s`'s current point
     /// is ordered after (`clocks[s][s]`: records done on `s`). Missing entries are 0.
     clocks: Vec<Vec<u64>>,
     /// `done[t]`: records of stream `t` known to have completed on the device.
     done: Vec<u64>,
-    events: HashMap<usize, EventState>,
+    events: HandleMap<EventState>,
     /// Internal events free for the next guard or `wait_stream`.
     spare: Vec<usize>,
 }

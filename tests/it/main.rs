@@ -28,6 +28,7 @@ mod lower_bound;
 mod mem_pool;
 mod memory;
 mod onnx_import;
+mod ort_export;
 mod partition;
 mod policy_corpus;
 mod policy_dali;

@@ -14,11 +14,13 @@
 #![forbid(unsafe_code)]
 
 pub mod attrs;
+pub mod contrib;
 pub mod costs;
 pub mod decode;
 pub mod eval;
 pub mod measured;
 pub mod names;
+pub mod ort;
 #[allow(clippy::all, missing_docs)]
 #[rustfmt::skip]
 pub mod proto;
@@ -111,6 +113,9 @@ pub struct Stats {
 pub struct Imported {
     pub json: String,
     pub stats: Stats,
+    /// The graph node each node of the root ONNX graph became, by the ONNX node's index in the
+    /// file: what [`ort`] maps a plan back to ONNX Runtime's node names with.
+    pub root_nodes: Vec<String>,
 }
 
 /// Imports an ONNX file; the graph is named after the file's stem.
@@ -141,13 +146,20 @@ fn import_buf(bytes: prost::bytes::Bytes, name: &str, file: &str, opts: &ImportO
     {
         bail!(InvalidOption, "--unknown-op-cost {us}: expected a finite time in µs >= 0");
     }
-    let mut low =
-        Lowerer { dec: &dec, opts, subgraphs: Vec::new(), subgraph_names: Namer::default(), stats: Stats::default() };
+    let mut low = Lowerer {
+        dec: &dec,
+        opts,
+        subgraphs: Vec::new(),
+        subgraph_names: Namer::default(),
+        stats: Stats::default(),
+        root_nodes: Vec::new(),
+    };
     low.subgraph_names.take(name);
     low.stats.opset = dec.opsets.get("").copied().unwrap_or(0);
     let root = dec.graph();
     let (mut graph, _) = low.lower(root, name, None, &HashMap::new(), true)?;
     let mut subgraphs = std::mem::take(&mut low.subgraphs);
+    let root_nodes = std::mem::take(&mut low.root_nodes);
     let mut stats = low.stats;
     if let Some(m) = &opts.measured {
         let mut all: Vec<&mut GGraph> = vec![&mut graph];
@@ -174,7 +186,7 @@ fn import_buf(bytes: prost::bytes::Bytes, name: &str, file: &str, opts: &ImportO
         let _ = write!(source, ", measured times from {}", m.source);
     }
     let json = emit(name, &source, &graph, &subgraphs);
-    Ok(Imported { json, stats })
+    Ok(Imported { json, stats, root_nodes })
 }
 
 /// One node of the graph JSON being built.
@@ -235,6 +247,8 @@ struct Lowerer<'a> {
     /// Subgraph names are unique across the model (`#2`, ... as node names are).
     subgraph_names: Namer,
     stats: Stats,
+    /// [`Imported::root_nodes`].
+    root_nodes: Vec<String>,
 }
 
 impl Lowerer<'_> {
@@ -332,9 +346,15 @@ impl Lowerer<'_> {
             table.insert(name.to_string(), Source { node: idx, port: 0, tensor });
         }
 
+        if root {
+            self.root_nodes = vec![String::new(); g.node.len()];
+        }
         for &i in &order {
             let node = &g.node[i];
             self.lower_node(gname, node, i, &mut out, &mut table, &mut namer, outer, &declared)?;
+            if root && let Some(n) = out.nodes.last() {
+                self.root_nodes[i] = n.name.clone();
+            }
         }
 
         // NetOutput, reading every graph output.
@@ -446,7 +466,8 @@ impl Lowerer<'_> {
         let mut subgraph_names = Vec::new();
         let mut extra_inputs: Vec<Source> = Vec::new();
         let mut how = How::default();
-        let outs: Vec<Tensor> = if !domain.is_empty() && domain != "ai.onnx" && !is_collective(op) {
+        let ort_op = contrib::handles(domain, op);
+        let outs: Vec<Tensor> = if !domain.is_empty() && domain != "ai.onnx" && !is_collective(op) && !ort_op {
             self.no_rule(node, &ins, declared, &who, &mut how)?
         } else if op == "If" {
             let (outs, names, extra) = self.lower_if(gname, &node_name, node, table, outer, &who)?;
@@ -499,7 +520,7 @@ impl Lowerer<'_> {
             None => {
                 let mut all_ins = ins.clone();
                 all_ins.extend(extra_inputs.iter().map(|s| Some(&s.tensor)));
-                let f = costs::flops(node, &ins, &outs);
+                let f = contrib::flops(node, &ins, &outs).unwrap_or_else(|| costs::flops(node, &ins, &outs));
                 let b = costs::bytes(dev, &all_ins, &outs);
                 costs::estimate(dev, kind, f, b)
             }
@@ -550,7 +571,13 @@ impl Lowerer<'_> {
         who: &dyn Fn() -> String,
         how: &mut How,
     ) -> Result<Vec<Tensor>> {
-        match shapes::infer(node, opset, ins) {
+        // ORT's own operators (docs/ort.md) run under the model's default-domain opset.
+        let inferred = if contrib::handles(decode::domain(node), node.op_type.as_deref().unwrap_or("")) {
+            contrib::infer(node, self.stats.opset, ins)
+        } else {
+            shapes::infer(node, opset, ins)
+        };
+        match inferred {
             Ok(o) => Ok(o),
             Err(shapes::Fail::Bad(msg)) => {
                 let shapes: Vec<String> = ins.iter().map(|t| t.map_or("-".into(), |t| fmt_dims(&t.dims))).collect();
