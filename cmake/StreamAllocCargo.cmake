@@ -10,11 +10,13 @@
 #   CARGO_TARGET_DIR (env)     honoured; otherwise the repository's target/, so builds share
 #                              cargo's cache with `cargo build` / `cargo test`
 # Defines:
-#   stream_alloc_cargo                       custom target: cargo build --lib + staging
+#   stream_alloc_cargo                       custom target: cargo build --lib --bins + staging
+#                                            (the library and the stream-alloc tool)
 #   StreamAlloc::stream_alloc                the shared library (SONAME libstream_alloc.so.0)
 #   StreamAlloc::stream_alloc_static         the static library (+ the system libs Rust needs)
 #   STREAM_ALLOC_CARGO_TARGET_DIR            cargo's target directory (CARGO_TARGET_DIR or target/)
 #   STREAM_ALLOC_VERSION, STREAM_ALLOC_STAGE_DIR, STREAM_ALLOC_INCLUDE_DIR (stream_alloc.h),
+#   STREAM_ALLOC_TOOL (the staged stream-alloc command-line tool),
 #   STREAM_ALLOC_GE_COMPAT_INCLUDE_DIR (the C++ shims at GE's header paths); both targets
 #   carry both include directories
 # cargo decides what is stale, so the custom target always runs; staging copies only files
@@ -49,7 +51,7 @@ else()
   set(STREAM_ALLOC_CARGO_TARGET_DIR "${STREAM_ALLOC_SOURCE_DIR}/target")
 endif()
 set(_sa_cargo_out "${STREAM_ALLOC_CARGO_TARGET_DIR}/${STREAM_ALLOC_CARGO_PROFILE}")
-set(_sa_cargo_flags build --lib --manifest-path "${STREAM_ALLOC_SOURCE_DIR}/Cargo.toml" --target-dir "${STREAM_ALLOC_CARGO_TARGET_DIR}")
+set(_sa_cargo_flags build --lib --bins --manifest-path "${STREAM_ALLOC_SOURCE_DIR}/Cargo.toml" --target-dir "${STREAM_ALLOC_CARGO_TARGET_DIR}")
 if(STREAM_ALLOC_CARGO_PROFILE STREQUAL "release")
   list(APPEND _sa_cargo_flags --release)
 endif()
@@ -59,6 +61,7 @@ if(STREAM_ALLOC_GLIBCXX_OLD_ABI)
 endif()
 
 set(STREAM_ALLOC_STAGE_DIR "${CMAKE_BINARY_DIR}/stream_alloc/lib")
+set(STREAM_ALLOC_TOOL "${CMAKE_BINARY_DIR}/stream_alloc/bin/stream-alloc")
 set(STREAM_ALLOC_INCLUDE_DIR "${STREAM_ALLOC_SOURCE_DIR}/include")
 set(STREAM_ALLOC_GE_COMPAT_INCLUDE_DIR "${STREAM_ALLOC_INCLUDE_DIR}/stream_alloc/ge_compat")
 set(_sa_real "libstream_alloc.so.${STREAM_ALLOC_VERSION}")
@@ -71,9 +74,10 @@ add_custom_target(stream_alloc_cargo
   COMMAND "${CMAKE_COMMAND}" -E create_symlink "${_sa_real}" "${STREAM_ALLOC_STAGE_DIR}/${_sa_soname}"
   COMMAND "${CMAKE_COMMAND}" -E create_symlink "${_sa_soname}" "${STREAM_ALLOC_STAGE_DIR}/libstream_alloc.so"
   COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${_sa_cargo_out}/libstream_alloc.a" "${STREAM_ALLOC_STAGE_DIR}/libstream_alloc.a"
-  BYPRODUCTS "${STREAM_ALLOC_STAGE_DIR}/${_sa_real}" "${STREAM_ALLOC_STAGE_DIR}/libstream_alloc.a"
+  COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${_sa_cargo_out}/stream-alloc" "${STREAM_ALLOC_TOOL}"
+  BYPRODUCTS "${STREAM_ALLOC_STAGE_DIR}/${_sa_real}" "${STREAM_ALLOC_STAGE_DIR}/libstream_alloc.a" "${STREAM_ALLOC_TOOL}"
   WORKING_DIRECTORY "${STREAM_ALLOC_SOURCE_DIR}"
-  COMMENT "cargo build --lib (${STREAM_ALLOC_CARGO_PROFILE}) of stream-alloc"
+  COMMENT "cargo build --lib --bins (${STREAM_ALLOC_CARGO_PROFILE}) of stream-alloc"
   VERBATIM USES_TERMINAL)
 
 include("${CMAKE_CURRENT_LIST_DIR}/StreamAllocLinkLibs.cmake")

@@ -25,7 +25,8 @@ if [ -f docs/compare.md ]; then sed -n '/^## Before and after/,$p' docs/compare.
   echo "\"within % of any plan\" = makespan / bound - 1. \"edge-min syncs\" is the checker's edge minimum for"
   echo "the same assignment (fewest syncs each joining the ends of one dependency); \"auto → X\" names the candidate auto chose."
   echo "\"event ids\" are the sync ids the result uses. Every policy but ge stays within max_streams=64 and"
-  echo "max_events=1024 (docs/policies.md). Every row passed the checker."
+  echo "max_events=1024 (docs/policies.md). Every row passed the checker. \"peak / single\" is the memory plan's peak over the"
+  echo "single-stream plan's (what \`memory_limit=Nx\` multiplies; docs/memory.md)."
   echo
   "$BIN" compare "$CORPUS" --policies "$POLICIES" --format markdown
   echo
@@ -39,6 +40,8 @@ if [ -f docs/compare.md ]; then sed -n '/^## Before and after/,$p' docs/compare.
   sed -n '1,/^$/p' <<< "$peers"
   if [ -s "$KEEP" ]; then echo; cat "$KEEP"; fi
 } > docs/compare.md.new
+# The widest corpus graph's plans, makespan against peak (docs/compare.md, "Fast plans that fit in memory").
+"$BIN" compare "$CORPUS/resnet50_train.json" --policies "$POLICIES" --plot docs/pareto-resnet50_train.svg > /dev/null
 mv docs/compare.md.new docs/compare.md
 "$BIN" dot "$CORPUS/squeezenet1_1.json" --option policy=auto -o docs/squeezenet1_1-auto.dot
 if command -v dot >/dev/null; then dot -Tsvg docs/squeezenet1_1-auto.dot -o docs/squeezenet1_1-auto.svg; fi

@@ -131,11 +131,12 @@ grep -q '^STREAM_ALLOC_CARGO_PROFILE:STRING=release$' "$clone/build/CMakeCache.t
 for d in framework graph ge; do
   [ ! -e "$prefix/include/$d" ] || fail "the install put GE's folder include/$d in the prefix"
 done
-for f in include/stream_alloc.h include/stream_alloc/ge_compat/framework/runtime/stream_allocator.h \
+for f in bin/stream-alloc include/stream_alloc.h include/stream_alloc/ge_compat/framework/runtime/stream_allocator.h \
   lib/libstream_alloc.a lib/libstream_alloc.so.0 lib/cmake/StreamAlloc/StreamAllocConfig.cmake \
   lib/pkgconfig/stream_alloc.pc lib/pkgconfig/stream_alloc_static.pc; do
   [ -e "$prefix/$f" ] || fail "the install has no $f"
 done
+"$prefix/bin/stream-alloc" --version >/dev/null || fail "the installed bin/stream-alloc does not run"
 
 # The README's C example, as a newcomer would copy it.
 app="$work/app"

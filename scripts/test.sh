@@ -67,7 +67,9 @@ if [ -f ../shared/tools/check_alloc.py ]; then
 fi
 echo "== cargo test"
 mkdir -p target
-cargo test --release -q 2>&1 | tee target/cargo-test.log
+# SA_DOCS_STRICT: a shown command of README.md or docs/ that needs a program not installed here
+# fails instead of being skipped (tests/it/docs.rs).
+SA_DOCS_STRICT=1 cargo test --release -q 2>&1 | tee target/cargo-test.log
 # The CMake build (ctest, the install, the newcomer stage) runs `cargo build --lib`, without the
 # dev-dependencies: it must find the library and tool that cargo test built up to date. It
 # rebuilds them when a dev-dependency turns on a feature of a shared crate that [dependencies]

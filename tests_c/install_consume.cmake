@@ -33,7 +33,7 @@ if(STEP STREQUAL "install")
       message(FATAL_ERROR "${prefix}/lib/${link} is not a symlink")
     endif()
   endforeach()
-  foreach(f lib/libstream_alloc.a include/stream_alloc.h include/stream_alloc/graph.h
+  foreach(f bin/stream-alloc lib/libstream_alloc.a include/stream_alloc.h include/stream_alloc/graph.h
             include/stream_alloc/allocation.h include/stream_alloc/session.h include/stream_alloc/summary.h
             include/stream_alloc/runtime_pools.h include/stream_alloc/mem_pool.h include/stream_alloc/errors.h
             lib/cmake/StreamAlloc/StreamAllocConfig.cmake
@@ -51,6 +51,8 @@ if(STEP STREQUAL "install")
       message(FATAL_ERROR "${prefix}/${f} was not installed")
     endif()
   endforeach()
+  # The installed tool runs from the prefix (it links the library statically).
+  run("${prefix}/bin/stream-alloc" --version)
   # The shims live under the project's own directory, never where a GE installation's are.
   foreach(d framework graph ge)
     if(EXISTS "${prefix}/include/${d}")

@@ -298,6 +298,11 @@ pub unsafe extern "C" fn sa_graph_free(graph: *mut sa_graph) {
 /// (E10001; `SA_INVALID_HCOM_PARALLEL`, E10006, for `ge.hcomParallel`), naming key and value.
 /// Overrides an option of the same name from the graph file.
 ///
+/// `memory_limit` (GE's `ge.graphMemoryMaxSize`) bounds the memory plan's arena for every policy:
+/// bytes (`"67108864"`, `"64MiB"`) or a multiple of the single-stream plan's peak (`"1.1x"`).
+/// A run that cannot fit fails with `SA_LIMIT` (SA2003) naming the limit and the smallest peak
+/// reached; `sa_allocation_memory_peak` reads the peak of a plan that fits.
+///
 /// `SA_INVALID_STATE` once the graph is built. Not thread-safe for one handle.
 ///
 /// Ownership: borrows `graph`; `key` and `value` are only read during the call (the graph keeps

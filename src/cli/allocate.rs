@@ -144,7 +144,13 @@ Options (--option KEY=VALUE; GE's option names are accepted too):
   event_reuse=lifetime                  reuse sync ids whose lifetimes do not overlap
   verify=true|false                     run the checker on the result; `allocate` reports it
                                         (summary line, `verify` object in the JSON)
-  max_memory=BYTES[K|M|G]               policy=auto rejects candidates whose memory plan needs more
+  memory_limit=BYTES[K|M|G|KiB|MiB|GiB]|Nx
+                                        the memory plan's arena at most (Nx: N times the single-stream
+                                        plan's peak; also max_memory, ge.graphMemoryMaxSize): auto keeps
+                                        the fastest plan within it, other policies reorder to fit or
+                                        fail with SA2003
+  execution_order=critical-path|memory  memory: each stream's order keeps live bytes low (exact
+                                        where small enough; docs/memory.md)
   next_stream=N                         `pass`: GE's pass context, the first stream id a pass or step
                                         hands out (default: one past the ids the graph gives)
 An unknown option name is bad usage (exit 2, with the closest name as a tip); an invalid value

@@ -6,6 +6,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use super::allocate::Inputs;
+use super::plot;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, EXIT_USAGE, out};
 use stream_alloc::Error;
 use stream_alloc::baseline::Peer;
@@ -42,6 +43,10 @@ pub struct CompareArgs {
     pub onnx: super::import::OnnxArgs,
     #[command(flatten)]
     pub device: super::device::DeviceArgs,
+    /// Also draw each graph's plans (every row and auto's candidates) as makespan / ideal
+    /// against peak / single-stream peak, the Pareto front marked, into this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 struct Row {
@@ -63,6 +68,8 @@ struct Row {
     to_ideal: f64,
     /// Arena bytes of the memory plan; `None` when the graph gives no `out_bytes`.
     peak: Option<u64>,
+    /// The single-stream plan's peak of the graph (what `memory_limit=Nx` multiplies).
+    single_peak: Option<u64>,
     /// Sync ids (events and notifies) the allocation uses.
     event_ids: u32,
     /// auto's candidate rows, as its report gives them (empty for other policies).
@@ -90,6 +97,7 @@ fn row(
     policy: &str,
     cfg: &SimConfig,
     (ideal, bound): (&Ideal, &Bound),
+    single_peak: Option<u64>,
 ) -> Result<Row, Error> {
     let (inputs, peer) = Inputs::load_policy(path, options, onnx, policy)?;
     let compiled = inputs.compile_as(peer, *cfg, false)?;
@@ -123,6 +131,7 @@ fn row(
         ideal: ideal.makespan_us,
         to_ideal: if ideal.makespan_us > 0.0 { sim.makespan_us / ideal.makespan_us } else { 1.0 },
         peak: plan.map(|p| p.peak_bytes),
+        single_peak,
         event_ids: stream_alloc::search::auto::sync_ids(alloc),
         candidates,
     })
@@ -135,6 +144,36 @@ fn within(r: &Row) -> f64 {
     if x > -1e-6 { x.max(0.0) } else { x }
 }
 
+/// Every plan of every graph for the plot: the rows, and auto's candidates that made a plan.
+fn plot_points(rows: &[Row]) -> Vec<plot::Graph> {
+    let mut graphs: Vec<plot::Graph> = Vec::new();
+    for r in rows {
+        let (Some(peak), Some(single)) = (r.peak, r.single_peak) else { continue };
+        if graphs.last().is_none_or(|g| g.name != r.graph) {
+            graphs.push(plot::Graph { name: r.graph.clone(), points: Vec::new() });
+        }
+        let g = graphs.last_mut().expect("pushed above");
+        let single = single.max(1) as f64;
+        let label = if r.chosen.is_empty() { r.policy.clone() } else { format!("{} → {}", r.policy, r.chosen) };
+        g.points.push(plot::Point { label, makespan: r.to_ideal, peak: peak as f64 / single, chosen: false });
+        for c in &r.candidates {
+            let (Some(plan), Some(p)) = (c.plan.as_ref(), c.peak_bytes) else { continue };
+            if r.ideal <= 0.0 {
+                continue;
+            }
+            let label =
+                if c.execution_order.is_some() { format!("{} (memory order)", c.policy) } else { c.policy.clone() };
+            g.points.push(plot::Point {
+                label,
+                makespan: plan.makespan_us / r.ideal,
+                peak: p as f64 / single,
+                chosen: c.policy == r.chosen && c.rejected.is_none(),
+            });
+        }
+    }
+    graphs
+}
+
 fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
     let (s, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x.ln(), n + 1));
     if n == 0 { 1.0 } else { (s / n as f64).exp() }
@@ -145,6 +184,10 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
     // Peak memory is a column only when some graph gives sizes, so other tables stay as they were.
     let mem = rows.iter().any(|r| r.peak.is_some());
     let peak = |r: &Row| if mem { r.peak.map_or_else(|| "-".to_string(), |p| p.to_string()) } else { String::new() };
+    let lean = |r: &Row| match (r.peak, r.single_peak) {
+        (Some(p), Some(s)) if s > 0 => format!("{:.3}", p as f64 / s as f64),
+        _ => "-".to_string(),
+    };
     match format {
         TableFormat::Json => {
             let v: Vec<Value> = rows
@@ -161,6 +204,10 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                     if let Some(p) = r.peak {
                         v["peak_bytes"] = json!(p);
                     }
+                    if let (Some(p), Some(s)) = (r.peak, r.single_peak) {
+                        v["single_stream_peak_bytes"] = json!(s);
+                        v["peak_to_single"] = json!(round3(p as f64 / s.max(1) as f64));
+                    }
                     if !r.candidates.is_empty() {
                         v["candidates"] = json!(r.candidates);
                     }
@@ -175,10 +222,10 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
             let mut s = String::from(
                 "graph,policy,chosen,streams,syncs,edge_min_syncs,makespan_us,lower_bound_us,ratio,ideal_us,ratio_to_ideal,event_ids",
             );
-            s.push_str(if mem { ",peak_bytes\n" } else { "\n" });
+            s.push_str(if mem { ",peak_bytes,peak_to_single\n" } else { "\n" });
             for r in rows {
                 s.push_str(&format!(
-                    "{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{}{}{}\n",
+                    "{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{}{}{}{}\n",
                     r.graph,
                     r.policy,
                     r.chosen,
@@ -192,14 +239,15 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                     r.to_ideal,
                     r.event_ids,
                     if mem { "," } else { "" },
-                    peak(r)
+                    peak(r),
+                    if mem { format!(",{}", lean(r)) } else { String::new() }
                 ));
             }
             s
         }
         TableFormat::Markdown => {
             let mut s = String::from(if mem {
-                "| graph | policy | streams | syncs | edge-min syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound | within % of any plan | peak bytes |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+                "| graph | policy | streams | syncs | edge-min syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound | within % of any plan | peak bytes | peak / single |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
             } else {
                 "| graph | policy | streams | syncs | edge-min syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | makespan / bound | within % of any plan |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
             });
@@ -220,7 +268,7 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                     r.to_ideal,
                     r.ratio,
                     within(r),
-                    if mem { format!(" {} |", peak(r)) } else { String::new() }
+                    if mem { format!(" {} | {} |", peak(r), lean(r)) } else { String::new() }
                 ));
             }
             s.push_str(
@@ -242,11 +290,14 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
 fn candidate_table(rows: &[Row]) -> String {
     let mut s = String::new();
     let cell = |v: Option<String>| v.unwrap_or_else(|| "-".to_string());
+    let mem = rows.iter().any(|r| r.single_peak.is_some());
     for r in rows.iter().filter(|r| !r.candidates.is_empty()) {
         if s.is_empty() {
-            s.push_str(
-                "\n### auto's candidates\n\n| graph | candidate | streams | syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | note |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
-            );
+            s.push_str(if mem {
+                "\n### auto's candidates\n\n| graph | candidate | streams | syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | peak / single | note |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n"
+            } else {
+                "\n### auto's candidates\n\n| graph | candidate | streams | syncs | event ids | makespan us | ideal us | lower bound us | makespan / ideal | note |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n"
+            });
         }
         for c in &r.candidates {
             let plan = c.plan.as_ref();
@@ -255,13 +306,19 @@ fn candidate_table(rows: &[Row]) -> String {
                 Some(_) => "1.000".to_string(),
                 None => "-".to_string(),
             };
+            let lean = match (c.peak_bytes, r.single_peak) {
+                (Some(p), Some(sp)) if mem && sp > 0 => format!(" {:.3} |", p as f64 / sp as f64),
+                _ if mem => " - |".to_string(),
+                _ => String::new(),
+            };
+            let order = if c.execution_order.is_some() { " (memory-aware order)" } else { "" };
             let note = match &c.rejected {
                 Some(why) => format!("rejected: {}", why.replace('|', "/")),
-                None if c.policy == r.chosen => "chosen".to_string(),
-                None => String::new(),
+                None if c.policy == r.chosen => format!("chosen{order}"),
+                None => order.trim_start().to_string(),
             };
             s.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {} |{} {} |\n",
                 r.graph,
                 c.policy,
                 cell(plan.map(|p| p.streams.to_string())),
@@ -271,6 +328,7 @@ fn candidate_table(rows: &[Row]) -> String {
                 c.ideal_us,
                 c.lower_bound_us,
                 to_ideal,
+                lean,
                 note
             ));
         }
@@ -324,8 +382,12 @@ pub fn run(args: CompareArgs) -> i32 {
                 continue;
             }
         };
+        // The single-stream plan's peak, once per graph, for the peak / single column.
+        let single_peak = Inputs::load(f, &args.options, &args.onnx)
+            .and_then(|i| stream_alloc::search::fit::single_stream_peak(&i.model, &i.options, &i.limits))
+            .unwrap_or(None);
         for p in &policies {
-            match row(f, &args.options, &args.onnx, p, &cfg, (&ideal, &bound)) {
+            match row(f, &args.options, &args.onnx, p, &cfg, (&ideal, &bound), single_peak) {
                 Ok(r) => rows.push(r),
                 Err(e) => {
                     out::error(format_args!("{}: policy {p}: {e}", f.display()));
@@ -336,6 +398,12 @@ pub fn run(args: CompareArgs) -> i32 {
     }
     if let Err(c) = out::print(&render(&rows, &policies, args.format)) {
         return c;
+    }
+    if let Some(path) = &args.plot
+        && let Err(e) = std::fs::write(path, plot::svg(&plot_points(&rows)))
+    {
+        out::error(format_args!("cannot write '{}': {e}", path.display()));
+        return EXIT_ALLOC_ERROR;
     }
     if failed > 0 {
         out::error(format_args!(

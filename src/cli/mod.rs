@@ -14,6 +14,7 @@ mod export;
 mod import;
 mod out;
 mod pass;
+mod plot;
 mod replay;
 mod simulate;
 mod summary;

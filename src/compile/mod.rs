@@ -13,6 +13,7 @@ pub mod allocation;
 pub mod dynamic;
 pub mod libstdcxx;
 pub mod logical;
+pub mod memory_order;
 pub mod mode;
 pub mod order;
 pub mod passes;
@@ -31,7 +32,7 @@ pub use split::{TaskCounts, TaskLimits};
 
 use crate::bail;
 use crate::error::Result;
-use crate::graph::{EventId, IdVec, Model, NodeId, Options, StreamId};
+use crate::graph::{EventId, ExecutionOrder, IdVec, MemoryLimit, Model, NodeId, Options, StreamId};
 
 /// Stage 1's allocation from a logical result: the streams as `logical` assigns them, named
 /// after the mode, in the execution order [`choose_order`] gives. GE's result comes from
@@ -83,6 +84,15 @@ pub(crate) fn choose_order_with(
     alloc: &mut Allocation,
     facts: Option<&order::OrderFacts>,
 ) {
+    if options.execution_order == ExecutionOrder::Memory && !options.compat_ge {
+        let limit = match options.memory_limit {
+            Some(MemoryLimit::Bytes(b)) => b,
+            _ => 0,
+        };
+        let (order, _) = memory_order::memory_first(model, &alloc.logical_stream, limit);
+        alloc.order = if order == model.all_nodes() { Vec::new() } else { order };
+        return;
+    }
     if options.compat_ge || alloc.logical_count + alloc.attached_count <= 1 {
         return;
     }

@@ -164,7 +164,7 @@ fn from_total_key(k: u64) -> f64 {
 }
 
 /// The graphs' orders in [`Model::all_nodes`]'s structure.
-fn stitch(model: &Model, per_graph: &IdVec<GraphId, Vec<NodeId>>) -> Vec<NodeId> {
+pub(super) fn stitch(model: &Model, per_graph: &IdVec<GraphId, Vec<NodeId>>) -> Vec<NodeId> {
     if model.graphs.len() == 1 {
         return per_graph[GraphId::ROOT].clone();
     }

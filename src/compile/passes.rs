@@ -648,6 +648,38 @@ group a node named last comes first: relu3/relu4 of `group0` get the first attac
 relu1/relu2 of `_default_stream_info_group`, named before, the second \
 (`tests/fixtures/logical/attached_groups.compat.expected`). Outside `compat=ge` groups go in name \
 order, which reads better and does not depend on a standard library.
+
+## A stream that holds only task-less nodes
+
+GE's chain can open a logical stream that holds nothing but task-less nodes, and the logical stage, \
+GE's chain in every mode, keeps it. torchvision's vit_b_16, from either of torch's exporters, gets a \
+second stream holding only 24 Reshape and Unsqueeze nodes (`DNN_VM_GE_LOCAL`, no task), two per \
+layer: the pair between the attention's input projection and its Transpose. \
+`AssignByDependencyPass` may not give that GE_LOCAL subgraph its producer's stream: the producer's \
+AI-core subgraph has another AI-core successor subgraph (the one after the Transpose, which the \
+residual edge also reaches, so the partition could not merge it with its producer), and the \
+sibling rule (`SubGraphCouldReuse`) comes before the attach rule, so the subgraph takes a new \
+GE_LOCAL stream. `UpdateForSkippedEnginePass` then sees two streams among each node's neighbours, \
+since GE counts the node's partner on the new stream (`GetInAllNodes`, `GetOutAllNodes`), and \
+`OptimizeIneffectiveMultiStreamPass` skips a node with a neighbour on its own stream; both stay. \
+GE's own source does exactly this (hicann/ge, \
+`compiler/graph/build/stream/logical_stream_allocator.cc`: `UpdateForSkippedEnginePass::Run`, \
+`GetSingleInoutStream`, `OptimizeIneffectiveMultiStreamPass::Run`). Under `compat=ge` GE's sync \
+stage then puts an event on both edges of the pair, so the stream runs a Recv and a Send; in the \
+default mode the sync stage joins task-bearing nodes only, and the stream has no task and no sync. \
+The exported models are tested as they are (`tests/fixtures/onnx/vit_b_16_ts.onnx`, \
+`vit_b_16_dynamo.onnx`, made by `scripts/export_fixtures.py`; `tests/it/logical_cli.rs`), and the \
+attention block alone shows it (`tests/fixtures/logical/taskless_view_stream.json`, its two \
+`.expected` files):
+
+```console
+$ stream-alloc allocate tests/fixtures/logical/taskless_view_stream.json --option compat=ge
+taskless_view_stream: 12 nodes, mode static-multi, stage all
+  streams: 2 logical, 2 physical, 0 attached
+  events: 2
+  nodes per stream: 0:7 1:2 (no stream: 3)
+  time: 0.550 ms
+```
 ";
 
 /// Finds a pass by GE name or module name.

@@ -391,7 +391,7 @@ impl<M: Deref<Target = Model>> Session<M> {
                 None => compile::choose_order(&self.model, &self.options, &mut alloc),
             }
             (alloc, None)
-        } else if mode.is_search() {
+        } else if mode.is_search() || (self.options.memory_limit.is_some() && self.search.is_some()) {
             let Some(search) = self.search else {
                 bail!(
                     InvalidOption,

@@ -35,7 +35,7 @@ pub use builder::{EventSpec, ModelBuilder};
 pub use engines::{EngineConf, EngineTable};
 pub use fields::Node;
 pub use ids::{EdgeId, EngineId, EventId, GraphId, IdVec, InsertedId, NodeId, StreamId, SubgraphId};
-pub use options::{AutoMultistreamMode, Options, Policy, SyncKind};
+pub use options::{AutoMultistreamMode, ExecutionOrder, MemoryLimit, Options, Policy, SyncKind};
 
 /// Which allocation pipeline applies to a graph.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -130,6 +130,50 @@ impl From<&str> for Policy {
     }
 }
 
+/// `memory_limit`: the arena the memory plan may need at most, in bytes or as a multiple of the
+/// single-stream plan's peak (docs/memory.md). Every policy honours it: `auto` keeps the fastest
+/// candidate within it, the others order their nodes to fit or fail with SA2003.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryLimit {
+    Bytes(u64),
+    /// Thousandths of the single-stream peak (`1.1x`: 1100).
+    Times(u32),
+}
+
+impl MemoryLimit {
+    /// The limit in bytes, given the single-stream plan's peak.
+    pub fn bytes(self, single_peak: u64) -> u64 {
+        match self {
+            MemoryLimit::Bytes(b) => b,
+            MemoryLimit::Times(m) => (u128::from(single_peak) * u128::from(m) / 1000).min(u128::from(u64::MAX)) as u64,
+        }
+    }
+}
+
+impl std::fmt::Display for MemoryLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MemoryLimit::Bytes(b) => write!(f, "{b}"),
+            MemoryLimit::Times(m) if m % 1000 == 0 => write!(f, "{}x", m / 1000),
+            MemoryLimit::Times(m) => {
+                let frac = format!("{:03}", m % 1000);
+                write!(f, "{}.{}x", m / 1000, frac.trim_end_matches('0'))
+            }
+        }
+    }
+}
+
+/// `execution_order`: how each stream orders its nodes outside `compat=ge`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ExecutionOrder {
+    /// Critical path first where several streams run, GE's order on one (docs/simulate.md).
+    #[default]
+    CriticalPath,
+    /// The memory-aware order (docs/memory.md): least live bytes, or under `memory_limit`'s
+    /// bytes the critical path first as far as live bytes allow.
+    Memory,
+}
+
 /// Every allocation option, with GE's defaults.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
@@ -162,8 +206,10 @@ pub struct Options {
     pub event_reuse_lifetime: bool,
     /// Run the checker on the result.
     pub verify: bool,
-    /// `max_memory`: arena bytes a `policy=auto` candidate may need at most.
-    pub max_memory: Option<u64>,
+    /// `memory_limit` (also `max_memory`, `ge.graphMemoryMaxSize`): the memory plan's arena at most.
+    pub memory_limit: Option<MemoryLimit>,
+    /// `execution_order`.
+    pub execution_order: ExecutionOrder,
     /// `next_stream`: GE's pass context for the passes and steps `stream-alloc pass` runs, the
     /// first stream id they hand out (`None`: one past the ids the graph gives). A whole
     /// allocation always starts a fresh context.
@@ -216,7 +262,8 @@ pub const OPTION_KEYS: &[&str] = &[
     "compat",
     "event_reuse",
     "verify",
-    "max_memory",
+    "memory_limit",
+    "execution_order",
     "next_stream",
     "max_streams",
     "max_events",
@@ -231,6 +278,10 @@ const GE_KEYS: &[(&str, &str)] = &[
     ("ge.exec.memoryOptimizationPolicy", "memory_priority"),
     ("ge.autoMultistreamParallelMode", "auto_multistream_parallel_mode"),
     ("ENABLE_DYNAMIC_SHAPE_MULTI_STREAM", "dynamic_multi_stream"),
+    // GE's bound on a graph's feature memory: the arena this project plans.
+    ("ge.graphMemoryMaxSize", "memory_limit"),
+    // The earlier name of memory_limit, when only auto honoured it.
+    ("max_memory", "memory_limit"),
 ];
 
 /// E10001 for `value` of option `key`, saying what was expected.
@@ -334,6 +385,41 @@ fn parse_bytes(key: &str, v: &Value) -> Result<u64> {
     Ok(n)
 }
 
+/// `memory_limit`: bytes as [`parse_bytes`] takes them (also with `KiB`, `MiB`, `GiB`), or a
+/// multiple of the single-stream peak with up to three decimals and an `x` (`1.1x`).
+fn parse_memory_limit(key: &str, v: &Value) -> Result<MemoryLimit> {
+    let Value::String(text) = v else { return parse_bytes(key, v).map(MemoryLimit::Bytes) };
+    let t = text.trim();
+    if let Some(m) = t.strip_suffix(['x', 'X']) {
+        let bad = || {
+            invalid(
+                key,
+                text,
+                "expected a multiple of the single-stream peak such as 1.1x, above 0, at most 3 decimals",
+            )
+        };
+        let (int, frac) = m.split_once('.').unwrap_or((m, ""));
+        if int.is_empty()
+            || frac.len() > 3
+            || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+            || int.len() > 6
+        {
+            return Err(bad());
+        }
+        let thousandths =
+            int.parse::<u32>().map_err(|_| bad())? * 1000 + format!("{frac:0<3}").parse::<u32>().map_err(|_| bad())?;
+        if thousandths == 0 {
+            return Err(bad());
+        }
+        return Ok(MemoryLimit::Times(thousandths));
+    }
+    let short = t.strip_suffix("iB").map(str::to_string).unwrap_or_else(|| t.to_string());
+    let ok = short.strip_suffix(['K', 'M', 'G']).unwrap_or(&short).bytes().all(|b| b.is_ascii_digit());
+    parse_bytes(key, &Value::String(if ok { short } else { t.to_string() })).map(MemoryLimit::Bytes).map_err(|_| {
+        invalid(key, text, "expected bytes (64MiB, 3M, 1048576) or a multiple of the single-stream peak (1.1x)")
+    })
+}
+
 fn parse_string<'a>(key: &str, v: &'a Value) -> Result<&'a str> {
     v.as_str().ok_or_else(|| invalid(key, &value_text(v), "expected a string"))
 }
@@ -411,7 +497,14 @@ impl Options {
                 }
             }
             "verify" => self.verify = parse_bool(key, value)?,
-            "max_memory" => self.max_memory = Some(parse_bytes(key, value)?),
+            "memory_limit" => self.memory_limit = Some(parse_memory_limit(key, value)?),
+            "execution_order" => {
+                self.execution_order = match parse_string(key, value)? {
+                    "" | "critical-path" => ExecutionOrder::CriticalPath,
+                    "memory" => ExecutionOrder::Memory,
+                    other => return Err(invalid(key, other, "expected \"critical-path\" or \"memory\"")),
+                }
+            }
             "next_stream" => self.next_stream = Some(parse_stream_id(key, value)?),
             "max_streams" => self.max_streams = Some(parse_budget(key, value)?),
             "max_events" => self.max_events = Some(parse_budget(key, value)?),
@@ -543,16 +636,47 @@ mod tests {
     }
 
     #[test]
-    fn max_memory_takes_bytes() {
+    fn memory_limit_takes_bytes_or_a_multiple() {
         let mut o = Options::default();
-        o.set_str("max_memory", "1048576").unwrap();
-        assert_eq!(o.max_memory, Some(1 << 20));
-        o.set_str("max_memory", "3M").unwrap();
-        assert_eq!(o.max_memory, Some(3 << 20));
-        o.set_str("max_memory", "2G").unwrap();
-        assert_eq!(o.max_memory, Some(2 << 30));
-        o.set("max_memory", &json!(512)).unwrap();
-        assert_eq!(o.max_memory, Some(512));
+        for (text, want) in [
+            ("1048576", MemoryLimit::Bytes(1 << 20)),
+            ("3M", MemoryLimit::Bytes(3 << 20)),
+            ("64MiB", MemoryLimit::Bytes(64 << 20)),
+            ("2G", MemoryLimit::Bytes(2 << 30)),
+            ("1.1x", MemoryLimit::Times(1100)),
+            ("2x", MemoryLimit::Times(2000)),
+            ("0.75x", MemoryLimit::Times(750)),
+        ] {
+            o.set_str("memory_limit", text).unwrap();
+            assert_eq!(o.memory_limit, Some(want), "{text}");
+        }
+        o.set("memory_limit", &json!(512)).unwrap();
+        assert_eq!(o.memory_limit, Some(MemoryLimit::Bytes(512)));
+        // The earlier name and GE's take bytes the same way.
+        o.set_str("max_memory", "1K").unwrap();
+        assert_eq!(o.memory_limit, Some(MemoryLimit::Bytes(1024)));
+        o.set_str("ge.graphMemoryMaxSize", "4096").unwrap();
+        assert_eq!(o.memory_limit, Some(MemoryLimit::Bytes(4096)));
+        for bad in ["0x", "1.2345x", "x", "-1x", "1,1x", "64MB", "0", "1.5"] {
+            let e = o.set_str("memory_limit", bad).unwrap_err();
+            assert_eq!(e.code(), "E10001", "{bad}");
+            assert!(e.message.contains("memory_limit") && e.message.contains(bad), "{e}");
+        }
+        assert_eq!(MemoryLimit::Times(1100).bytes(1000), 1100);
+        assert_eq!(MemoryLimit::Times(1100).to_string(), "1.1x");
+        assert_eq!(MemoryLimit::Times(2000).to_string(), "2x");
+        assert_eq!(MemoryLimit::Bytes(7).bytes(1000), 7);
+    }
+
+    #[test]
+    fn execution_order_values() {
+        let mut o = Options::default();
+        o.set_str("execution_order", "memory").unwrap();
+        assert_eq!(o.execution_order, ExecutionOrder::Memory);
+        o.set_str("execution_order", "critical-path").unwrap();
+        assert_eq!(o.execution_order, ExecutionOrder::CriticalPath);
+        let e = o.set_str("execution_order", "fast").unwrap_err();
+        assert!(e.message.contains("execution_order") && e.message.contains("fast"), "{e}");
     }
 
     #[test]

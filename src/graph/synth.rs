@@ -129,6 +129,15 @@ impl Gen {
 /// The inputs of the tests that hold a fast routine to its reference: the families the benches
 /// run (layered, Inception-like, transformer, random, window-32) at `nodes` nodes with seed 7,
 /// `dense` (a density in percent) adding a dense mixed one, then the named corpus graphs.
+/// Sizes every node's one output at random, 512 B to 32 KiB in steps of 512 (the families carry
+/// no `out_bytes`): what the memory-aware order and the memory plan measure on these graphs.
+pub fn with_tensor_sizes(model: &mut Model, seed: u64) {
+    let mut rng = Rng::new(seed ^ 0x5eed);
+    for n in model.nodes.iter_mut() {
+        n.out_bytes = Some(vec![512 * (1 + rng.below(64))]);
+    }
+}
+
 #[cfg(test)]
 pub fn test_models(nodes: usize, dense: Option<u32>, corpus: &[&str]) -> Vec<Model> {
     let mut families =

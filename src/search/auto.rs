@@ -1,10 +1,12 @@
 //! `auto`: every other policy (GE's default among them) run through the whole pipeline and
-//! the simulator; the shortest makespan wins, ties going to fewer streams, then fewer syncs,
-//! then the earlier candidate. GE, per-operator and list are always candidates, so auto is
-//! never slower than any of them under the simulator. A candidate past `max_streams` logical
-//! streams or `max_events` sync ids (GE's own assignment may be) is rejected, as is one past a
-//! device limit; with `max_memory`, a candidate whose memory plan needs more (docs/memory.md).
-//! Every row carries the graph's ideal makespan and lower bound beside the candidate's.
+//! the simulator. Without `memory_limit` the leanest plan for its speed wins: among the plans
+//! within [`LEAN_TOLERANCE`] of the fastest, the lowest memory-plan peak, then fewer streams,
+//! fewer syncs, the shorter makespan, the earlier candidate. With `memory_limit` the fastest plan
+//! within it wins (ties: fewer streams, fewer syncs, the earlier candidate), a candidate over it
+//! being tried again in the memory-aware order (src/search/fit.rs). A candidate past
+//! `max_streams` logical streams or `max_events` sync ids (GE's own assignment may be) is
+//! rejected, as is one past a device limit. Every row carries the graph's ideal makespan and
+//! lower bound beside the candidate's.
 
 use std::sync::Arc;
 
@@ -15,7 +17,7 @@ use crate::compile::summary::ModelCounts;
 use crate::compile::{Stage, TaskLimits};
 use crate::driver::{Found, KeyMap, Session, Stages, StreamsKey, Trials};
 use crate::error::{ErrorKind, Result};
-use crate::graph::{Model, Options};
+use crate::graph::{ExecutionOrder, Model, Options};
 use crate::simulate::{SimConfig, ideal, round3, simulate};
 
 /// Sync ids an allocation uses: events and notifies, the split's included.
@@ -43,10 +45,16 @@ fn choose_in_batches(
     let batch = batch.max(1);
     let ctx = Ctx::with_base(model, options, ge_logical(model, options)?);
     let width = ctx.chain_cover().chains.len();
-    let mut best: Option<(f64, u32, usize, usize, Chosen)> = None;
-    let mut chosen_stages = None;
+    // Without a limit the leanest plan within LEAN_TOLERANCE of the fastest; with one, the fastest.
+    let mut pool = Pool { lean: options.memory_limit.is_none(), kept: Vec::new() };
     let mut rows = Vec::new();
-    crate::memory::budget::require_sizes(model, options)?;
+    let limit = super::fit::resolve(model, options, limits)?;
+    let limit_bytes = limit.map(|r| r.bytes);
+    // Candidates see the limit in bytes (what the memory-aware order is gated at).
+    let options = &match limit.as_ref() {
+        Some(r) => super::fit::within(options, r, options.execution_order),
+        None => options.clone(),
+    };
     let mut smallest = None;
     let reference = ideal(model, cfg)?;
     let (ideal_us, bound_us) = (round3(reference.makespan_us), round3(reference.lower_bound_us));
@@ -102,7 +110,17 @@ fn choose_in_batches(
                 None => s.memory_plan()?.map(|m| m.peak_bytes),
                 Some(_) => None,
             };
-            Ok(Run::Own(s, key, Outcome { peak, ..outcome }))
+            let outcome = Outcome { peak, ..outcome };
+            if let (Some(r), Some(p)) = (limit.as_ref(), peak)
+                && p > r.bytes
+                && !options.compat_ge
+                && options.execution_order != ExecutionOrder::Memory
+                && let Some((s2, o2)) = reordered(model, &candidates[i].options(options), limits, cfg, &ctx, r)?
+                && o2.peak.is_some_and(|q| q < p)
+            {
+                return Ok(Run::Reordered(s2, o2));
+            }
+            Ok(Run::Own(s, key, outcome))
         };
         let results: Vec<Result<Run<'_>>> = if end - start == 1 {
             vec![run(start)]
@@ -137,6 +155,8 @@ fn choose_in_batches(
                     continue;
                 }
                 Run::Seen(s, seen) => (s, seen, true),
+                // Its own streams in another order: not an outcome another candidate can repeat.
+                Run::Reordered(s, outcome) => (s, outcome, false),
                 // An earlier candidate of the same batch may have ended on the same streams:
                 // then this one is its repeat, as it would have been one after the other.
                 Run::Own(s, key, outcome) => match outcomes.get(&key) {
@@ -158,6 +178,9 @@ fn choose_in_batches(
                     event_ids: outcome.ids,
                 }),
                 unbudgeted_streams: s.report().and_then(PolicyReport::unbudgeted_streams),
+                execution_order: (s.options().execution_order == ExecutionOrder::Memory
+                    && options.execution_order != ExecutionOrder::Memory)
+                    .then(|| "memory".to_string()),
                 ..CandidateRow::default()
             };
             if let Some(why) = over_budget(&outcome, max_streams, max_events) {
@@ -165,29 +188,31 @@ fn choose_in_batches(
                 rows.push(row);
                 continue;
             }
-            let fits = crate::memory::budget::judge(options, outcome.peak, &mut row, &mut smallest, p.name());
+            let fits = crate::memory::budget::judge(limit_bytes, outcome.peak, &mut row, &mut smallest, p.name());
             rows.push(row);
             // A candidate on the streams of an earlier one ties with it at best.
             if !fits || repeat {
                 continue;
             }
-            let key = (outcome.makespan_us, outcome.streams, outcome.syncs, i);
-            let better = match &best {
-                None => true,
-                Some((ms, st, sy, j, _)) => {
-                    key.0.total_cmp(ms).then(key.1.cmp(st)).then(key.2.cmp(sy)).then(key.3.cmp(j)).is_lt()
-                }
+            let offer = Offer {
+                makespan: outcome.makespan_us,
+                peak: outcome.peak.unwrap_or(0),
+                streams: outcome.streams,
+                syncs: outcome.syncs,
+                index: i,
             };
-            if better {
-                best = Some((key.0, key.1, key.2, key.3, p));
-                chosen_stages = Some(s.into_stages()?.0);
+            if pool.admits(&offer) {
+                let options = s.options().clone();
+                pool.add(Kept { offer, policy: p, options, stages: s.into_stages()?.0 });
             }
         }
         start = end;
     }
-    let (Some((makespan, _, _, _, chosen)), Some(mut stages)) = (best, chosen_stages) else {
-        if options.max_memory.is_some() && rows.iter().all(|r| r.peak_bytes.is_some()) {
-            return Err(crate::memory::budget::none_fits(model, options, smallest));
+    let Some(Kept { offer, policy: chosen, options: chosen_options, mut stages }) = pool.choose() else {
+        if let Some(r) = limit.as_ref()
+            && rows.iter().all(|r| r.peak_bytes.is_some())
+        {
+            return Err(crate::memory::budget::none_fits(model, &r.text(), smallest));
         }
         // Each reason as JSON text (quoted; `null` for none), as the error has always written it.
         let reasons: Vec<String> =
@@ -197,7 +222,14 @@ fn choose_in_batches(
     let Some(base) = stages.logical.as_ref() else {
         bail!(Internal, "policy auto on graph '{}': the chosen run kept no logical stage", model.name);
     };
-    let refined = super::refine::refine(model, options, limits, cfg, &ctx, base, chosen, reference.makespan_us)?;
+    // The improvement pass keeps the chosen run's order and the limit in bytes.
+    let refine_options = match limit.as_ref() {
+        Some(r) => super::fit::within(options, r, chosen_options.execution_order),
+        None => options.clone(),
+    };
+    let refined =
+        super::refine::refine(model, &refine_options, limits, cfg, &ctx, base, chosen, reference.makespan_us)?;
+    let makespan = offer.makespan;
     let makespan = match refined.logical {
         // The session runs the stages after assignment again on the refined streams.
         Some(logical) => {
@@ -206,8 +238,13 @@ fn choose_in_batches(
         }
         None => makespan,
     };
+    let rule = match limit.as_ref() {
+        Some(r) => format!("fastest within memory_limit={}", r.limit),
+        // Short: the summary's policy line holds it under 200 characters.
+        None => format!("leanest within {}% of fastest", LEAN_TOLERANCE * 100.0),
+    };
     let why = format!(
-        "least makespan ({} units, {} us/wait) within {} streams, {} ids",
+        "{rule} ({} units, {} us/wait; {} streams, {} ids)",
         cfg.units,
         cfg.wait_latency_us,
         budget_text(max_streams),
@@ -238,6 +275,83 @@ struct Outcome {
     peak: Option<u64>,
 }
 
+/// How far above the fastest plan `auto` looks for a leaner one without `memory_limit`
+/// (docs/policies.md, "The leanest plan for its speed").
+pub const LEAN_TOLERANCE: f64 = 0.005;
+
+/// A feasible candidate's figures, as the choice compares them.
+#[derive(Clone, Copy, Debug)]
+struct Offer {
+    makespan: f64,
+    /// The memory plan's peak (0 without sizes).
+    peak: u64,
+    streams: u32,
+    syncs: usize,
+    /// Candidate order, the last tie-break.
+    index: usize,
+}
+
+/// A candidate still in the running, with the stages the session adopts if it wins.
+struct Kept {
+    offer: Offer,
+    policy: Chosen,
+    options: Options,
+    stages: Stages,
+}
+
+/// The candidates in the running. `lean`: every plan within [`LEAN_TOLERANCE`] of the fastest
+/// so far, the choice the lowest peak, then the fewest streams, the fewest syncs, the shortest
+/// makespan and the earlier candidate. Otherwise (under `memory_limit`) the one fastest plan,
+/// ties to fewer streams, fewer syncs, the earlier candidate.
+struct Pool {
+    lean: bool,
+    kept: Vec<Kept>,
+}
+
+impl Pool {
+    fn fastest(&self) -> Option<f64> {
+        self.kept.iter().map(|k| k.offer.makespan).min_by(f64::total_cmp)
+    }
+
+    fn fast_key(o: &Offer) -> (f64, u32, usize, usize) {
+        (o.makespan, o.streams, o.syncs, o.index)
+    }
+
+    /// Whether `o` may be chosen given what is kept (before its stages are taken).
+    fn admits(&self, o: &Offer) -> bool {
+        match (self.lean, self.fastest()) {
+            (_, None) => true,
+            (true, Some(f)) => o.makespan <= f * (1.0 + LEAN_TOLERANCE),
+            (false, Some(_)) => {
+                let (a, b) = (Self::fast_key(o), Self::fast_key(&self.kept[0].offer));
+                a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)).is_lt()
+            }
+        }
+    }
+
+    fn add(&mut self, k: Kept) {
+        if !self.lean {
+            self.kept.clear();
+        }
+        self.kept.push(k);
+        if let Some(f) = self.fastest() {
+            self.kept.retain(|k| k.offer.makespan <= f * (1.0 + LEAN_TOLERANCE));
+        }
+    }
+
+    fn choose(self) -> Option<Kept> {
+        self.kept.into_iter().min_by(|a, b| {
+            let (x, y) = (&a.offer, &b.offer);
+            x.peak
+                .cmp(&y.peak)
+                .then(x.streams.cmp(&y.streams))
+                .then(x.syncs.cmp(&y.syncs))
+                .then(x.makespan.total_cmp(&y.makespan))
+                .then(x.index.cmp(&y.index))
+        })
+    }
+}
+
 /// Stack of a thread that runs a candidate.
 const STACK: usize = 64 << 20;
 
@@ -249,6 +363,42 @@ enum Run<'m> {
     Seen(Session<&'m Model>, Outcome),
     /// Its own outcome, under its logical streams.
     Own(Session<&'m Model>, StreamsKey, Outcome),
+    /// Its assignment in the memory-aware order, its own order being over `memory_limit`.
+    Reordered(Session<&'m Model>, Outcome),
+}
+
+/// A candidate's assignment in the memory-aware order gated at the limit `r`, through the
+/// pipeline and the simulator; `None` when a device limit stops it.
+fn reordered<'m>(
+    model: &'m Model,
+    options: &Options,
+    limits: &TaskLimits,
+    cfg: &SimConfig,
+    ctx: &Ctx<'_>,
+    r: &super::fit::Resolved,
+) -> Result<Option<(Session<&'m Model>, Outcome)>> {
+    let mut s = Session::new(model, super::fit::within(options, r, ExecutionOrder::Memory), *limits)
+        .with_policy_input(Arc::clone(ctx.input()))
+        .recording();
+    match s.run_to(Stage::Split) {
+        Err(e) if e.kind == ErrorKind::Limit => return Ok(None),
+        r => r?,
+    }
+    let alloc = s.allocation()?;
+    let sim = simulate(model, alloc, cfg)?;
+    let outcome = Outcome {
+        makespan_us: sim.makespan_us,
+        streams: sim.streams,
+        syncs: sim.syncs,
+        ids: sync_ids(alloc),
+        logical_count: alloc.logical_count(),
+        peak: None,
+    };
+    if over_budget(&outcome, options.stream_budget(), options.event_budget()).is_some() {
+        return Ok(None);
+    }
+    let peak = s.memory_plan()?.map(|m| m.peak_bytes);
+    Ok(Some((s, Outcome { peak, ..outcome })))
 }
 
 /// Why a candidate's plan is over `max_streams` or `max_events`, if it is.

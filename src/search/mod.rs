@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auto;
+pub mod fit;
 pub mod refine;
 
 use std::ops::Deref;
@@ -23,7 +24,7 @@ use crate::simulate::{SimConfig, round3, simulate};
 
 /// A session for `model` that can run every mode, `auto` decided under `sim`.
 pub fn session<M: Deref<Target = Model>>(model: M, options: Options, limits: TaskLimits, sim: SimConfig) -> Session<M> {
-    Session::new(model, options, limits).with_search(auto::choose, sim)
+    Session::new(model, options, limits).with_search(fit::search, sim)
 }
 
 /// Runs `model` to `stage` in the mode `options` select; returns the allocation and the

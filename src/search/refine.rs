@@ -10,7 +10,7 @@
 //! runs after the record; the waiting stream merged whole into the recording one. Each trial
 //! re-runs only the stages after assignment (execution order, sync insertion and reduction,
 //! split) and the simulator; a move is kept only when the makespan drops and the budgets
-//! (`max_streams`, `max_events`, `max_memory`, the device's limits) still hold, and then the
+//! (`max_streams`, `max_events`, `memory_limit`, the device's limits) still hold, and then the
 //! walk starts again from the new plan. Only the policy's own task nodes move, onto the
 //! policy's own streams: pinned nodes (user labels, control flow, nested graphs, attached
 //! streams) keep GE's streams, and followers (nodes without tasks) are re-placed by the rule
@@ -124,7 +124,7 @@ impl Trials<'_> {
         if super::auto::sync_ids(&done) > self.options.event_budget() {
             return Ok(None);
         }
-        if let Some(max) = self.options.max_memory
+        if let Some(max) = self.options.memory_limit.map(|m| m.bytes(0))
             && crate::memory::plan_allocation(self.model, &done).is_some_and(|p| p.peak_bytes > max)
         {
             return Ok(None);

@@ -270,14 +270,22 @@ fn auto_reports_every_candidate() {
             );
             best = best.min(got.makespan_us);
         }
-        // The choice is the least makespan, and is what was returned.
+        // The choice is the leanest plan within LEAN_TOLERANCE of the least makespan (the rule
+        // of docs/policies.md; on these graphs the improvement pass finds nothing to move), and
+        // is what was returned: no row that near is leaner.
         let chosen = measure(&m, &a);
         assert_makespan(&d["makespan_us"], chosen.makespan_us, file);
+        let near = best * (1.0 + stream_alloc::search::auto::LEAN_TOLERANCE);
         assert!(
-            (chosen.makespan_us - best).abs() <= 1e-9 * best,
+            chosen.makespan_us >= best - 1e-9 * best && chosen.makespan_us <= near,
             "{file}: chose {} us, best row {best} us",
             chosen.makespan_us
         );
+        let peak = |r: &serde_json::Value| r["peak_bytes"].as_u64().unwrap_or(0);
+        let row = rows.iter().find(|r| r["policy"] == d["chosen"]).expect("the chosen candidate has a row");
+        for r in rows.iter().filter(|r| r.get("rejected").is_none() && r["makespan_us"].as_f64().unwrap() <= near) {
+            assert!(peak(r) >= peak(row), "{file}: {} is leaner than the choice within {near} us", r["policy"]);
+        }
         assert!(d["ideal_us"].as_f64().unwrap() <= d["makespan_us"].as_f64().unwrap() + 1e-9);
         assert!(a.logical_count() <= m.options.stream_budget());
         assert!(sync_ids(&a) <= m.options.event_budget());

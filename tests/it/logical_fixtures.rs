@@ -77,7 +77,7 @@ fn actual(case: &Case) -> String {
 
 #[test]
 fn logical_fixtures() {
-    filetest::run_all("logical", 45, actual);
+    filetest::run_all("logical", 47, actual);
 }
 
 #[test]

@@ -15,6 +15,7 @@ mod checker_agreement;
 mod cli;
 mod cli_usage;
 mod concurrency;
+mod docs;
 mod dynamic_corpus;
 mod execution_order;
 mod fuzz_props;

@@ -19,7 +19,7 @@ fn run_policy(m: &Model, stage: Stage) -> stream_alloc::Result<(Allocation, Poli
 }
 use stream_alloc::graph::builder::{EdgeSpec, NodeSpec};
 use stream_alloc::graph::synth::{Rng, dag_edges};
-use stream_alloc::graph::{EventId, IdVec, Model, ModelBuilder, NodeId, StreamId, json as graph_json};
+use stream_alloc::graph::{EventId, IdVec, MemoryLimit, Model, ModelBuilder, NodeId, StreamId, json as graph_json};
 use stream_alloc::memory::{self, plan_allocation};
 use stream_alloc::simulate::{SimConfig, simulate};
 use stream_alloc::verify;
@@ -188,14 +188,16 @@ fn graphs_without_sizes_have_no_memory_section() {
     assert!(alloc.to_json(&model).get("memory").is_none());
     assert!(plan_allocation(&model, &alloc).is_none());
     let mut m = model.clone();
-    m.options.set_str("max_memory", "1M").unwrap();
-    m.options.policy = "auto".into();
-    let e = run_policy(&m, Stage::All).unwrap_err();
-    assert!(e.message.contains("max_memory") && e.message.contains("out_bytes"), "{e}");
+    m.options.set_str("memory_limit", "1M").unwrap();
+    for p in ["auto", "single", "per-operator"] {
+        m.options.policy = p.into();
+        let e = run_policy(&m, Stage::All).unwrap_err();
+        assert!(e.message.contains("memory_limit") && e.message.contains("out_bytes"), "{p}: {e}");
+    }
 }
 
 #[test]
-fn max_memory_rejects_candidates_over_it() {
+fn memory_limit_rejects_auto_candidates_over_it() {
     let path = common::corpus_graph("resnet50.json");
     let mut model = graph_json::load_file(&path).unwrap();
     model.options.policy = "auto".into();
@@ -206,7 +208,7 @@ fn max_memory_rejects_candidates_over_it() {
     let max = *peaks.iter().max().unwrap();
     assert!(min < max, "parallel candidates need more memory on resnet50: {peaks:?}");
     // Bounded at the smallest peak: only candidates that fit remain, and the choice is one of them.
-    model.options.max_memory = Some(min);
+    model.options.memory_limit = Some(MemoryLimit::Bytes(min));
     let (alloc, report) = run_policy(&model, Stage::All).unwrap();
     assert!(plan_allocation(&model, &alloc).unwrap().peak_bytes <= min);
     let auto = report.auto.as_ref().unwrap();
@@ -218,9 +220,64 @@ fn max_memory_rejects_candidates_over_it() {
             assert_ne!(r.policy, chosen);
         }
     }
-    model.options.max_memory = Some(min - 1);
+    model.options.memory_limit = Some(MemoryLimit::Bytes(min - 1));
     let e = run_policy(&model, Stage::All).unwrap_err();
     assert!(e.message.contains("every candidate") && e.message.contains(&min.to_string()), "{e}");
+}
+
+/// Every policy honours `memory_limit`: within it the plan's checked peak is at most the limit
+/// and the report says which order fit; over it the error is SA2003 naming the limit and the
+/// smallest peak reached. `1x` always fits `single`, whose plan it is measured on.
+#[test]
+fn memory_limit_binds_every_policy() {
+    let mut model = graph_json::load_file(common::corpus_graph("resnet50.json")).unwrap();
+    model.options.policy = "single".into();
+    let (alloc, _) = run_policy(&model, Stage::All).unwrap();
+    let single = plan_allocation(&model, &alloc).unwrap().peak_bytes;
+    for p in ["ge", "single", "per-operator", "min-streams", "list", "budget:2", "auto"] {
+        model.options.policy = p.into();
+        model.options.memory_limit = Some(MemoryLimit::Times(1000));
+        match run_policy(&model, Stage::All) {
+            Ok((alloc, report)) => {
+                let (peak, _) = check_plan(&model, &alloc);
+                assert!(peak <= single, "{p}: {peak} > {single}");
+                if p != "auto" {
+                    let fit = report.memory.as_ref().expect("the report says how the plan fit");
+                    assert_eq!((fit.limit_bytes, fit.peak_bytes), (single, peak), "{p}");
+                    assert_eq!(fit.single_stream_peak_bytes, Some(single));
+                }
+            }
+            Err(e) => {
+                assert_eq!(e.code(), "SA2003", "{p}: {e}");
+                assert!(e.message.contains("memory_limit=1x") && e.message.contains(&single.to_string()), "{p}: {e}");
+                assert!(e.message.contains("needs at least"), "{p}: {e}");
+            }
+        }
+        // A limit under the single-stream peak that no order reaches fails every policy.
+        model.options.memory_limit = Some(MemoryLimit::Bytes(single / 2));
+        let e = run_policy(&model, Stage::All).unwrap_err();
+        assert_eq!(e.code(), "SA2003", "{p}: {e}");
+        assert!(e.message.contains(&format!("{} bytes", single / 2)), "{p}: {e}");
+    }
+}
+
+/// The memory-aware order on one stream (the Serenity baseline) never needs more than today's
+/// order, the checker accepts its plan, and on resnet50_train (whose training graph keeps
+/// activations for the backward pass) it needs less.
+#[test]
+fn the_memory_aware_order_lowers_the_single_stream_peak() {
+    for path in common::corpus_paths() {
+        let mut model = graph_json::load_file(&path).unwrap();
+        model.options.policy = "single".into();
+        let (today, _) = run_policy(&model, Stage::All).unwrap();
+        model.options.set_str("execution_order", "memory").unwrap();
+        let (lean, _) = run_policy(&model, Stage::All).unwrap();
+        let (a, b) = (check_plan(&model, &today).0, check_plan(&model, &lean).0);
+        assert!(b <= a, "{}: {b} > {a}", model.name);
+        if model.name == "resnet50_train" {
+            assert!(b < a, "{}: {b} = {a}", model.name);
+        }
+    }
 }
 
 /// The checker accepts the plan and the arena holds what the simulated schedule keeps live.

@@ -31,6 +31,23 @@ pub struct PolicyReport {
     /// A peer allocator's plan (`simulate --policy PEER`).
     #[serde(flatten)]
     pub peer: Option<PeerReport>,
+    /// Under `memory_limit`: the limit, the plan's peak and the order that fit it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryFit>,
+}
+
+/// How a policy's plan fits `memory_limit`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MemoryFit {
+    /// The option as given (`1.1x`, or bytes).
+    pub memory_limit: String,
+    pub limit_bytes: u64,
+    /// The single-stream plan's peak the limit multiplies, when it is a multiple.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub single_stream_peak_bytes: Option<u64>,
+    pub peak_bytes: u64,
+    /// The execution order of the plan that fit (`critical-path` or `memory`).
+    pub execution_order: String,
 }
 
 impl PolicyReport {
@@ -138,6 +155,10 @@ pub struct CandidateRow {
     /// The memory plan's peak, when the graph has sizes and no device limit rejected the plan.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_bytes: Option<u64>,
+    /// `memory`: the plan is the candidate's assignment in the memory-aware order, run because
+    /// its own order was over `memory_limit`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution_order: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rejected: Option<String>,
 }

@@ -1,0 +1,137 @@
+//! `memory_limit` (docs/memory.md): the arena every policy's plan must fit.
+//!
+//! The limit is bytes, or a multiple of the single-stream plan's peak: `policy=single` run
+//! through the pipeline in today's order (GE's declaration order on one stream), its memory
+//! plan's `peak_bytes`, the figure the checker verifies. A fixed policy runs in its own order
+//! first; over the limit, its assignment runs again in the memory-aware order
+//! ([`crate::compile::memory_order`]) gated at the limit; still over, it fails with SA2003
+//! naming the limit and the smallest peak it reached. `auto` keeps the fastest candidate within
+//! the limit (src/search/auto.rs), trying each over-limit candidate in the memory-aware order too.
+
+use crate::compile::policy::report::MemoryFit;
+use crate::compile::{Stage, TaskLimits};
+use crate::driver::{Found, Session};
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::{ExecutionOrder, MemoryLimit, Model, Options};
+use crate::simulate::SimConfig;
+
+/// The session's search: `auto`'s, or the memory limit's fit for a fixed policy.
+pub fn search(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimConfig) -> Result<Found> {
+    if crate::compile::Mode::of(model, options)?.is_search() {
+        super::auto::choose(model, options, limits, cfg)
+    } else {
+        fit(model, options, limits)
+    }
+}
+
+/// A resolved limit: its bytes, and the single-stream peak when the limit is a multiple of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    pub limit: MemoryLimit,
+    pub bytes: u64,
+    pub single_peak: Option<u64>,
+}
+
+impl Resolved {
+    /// The limit as the errors and reports write it: `1.1x (1234 bytes, 1.1 × the
+    /// single-stream peak 1122)` or `65536 bytes`.
+    pub fn text(&self) -> String {
+        match (self.limit, self.single_peak) {
+            (MemoryLimit::Times(_), Some(p)) => {
+                format!("{} ({} bytes; the single-stream peak is {p})", self.limit, self.bytes)
+            }
+            _ => format!("{} bytes", self.bytes),
+        }
+    }
+}
+
+/// The peak of the single-stream plan in today's order: what `memory_limit=Nx` multiplies.
+pub fn single_stream_peak(model: &Model, options: &Options, limits: &TaskLimits) -> Result<Option<u64>> {
+    let single = Options {
+        policy: "single".into(),
+        memory_limit: None,
+        execution_order: ExecutionOrder::CriticalPath,
+        verify: false,
+        ..options.clone()
+    };
+    let mut s = Session::new(model, single, *limits);
+    s.run_to(Stage::Split)?;
+    Ok(s.memory_plan()?.map(|p| p.peak_bytes))
+}
+
+/// The options' limit in bytes; `None` without one. A graph without `out_bytes` has no plan
+/// to bound: E10001.
+pub fn resolve(model: &Model, options: &Options, limits: &TaskLimits) -> Result<Option<Resolved>> {
+    let Some(limit) = options.memory_limit else { return Ok(None) };
+    crate::memory::budget::require_sizes(model, options)?;
+    let single_peak = match limit {
+        MemoryLimit::Bytes(_) => None,
+        MemoryLimit::Times(_) => single_stream_peak(model, options, limits)?,
+    };
+    Ok(Some(Resolved { limit, bytes: limit.bytes(single_peak.unwrap_or(0)), single_peak }))
+}
+
+/// The options a run under a resolved limit uses: the limit in bytes (what the gated order
+/// reads), in `order`.
+pub fn within(options: &Options, r: &Resolved, order: ExecutionOrder) -> Options {
+    Options { memory_limit: Some(MemoryLimit::Bytes(r.bytes)), execution_order: order, ..options.clone() }
+}
+
+/// A fixed policy under `memory_limit`: its own order, then the memory-aware order.
+fn fit(model: &Model, options: &Options, limits: &TaskLimits) -> Result<Found> {
+    let Some(r) = resolve(model, options, limits)? else {
+        crate::bail!(Internal, "model '{}': the memory fit ran without memory_limit", model.name);
+    };
+    let mut tried: Vec<(ExecutionOrder, u64)> = Vec::new();
+    let orders: &[ExecutionOrder] = if options.compat_ge || options.execution_order == ExecutionOrder::Memory {
+        &[options.execution_order]
+    } else {
+        &[ExecutionOrder::CriticalPath, ExecutionOrder::Memory]
+    };
+    for &order in orders {
+        let mut s = Session::new(model, within(options, &r, order), *limits).recording();
+        s.run_to(Stage::Split)?;
+        let peak = s.memory_plan()?.map_or(0, |p| p.peak_bytes);
+        tried.push((order, peak));
+        if peak <= r.bytes {
+            let name = crate::compile::policy::table::resolve(options)?.name();
+            let (stages, report) = s.into_stages()?;
+            let mut report = report.unwrap_or_else(|| crate::compile::policy::PolicyReport::named(name));
+            report.memory = Some(MemoryFit {
+                memory_limit: r.limit.to_string(),
+                limit_bytes: r.bytes,
+                single_stream_peak_bytes: r.single_peak,
+                peak_bytes: peak,
+                execution_order: order_name(order).into(),
+            });
+            return Ok(Found { stages, report });
+        }
+    }
+    Err(over_limit(model, options, &r, &tried))
+}
+
+/// The option's spelling of an order.
+pub fn order_name(order: ExecutionOrder) -> &'static str {
+    match order {
+        ExecutionOrder::CriticalPath => "critical-path",
+        ExecutionOrder::Memory => "memory",
+    }
+}
+
+/// SA2003 for a policy whose every order is over the limit.
+fn over_limit(model: &Model, options: &Options, r: &Resolved, tried: &[(ExecutionOrder, u64)]) -> Error {
+    let smallest = tried.iter().map(|t| t.1).min().unwrap_or(0);
+    let each: Vec<String> = tried.iter().map(|(o, p)| format!("execution_order={}: {p}", order_name(*o))).collect();
+    let policy = if options.compat_ge { "ge (compat=ge)".to_string() } else { options.policy.as_str().to_string() };
+    let policy = if policy.is_empty() { "ge".to_string() } else { policy };
+    Error::new(
+        ErrorKind::Limit,
+        format!(
+            "policy {policy} on graph '{}': the memory plan needs at least {smallest} bytes, over memory_limit={} \
+             (peaks reached: {})",
+            model.name,
+            r.text(),
+            each.join(", ")
+        ),
+    )
+}
