@@ -587,3 +587,61 @@ fn the_command_line_imports_and_reads_onnx_everywhere() {
     assert!(String::from_utf8_lossy(&st.stderr).contains("cycle"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Real exports (torch 2.15, random weights, stripped: tensors over 4,096 elements are external
+/// data in a file that is not shipped), made by scripts/export_fixtures.py: each failure class of
+/// the exporters imports, allocates under every policy and passes the checker.
+fn real(name: &str) -> (Imported, HashMap<String, Value>) {
+    let i = import(name, &ImportOptions::default());
+    for p in POLICIES {
+        let mut b = gjson::builder_from_slice(i.json.as_bytes()).unwrap();
+        b.options.set_str("policy", p).unwrap();
+        let model = b.build().unwrap();
+        let limits = TaskLimits::from_options(&model.options);
+        let (alloc, _) = search::run(&model, model.options.clone(), limits, Stage::All, SimConfig::default())
+            .unwrap_or_else(|e| panic!("{name} {p}: {e}"));
+        let report = verify::check(&model, &alloc.to_json(&model));
+        assert!(report.ok(), "{name} {p}: {:?}", report.violations.first());
+    }
+    let n = nodes(&doc(&i), None);
+    (i, n)
+}
+
+#[test]
+fn real_swin_t_pads_through_transpose_and_slice() {
+    let (i, n) = real("swin_t_ts.onnx");
+    // The window attention pads [1,14,14,16] to a multiple of the window (7): no padding.
+    assert_eq!(out_bytes(&n, "/features/features.1/features.1.0/attn/Pad_output_0"), [b(&[1, 14, 14, 16])]);
+    assert_eq!(out_bytes(&n, "/features/features.3/features.3.0/attn/Pad_output_0"), [b(&[1, 7, 7, 32])]);
+    assert_eq!(i.stats.folded, 170);
+}
+
+#[test]
+fn real_fasterrcnn_resize_sizes_through_reductions() {
+    let (_, n) = real("fasterrcnn_transform_ts.onnx");
+    // 48x80 scaled by min(64 / 48, 96 / 80) = 1.2 and floored: 57x96.
+    assert_eq!(out_bytes(&n, "/transform/Resize_output_0"), [b(&[1, 3, 57, 96])]);
+}
+
+#[test]
+fn real_maxvit_einsum_from_both_exporters() {
+    for f in ["maxvit_t_ts.onnx", "maxvit_t_dynamo.onnx"] {
+        let (_, n) = real(f);
+        let mut einsums: Vec<u64> =
+            n.values().filter(|v| v["type"] == "Einsum").map(|v| v["out_bytes"][0].as_u64().unwrap()).collect();
+        einsums.sort_unstable();
+        // Attention scores and context of the window and the grid attention.
+        assert_eq!(einsums, [2048, 2048, 4096, 4096], "{f}");
+    }
+}
+
+#[test]
+fn real_mixtral_moe_nonzero_meets_the_split_into_four() {
+    let (_, n) = real("mixtral_moe_ts.onnx");
+    // The experts hit (NonZero's bound: 5 rows, as the importer reads the exporter's graph) meet
+    // the Split into the 4 experts traced: [1,1] each, fixed.
+    assert_eq!(out_bytes(&n, "/moe/experts/Split_output_0"), [b(&[1, 1]); 4]);
+    // Each expert's token selection stays bounded by top-2 x 5 tokens.
+    assert_eq!(out_bytes(&n, "/moe/experts/NonZero_1_output_0"), [b(&[2, 10])]);
+    assert_eq!(out_bytes(&n, "/moe/experts/Split_1_output_0"), [b(&[1, 10]); 2]);
+}

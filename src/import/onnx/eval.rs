@@ -836,10 +836,8 @@ fn matmul(e: &Ev) -> Option<Vec<Val>> {
 }
 
 fn shape(e: &Ev) -> Option<Vec<Val>> {
+    // A bounded dimension reads as its bound (docs/onnx-import.md, data-dependent dimensions).
     let x = e.t(0)?;
-    if x.bound != 0 {
-        return None;
-    }
     let r = x.rank() as i64;
     let clamp = |v: i64| if v < 0 { (v + r).max(0) } else { v.min(r) } as usize;
     let start = clamp(e.a.i_or("start", 0));
@@ -848,8 +846,7 @@ fn shape(e: &Ev) -> Option<Vec<Val>> {
 }
 
 fn size(e: &Ev) -> Option<Vec<Val>> {
-    let x = e.t(0)?;
-    (x.bound == 0).then(|| vec![Val::Int(vec![x.numel() as i64])])
+    Some(vec![Val::Int(vec![e.t(0)?.numel() as i64])])
 }
 
 fn constant_of_shape(e: &Ev) -> Option<Vec<Val>> {

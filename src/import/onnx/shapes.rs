@@ -763,8 +763,9 @@ fn broadcast_bounded(a: &[u64], ma: u16, b: &[u64], mb: u16) -> R<(Vec<u64>, u16
         };
         let (da, db) = (side(a, ma), side(b, mb));
         let (d, bd) = match (da, db) {
-            ((1, false), y) => y,
-            (x, (1, false)) => x,
+            // A 1 broadcasts, also a bounded one (its size is 0 or 1; planned as 1).
+            ((1, _), y) => y,
+            (x, (1, _)) => x,
             (x, y) => match meet(x, y) {
                 Some(v) => v,
                 None => {
