@@ -1,6 +1,6 @@
 //! `allocate` as the front ends run it (`stream_alloc::frontend`: the command line and the
 //! Python package): a loaded graph, options applied, the pipeline compiled, the allocation
-//! document written. The Python package's `python/bench.py` times the same steps through the
+//! document written. The Python package's `python/benches/allocate.py` times the same steps through the
 //! binding, so the two medians give the binding's overhead.
 //! Run: `cargo bench --bench frontend`; `FRONTEND_BENCH_GRAPH` picks the graph (default the
 //! largest corpus graph, corpus/resnet50_train.json), `FRONTEND_BENCH_POLICIES` the policies

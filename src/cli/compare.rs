@@ -178,7 +178,7 @@ fn render(rows: &[Row], policies: &[&str], format: TableFormat) -> String {
                     r.to_ideal,
                     r.ratio,
                     r.within(),
-                    if mem { format!(" {} |", peak(r)) } else { String::new() }
+                    if mem { format!(" {} | {} |", peak(r), lean(r)) } else { String::new() }
                 ));
             }
             s.push_str(

@@ -1,6 +1,7 @@
 """Times `allocate` through the binding: the steps `cargo bench --bench frontend` times in
 Rust (load the graph; options applied, pipeline compiled, document written), median of runs.
-Usage: .venv/bin/python python/bench.py [GRAPH] [POLICIES] [RUNS]"""
+Usage: .venv/bin/python python/benches/allocate.py [GRAPH] [POLICIES] [RUNS] (not from python/, where the
+source tree would shadow the installed package)"""
 
 import statistics
 import sys
