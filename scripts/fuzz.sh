@@ -17,10 +17,16 @@ cp -n ../tests/fixtures/bad_input/*.json ../corpus/*.json corpus/json_loader/ 2>
 cp -n ../tests/fixtures/onnx/*.onnx corpus/onnx_import/ 2>/dev/null || true
 targets=(json_loader pipeline onnx_import runtime_pool)
 if [ "$engine" = libfuzzer ]; then
-  cargo +nightly fuzz build --features libfuzzer
+  # cargo-fuzz needs nightly's -Z flags; with only the stable toolchain, RUSTC_BOOTSTRAP=1 allows them.
+  tc=+nightly
+  if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+    tc=
+    export RUSTC_BOOTSTRAP=1
+  fi
+  cargo $tc fuzz build --features libfuzzer -s none
   for t in "${targets[@]}"; do
     mkdir -p "corpus/$t"
-    nice -n 19 cargo +nightly fuzz run --features libfuzzer "$t" "corpus/$t" -- -max_total_time="$secs" \
+    nice -n 19 cargo $tc fuzz run --features libfuzzer -s none "$t" "corpus/$t" -- -max_total_time="$secs" \
       > "logs/$t.log" 2>&1 &
   done
 else

@@ -685,7 +685,8 @@ fn present<'t>(ins: &[Option<&'t Tensor>]) -> Vec<&'t Tensor> {
 fn norm_axis(a: i64, rank: usize) -> R<usize> {
     let r = rank as i64;
     let v = if a < 0 { a + r } else { a };
-    if v < 0 || v >= r.max(1) && !(r == 0 && v == 0) {
+    // A scalar has no axis to name (its dims would be indexed at 0).
+    if v < 0 || v >= r {
         return bad(format!("axis {a} is out of range for rank {rank}"));
     }
     Ok(v as usize)
@@ -1105,6 +1106,9 @@ fn slice(c: &Cx) -> R<Vec<Tensor>> {
     let steps = steps.unwrap_or_else(|| vec![1; starts.len()]);
     if axes.len() != starts.len() || steps.len() != starts.len() {
         return bad("starts, ends, axes and steps differ in length");
+    }
+    if let Some(&ax) = axes.iter().find(|&&ax| ax >= x.rank()) {
+        return bad(format!("Slice axis {ax} is out of range for input {}", fmt_dims(&x.dims)));
     }
     let mut dims = x.dims.clone();
     for k in 0..starts.len() {
