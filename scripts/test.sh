@@ -98,7 +98,14 @@ cargo clippy -q -p stream-alloc-python -- -D warnings
 rm -rf target/wheels
 .venv/bin/maturin build --release -q -m python/Cargo.toml -i "$PYO3_PYTHON"
 .venv/bin/pip install -q --force-reinstall --no-deps target/wheels/stream_alloc-*.whl
-SA_BIN="$PWD/target/release/stream-alloc" .venv/bin/pytest -q -p no:cacheprovider python/tests
+# The fake Ascend runtime the C tests built: the package's pluggable_stats reads the pools of
+# libstream_alloc.so through it.
+fake_rt="$(find build/tests_c -name 'libfake_ascend_rt.so' -print -quit 2>/dev/null || true)"
+if [ -z "$fake_rt" ]; then
+  echo "scripts/test.sh: the fake Ascend runtime (build/tests_c, libfake_ascend_rt.so) is missing: the C stage builds it" >&2
+  exit 1
+fi
+SA_FAKE_RT="$PWD/$fake_rt" SA_BIN="$PWD/target/release/stream-alloc" .venv/bin/pytest -q -p no:cacheprovider python/tests
 # ONNX Runtime (the CPU wheel in .venv) loads the partitions `export --to ort` writes and runs
 # the models with them (tests/ort, docs/ort.md), against the tool built above.
 echo "== ONNX Runtime runs the exported stream partitions (tests/ort)"

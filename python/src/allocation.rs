@@ -10,10 +10,12 @@ use stream_alloc::compile::allocation::SessionStage;
 use stream_alloc::compile::summary::StreamAllocationSummary;
 use stream_alloc::compile::{Allocation as Alloc, Stage};
 use stream_alloc::driver::Compiled;
+use stream_alloc::frontend::OnnxOptions;
+use stream_alloc::import::onnx::ort::Device;
 use stream_alloc::simulate::SimResult;
 use stream_alloc::{Error, ErrorKind, Model, frontend, verify};
 
-use crate::errors::{detached, guarded};
+use crate::errors::{detached, guarded, invalid};
 use crate::value;
 
 /// The result of ``allocate``: streams, syncs and the allocation JSON document.
@@ -24,6 +26,8 @@ pub struct Allocation {
     pub compiled: Arc<Compiled>,
     /// The document `stream-alloc allocate -o OUT` writes.
     pub text: String,
+    /// The ONNX model and its import options, when the graph came from one.
+    source: Option<(PathBuf, Arc<OnnxOptions>)>,
     doc: OnceLock<Value>,
     by_name: OnceLock<HashMap<String, Vec<NodeEntry>>>,
 }
@@ -36,8 +40,13 @@ struct NodeEntry {
 }
 
 impl Allocation {
-    pub fn new(model: Arc<Model>, compiled: Compiled, text: String) -> Self {
-        Allocation { model, compiled: Arc::new(compiled), text, doc: OnceLock::new(), by_name: OnceLock::new() }
+    pub fn new(
+        model: Arc<Model>,
+        compiled: Compiled,
+        text: String,
+        source: Option<(PathBuf, Arc<OnnxOptions>)>,
+    ) -> Self {
+        Allocation { model, compiled: Arc::new(compiled), text, source, doc: OnceLock::new(), by_name: OnceLock::new() }
     }
 
     fn alloc(&self) -> &Alloc {
@@ -102,6 +111,34 @@ impl Allocation {
     /// writes with the same options and stage.
     fn to_json(&self) -> String {
         self.text.clone()
+    }
+
+    /// ONNX Runtime's stream partition of this allocation, the document
+    /// ``stream-alloc export MODEL --to ort`` writes with the same options: every node of the
+    /// graph ORT builds from the model under ORT's name, on the plan's stream. ``ep`` is the
+    /// execution provider, ``"cpu"`` or ``"cuda"``. Give the file to ORT through the session
+    /// config entry ``session.node_partition_config_file`` (docs/ort.md). Raises
+    /// ``UnsupportedError`` when the graph was not loaded from an ONNX model.
+    #[pyo3(signature = (ep="cpu"))]
+    fn to_ort_partition(&self, py: Python<'_>, ep: &str) -> PyResult<String> {
+        let device = guarded(py, || match ep {
+            "cpu" => Ok(Device::Cpu),
+            "cuda" => Ok(Device::Cuda),
+            _ => Err(invalid(format!("ep '{ep}': expected cpu or cuda"))),
+        })?;
+        let Some((path, onnx)) = self.source.clone() else {
+            return guarded(py, || {
+                Err(Error::new(
+                    ErrorKind::NotImplemented,
+                    format!(
+                        "graph '{}' was not loaded from an ONNX model: ONNX Runtime's partition names the nodes of the .onnx file ORT loads",
+                        self.model.name
+                    ),
+                ))
+            });
+        };
+        let (model, compiled) = (self.model.clone(), self.compiled.clone());
+        detached(py, move || Ok(frontend::ort_partition(&path, &onnx, &model, &compiled.alloc, device)?.to_json()))
     }
 
     /// The document as Python objects (``json.loads(a.to_json())``).

@@ -16,6 +16,8 @@ use crate::errors::{detached, guarded, invalid};
 pub struct Graph {
     pub model: Arc<Model>,
     path: PathBuf,
+    /// The import options, when the file is an ONNX model (for ONNX Runtime's partition).
+    pub onnx: Option<Arc<OnnxOptions>>,
 }
 
 /// One operator of a graph: its name, op type, engine and cost (µs).
@@ -64,6 +66,11 @@ fn shape_specs(shapes: Option<&Bound<'_, PyDict>>) -> PyResult<Result<Vec<String
 }
 
 impl Graph {
+    /// The file it was loaded from.
+    pub fn path_buf(&self) -> PathBuf {
+        self.path.clone()
+    }
+
     /// The graph's model with options applied over its own (`KEY=VALUE` in GE's forms).
     pub fn with_options(&self, assignments: &[String]) -> Result<Model, stream_alloc::Error> {
         let mut m = (*self.model).clone();
@@ -104,11 +111,12 @@ impl Graph {
         }
         let onnx = OnnxOptions { input_shapes: specs, batch, unknown_op_cost, device, costs };
         let p = path.clone();
-        let model = detached(py, move || {
+        let (model, onnx) = detached(py, move || {
             let b = frontend::load_builder(&p, &onnx)?;
-            b.build()
+            let is_onnx = std::fs::read(&p).is_ok_and(|bytes| frontend::is_onnx(&p, &bytes));
+            Ok((b.build()?, is_onnx.then(|| Arc::new(onnx))))
         })?;
-        Ok(Graph { model: Arc::new(model), path })
+        Ok(Graph { model: Arc::new(model), path, onnx })
     }
 
     /// The graph's name (the root graph's; an ONNX model's file stem).

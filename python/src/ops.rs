@@ -81,7 +81,8 @@ pub fn allocate(
         let inputs = frontend::Inputs::of(graph.with_options(&list)?)?;
         let compiled = inputs.compile(stage, SimConfig::default(), true)?;
         let (text, _) = frontend::allocation_document(&inputs, &compiled, None);
-        Ok(Allocation::new(Arc::new(inputs.model), compiled, text))
+        let source = graph.onnx.clone().map(|o| (graph.path_buf(), o));
+        Ok(Allocation::new(Arc::new(inputs.model), compiled, text, source))
     })
 }
 

@@ -22,6 +22,7 @@ from ._errors import (
     StreamAllocError,
     UnsupportedError,
 )
+from ._pluggable import pluggable_stats
 from ._native import (
     Allocation,
     Graph,
@@ -56,6 +57,7 @@ __all__ = [
     "check",
     "compare",
     "option_names",
+    "pluggable_stats",
     "policy_names",
     "simulate",
 ]

@@ -48,3 +48,22 @@ class AllocationError(StreamAllocError):
 class UnsupportedError(AllocationError):
     """What the allocator or the ONNX importer does not handle (SA2000): an operator without
     a shape rule, an ONNX Loop, a mode not implemented."""
+
+
+def _error_class(code: str) -> type:
+    """The exception class for a code read from the C ABI (``sa_last_error_code``)."""
+    if code == "SA1000":
+        return FileError
+    if code == "SA1006":
+        return CycleError
+    if code.startswith("SA10"):
+        return GraphError
+    if code.startswith("E100"):
+        return OptionError
+    if code == "SA2003":
+        return LimitError
+    if code == "SA2000":
+        return UnsupportedError
+    if code.startswith("SA20") or code == "E19999":
+        return AllocationError
+    return StreamAllocError

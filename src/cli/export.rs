@@ -11,7 +11,7 @@ use super::allocate::{Inputs, model_from_json};
 use super::import::OnnxArgs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::Stage;
-use stream_alloc::frontend::{import, is_onnx};
+use stream_alloc::frontend::{import, is_onnx, ort_plan};
 use stream_alloc::graph::Model;
 use stream_alloc::import::onnx::ort::{self, Device, OrtGraph, Partition, Placed, Plan};
 use stream_alloc::simulate::SimConfig;
@@ -67,10 +67,7 @@ fn compile_plan(model: Model) -> Result<Plan, Error> {
     let limits = driver::resolve_task_limits(&options)?;
     let inputs = Inputs { model, options, limits };
     let alloc = inputs.compile(Stage::All, SimConfig::default(), false)?.alloc;
-    let model = &inputs.model;
-    let order = alloc.order(model);
-    let root = order.iter().filter(|&&id| model.graph_label(model.nodes[id].graph).is_empty());
-    Ok(ort::plan_in_order(root.map(|&id| (model.nodes[id].name.as_str(), alloc.stream()[id].map(|s| s.0)))))
+    Ok(ort_plan(&inputs.model, &alloc))
 }
 
 /// The plan an allocation JSON document gives: root nodes in `nodes` order with their `stream`.

@@ -443,6 +443,41 @@ pub fn check_policy_name(p: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// The plan ONNX Runtime's partition takes from an allocation: the root graph's nodes in the
+/// allocation's execution order, each with its physical stream (none for a task-less node).
+pub fn ort_plan(model: &Model, alloc: &crate::compile::Allocation) -> onnx::ort::Plan {
+    let order = alloc.order(model);
+    let root = order.iter().filter(|&&id| model.graph_label(model.nodes[id].graph).is_empty());
+    onnx::ort::plan_in_order(root.map(|&id| (model.nodes[id].name.as_str(), alloc.stream()[id].map(|s| s.0))))
+}
+
+/// ONNX Runtime's stream partition (`export --to ort`) of an allocation of the ONNX model at
+/// `path`, imported with `onnx`: the model is read again for ORT's node names and the nodes the
+/// importer folded away.
+pub fn ort_partition(
+    path: &Path,
+    onnx: &OnnxOptions,
+    model: &Model,
+    alloc: &crate::compile::Allocation,
+    device: onnx::ort::Device,
+) -> Result<onnx::ort::Partition, Error> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read graph file '{}': {e}", path.display())))?;
+    if !is_onnx(path, &bytes) {
+        return Err(Error::new(
+            ErrorKind::Format,
+            format!(
+                "'{}' is not an ONNX model: ONNX Runtime's partition names the nodes of the .onnx file ORT loads",
+                path.display()
+            ),
+        ));
+    }
+    let what = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let graph = onnx::ort::OrtGraph::of_model(&bytes, &what)?;
+    let imported = import(path, bytes, onnx)?;
+    onnx::ort::partition_of_plan(&graph, &imported.root_nodes, &ort_plan(model, alloc), device)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
