@@ -88,11 +88,15 @@ pub fn onnx_import(data: &[u8]) {
         }
         Ok(imported) => {
             let again = import_bytes(data, "fuzz", "fuzz.onnx", &opts).expect("a second import succeeds");
-            assert_eq!(imported.json, again.json, "the import is deterministic");
-            if let Err(e) = graph_json::load_str(&imported.json) {
+            let json = imported.json();
+            assert_eq!(json, again.json(), "the import is deterministic");
+            if let Err(e) = graph_json::load_str(&json) {
                 panic!("imported graph JSON does not load: {e}");
             }
-            json_loader(imported.json.as_bytes());
+            let read = graph_json::builder_from_slice(json.as_bytes()).expect("the imported graph JSON reads");
+            let direct = imported.into_builder().expect("the imported graph becomes a builder");
+            assert_eq!(format!("{direct:?}"), format!("{read:?}"), "the builder is what reading the JSON gives");
+            json_loader(json.as_bytes());
         }
     }
 }

@@ -262,7 +262,9 @@ pub unsafe extern "C" fn sa_graph_from_onnx_file(path: *const c_char, out: *mut 
         new_boxed(out, || {
             let path = path_arg(path)?;
             let imported = crate::import::onnx::import_file(&path, &crate::import::onnx::ImportOptions::default())?;
-            loaded(imported.json.as_bytes())
+            let builder = imported.into_builder()?;
+            crate::compile::policy::table::resolve(&builder.options)?;
+            Ok(sa_graph::new(builder))
         })
     })
 }

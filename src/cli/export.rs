@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::allocate::{Inputs, model_from_json};
+use super::allocate::{Inputs, model_from_builder};
 use super::import::OnnxArgs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::Stage;
@@ -129,8 +129,9 @@ fn export(args: &ExportArgs) -> Result<(Partition, String), Error> {
     }
     let what = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let graph = OrtGraph::of_model(&bytes, &what)?;
-    let imported = import(path, bytes, &args.onnx.source())?;
-    let model = model_from_json(imported.json.as_bytes(), &args.options)?;
+    let mut imported = import(path, bytes, &args.onnx.source())?;
+    let root_nodes = std::mem::take(&mut imported.root_nodes);
+    let model = model_from_builder(imported.into_builder()?, &args.options)?;
     let plan = match &args.allocation {
         Some(p) => document_plan(&model, p)?,
         None => compile_plan(model)?,
@@ -139,11 +140,11 @@ fn export(args: &ExportArgs) -> Result<(Partition, String), Error> {
         EpArg::Cpu => Device::Cpu,
         EpArg::Cuda => Device::Cuda,
     };
-    let part = ort::partition_of_plan(&graph, &imported.root_nodes, &plan, device)?;
+    let part = ort::partition_of_plan(&graph, &root_nodes, &plan, device)?;
     let planned = graph
         .nodes
         .iter()
-        .filter(|n| imported.root_nodes.get(n.onnx_index).and_then(|r| plan.get(r)).is_some_and(|p| p.is_some()))
+        .filter(|n| root_nodes.get(n.onnx_index).and_then(|r| plan.get(r)).is_some_and(|p| p.is_some()))
         .count();
     let summary = format!(
         "{what}: {} ONNX Runtime nodes on {} stream(s) (devices \"{}\"); {planned} on the plan's streams, {} placed beside a neighbour\n",

@@ -78,16 +78,17 @@ pub fn run(args: ImportArgs) -> i32 {
             return EXIT_ALLOC_ERROR;
         }
     };
+    let json = imported.json();
     let elapsed = start.elapsed();
     match &args.output {
         Some(p) => {
-            if let Err(e) = std::fs::write(p, &imported.json) {
+            if let Err(e) = std::fs::write(p, &json) {
                 out::error(format_args!("cannot write '{}': {e}", p.display()));
                 return EXIT_ALLOC_ERROR;
             }
         }
         None => {
-            if let Err(c) = out::print(&imported.json) {
+            if let Err(c) = out::print(&json) {
                 return c;
             }
         }

@@ -77,7 +77,7 @@ pub fn load_builder(path: &Path, onnx: &OnnxOptions) -> Result<ModelBuilder, Err
     let bytes = std::fs::read(path)
         .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read graph file '{}': {e}", path.display())))?;
     let b = if is_onnx(path, &bytes) {
-        json::builder_from_slice(import(path, bytes, onnx)?.json.as_bytes())?
+        import(path, bytes, onnx)?.into_builder()?
     } else {
         json::builder_from_slice(&bytes)?
     };
@@ -103,10 +103,14 @@ pub fn load_with_options(path: &Path, options: &[String], onnx: &OnnxOptions) ->
     b.build()
 }
 
-/// Builds graph JSON text with the given options over the file's own (`export` reads the
-/// importer's graph this way).
+/// Builds graph JSON text with the given options over the file's own.
 pub fn model_from_json(bytes: &[u8], options: &[String]) -> Result<Model, Error> {
-    let mut b = json::builder_from_slice(bytes)?;
+    model_from_builder(json::builder_from_slice(bytes)?, options)
+}
+
+/// Builds a loaded graph with the given options over its own (`export` reads the importer's
+/// graph this way).
+pub fn model_from_builder(mut b: ModelBuilder, options: &[String]) -> Result<Model, Error> {
     policy::table::resolve(&b.options)?;
     apply_options(&mut b.options, options)?;
     b.build()

@@ -49,7 +49,7 @@ fn nodes(doc: &Value, graph: Option<&str>) -> HashMap<String, Value> {
 }
 
 fn doc(i: &Imported) -> Value {
-    serde_json::from_str(&i.json).unwrap()
+    serde_json::from_str(&i.json()).unwrap()
 }
 
 /// fp16 bytes of a shape.
@@ -84,7 +84,7 @@ fn cnn_shapes_with_a_symbolic_batch() {
     assert_eq!(out_bytes(&n, "prob"), [b(&[2, 10])]);
     // --input-shape gives the same as --batch.
     let j = import("cnn.onnx", &opts(&["x=2,3,32,32"], None));
-    assert_eq!(i.json, j.json);
+    assert_eq!(i.json(), j.json());
 }
 
 #[test]
@@ -309,9 +309,9 @@ fn the_output_is_byte_identical_on_every_run() {
         ("if.onnx", ImportOptions::default()),
         ("bert_base.onnx", opts(&["input_ids=1,128", "attention_mask=1,128"], None)),
     ] {
-        let first = import(m, &o).json;
+        let first = import(m, &o).json();
         for _ in 0..3 {
-            assert_eq!(import(m, &o).json, first, "{m}");
+            assert_eq!(import(m, &o).json(), first, "{m}");
         }
         // And it loads through the graph JSON loader.
         gjson::load_str(&first).unwrap_or_else(|e| panic!("{m}: {e}"));
@@ -360,7 +360,7 @@ fn if_becomes_ges_if_with_two_subgraphs() {
         .collect();
     assert!(sub.contains(&("if/y/then_branch/t2/else_branch", "t2")));
     assert_eq!(out_bytes(&n, "y"), [b(&[2, 3])]);
-    let m = gjson::load_str(&i.json).unwrap();
+    let m = gjson::load_str(&i.json()).unwrap();
     stream_alloc::allocate(&m, Stage::All).unwrap();
 }
 
@@ -521,7 +521,7 @@ fn imported_cnns_and_transformers_pass_the_checker_under_every_policy() {
         ("transformer.onnx", opts(&["ids=2,16", "mask=2,16"], None)),
         ("bert_base.onnx", opts(&["input_ids=1,128", "attention_mask=1,128"], None)),
     ] {
-        let json = import(m, &o).json;
+        let json = import(m, &o).json();
         let graph_file = common::TempFile::new(&format!("onnx_{}", m.replace('.', "_")), &json);
         for p in POLICIES {
             let mut b = gjson::builder_from_slice(json.as_bytes()).unwrap();
@@ -549,6 +549,57 @@ fn imported_cnns_and_transformers_pass_the_checker_under_every_policy() {
     }
 }
 
+/// Allocating an ONNX model reads the importer's graph without its JSON text: the builder is the
+/// one reading the text back gives, and the allocation documents of the model and of its
+/// imported JSON are the same bytes, for every fixture that imports.
+#[test]
+fn allocating_an_onnx_model_is_allocating_its_imported_json() {
+    use stream_alloc::frontend::{self, Inputs, OnnxOptions};
+    let dir = model("");
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for d in [dir.clone(), dir.join("zoo")] {
+        paths.extend(
+            std::fs::read_dir(&d)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "onnx")),
+        );
+    }
+    paths.sort();
+    let mut checked = 0;
+    for path in &paths {
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let input_shapes: Vec<String> = match file.as_str() {
+            "transformer.onnx" => vec!["ids=2,16".into(), "mask=2,16".into()],
+            "bert_base.onnx" => vec!["input_ids=1,128".into(), "attention_mask=1,128".into()],
+            _ => Vec::new(),
+        };
+        let onnx = OnnxOptions { input_shapes, batch: Some(1), ..Default::default() };
+        let imported = match frontend::import(path, std::fs::read(path).unwrap(), &onnx) {
+            Ok(i) => i,
+            Err(e) => {
+                assert!(file.starts_with("bad_") || file == "unknown_op_undeclared.onnx", "{file}: {e}");
+                continue;
+            }
+        };
+        let json = imported.json();
+        let read = gjson::builder_from_slice(json.as_bytes()).unwrap();
+        let direct = imported.into_builder().unwrap();
+        assert_eq!(format!("{direct:?}"), format!("{read:?}"), "{file}");
+        for options in [&[][..], &["compat=ge".to_string()][..]] {
+            let document = |inputs: Inputs| {
+                let compiled = inputs.compile(Stage::All, SimConfig::default(), false).unwrap();
+                frontend::allocation_document(&inputs, &compiled, None).0
+            };
+            let from_onnx = document(Inputs::load(path, options, &onnx).unwrap());
+            let from_json = document(Inputs::of(frontend::model_from_json(json.as_bytes(), options).unwrap()).unwrap());
+            assert!(from_onnx == from_json, "{file} {options:?}: the allocations differ");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 25, "only {checked} fixtures imported");
+}
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_stream-alloc"))
 }
@@ -563,7 +614,7 @@ fn the_command_line_imports_and_reads_onnx_everywhere() {
     assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     assert!(String::from_utf8_lossy(&st.stderr).contains("13 ONNX nodes"));
     let written = std::fs::read_to_string(&out).unwrap();
-    assert_eq!(written, import("cnn.onnx", &opts(&[], Some(1))).json);
+    assert_eq!(written, import("cnn.onnx", &opts(&[], Some(1))).json());
     // Every command that takes a graph takes the model itself.
     for args in [
         vec!["allocate", "-q"],
@@ -594,7 +645,7 @@ fn the_command_line_imports_and_reads_onnx_everywhere() {
 fn real(name: &str) -> (Imported, HashMap<String, Value>) {
     let i = import(name, &ImportOptions::default());
     for p in POLICIES {
-        let mut b = gjson::builder_from_slice(i.json.as_bytes()).unwrap();
+        let mut b = gjson::builder_from_slice(i.json().as_bytes()).unwrap();
         b.options.set_str("policy", p).unwrap();
         let model = b.build().unwrap();
         let limits = TaskLimits::from_options(&model.options);

@@ -18,6 +18,7 @@ pub mod contrib;
 pub mod costs;
 pub mod decode;
 pub mod eval;
+mod lowered;
 pub mod measured;
 pub mod names;
 pub mod ort;
@@ -37,6 +38,7 @@ use crate::graph::device::DeviceProfile;
 use crate::{bail, err};
 use costs::Kind;
 use decode::{Decoded, describe};
+use lowered::{GEdge, GGraph, GNode, Lowered};
 use measured::{Applied, Measured};
 use names::Namer;
 use proto::{GraphProto, NodeProto, ValueInfoProto, type_proto};
@@ -108,14 +110,26 @@ pub struct Stats {
     pub measured: Option<Applied>,
 }
 
-/// An imported model: graph JSON text and what the import did.
+/// An imported model: the graph, and what the import did.
 #[derive(Clone, Debug)]
 pub struct Imported {
-    pub json: String,
     pub stats: Stats,
     /// The graph node each node of the root ONNX graph became, by the ONNX node's index in the
     /// file: what [`ort`] maps a plan back to ONNX Runtime's node names with.
     pub root_nodes: Vec<String>,
+    graph: Lowered,
+}
+
+impl Imported {
+    /// The graph as graph JSON text (docs/graph-json.md), one node or edge per line.
+    pub fn json(&self) -> String {
+        self.graph.emit()
+    }
+
+    /// The graph builder that reading [`Self::json`] back gives, made without the text.
+    pub fn into_builder(self) -> Result<crate::graph::ModelBuilder> {
+        self.graph.into_builder()
+    }
 }
 
 /// Imports an ONNX file; the graph is named after the file's stem.
@@ -185,51 +199,8 @@ fn import_buf(bytes: prost::bytes::Bytes, name: &str, file: &str, opts: &ImportO
     if let Some(m) = &opts.measured {
         let _ = write!(source, ", measured times from {}", m.source);
     }
-    let json = emit(name, &source, &graph, &subgraphs);
-    Ok(Imported { json, stats, root_nodes })
-}
-
-/// One node of the graph JSON being built.
-struct GNode {
-    name: String,
-    ty: String,
-    kind: Kind,
-    cost_us: f64,
-    cores: u32,
-    out_bytes: Option<Vec<u64>>,
-    subgraphs: Vec<String>,
-    /// Names a measured time may carry for this node: its ONNX name and output tensors.
-    keys: Vec<String>,
-}
-
-impl GNode {
-    /// A task-less node (a data input, a weight, the output) of GE type `ty`.
-    fn task_less(name: String, ty: &str, out_bytes: Option<Vec<u64>>) -> GNode {
-        GNode {
-            name,
-            ty: ty.into(),
-            kind: Kind::Const,
-            cost_us: 0.0,
-            cores: 0,
-            out_bytes,
-            subgraphs: Vec::new(),
-            keys: Vec::new(),
-        }
-    }
-}
-
-struct GEdge {
-    src: usize,
-    dst: usize,
-    src_port: u32,
-    dst_port: u32,
-}
-
-struct GGraph {
-    name: String,
-    parent: Option<String>,
-    nodes: Vec<GNode>,
-    edges: Vec<GEdge>,
+    let graph = Lowered { name: name.to_string(), source, root: graph, subgraphs };
+    Ok(Imported { stats, root_nodes, graph })
 }
 
 /// Where a tensor comes from: the node and port that write it, and its shape.
@@ -871,70 +842,4 @@ fn apply_measured(graphs: &mut [&mut GGraph], m: &Measured, dev: &DeviceProfile)
         }
     }
     applied
-}
-
-/// Graph JSON text, one node or edge per line, fields in the corpus's order.
-fn emit(name: &str, source: &str, root: &GGraph, subgraphs: &[GGraph]) -> String {
-    let q = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
-    let mut s = String::new();
-    let _ = writeln!(s, "{{\n  \"format\": \"stream-graph\",\n  \"version\": 1,\n  \"name\": {},", q(name));
-    let _ = writeln!(s, "  \"shape\": \"static\",\n  \"source\": {},", q(source));
-    emit_body(&mut s, root, "  ", &q);
-    s.push_str(",\n  \"subgraphs\": [");
-    for (i, g) in subgraphs.iter().enumerate() {
-        s.push_str(if i == 0 { "\n" } else { ",\n" });
-        let _ = writeln!(
-            s,
-            "    {{\n      \"name\": {},\n      \"parent\": {},\n      \"shape\": \"static\",",
-            q(&g.name),
-            q(g.parent.as_deref().unwrap_or(""))
-        );
-        emit_body(&mut s, g, "      ", &q);
-        s.push_str("\n    }");
-    }
-    s.push_str(if subgraphs.is_empty() { "]\n}\n" } else { "\n  ]\n}\n" });
-    s
-}
-
-fn emit_body(s: &mut String, g: &GGraph, ind: &str, q: &dyn Fn(&str) -> String) {
-    let _ = write!(s, "{ind}\"nodes\": [");
-    for (i, n) in g.nodes.iter().enumerate() {
-        s.push_str(if i == 0 { "\n" } else { ",\n" });
-        let _ = write!(
-            s,
-            "{ind}  {{\"name\": {}, \"type\": {}, \"engine\": {}, \"tasks\": {}",
-            q(&n.name),
-            q(&n.ty),
-            q(if n.ty == "Data" || n.ty == "NetOutput" { "DNN_VM_GE_LOCAL" } else { n.kind.engine() }),
-            n.kind.tasks()
-        );
-        if n.kind.tasks() > 0 {
-            let _ = write!(s, ", \"cost_us\": {}, \"cores\": {}", costs::round_us(n.cost_us), n.cores);
-        }
-        if let Some(b) = &n.out_bytes {
-            let parts: Vec<String> = b.iter().map(|v| v.to_string()).collect();
-            let _ = write!(s, ", \"out_bytes\": [{}]", parts.join(", "));
-        }
-        if n.kind == Kind::View {
-            s.push_str(", \"alias_input\": 0");
-        }
-        if !n.subgraphs.is_empty() {
-            let parts: Vec<String> = n.subgraphs.iter().map(|x| q(x)).collect();
-            let _ = write!(s, ", \"subgraphs\": [{}]", parts.join(", "));
-        }
-        s.push('}');
-    }
-    let _ = write!(s, "\n{ind}],\n{ind}\"edges\": [");
-    for (i, e) in g.edges.iter().enumerate() {
-        s.push_str(if i == 0 { "\n" } else { ",\n" });
-        let _ = write!(s, "{ind}  {{\"src\": {}, \"dst\": {}", q(&g.nodes[e.src].name), q(&g.nodes[e.dst].name));
-        if e.src_port != 0 {
-            let _ = write!(s, ", \"src_port\": {}", e.src_port);
-        }
-        if e.dst_port != 0 {
-            let _ = write!(s, ", \"dst_port\": {}", e.dst_port);
-        }
-        s.push('}');
-    }
-    let _ = write!(s, "\n{ind}]");
 }
