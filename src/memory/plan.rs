@@ -8,9 +8,11 @@
 //! conflict exactly when `a` is not ordered before `b`: when `a` is used on some stream `s`
 //! after the point `b`'s producer has seen of `s`. Keeping, per stream, the swept tensors by
 //! their last use on that stream, the conflicts of `b` are the tails of those sets past `b`'s
-//! clock; a tensor ordered before `b` never shows up. Cost: O(T·S·log T + C·d) time for T
-//! tensors, S streams, C conflicting pairs and d streams a tensor touches; O(T + C) memory,
-//! each pair stored once (under whichever of the two is placed later).
+//! clock; a tensor ordered before `b` never shows up, and a stream whose largest last use the
+//! clock has seen is not searched. Cost: O(T·S + T·S'·log T + C·d) time for T tensors, S
+//! streams, S' streams per tensor with a use its producer has not seen (few in a graph split
+//! into many streams by the task limit), C conflicting pairs and d streams a tensor touches;
+//! O(T + C) memory, each pair stored once (under whichever of the two is placed later).
 //!
 //! **Placement.** Tensors by size (aligned), largest first; each goes to the smallest gap
 //! between its already placed conflicting tensors that fits, else past the last of them.
@@ -46,6 +48,9 @@ pub fn conflicts(l: &Lifetimes) -> Vec<(u32, u32)> {
     let start = |i: usize| if t.produced[i] { u64::from(t.pos[t.list[i].node]) + 1 } else { 0 };
     sweep.sort_by_key(|&i| (start(i), i));
     let mut by_stream: Vec<BTreeSet<(u32, u32)>> = vec![BTreeSet::new(); l.hb.streams];
+    // The largest last use in each stream's set (0: empty; uses count from 1): a stream whose
+    // uses the clock has all seen holds no conflict, and is passed over without a search.
+    let mut top: Vec<u32> = vec![0; l.hb.streams];
     let mut forever: Vec<u32> = Vec::new();
     let mut swept: Vec<u32> = Vec::new();
     let mut stamp = vec![u32::MAX; t.len()];
@@ -61,8 +66,9 @@ pub fn conflicts(l: &Lifetimes) -> Vec<(u32, u32)> {
                     stamp[a as usize] = stamp_k;
                     pairs.push((a, b32));
                 }
-                for (s, set) in by_stream.iter().enumerate() {
-                    for &(_, a) in set.range((c[s] + 1, 0)..) {
+                let live = top.iter().zip(&c).enumerate().filter(|&(_, (&top, &seen))| top > seen);
+                for (s, (_, &seen)) in live {
+                    for &(_, a) in by_stream[s].range((seen + 1, 0)..) {
                         if stamp[a as usize] != stamp_k {
                             stamp[a as usize] = stamp_k;
                             pairs.push((a, b32));
@@ -77,6 +83,7 @@ pub fn conflicts(l: &Lifetimes) -> Vec<(u32, u32)> {
         } else {
             for &(s, q) in &l.footprint[b] {
                 by_stream[s as usize].insert((q, b32));
+                top[s as usize] = top[s as usize].max(q);
             }
         }
     }
