@@ -11,7 +11,7 @@ use stream_alloc::compile::allocation::error_json_string;
 use stream_alloc::compile::policy::{self, PolicyReport};
 use stream_alloc::compile::{Allocation, Stage};
 use stream_alloc::driver::Compiled;
-pub use stream_alloc::frontend::{Inputs, model_from_json};
+pub use stream_alloc::frontend::{Inputs, model_from_builder};
 use stream_alloc::graph::Model;
 use stream_alloc::simulate::SimConfig;
 use stream_alloc::{Error, driver, frontend, verify};
@@ -290,7 +290,10 @@ pub fn run(args: AllocateArgs) -> i32 {
         }
     });
     let elapsed = start.elapsed();
+    // The document (with its memory plan) is made only when written, or checked (`verify`).
+    let wanted = |inputs: &Inputs| args.output.is_some() || json_to_stdout || inputs.options.verify;
     let (text, checked, code) = match &result {
+        Ok((inputs, _)) if !wanted(inputs) => (String::new(), None, EXIT_OK),
         Ok((inputs, c)) => {
             let (text, checked) = frontend::allocation_document(inputs, c, trace.as_ref());
             (text, checked, EXIT_OK)
