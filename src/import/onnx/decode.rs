@@ -2,10 +2,9 @@
 //! rest of the importer safe to run: a model with a graph, an opset it knows, tensor names that
 //! resolve, and no cycle.
 
-use std::collections::{HashMap, HashSet};
-
 use prost::Message;
 
+use super::names::{Map, Set};
 use super::proto::{GraphProto, ModelProto, NodeProto, TensorProto};
 use crate::error::Result;
 use crate::{bail, err};
@@ -17,7 +16,7 @@ pub const MAX_OPSET: i64 = 21;
 /// A decoded model with its opsets by domain (`""` for the default domain).
 pub struct Decoded {
     pub model: ModelProto,
-    pub opsets: HashMap<String, i64>,
+    pub opsets: Map<String, i64>,
 }
 
 impl Decoded {
@@ -57,7 +56,7 @@ pub fn decode(bytes: prost::bytes::Bytes, what: &str) -> Result<Decoded> {
     if model.ir_version.unwrap_or(0) <= 0 {
         bail!(Format, "{what}: not an ONNX model: no ir_version (truncated file, or another protobuf message)");
     }
-    let mut opsets = HashMap::new();
+    let mut opsets = Map::default();
     for o in &model.opset_import {
         let d = match o.domain.as_deref().unwrap_or("") {
             "ai.onnx" => "",
@@ -81,14 +80,10 @@ pub fn decode(bytes: prost::bytes::Bytes, what: &str) -> Result<Decoded> {
 }
 
 /// Tensors of one graph that nodes may read: inputs, initializers, outer-scope names.
-pub fn known_sources(g: &GraphProto, outer: &HashSet<String>) -> HashSet<String> {
-    let mut s: HashSet<String> = outer.clone();
-    for i in &g.input {
-        s.insert(i.name.clone().unwrap_or_default());
-    }
-    for t in &g.initializer {
-        s.insert(t.name.clone().unwrap_or_default());
-    }
+pub fn known_sources<'g>(g: &'g GraphProto, outer: &Set<&'g str>) -> Set<&'g str> {
+    let mut s: Set<&str> = outer.clone();
+    s.extend(g.input.iter().map(|i| i.name.as_deref().unwrap_or("")));
+    s.extend(g.initializer.iter().map(|t| t.name.as_deref().unwrap_or("")));
     s
 }
 
@@ -96,9 +91,9 @@ pub fn known_sources(g: &GraphProto, outer: &HashSet<String>) -> HashSet<String>
 /// order Kahn's algorithm gives with the file's order breaking ties. Refuses a tensor produced
 /// twice, an input nothing produces (naming the node and the tensor) and a cycle (naming nodes
 /// on it).
-pub fn topo_order(g: &GraphProto, graph_name: &str, outer: &HashSet<String>) -> Result<Vec<usize>> {
+pub fn topo_order<'g>(g: &'g GraphProto, graph_name: &str, outer: &Set<&'g str>) -> Result<Vec<usize>> {
     let sources = known_sources(g, outer);
-    let mut producer: HashMap<&str, usize> = HashMap::new();
+    let mut producer: Map<&str, usize> = Map::with_capacity_and_hasher(g.node.len(), Default::default());
     for (i, n) in g.node.iter().enumerate() {
         for o in n.output.iter().filter(|o| !o.is_empty()) {
             if sources.contains(o.as_str()) && !outer.contains(o.as_str()) {
@@ -119,27 +114,33 @@ pub fn topo_order(g: &GraphProto, graph_name: &str, outer: &HashSet<String>) -> 
             producer.insert(o, i);
         }
     }
-    let mut indeg = vec![0usize; g.node.len()];
-    let mut users: Vec<Vec<usize>> = vec![Vec::new(); g.node.len()];
+    // Each node's producers, once each, in order of first read: (reader, producer) pairs.
+    let mut arcs: Vec<(usize, usize)> = Vec::with_capacity(g.node.len());
+    let mut reads: Vec<&str> = Vec::new();
+    let mut sorted = true;
     for (i, n) in g.node.iter().enumerate() {
-        let mut reads: Vec<&str> = n.input.iter().filter(|s| !s.is_empty()).map(|s| s.as_str()).collect();
+        reads.clear();
+        reads.extend(n.input.iter().filter(|s| !s.is_empty()).map(|s| s.as_str()));
         // Nested graphs read outer tensors by name: they are inputs of the node that owns them.
         for a in &n.attribute {
             for sub in a.g.iter().chain(a.graphs.iter()) {
                 collect_outer_reads(sub, &mut reads);
             }
         }
-        let mut seen = HashSet::new();
-        for t in reads {
-            if !seen.insert(t) {
+        // A node reads few tensors, so a look back finds a repeat; a set where it reads many.
+        let many = reads.len() > 32;
+        let mut seen: Set<&str> = Set::default();
+        for (k, &t) in reads.iter().enumerate() {
+            let repeat = if many { !seen.insert(t) } else { reads[..k].contains(&t) };
+            if repeat {
                 continue;
             }
             if let Some(&p) = producer.get(t) {
                 if p == i {
                     bail!(Cycle, "graph '{graph_name}': node {} reads its own output '{t}' (a cycle)", describe(n, i));
                 }
-                indeg[i] += 1;
-                users[p].push(i);
+                sorted &= p < i;
+                arcs.push((i, p));
             } else if !sources.contains(t) {
                 bail!(
                     UnknownNode,
@@ -157,6 +158,16 @@ pub fn topo_order(g: &GraphProto, graph_name: &str, outer: &HashSet<String>) -> 
                 "graph '{graph_name}': graph output '{name}' is produced by no node, initializer or graph input (a dangling tensor name)"
             );
         }
+    }
+    // Every node after its producers: the file's order is the one Kahn's algorithm would give.
+    if sorted {
+        return Ok((0..g.node.len()).collect());
+    }
+    let mut indeg = vec![0usize; g.node.len()];
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); g.node.len()];
+    for &(i, p) in &arcs {
+        indeg[i] += 1;
+        users[p].push(i);
     }
     // Kahn's algorithm, smallest file index first, so a topological file keeps its order.
     let mut ready = std::collections::BinaryHeap::new();
@@ -190,7 +201,7 @@ pub fn topo_order(g: &GraphProto, graph_name: &str, outer: &HashSet<String>) -> 
 
 /// Names a nested graph reads from enclosing scopes (read but not defined inside it).
 pub fn collect_outer_reads<'g>(g: &'g GraphProto, out: &mut Vec<&'g str>) {
-    let mut defined: HashSet<&str> = HashSet::new();
+    let mut defined: Set<&str> = Set::default();
     for i in &g.input {
         defined.insert(i.name.as_deref().unwrap_or(""));
     }

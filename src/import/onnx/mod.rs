@@ -29,7 +29,6 @@ pub mod shapes;
 pub mod types;
 pub mod values;
 
-use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -40,7 +39,7 @@ use costs::Kind;
 use decode::{Decoded, describe};
 use lowered::{GEdge, GGraph, GNode, Lowered};
 use measured::{Applied, Measured};
-use names::Namer;
+use names::{Map, Namer, Set};
 use proto::{GraphProto, NodeProto, ValueInfoProto, type_proto};
 use values::{Tensor, check_dims, fmt_dims};
 
@@ -171,7 +170,7 @@ fn import_buf(bytes: prost::bytes::Bytes, name: &str, file: &str, opts: &ImportO
     low.subgraph_names.take(name);
     low.stats.opset = dec.opsets.get("").copied().unwrap_or(0);
     let root = dec.graph();
-    let (mut graph, _) = low.lower(root, name, None, &HashMap::new(), true)?;
+    let (mut graph, _) = low.lower(root, name, None, &Map::default(), true)?;
     let mut subgraphs = std::mem::take(&mut low.subgraphs);
     let root_nodes = std::mem::take(&mut low.root_nodes);
     let mut stats = low.stats;
@@ -225,28 +224,32 @@ struct Lowerer<'a> {
 impl Lowerer<'_> {
     /// Lowers one graph (the root, or a branch reading `outer` tensors) and returns it with its
     /// output tensors.
-    fn lower(
+    fn lower<'g>(
         &mut self,
-        g: &GraphProto,
+        g: &'g GraphProto,
         gname: &str,
         parent: Option<&str>,
-        outer: &HashMap<String, Tensor>,
+        outer: &Map<String, Tensor>,
         root: bool,
     ) -> Result<(GGraph, Vec<Tensor>)> {
-        let outer_names: HashSet<String> = outer.keys().cloned().collect();
+        let outer_names: Set<&str> = outer.keys().map(String::as_str).collect();
         let order = decode::topo_order(g, gname, &outer_names)?;
+        drop(outer_names);
         self.stats.onnx_nodes += g.node.len();
-        let mut namer = Namer::default();
+        // Sized up front: growing tables of this size one doubling at a time costs as much in
+        // the allocator as filling them.
+        let size = g.input.len() + g.initializer.len() + g.node.len() + 1;
+        let mut namer = Namer::with_capacity(size);
         let mut out = GGraph {
             name: gname.to_string(),
             parent: parent.map(str::to_string),
-            nodes: Vec::new(),
-            edges: Vec::new(),
+            nodes: Vec::with_capacity(size),
+            edges: Vec::with_capacity(g.node.iter().map(|n| n.input.len()).sum::<usize>() + g.output.len()),
         };
-        let mut table: HashMap<String, Source> = HashMap::new();
+        let mut table: Map<&'g str, Source> = Map::with_capacity_and_hasher(size, Default::default());
         let dev = &self.opts.device;
-        let init_names: HashSet<&str> = g.initializer.iter().filter_map(|t| t.name.as_deref()).collect();
-        let declared: HashMap<&str, &ValueInfoProto> =
+        let init_names: Set<&str> = g.initializer.iter().filter_map(|t| t.name.as_deref()).collect();
+        let declared: Map<&str, &ValueInfoProto> =
             g.value_info.iter().chain(g.output.iter()).filter_map(|v| v.name.as_deref().map(|n| (n, v))).collect();
 
         // Graph inputs (the root's, less initializers listed as inputs by IR < 4 exporters).
@@ -271,7 +274,7 @@ impl Lowerer<'_> {
             let idx = out.nodes.len();
             let bytes = t.numel() * dev.element_bytes as u64;
             out.nodes.push(GNode::task_less(namer.take(name), "Data", Some(vec![bytes])));
-            table.insert(name.to_string(), Source { node: idx, port: 0, tensor: t });
+            table.insert(name, Source { node: idx, port: 0, tensor: t });
         }
         // A branch reads outer tensors through Data nodes of its own, in order of first use.
         if !root {
@@ -290,12 +293,12 @@ impl Lowerer<'_> {
                     "Data",
                     Some(vec![t.numel() * dev.element_bytes as u64]),
                 ));
-                table.insert(r.to_string(), Source { node: idx, port: 0, tensor: t.clone() });
+                table.insert(r, Source { node: idx, port: 0, tensor: t.clone() });
             }
         }
         // Initializers that something reads become Const nodes (weights carry no out_bytes).
-        let mut read: HashSet<&str> = HashSet::new();
-        for n in &g.node {
+        let mut read: Set<&str> = Set::default();
+        for n in g.node.iter().filter(|_| !g.initializer.is_empty()) {
             read.extend(n.input.iter().map(|s| s.as_str()));
             for a in &n.attribute {
                 let mut r = Vec::new();
@@ -314,7 +317,7 @@ impl Lowerer<'_> {
             let tensor = values::from_proto(t, name)?;
             let idx = out.nodes.len();
             out.nodes.push(GNode::task_less(namer.take(name), "Const", None));
-            table.insert(name.to_string(), Source { node: idx, port: 0, tensor });
+            table.insert(name, Source { node: idx, port: 0, tensor });
         }
 
         if root {
@@ -402,16 +405,16 @@ impl Lowerer<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn lower_node(
+    fn lower_node<'g>(
         &mut self,
         gname: &str,
-        node: &NodeProto,
+        node: &'g NodeProto,
         index: usize,
         out: &mut GGraph,
-        table: &mut HashMap<String, Source>,
+        table: &mut Map<&'g str, Source>,
         namer: &mut Namer,
-        outer: &HashMap<String, Tensor>,
-        declared: &HashMap<&str, &ValueInfoProto>,
+        outer: &Map<String, Tensor>,
+        declared: &Map<&str, &ValueInfoProto>,
     ) -> Result<()> {
         let op = node.op_type.as_deref().unwrap_or("");
         let domain = decode::domain(node);
@@ -421,8 +424,8 @@ impl Lowerer<'_> {
                 if domain.is_empty() { format!("opset {opset}") } else { format!("domain '{domain}' opset {opset}") };
             format!("node {} in graph '{gname}' ({set})", describe(node, index))
         };
-        let srcs: Vec<Option<Source>> =
-            node.input.iter().map(|n| if n.is_empty() { None } else { table.get(n.as_str()).cloned() }).collect();
+        let srcs: Vec<Option<&Source>> =
+            node.input.iter().map(|n| if n.is_empty() { None } else { table.get(n.as_str()) }).collect();
         for (k, n) in node.input.iter().enumerate() {
             if !n.is_empty() && srcs[k].is_none() {
                 bail!(UnknownNode, "{}: input '{n}' is produced by no node, initializer or graph input", who());
@@ -431,7 +434,7 @@ impl Lowerer<'_> {
         if op.is_empty() {
             bail!(Field, "{}: the node has no op_type", who());
         }
-        let ins: Vec<Option<&Tensor>> = srcs.iter().map(|s| s.as_ref().map(|s| &s.tensor)).collect();
+        let ins: Vec<Option<&Tensor>> = srcs.iter().map(|s| s.map(|s| &s.tensor)).collect();
         // Named before its branches are lowered: they name it as their parent.
         let node_name = namer.take(names::base_name(&node.output, op));
         let mut subgraph_names = Vec::new();
@@ -500,9 +503,11 @@ impl Lowerer<'_> {
             self.stats.unknown_ops.push(format!("{} ({op})", namer_peek(node)));
         }
         let idx = out.nodes.len();
-        let mut keys: Vec<String> = node.output.iter().filter(|o| !o.is_empty()).cloned().collect();
-        if let Some(n) = node.name.as_deref().filter(|s| !s.is_empty()) {
-            keys.insert(0, n.to_string());
+        // The names a measured time may come under, kept only when there are measured times.
+        let mut keys: Vec<String> = Vec::new();
+        if self.opts.measured.is_some() {
+            keys.extend(node.name.as_deref().filter(|s| !s.is_empty()).map(str::to_string));
+            keys.extend(node.output.iter().filter(|o| !o.is_empty()).cloned());
         }
         out.nodes.push(GNode {
             name: node_name,
@@ -515,8 +520,7 @@ impl Lowerer<'_> {
             keys,
         });
         if kind != Kind::Const {
-            let extra = extra_inputs.iter().map(|s| Some(s.clone()));
-            for (port, s) in srcs.iter().cloned().chain(extra).enumerate() {
+            for (port, s) in srcs.iter().copied().chain(extra_inputs.iter().map(Some)).enumerate() {
                 if let Some(s) = s {
                     out.edges.push(GEdge { src: s.node, dst: idx, src_port: s.port, dst_port: port as u32 });
                 }
@@ -525,7 +529,7 @@ impl Lowerer<'_> {
         for (k, t) in outs.into_iter().enumerate() {
             let name = &node.output[k];
             if !name.is_empty() {
-                table.insert(name.clone(), Source { node: idx, port: k as u32, tensor: t });
+                table.insert(name, Source { node: idx, port: k as u32, tensor: t });
             }
         }
         Ok(())
@@ -538,7 +542,7 @@ impl Lowerer<'_> {
         node: &NodeProto,
         opset: i64,
         ins: &[Option<&Tensor>],
-        declared: &HashMap<&str, &ValueInfoProto>,
+        declared: &Map<&str, &ValueInfoProto>,
         who: &dyn Fn() -> String,
         how: &mut How,
     ) -> Result<Vec<Tensor>> {
@@ -574,7 +578,7 @@ impl Lowerer<'_> {
         &self,
         node: &NodeProto,
         ins: &[Option<&Tensor>],
-        declared: &HashMap<&str, &ValueInfoProto>,
+        declared: &Map<&str, &ValueInfoProto>,
         who: &dyn Fn() -> String,
         how: &mut How,
     ) -> Result<Vec<Tensor>> {
@@ -598,7 +602,7 @@ impl Lowerer<'_> {
         &self,
         node: &NodeProto,
         ins: &[Option<&Tensor>],
-        declared: &HashMap<&str, &ValueInfoProto>,
+        declared: &Map<&str, &ValueInfoProto>,
     ) -> Option<NoRule> {
         if self.opts.unknown_op_cost_us.is_none() {
             return declared_outputs(node, declared).map(NoRule::Declared);
@@ -624,17 +628,17 @@ impl Lowerer<'_> {
         gname: &str,
         node_name: &str,
         node: &NodeProto,
-        table: &HashMap<String, Source>,
-        outer: &HashMap<String, Tensor>,
+        table: &Map<&str, Source>,
+        outer: &Map<String, Tensor>,
         who: &dyn Fn() -> String,
     ) -> Result<(Vec<Tensor>, Vec<String>, Vec<Source>)> {
         let a = attrs::Attrs::of(node);
         let (Some(then_g), Some(else_g)) = (a.g("then_branch"), a.g("else_branch")) else {
             bail!(Field, "{}: If needs then_branch and else_branch graphs", who());
         };
-        let mut scope: HashMap<String, Tensor> = outer.clone();
+        let mut scope: Map<String, Tensor> = outer.clone();
         for (k, s) in table {
-            scope.insert(k.clone(), s.tensor.clone());
+            scope.insert(k.to_string(), s.tensor.clone());
         }
         let prefix = if gname.is_empty() { String::new() } else { format!("{gname}/") };
         let mut names = Vec::new();
@@ -659,7 +663,7 @@ impl Lowerer<'_> {
                 Tensor::new(big.dims.clone(), big.elem)
             })
             .collect();
-        let mut seen = HashSet::new();
+        let mut seen = Set::default();
         let extra: Vec<Source> =
             reads.into_iter().filter(|r| seen.insert(*r)).filter_map(|r| table.get(r).cloned()).collect();
         Ok((outs, names, extra))
@@ -681,7 +685,7 @@ struct How {
 fn check_declared(
     node: &NodeProto,
     outs: &mut [Tensor],
-    declared: &HashMap<&str, &ValueInfoProto>,
+    declared: &Map<&str, &ValueInfoProto>,
     fixed_cost: bool,
     who: &dyn Fn() -> String,
 ) -> Result<()> {
@@ -722,7 +726,7 @@ enum NoRule {
 }
 
 /// Every named output's declared shape, when each has a fully fixed one.
-fn declared_outputs(node: &NodeProto, declared: &HashMap<&str, &ValueInfoProto>) -> Option<Vec<Tensor>> {
+fn declared_outputs(node: &NodeProto, declared: &Map<&str, &ValueInfoProto>) -> Option<Vec<Tensor>> {
     node.output
         .iter()
         .map(
@@ -800,8 +804,8 @@ fn fmt_decl(d: &[Dim]) -> String {
 /// Replaces estimates by measured times (see [`measured`] for the matching rule).
 fn apply_measured(graphs: &mut [&mut GGraph], m: &Measured, dev: &DeviceProfile) -> Applied {
     // Normalised key -> (graph, node); None when two nodes share it.
-    let mut exact: HashMap<String, (usize, usize)> = HashMap::new();
-    let mut by_key: HashMap<String, Option<(usize, usize)>> = HashMap::new();
+    let mut exact: Map<String, (usize, usize)> = Map::default();
+    let mut by_key: Map<String, Option<(usize, usize)>> = Map::default();
     for (gi, g) in graphs.iter().enumerate() {
         for (ni, n) in g.nodes.iter().enumerate() {
             if n.kind.tasks() == 0 {
@@ -817,7 +821,7 @@ fn apply_measured(graphs: &mut [&mut GGraph], m: &Measured, dev: &DeviceProfile)
             }
         }
     }
-    let mut hit: HashSet<(usize, usize)> = HashSet::new();
+    let mut hit: Set<(usize, usize)> = Set::default();
     let mut applied = Applied::default();
     for (name, e) in &m.entries {
         let target = exact.get(name).copied().or_else(|| by_key.get(measured::normalise(name)).copied().flatten());

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use super::attrs::Attrs;
+use super::names::Map;
 use super::proto::NodeProto;
 use super::proto::tensor_proto::DataType as D;
 use super::values::{Tensor, Val, fmt_dims, numel};
@@ -219,10 +220,10 @@ const RULES: &[(&[&str], Rule, Bounds)] = &[
     (&["OneHot"], one_hot, Spread),
 ];
 
-fn rules() -> &'static HashMap<&'static str, (Rule, Bounds)> {
-    static T: OnceLock<HashMap<&'static str, (Rule, Bounds)>> = OnceLock::new();
+fn rules() -> &'static Map<&'static str, (Rule, Bounds)> {
+    static T: OnceLock<Map<&'static str, (Rule, Bounds)>> = OnceLock::new();
     T.get_or_init(|| {
-        let mut m = HashMap::new();
+        let mut m = Map::default();
         for &(names, rule, b) in RULES {
             for &n in names {
                 m.insert(n, (rule, b));
