@@ -116,8 +116,11 @@ impl Tensors {
 }
 
 /// Happens-before of an allocation's nodes: stream order (execution order on each physical
-/// stream) plus syncs, as vector clocks. Memory: one row of `streams` counters per node on a
-/// stream.
+/// stream) plus syncs, as vector clocks. A node's clock is the one of the last node on its
+/// stream that a sync reaches (all zeros before the first), its own stream's entry its own
+/// count; so only the nodes a sync reaches keep a row. Memory: one row of `streams` counters per
+/// node that waits on a sync, not per node (a 200,000-node chain that the task limit splits
+/// into 202 streams keeps 202 rows, not 200,000).
 #[derive(Clone, Debug)]
 pub struct Hb {
     pub streams: usize,
@@ -125,8 +128,31 @@ pub struct Hb {
     pub at: IdVec<NodeId, Option<(u32, u32)>>,
     /// Clock row of each node on a stream.
     row: IdVec<NodeId, u32>,
-    /// `clocks[row * streams + s]`: how many nodes of stream `s` happen before or at the node.
+    /// `clocks[row * streams + s]`: how many nodes of stream `s` happen before or at the node
+    /// (at the last node of its stream that a sync reached); row 0 is all zeros. A row's entry
+    /// for the node's own stream is not read: [`Clock`] holds it.
     clocks: Vec<u32>,
+}
+
+/// A node's vector clock: how many nodes of each stream happen before or at it.
+#[derive(Clone, Copy, Debug)]
+pub struct Clock<'a> {
+    row: &'a [u32],
+    own: usize,
+    seq: u32,
+}
+
+impl Clock<'_> {
+    /// The entry of stream `s`.
+    #[inline]
+    pub fn get(&self, s: usize) -> u32 {
+        if s == self.own { self.seq } else { self.row[s] }
+    }
+
+    /// Every entry, by stream.
+    pub fn entries(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.row.len()).map(|s| self.get(s))
+    }
 }
 
 impl Hb {
@@ -158,44 +184,48 @@ impl Hb {
                 pos[f] < pos[t] && matches!((alloc.stream()[f], alloc.stream()[t]), (Some(a), Some(b)) if a != b)
             });
         let incoming: Csr<NodeId, NodeId> = Csr::group(nn, arcs);
-        let mut at = IdVec::filled(nn, None);
+        let mut at: IdVec<NodeId, Option<(u32, u32)>> = IdVec::filled(nn, None);
         let mut row = IdVec::filled(nn, u32::MAX);
-        let mut clocks: Vec<u32> = Vec::new();
-        let mut last: Vec<Option<u32>> = vec![None; streams];
+        let mut clocks: Vec<u32> = vec![0; streams];
+        // The row each stream's next node starts from.
+        let mut last = vec![0u32; streams];
         let mut seq = vec![0u32; streams];
-        let mut rows = 0u32;
+        let mut rows = 1u32;
         for &n in order.iter() {
             let Some(s) = alloc.stream()[n] else { continue };
             let s = s.index();
-            let base = clocks.len();
-            match last[s] {
-                Some(r) => clocks.extend_from_within(r as usize * streams..(r as usize + 1) * streams),
-                None => clocks.resize(base + streams, 0),
+            seq[s] += 1;
+            at[n] = Some((s as u32, seq[s]));
+            let from = incoming.of(n);
+            if from.is_empty() {
+                row[n] = last[s];
+                continue;
             }
-            for &f in incoming.of(n) {
+            let base = clocks.len();
+            let r = last[s] as usize * streams;
+            clocks.extend_from_within(r..r + streams);
+            for &f in from {
+                let (fs, fq) = at[f].expect("a sync's source runs on a stream");
                 let fr = row[f] as usize * streams;
                 for k in 0..streams {
-                    let v = clocks[fr + k];
+                    let v = if k == fs as usize { fq } else { clocks[fr + k] };
                     if v > clocks[base + k] {
                         clocks[base + k] = v;
                     }
                 }
             }
-            seq[s] += 1;
-            clocks[base + s] = seq[s];
-            at[n] = Some((s as u32, seq[s]));
             row[n] = rows;
-            last[s] = Some(rows);
+            last[s] = rows;
             rows += 1;
         }
         Hb { streams, at, row, clocks }
     }
 
     /// The clock of a node on a stream.
-    pub fn clock(&self, n: NodeId) -> Option<&[u32]> {
-        self.at[n]?;
+    pub fn clock(&self, n: NodeId) -> Option<Clock<'_>> {
+        let (s, seq) = self.at[n]?;
         let r = self.row[n] as usize * self.streams;
-        Some(&self.clocks[r..r + self.streams])
+        Some(Clock { row: &self.clocks[r..r + self.streams], own: s as usize, seq })
     }
 
     /// `x` happens strictly before `y` (both on streams, `x != y`).
@@ -204,7 +234,7 @@ impl Hb {
             return false;
         }
         match (self.at[x], self.clock(y)) {
-            (Some((s, q)), Some(c)) => c[s as usize] >= q,
+            (Some((s, q)), Some(c)) => c.get(s as usize) >= q,
             _ => false,
         }
     }
@@ -249,14 +279,12 @@ impl Lifetimes {
 
     /// The clock just before tensor `b`'s producer runs (its own stream one step back), or
     /// `None` when `b` exists from the start.
-    pub fn start_clock(&self, b: usize) -> Option<Vec<u32>> {
+    pub fn start_clock(&self, b: usize) -> Option<Clock<'_>> {
         if !self.tensors.produced[b] {
             return None;
         }
-        let p = self.tensors.list[b].node;
-        let (s, _) = self.hb.at[p]?;
-        let mut c = self.hb.clock(p)?.to_vec();
-        c[s as usize] -= 1;
+        let mut c = self.hb.clock(self.tensors.list[b].node)?;
+        c.seq -= 1;
         Some(c)
     }
 
@@ -267,7 +295,7 @@ impl Lifetimes {
             return false;
         }
         let Some(c) = self.start_clock(b) else { return false };
-        self.footprint[a].iter().all(|&(s, q)| q <= c[s as usize])
+        self.footprint[a].iter().all(|&(s, q)| q <= c.get(s as usize))
     }
 
     /// The two tensors may share bytes.

@@ -16,7 +16,7 @@ use crate::compile::{Allocation, AllocationJson};
 use crate::graph::{Model, NodeId};
 use crate::simulate::SimResult;
 
-pub use lifetime::{Hb, Lifetimes, Tensor, Tensors, has_memory_facts};
+pub use lifetime::{Clock, Hb, Lifetimes, Tensor, Tensors, has_memory_facts};
 pub use plan::{ALIGN, Placement};
 
 /// One placed tensor.
@@ -50,18 +50,16 @@ pub fn plan_allocation(model: &Model, alloc: &Allocation) -> Option<MemoryPlan> 
     }
     let l = Lifetimes::of(model, alloc);
     let p = plan::place(&l);
-    let tensors = l
-        .tensors
-        .list
-        .iter()
-        .enumerate()
-        .map(|(i, t)| PlacedTensor {
+    // The last users move into the plan, not copied tensor by tensor.
+    let Lifetimes { tensors: all, last_users, .. } = l;
+    let tensors = (all.list.iter().zip(&all.until_end).zip(last_users).zip(&p.offsets))
+        .map(|(((t, &until_end), last_users), &offset)| PlacedTensor {
             node: t.node,
             port: t.port,
             bytes: t.bytes,
-            offset: p.offsets[i],
-            last_users: l.last_users[i].clone(),
-            until_end: l.tensors.until_end[i],
+            offset,
+            last_users,
+            until_end,
         })
         .collect();
     Some(MemoryPlan { peak_bytes: p.peak_bytes, tensors, conflicts: p.conflicts })

@@ -66,8 +66,8 @@ pub fn conflicts(l: &Lifetimes) -> Vec<(u32, u32)> {
                     stamp[a as usize] = stamp_k;
                     pairs.push((a, b32));
                 }
-                let live = top.iter().zip(&c).enumerate().filter(|&(_, (&top, &seen))| top > seen);
-                for (s, (_, &seen)) in live {
+                let live = top.iter().zip(c.entries()).enumerate().filter(|&(_, (&top, seen))| top > seen);
+                for (s, (_, seen)) in live {
                     for &(_, a) in by_stream[s].range((seen + 1, 0)..) {
                         if stamp[a as usize] != stamp_k {
                             stamp[a as usize] = stamp_k;

@@ -167,7 +167,7 @@ fn import_buf(bytes: prost::bytes::Bytes, name: &str, file: &str, opts: &ImportO
         stats: Stats::default(),
         root_nodes: Vec::new(),
     };
-    low.subgraph_names.take(name);
+    low.subgraph_names.take(name.to_string());
     low.stats.opset = dec.opsets.get("").copied().unwrap_or(0);
     let root = dec.graph();
     let (mut graph, _) = low.lower(root, name, None, &Map::default(), true)?;
@@ -215,7 +215,7 @@ struct Lowerer<'a> {
     opts: &'a ImportOptions,
     subgraphs: Vec<GGraph>,
     /// Subgraph names are unique across the model (`#2`, ... as node names are).
-    subgraph_names: Namer,
+    subgraph_names: Namer<'static>,
     stats: Stats,
     /// [`Imported::root_nodes`].
     root_nodes: Vec<String>,
@@ -412,7 +412,7 @@ impl Lowerer<'_> {
         index: usize,
         out: &mut GGraph,
         table: &mut Map<&'g str, Source>,
-        namer: &mut Namer,
+        namer: &mut Namer<'g>,
         outer: &Map<String, Tensor>,
         declared: &Map<&str, &ValueInfoProto>,
     ) -> Result<()> {
@@ -645,7 +645,7 @@ impl Lowerer<'_> {
         let mut results = Vec::new();
         let mut reads = Vec::new();
         for (attr, sub) in [("then_branch", then_g), ("else_branch", else_g)] {
-            let sname = self.subgraph_names.take(&format!("{prefix}{node_name}/{attr}"));
+            let sname = self.subgraph_names.take(format!("{prefix}{node_name}/{attr}"));
             let (sg, outs) = self.lower(sub, &sname, Some(node_name), &scope, false)?;
             if outs.len() != node.output.len() {
                 bail!(Field, "{}: {attr} has {} outputs, the If node {}", who(), outs.len(), node.output.len());

@@ -10,6 +10,7 @@
 //!
 //! The names depend only on the file, so the same file always yields the same names.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 /// A hash map keyed by the model's names: foldhash, seeded per process (a model is untrusted
@@ -19,27 +20,33 @@ pub type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 /// A hash set of the model's names ([`Map`]).
 pub type Set<K> = HashSet<K, foldhash::fast::RandomState>;
 
+/// The names taken in one scope. A name borrowed from the model (a tensor's, an operator's) is
+/// kept without a copy.
 #[derive(Default)]
-pub struct Namer {
-    used: Set<String>,
+pub struct Namer<'g> {
+    used: Set<Cow<'g, str>>,
 }
 
-impl Namer {
+impl<'g> Namer<'g> {
     /// A namer with room for `n` names.
-    pub fn with_capacity(n: usize) -> Namer {
+    pub fn with_capacity(n: usize) -> Namer<'g> {
         Namer { used: Set::with_capacity_and_hasher(n, Default::default()) }
     }
 
     /// A unique name for a node whose natural name is `base`.
-    pub fn take(&mut self, base: &str) -> String {
-        let base = if base.is_empty() { "node" } else { base };
-        if self.used.insert(base.to_string()) {
-            return base.to_string();
+    pub fn take(&mut self, base: impl Into<Cow<'g, str>>) -> String {
+        let base: Cow<'g, str> = base.into();
+        let base = if base.is_empty() { Cow::Borrowed("node") } else { base };
+        if !self.used.contains(base.as_ref()) {
+            let name = base.to_string();
+            self.used.insert(base);
+            return name;
         }
         let mut k = 2u64;
         loop {
             let candidate = format!("{base}#{k}");
-            if self.used.insert(candidate.clone()) {
+            if !self.used.contains(candidate.as_str()) {
+                self.used.insert(Cow::Owned(candidate.clone()));
                 return candidate;
             }
             k += 1;
