@@ -159,12 +159,12 @@ fn fill(spec: &mut GraphSpec, g: GGraph) -> Result<()> {
 /// A time as graph JSON text gives it back: rounded to the nanosecond ([`costs::round_us`]),
 /// written as Rust writes an `f64` (the shortest text that reads back as the same number) and
 /// read as the loader reads a number. Below 1e9 µs that text has at most 3 decimals and 15
-/// digits, which every reader turns back into the same `f64`, -0 read as 0; larger times take
-/// the loader's own reading. `None`: not a finite time >= 0, which the loader refuses.
+/// digits, which every reader turns back into the same `f64`; larger times take the loader's
+/// own reading. `None`: not a finite time >= 0, which the loader refuses.
 fn as_read(us: f64) -> Option<f64> {
     let r = costs::round_us(us);
     if (0.0..1e9).contains(&r) {
-        return Some(r + 0.0);
+        return Some(r);
     }
     let v: serde_json::Value = serde_json::from_str(&r.to_string()).ok()?;
     v.as_f64().filter(|x| x.is_finite() && *x >= 0.0)
@@ -211,4 +211,40 @@ fn emit_body(s: &mut String, g: &GGraph, ind: &str, q: &dyn Fn(&str) -> String) 
         s.push('}');
     }
     let _ = write!(s, "\n{ind}]");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the graph JSON loader reads back from a time as [`Lowered::emit`] writes it.
+    fn read_back(us: f64) -> f64 {
+        let doc = format!(
+            "{{\"format\": \"stream-graph\", \"version\": 1, \"name\": \"g\", \"nodes\": [{{\"name\": \"a\", \
+             \"type\": \"Relu\", \"engine\": \"AIcoreEngine\", \"tasks\": 1, \"cost_us\": {}}}], \"edges\": []}}",
+            costs::round_us(us)
+        );
+        crate::graph::json::builder_from_slice(doc.as_bytes()).unwrap().graphs[0].nodes[0].cost_us
+    }
+
+    #[test]
+    fn a_time_is_the_number_its_text_reads_back_as() {
+        // Times from 1e-4 µs to 1e13 µs, spread over every magnitude, and the edges.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut times = vec![0.0, -0.0, 0.0004, 0.0005, 1e9 - 0.0005, 1e9, 1e12 + 0.5, 1e13, 123.4565];
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mantissa = (x >> 11) as f64 / (1u64 << 53) as f64;
+            times.push(mantissa * 10f64.powi((x % 18) as i32 - 4));
+        }
+        for t in times {
+            let direct = as_read(t).unwrap_or_else(|| panic!("{t} refused"));
+            assert_eq!(direct.to_bits(), read_back(t).to_bits(), "{t}");
+        }
+        assert_eq!(as_read(-1.0), None);
+        assert_eq!(as_read(f64::NAN), None);
+        assert_eq!(as_read(f64::INFINITY), None);
+    }
 }
