@@ -38,6 +38,7 @@ use super::allocation::{Allocation, InsertedKind, InsertedNode, Naming, SyncEnd,
 use crate::bail;
 use crate::error::Result;
 use crate::graph::csr::Csr;
+use crate::graph::device::MAX_NOTIFY_NUM;
 use crate::graph::tasks::{attached_task_count, main_task_count};
 use crate::graph::{EventId, GraphId, IdVec, InsertedId, Model, NodeId, Options, StreamId, SyncKind};
 use plan::Cut;
@@ -664,7 +665,7 @@ fn add_split_events(
 /// Allocation JSON numbers the split's events after the notifies in one id space (rule 6: at
 /// most kMaxNotifyNum ids in notify mode), so in notify mode the two together must fit.
 fn check_notify_count(model: &Model, alloc: &Allocation) -> Result<()> {
-    if alloc.sync_kind == SyncKind::Notify && alloc.document_sync_count() > crate::compile::sync::MAX_NOTIFY_NUM {
+    if alloc.sync_kind == SyncKind::Notify && alloc.document_sync_count() as usize > MAX_NOTIFY_NUM {
         bail!(
             Limit,
             "graph '{}' needs {} notifies and {} split events; allocation JSON numbers them together \
@@ -673,7 +674,7 @@ fn check_notify_count(model: &Model, alloc: &Allocation) -> Result<()> {
             alloc.sync_count(),
             alloc.split_events.len(),
             alloc.document_sync_count(),
-            crate::compile::sync::MAX_NOTIFY_NUM
+            MAX_NOTIFY_NUM
         );
     }
     Ok(())
