@@ -13,16 +13,6 @@ use crate::compile::{Stage, TaskLimits};
 use crate::driver::{Found, Session};
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{ExecutionOrder, MemoryLimit, Model, Options};
-use crate::simulate::SimConfig;
-
-/// The session's search: `auto`'s, or the memory limit's fit for a fixed policy.
-pub fn search(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimConfig) -> Result<Found> {
-    if crate::compile::Mode::of(model, options)?.is_search() {
-        super::auto::choose(model, options, limits, cfg)
-    } else {
-        fit(model, options, limits)
-    }
-}
 
 /// A resolved limit: its bytes, and the single-stream peak when the limit is a multiple of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +68,7 @@ pub fn within(options: &Options, r: &Resolved, order: ExecutionOrder) -> Options
 }
 
 /// A fixed policy under `memory_limit`: its own order, then the memory-aware order.
-fn fit(model: &Model, options: &Options, limits: &TaskLimits) -> Result<Found> {
+pub(super) fn fit(model: &Model, options: &Options, limits: &TaskLimits) -> Result<Found> {
     let Some(r) = resolve(model, options, limits)? else {
         crate::bail!(Internal, "model '{}': the memory fit ran without memory_limit", model.name);
     };
