@@ -1,9 +1,14 @@
-//! The scheduling core the list schedules share: the device they assume (units, wait latency),
-//! what a node costs on it, bottom levels and the ready-queue key. The execution order
-//! ([`super::order`]), the ideal schedule (`simulate::ideal`) and the `list` and `budget:N`
-//! policies all schedule on these, so a change to the cost model reaches all of them at once.
-//! The checker (`verify`) keeps its own arithmetic on purpose: it must not share a bug with
-//! what it checks.
+//! The list-scheduling engine and what it schedules on: the device the schedules assume
+//! (units, wait latency), what a node costs on it, bottom levels and the ready-queue key.
+//!
+//! [`Engine`] owns the loop every timed list schedule of the crate runs: the clock, the
+//! device's free units, the timeline of finishes and wake-ups, the count of predecessors each
+//! node still waits for, and the rounds of an instant. Its users add only what is theirs
+//! through [`Hooks`]: the ideal schedule (`simulate::ideal`) nothing but a ready queue, `list`
+//! its stream choice, the budget merges their group binding, the execution order
+//! ([`super::order`]) its stream queues and wake-up times. So a change to the cost model or to
+//! the loop reaches all of them at once. The checker (`verify`) keeps its own arithmetic on
+//! purpose: it must not share a bug with what it checks.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -117,3 +122,184 @@ macro_rules! from_ord {
     )*};
 }
 from_ord!(Prio, Timed);
+
+/// What one list schedule adds to the [`Engine`]'s loop: where a ready node waits, what
+/// starts when, and what a finish frees besides units. `P` indexes the schedule's nodes (a
+/// `NodeId`, or a `Pos` in the root order).
+pub trait Hooks<P: Copy + Ord> {
+    /// The countdown of predecessors `p` still waits for, which the engine decrements.
+    fn left(&mut self, p: P) -> &mut u32;
+    /// `p`'s last predecessor finished (or the wake-up [`Engine::wake_at`] set came): queue it,
+    /// or start it at once ([`Engine::start`], [`Engine::finish_now`]).
+    fn ready(&mut self, p: P, eng: &mut Engine<P>);
+    /// Starts what may start at [`Engine::now`] on [`Engine::free`] units; called once per
+    /// round, after every ready node of the round was handed to [`Hooks::ready`].
+    fn dispatch(&mut self, eng: &mut Engine<P>);
+    /// `p` finished at [`Engine::now`] (its units are free again), before its successors are
+    /// released: free its stream.
+    fn finished(&mut self, _p: P, _now: f64) {}
+    /// `p`'s edge into `q` is released at `now`, before `q`'s countdown drops.
+    fn released(&mut self, _p: P, _q: P, _now: f64) {}
+}
+
+/// An entry of the engine's timeline: a node's finish (returning the units it `held`), or its
+/// wake-up (`held == WAKE`). Entries of one instant come off in node order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry<P> {
+    node: P,
+    held: u32,
+}
+
+/// [`Entry::held`] of a wake-up.
+const WAKE: u32 = u32::MAX;
+
+/// The list-scheduling loop (see the module documentation), on a device of `units` units.
+/// Time moves in rounds: every node ready at an instant is handed to [`Hooks::ready`], the
+/// hooks dispatch, then the earliest instant on the timeline comes off in one piece; a node
+/// that finishes at an instant, even one that takes no time, makes its successors ready for
+/// the next round of that instant.
+pub struct Engine<P> {
+    now: f64,
+    units: u32,
+    free: u32,
+    timeline: BinaryHeap<Timed<Entry<P>>>,
+    /// Nodes made ready this round, handed to [`Hooks::ready`] in this order.
+    newly: Vec<P>,
+    /// Nodes that finished in no time this round ([`Engine::finish_now`]).
+    instant: Vec<P>,
+    due: Vec<Entry<P>>,
+    started: usize,
+    finished: usize,
+}
+
+impl<P: Copy + Ord> Engine<P> {
+    pub fn new(units: u32) -> Self {
+        Engine {
+            now: 0.0,
+            units,
+            free: units,
+            timeline: BinaryHeap::new(),
+            newly: Vec::new(),
+            instant: Vec::new(),
+            due: Vec::new(),
+            started: 0,
+            finished: 0,
+        }
+    }
+
+    /// The current instant.
+    #[inline]
+    pub fn now(&self) -> f64 {
+        self.now
+    }
+
+    /// Units no running node holds.
+    #[inline]
+    pub fn free(&self) -> u32 {
+        self.free
+    }
+
+    /// Whether anything is running or due to wake (so a later round will come).
+    #[inline]
+    pub fn busy(&self) -> bool {
+        !self.timeline.is_empty()
+    }
+
+    /// Starts `p`, holding `units` of the free ones until it finishes at `end` (at least now).
+    #[inline]
+    pub fn start(&mut self, p: P, end: f64, units: u32) {
+        debug_assert!(units <= self.free, "a start oversubscribes the units");
+        debug_assert!(end >= self.now, "a node finishes before it starts");
+        self.free -= units;
+        self.started += 1;
+        self.timeline.push(Timed { time: end, key: Entry { node: p, held: units } });
+    }
+
+    /// Starts and finishes `p` now, in no time and on no units: its successors are released in
+    /// this round, or, from [`Hooks::dispatch`], in a round of this instant before the timeline
+    /// moves (a schedule with no clock places one node per round this way).
+    #[inline]
+    pub fn finish_now(&mut self, p: P) {
+        self.started += 1;
+        self.instant.push(p);
+    }
+
+    /// Hands `p` to [`Hooks::ready`] again at `time` (later than now).
+    #[inline]
+    pub fn wake_at(&mut self, p: P, time: f64) {
+        debug_assert!(time > self.now);
+        self.timeline.push(Timed { time, key: Entry { node: p, held: WAKE } });
+    }
+
+    /// Runs the schedule: `first` are the nodes with no predecessor, `succ` each node's
+    /// successors (one per edge). Returns how many nodes finished: fewer than the nodes when
+    /// the edges hold a cycle. The engine is left at the makespan, ready for another run.
+    pub fn run<H, S, I>(&mut self, first: impl IntoIterator<Item = P>, succ: S, hooks: &mut H) -> usize
+    where
+        H: Hooks<P>,
+        S: Fn(P) -> I,
+        I: IntoIterator<Item = P>,
+    {
+        self.now = 0.0;
+        self.free = self.units;
+        self.started = 0;
+        self.finished = 0;
+        self.newly.extend(first);
+        loop {
+            while !self.newly.is_empty() || !self.instant.is_empty() {
+                let mut newly = std::mem::take(&mut self.newly);
+                for p in newly.drain(..) {
+                    hooks.ready(p, self);
+                }
+                if self.newly.is_empty() {
+                    self.newly = newly;
+                }
+                while let Some(p) = self.instant.pop() {
+                    self.finish(p, &succ, hooks);
+                }
+            }
+            hooks.dispatch(self);
+            if !self.instant.is_empty() {
+                // Nodes the dispatch ran in no time: their successors join this instant.
+                continue;
+            }
+            let mut due = std::mem::take(&mut self.due);
+            let Some(time) = pop_instant(&mut self.timeline, &mut due) else {
+                self.due = due;
+                break;
+            };
+            self.now = time;
+            for &Entry { node, held } in &due {
+                if held == WAKE {
+                    self.newly.push(node);
+                } else {
+                    self.free += held;
+                    self.finish(node, &succ, hooks);
+                }
+            }
+            self.due = due;
+        }
+        debug_assert_eq!(self.free, self.units, "every unit came back");
+        self.finished
+    }
+
+    /// `p` finished now: its stream is freed and its successors released.
+    #[inline]
+    fn finish<H, S, I>(&mut self, p: P, succ: &S, hooks: &mut H)
+    where
+        H: Hooks<P>,
+        S: Fn(P) -> I,
+        I: IntoIterator<Item = P>,
+    {
+        self.finished += 1;
+        hooks.finished(p, self.now);
+        for q in succ(p) {
+            hooks.released(p, q, self.now);
+            let left = hooks.left(q);
+            *left -= 1;
+            if *left == 0 {
+                self.newly.push(q);
+            }
+        }
+    }
+}
