@@ -14,6 +14,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::ops::IndexMut;
 
+use crate::graph::ids::Idx;
 use crate::graph::{IdVec, Model, NodeId};
 
 /// Compute units of the device the compile-time schedules assume (the simulator's default).
@@ -126,7 +127,7 @@ from_ord!(Prio, Timed);
 /// What one list schedule adds to the [`Engine`]'s loop: where a ready node waits, what
 /// starts when, and what a finish frees besides units. `P` indexes the schedule's nodes (a
 /// `NodeId`, or a `Pos` in the root order).
-pub trait Hooks<P: Copy + Ord> {
+pub trait Hooks<P: Idx + Ord> {
     /// The countdown of predecessors `p` still waits for, which the engine decrements.
     fn left(&mut self, p: P) -> &mut u32;
     /// `p`'s last predecessor finished (or the wake-up [`Engine::wake_at`] set came): queue it,
@@ -170,9 +171,11 @@ pub struct Engine<P> {
     due: Vec<Entry<P>>,
     started: usize,
     finished: usize,
+    /// Rounds run (dispatches), for the invariant tests' trace.
+    rounds: u64,
 }
 
-impl<P: Copy + Ord> Engine<P> {
+impl<P: Idx + Ord> Engine<P> {
     pub fn new(units: u32) -> Self {
         Engine {
             now: 0.0,
@@ -184,6 +187,7 @@ impl<P: Copy + Ord> Engine<P> {
             due: Vec::new(),
             started: 0,
             finished: 0,
+            rounds: 0,
         }
     }
 
@@ -212,6 +216,8 @@ impl<P: Copy + Ord> Engine<P> {
         debug_assert!(end >= self.now, "a node finishes before it starts");
         self.free -= units;
         self.started += 1;
+        #[cfg(test)]
+        trace::record(p.to_index(), self.now, end, units, self.rounds);
         self.timeline.push(Timed { time: end, key: Entry { node: p, held: units } });
     }
 
@@ -221,6 +227,8 @@ impl<P: Copy + Ord> Engine<P> {
     #[inline]
     pub fn finish_now(&mut self, p: P) {
         self.started += 1;
+        #[cfg(test)]
+        trace::record(p.to_index(), self.now, self.now, 0, self.rounds);
         self.instant.push(p);
     }
 
@@ -245,6 +253,8 @@ impl<P: Copy + Ord> Engine<P> {
         self.started = 0;
         self.finished = 0;
         self.newly.extend(first);
+        #[cfg(test)]
+        trace::begin(self.units);
         loop {
             while !self.newly.is_empty() || !self.instant.is_empty() {
                 let mut newly = std::mem::take(&mut self.newly);
@@ -259,6 +269,7 @@ impl<P: Copy + Ord> Engine<P> {
                 }
             }
             hooks.dispatch(self);
+            self.rounds += 1;
             if !self.instant.is_empty() {
                 // Nodes the dispatch ran in no time: their successors join this instant.
                 continue;
@@ -301,5 +312,161 @@ impl<P: Copy + Ord> Engine<P> {
                 self.newly.push(q);
             }
         }
+    }
+}
+
+/// What the engine started, recorded per run while a test asks ([`trace::traced`]), and the
+/// invariants every schedule on the engine keeps, checked on it.
+#[cfg(test)]
+pub(crate) mod trace {
+    use std::cell::RefCell;
+
+    /// One start: the node's index, the instant and round it was started in, when it
+    /// finishes and the units it holds till then.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Placed {
+        pub node: usize,
+        pub at: f64,
+        pub end: f64,
+        pub units: u32,
+        pub round: u64,
+    }
+
+    /// One run of the engine: its device's units and its starts in order.
+    #[derive(Debug, Default)]
+    pub struct Run {
+        pub units: u32,
+        pub placed: Vec<Placed>,
+    }
+
+    thread_local! {
+        static RUNS: RefCell<Option<Vec<Run>>> = const { RefCell::new(None) };
+    }
+
+    pub(super) fn begin(units: u32) {
+        RUNS.with(|r| {
+            if let Some(runs) = r.borrow_mut().as_mut() {
+                runs.push(Run { units, placed: Vec::new() });
+            }
+        });
+    }
+
+    pub(super) fn record(node: usize, at: f64, end: f64, units: u32, round: u64) {
+        RUNS.with(|r| {
+            if let Some(run) = r.borrow_mut().as_mut().and_then(|runs| runs.last_mut()) {
+                run.placed.push(Placed { node, at, end, units, round });
+            }
+        });
+    }
+
+    /// `f`'s result and every engine run it made, in order.
+    pub fn traced<R>(f: impl FnOnce() -> R) -> (R, Vec<Run>) {
+        RUNS.with(|r| *r.borrow_mut() = Some(Vec::new()));
+        let out = f();
+        (out, RUNS.with(|r| r.borrow_mut().take().unwrap_or_default()))
+    }
+
+    /// The engine's invariants on one run over `nodes` (indices below `size`) with
+    /// predecessors `preds` (those among `nodes` count): every node placed exactly once; each after all its predecessors, and not before they
+    /// finish; and at no time more units held than the device has (a node holds its units from
+    /// the round it starts in to the instant it finishes, one that finishes at the instant it
+    /// starts till the next round). `what` names the run in failures.
+    pub fn check(run: &Run, size: usize, nodes: &[usize], preds: impl Fn(usize) -> Vec<usize>, what: &str) {
+        const OUT: usize = usize::MAX;
+        const UNPLACED: usize = usize::MAX - 1;
+        let mut seen = vec![OUT; size];
+        for &n in nodes {
+            seen[n] = UNPLACED;
+        }
+        for (i, p) in run.placed.iter().enumerate() {
+            assert!(seen[p.node] != OUT, "{what}: node {} is not the run's", p.node);
+            assert!(seen[p.node] == UNPLACED, "{what}: node {} placed twice", p.node);
+            seen[p.node] = i;
+        }
+        let missing = nodes.iter().filter(|&&n| seen[n] == UNPLACED).count();
+        assert_eq!(missing, 0, "{what}: {missing} of {} nodes never placed", nodes.len());
+        for &q in nodes {
+            let iq = seen[q];
+            for p in preds(q).into_iter().filter(|&p| seen[p] != OUT) {
+                let (a, b) = (&run.placed[seen[p]], &run.placed[iq]);
+                assert!(seen[p] < iq && a.end <= b.at, "{what}: node {q} placed before its predecessor {p} finished");
+            }
+        }
+        let mut held: Vec<Placed> = Vec::new();
+        for p in &run.placed {
+            assert!(p.end >= p.at, "{what}: node {} finishes before it starts", p.node);
+            held.retain(|h| h.end > p.at || (h.end == p.at && h.round >= p.round));
+            if p.units > 0 {
+                held.push(*p);
+            }
+            let used: u32 = held.iter().map(|h| h.units).sum();
+            assert!(used <= run.units, "{what}: {used} units held of {} at {} us", run.units, p.at);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trace::{Run, check, traced};
+    use crate::compile::policy::{Ctx, budget, earliest, list, min_streams, per_operator};
+    use crate::graph::Pos;
+
+    /// Every schedule of the compile layer on the engine keeps the engine's invariants (the
+    /// ideal schedule's test is beside it, in `simulate::ideal`): `list` and `earliest:N`
+    /// under caps that bind and one that does not, the budget merges of chains and of
+    /// per-operator's streams (the execution order's test is in `compile::order`).
+    #[test]
+    fn every_schedule_on_the_engine_keeps_its_invariants() {
+        let models =
+            crate::graph::synth::test_models(800, Some(6), &["bert_base", "googlenet", "resnet50_train", "vit_b_16"]);
+        let mut runs = 0;
+        for model in &models {
+            let ctx = Ctx::new(model, &model.options).expect("GE's pass chain runs");
+            let n = ctx.order.len();
+            let all: Vec<usize> = (0..n).collect();
+            let preds = |p: usize| ctx.pred.of(Pos::new(p)).iter().map(|q| q.index()).collect();
+            let mut checked = |what: String, traced: Vec<Run>| {
+                for r in &traced {
+                    check(r, n, &all, preds, &format!("{} {what}", model.name));
+                }
+                runs += traced.len();
+            };
+            for cap in [2, 8, 64] {
+                checked(format!("list {cap}"), traced(|| list::assign(&ctx, cap)).1);
+                checked(format!("earliest {cap}"), traced(|| earliest::assign(&ctx, cap)).1);
+            }
+            let chains = min_streams::chain_cover(&ctx).chains;
+            for budget in [2, 4] {
+                checked(format!("budget {budget}"), traced(|| budget::merge_groups(&ctx, &chains, budget)).1);
+            }
+            let per_op = per_operator::assign(&ctx);
+            checked("per-operator in 3".into(), traced(|| budget::merge_assignment(&ctx, &per_op, 3)).1);
+        }
+        assert!(runs > 100, "{runs} runs checked");
+    }
+
+    /// The checks catch what they check: a trace with a node twice, one out of order, and one
+    /// that holds more units than the device has.
+    #[test]
+    #[should_panic(expected = "units held")]
+    fn the_unit_check_fails_on_oversubscription() {
+        use super::trace::Placed;
+        let placed = |node, units| Placed { node, at: 0.0, end: 1.0, units, round: 0 };
+        let run = Run { units: 4, placed: vec![placed(0, 3), placed(1, 2)] };
+        check(&run, 2, &[0, 1], |_| Vec::new(), "two nodes on 5 of 4 units");
+    }
+
+    #[test]
+    #[should_panic(expected = "before its predecessor")]
+    fn the_order_check_fails_on_a_node_before_its_predecessor() {
+        use super::trace::Placed;
+        let run = Run {
+            units: 4,
+            placed: vec![
+                Placed { node: 1, at: 0.0, end: 1.0, units: 1, round: 0 },
+                Placed { node: 0, at: 1.0, end: 2.0, units: 1, round: 1 },
+            ],
+        };
+        check(&run, 2, &[0, 1], |q| if q == 1 { vec![0] } else { Vec::new() }, "1 after 0");
     }
 }

@@ -129,3 +129,35 @@ impl<N: Fn(NodeId) -> u32, D: Fn(NodeId) -> f64> Hooks<NodeId> for Ready<'_, N, 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::schedule::trace::{check, traced};
+
+    /// The ideal schedule is the engine's, and keeps its invariants on every node of the
+    /// synthetic families and of corpus graphs (subgraphs among them), on the default device
+    /// and on one of 4 units, where wide nodes must wait; its start times are the engine's.
+    #[test]
+    fn the_ideal_keeps_the_engine_invariants() {
+        let models = crate::graph::synth::test_models(1000, Some(6), &["bert_base", "resnet50_train", "googlenet"]);
+        for model in &models {
+            let all: Vec<usize> = (0..model.nodes.len()).collect();
+            let preds = |q: usize| model.in_edges(NodeId::new(q)).map(|e| e.src.index()).collect();
+            for units in [SimConfig::default().units, 4] {
+                let cfg = SimConfig { units, ..SimConfig::default() };
+                let (ideal, runs) = traced(|| ideal(model, &cfg).expect("a DAG"));
+                assert_eq!(runs.len(), 1, "{}: one run", model.name);
+                check(&runs[0], model.nodes.len(), &all, preds, &format!("{} on {units} units", model.name));
+                let order: Vec<NodeId> = runs[0].placed.iter().map(|p| NodeId::new(p.node)).collect();
+                assert_eq!(order, ideal.order, "{}: the start order is the engine's", model.name);
+                for p in &runs[0].placed {
+                    assert_eq!(ideal.start[NodeId::new(p.node)], p.at, "{}: a start time", model.name);
+                }
+                let last = runs[0].placed.iter().map(|p| p.end).fold(0.0, f64::max);
+                assert_eq!(ideal.makespan_us, last, "{}: the makespan is the last finish", model.name);
+                assert!(ideal.makespan_us + 1e-9 >= ideal.lower_bound_us, "{}: below the lower bound", model.name);
+            }
+        }
+    }
+}
