@@ -3,6 +3,12 @@
 //! table (each of auto's parameterised candidates among them), auto, and every peer baseline
 //! allocate a checker-clean plan whose simulated makespan is at least the bound, under two
 //! wait latencies. The bound is also at least the simulator's own (critical path, work).
+//!
+//! This is also the scheduling engine's test against the simulator and the independent
+//! checker (`compile::schedule::Engine`, docs/architecture.md): the ideal schedule, the
+//! engine with no hooks of its own, is at most every plan's simulated makespan, and every
+//! policy the engine schedules (`list`, `budget:N`, `earliest:N`, the execution order of all)
+//! gives a checker-clean plan.
 
 use crate::common;
 use stream_alloc::baseline::{self, Peer};
@@ -51,6 +57,14 @@ fn check_model(m: &Model, cfg: &SimConfig, raised: &mut usize) {
         let r = verify::check(m, &alloc.to_json(m));
         assert!(r.ok(), "{} {p}: {:?}", m.name, r.violations.first());
         let sim = simulate(m, &alloc, cfg).unwrap();
+        assert!(
+            sim.makespan_us + 1e-9 * sim.makespan_us >= ideal.makespan_us,
+            "{} {p}, {} us/wait: makespan {} below the ideal {}",
+            m.name,
+            cfg.wait_latency_us,
+            sim.makespan_us,
+            ideal.makespan_us
+        );
         assert!(
             sim.makespan_us + 1e-9 >= b.lower_bound_us,
             "{} {p}, {} us/wait: makespan {} below the bound {:?}",
