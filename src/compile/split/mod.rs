@@ -38,6 +38,7 @@ use super::allocation::{Allocation, InsertedKind, InsertedNode, Naming, SyncEnd,
 use crate::bail;
 use crate::error::Result;
 use crate::graph::csr::Csr;
+use crate::graph::device::MAX_NOTIFY_NUM;
 use crate::graph::engines::names;
 use crate::graph::{EventId, GraphId, IdVec, InsertedId, Model, NodeId, Options, StreamId, SyncKind};
 use plan::Cut;
@@ -572,7 +573,7 @@ pub fn split_steps(
     }
     // Allocation JSON numbers the split's events after the notifies in one id space (rule 6:
     // at most kMaxNotifyNum ids in notify mode), so the two together must fit.
-    if notify && alloc.document_sync_count() > crate::compile::sync::MAX_NOTIFY_NUM {
+    if notify && alloc.document_sync_count() as usize > MAX_NOTIFY_NUM {
         bail!(
             Limit,
             "graph '{}' needs {} notifies and {} split events; allocation JSON numbers them together \
@@ -581,7 +582,7 @@ pub fn split_steps(
             alloc.sync_count(),
             alloc.split_events.len(),
             alloc.document_sync_count(),
-            crate::compile::sync::MAX_NOTIFY_NUM
+            MAX_NOTIFY_NUM
         );
     }
 
