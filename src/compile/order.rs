@@ -479,7 +479,12 @@ mod tests {
             }
             for (what, stream) in assignments(model) {
                 let (order, traced) = traced(|| critical_path_first_with(model, &stream, &facts));
-                assert_eq!(traced.len(), if facts.costly { graphs.len() } else { 0 }, "{}: a run per graph", model.name);
+                assert_eq!(
+                    traced.len(),
+                    if facts.costly { graphs.len() } else { 0 },
+                    "{}: a run per graph",
+                    model.name
+                );
                 for (r, &g) in traced.iter().zip(&graphs) {
                     let nodes: Vec<usize> = model.graphs[g].order.iter().map(|v| v.index()).collect();
                     let preds = |q: usize| pred_lists[q].clone();

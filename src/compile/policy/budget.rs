@@ -290,8 +290,8 @@ impl Streams {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::policy::testing::each_synth_ctx;
     use crate::compile::policy::min_streams;
+    use crate::compile::policy::testing::each_synth_ctx;
 
     /// The one-stream shortcut is the list schedule's own answer on one stream.
     #[test]

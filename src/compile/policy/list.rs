@@ -368,12 +368,7 @@ fn pick(
     }
     // Any other idle stream: every producer is across, so the lowest eligible one will do
     // (looked for among the first few, which keeps a wide graph's schedule linear).
-    let other = st
-        .idle
-        .iter()
-        .take(SCAN)
-        .find(|&&s| homes.binary_search(&s).is_err() && eligible(s))
-        .copied();
+    let other = st.idle.iter().take(SCAN).find(|&&s| homes.binary_search(&s).is_err() && eligible(s)).copied();
     if let Some(s) = other {
         consider(s, start_on(ACROSS));
     }
