@@ -18,6 +18,7 @@ pub mod names;
 pub mod options;
 pub mod partition;
 pub mod synth;
+pub mod tasks;
 pub mod topo;
 
 use std::collections::BTreeMap;
