@@ -9,7 +9,13 @@ TensorShapeProto dim 1; Dimension dim_value 1; OperatorSetIdProto domain 1, vers
 
     python3 scripts/onnx_chain.py 200000 chain.onnx
     python3 scripts/onnx_chain.py --bench 100000,200000 OLD_BIN NEW_BIN
-                                  # times `import` and `allocate` of each size with both binaries
+                                  # times `import -o`, `allocate` and `allocate -o` of each size
+                                  # with each binary: best of 3 by wall time, with its CPU time
+                                  # (user + system, what a shared machine does not inflate) and
+                                  # peak resident memory
+    python3 scripts/onnx_chain.py --bench 100000,200000 --realtime OLD_BIN NEW_BIN
+                                  # the same under `chrt -f 50` (root): a busy machine's other
+                                  # processes then cannot stretch the wall time
 
 The same N writes the same bytes.
 """
@@ -72,36 +78,51 @@ def chain(n):
     return int_field(1, 8) + field(7, graph) + field(8, field(1, "") + int_field(2, 17))
 
 
+PREFIX = []
+
+
 def run(cmd):
-    """Wall seconds, max RSS (MB, from /usr/bin/time -v when present) and the tool's own time line."""
-    timed = ["/usr/bin/time", "-v"] + cmd if os.path.exists("/usr/bin/time") else cmd
+    """Wall seconds, CPU seconds of the child and its peak resident MB (from /usr/bin/time -v
+    when present)."""
+    timed = PREFIX + (["/usr/bin/time", "-v"] + cmd if os.path.exists("/usr/bin/time") else cmd)
+    before = os.times()
     t = time.perf_counter()
     p = subprocess.run(timed, capture_output=True, text=True)
     wall = time.perf_counter() - t
+    after = os.times()
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed: {p.stderr[-2000:]}")
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
-    return wall, int(rss.group(1)) / 1024 if rss else float("nan")
+    return wall, cpu, int(rss.group(1)) / 1024 if rss else float("nan")
 
 
 def bench(sizes, binaries, runs=3):
     with tempfile.TemporaryDirectory() as d:
-        print("| binary | N | import -o json (s) | import MB | allocate chain.onnx (s) | allocate MB |")
-        print("|---|---:|---:|---:|---:|---:|")
+        print("| binary | N | command | wall s | CPU s | peak MB |")
+        print("|---|---:|---|---:|---:|---:|")
         for n in sizes:
             path = os.path.join(d, f"chain{n}.onnx")
             with open(path, "wb") as f:
                 f.write(chain(n))
+            out = os.path.join(d, "out.json")
+            commands = [
+                ("import -o", ["import", path, "-o", out]),
+                ("allocate", ["allocate", path]),
+                ("allocate -o", ["allocate", path, "-o", out]),
+            ]
             for b in binaries:
-                out = os.path.join(d, "out.json")
-                imp = min((run([b, "import", path, "-o", out]) for _ in range(runs)), key=lambda r: r[0])
-                alloc = min((run([b, "allocate", path]) for _ in range(runs)), key=lambda r: r[0])
-                print(f"| {b} | {n} | {imp[0]:.2f} | {imp[1]:.0f} | {alloc[0]:.2f} | {alloc[1]:.0f} |", flush=True)
+                for what, args in commands:
+                    wall, cpu, mb = min((run([b] + args) for _ in range(runs)), key=lambda r: r[0])
+                    print(f"| {b} | {n} | {what} | {wall:.2f} | {cpu:.2f} | {mb:.0f} |", flush=True)
 
 
 def main():
     args = sys.argv[1:]
     if len(args) >= 3 and args[0] == "--bench":
+        if args[2] == "--realtime":
+            PREFIX.extend(["chrt", "-f", "50"])
+            args = args[:2] + args[3:]
         bench([int(s) for s in args[1].split(",")], args[2:])
     elif len(args) == 2:
         with open(args[1], "wb") as f:
