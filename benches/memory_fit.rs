@@ -27,8 +27,8 @@ fn measure(m: &Model, a: &Allocation, cfg: &SimConfig) -> (f64, u64) {
     (simulate(m, a, cfg).unwrap().makespan_us, plan_allocation(m, a).map_or(0, |p| p.peak_bytes))
 }
 
-/// auto's plan, its choice, and the makespan of its fastest candidate (the lean rule may keep a
-/// plan up to 0.5 % slower for a lower peak).
+/// auto's plan, its choice, and the makespan of its fastest candidate that fits the device and
+/// the limit (the lean rule may keep a plan up to 0.5 % slower for a lower peak).
 fn auto(m: &Model, limit: Option<MemoryLimit>, cfg: &SimConfig) -> (Allocation, String, f64) {
     let mut options = m.options.clone();
     options.policy = Policy::new("auto");
@@ -41,7 +41,12 @@ fn auto(m: &Model, limit: Option<MemoryLimit>, cfg: &SimConfig) -> (Allocation, 
             eprintln!("  {} {:?} {:?} {:?}", c.policy, c.plan, c.peak_bytes, c.rejected);
         }
     }
-    let fastest = auto.candidates.iter().filter_map(|c| c.plan.map(|p| p.makespan_us)).fold(f64::INFINITY, f64::min);
+    let fastest = auto
+        .candidates
+        .iter()
+        .filter(|c| c.rejected.is_none())
+        .filter_map(|c| c.plan.map(|p| p.makespan_us))
+        .fold(f64::INFINITY, f64::min);
     (a, auto.chosen, fastest)
 }
 
