@@ -12,6 +12,7 @@ mod activate_lists;
 mod bad_input;
 mod budgets;
 mod checker_agreement;
+mod circles;
 mod cli;
 mod cli_usage;
 mod concurrency;
