@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use std::path::Path;
 
 use serde::Deserialize;
-use serde::de::{self, IgnoredAny};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -28,8 +28,7 @@ use super::engines::EngineOverride;
 use super::fields::{AttrsDoc, NODE_FIELDS, NodeDoc};
 use super::json_check::{
     EdgeDoc, EngineDoc, EventDoc, FAULT, Fault, HeaderProbe, MapOnly, NameProbe, PartitionDoc, Place, SubgraphDoc, at,
-    field, located, parse_element, parse_raw, parse_value, position_in_document, probe_name, render, serde_text, short,
-    take_fault,
+    field, located, parse_element, parse_raw, parse_value, probe_name, render, serde_text, short, take_fault,
 };
 use super::json_scan::{self, FastEdge, Scan};
 use super::names::NameIndex;
@@ -123,6 +122,11 @@ impl Refused<'_> {
     }
 }
 
+fn refused(edge: bool, i: usize, raw: &RawValue) -> Stop<'_> {
+    take_fault();
+    Stop::Refused(Refused { edge, i, raw })
+}
+
 /// A stop as the error it reports, for the parts read after the pass (their syntax is known good).
 fn stopped(stop: Stop<'_>, label: &str, doc: &[u8]) -> Error {
     match stop {
@@ -133,12 +137,38 @@ fn stopped(stop: Stop<'_>, label: &str, doc: &[u8]) -> Error {
     }
 }
 
-/// serde's words for the first syntax error of the document.
+/// serde's words for the first syntax error of the document, read as the schema always read
+/// it: the top-level values as values, the elements of its arrays as raw text.
 fn syntax_error(bytes: &[u8]) -> Error {
+    struct Document;
+    impl<'de> Visitor<'de> for Document {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a graph document")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                match &*key {
+                    "nodes" | "edges" | "subgraphs" | "partition" | "events" => map.next_value_seed(Items)?,
+                    _ => drop(map.next_value::<Value>()?),
+                }
+            }
+            Ok(())
+        }
+    }
+    struct Items;
+    impl<'de> DeserializeSeed<'de> for Items {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+            field::raw_nodes(d).map(drop)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let read = de.deserialize_map(Document).and_then(|()| de.end());
     take_fault();
-    let text = match serde_json::from_slice::<IgnoredAny>(bytes) {
-        Err(e) => e.to_string(),
-        Ok(_) => match serde_json::from_slice::<Value>(bytes) {
+    let text = match read {
+        Err(e) if !e.is_data() => e.to_string(),
+        _ => match serde_json::from_slice::<IgnoredAny>(bytes) {
             Err(e) => e.to_string(),
             Ok(_) => "not a graph document".to_string(),
         },
@@ -173,7 +203,7 @@ impl<'a> Body<'a> {
         }
         s.i = start;
         let raw = s.raw().ok_or(Stop::Syntax)?;
-        let spec = schema_node(raw, i, label, doc).map_err(|_| Stop::Refused(Refused { edge: false, i, raw }))?;
+        let spec = schema_node(raw, i, label, doc).map_err(|_| refused(false, i, raw))?;
         // The name as written, for the index: any place in the element's text that reads the same.
         let text = raw.get();
         let name = text.find(spec.name.as_str()).map(|p| &text[p..p + spec.name.len()]);
@@ -227,7 +257,7 @@ impl<'a> Body<'a> {
         }
         s.i = start;
         let raw = s.raw().ok_or(Stop::Syntax)?;
-        let spec = schema_edge(raw, i, label, doc).map_err(|_| Stop::Refused(Refused { edge: true, i, raw }))?;
+        let spec = schema_edge(raw, i, label, doc).map_err(|_| refused(true, i, raw))?;
         self.resolve()?;
         self.reserve_edges(1)?;
         let names = &self.names;
@@ -326,13 +356,16 @@ struct Pass<'a> {
 
 /// Reads a document: the builder, and the index of the root's node names.
 fn read(bytes: &[u8]) -> Result<(ModelBuilder, NameIndex)> {
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return Err(syntax_error_in_text(bytes));
+    // Text that is not UTF-8 is read up to where it stops being so; serde words the fault there.
+    let (text, utf8) = match std::str::from_utf8(bytes) {
+        Ok(text) => (text, true),
+        Err(e) => (std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(), false),
     };
     take_fault();
     let mut pass = Pass { s: Scan::new(text), doc: bytes, top: Top::default(), root: Body::new(), refused: None };
     match pass.document() {
-        Ok(()) => pass.finish(),
+        Ok(()) if utf8 => pass.finish(),
+        Ok(()) => Err(syntax_error(bytes)),
         Err(Stop::Fault(fault)) => {
             take_fault();
             // A wrong format or version is reported before any other fault.
@@ -343,14 +376,6 @@ fn read(bytes: &[u8]) -> Result<(ModelBuilder, NameIndex)> {
             Err(render(fault, ""))
         }
         Err(stop) => Err(stopped(stop, "", bytes)),
-    }
-}
-
-/// A document that is not UTF-8: serde's words for where (it reads every string).
-fn syntax_error_in_text(bytes: &[u8]) -> Error {
-    match serde_json::from_slice::<Value>(bytes) {
-        Err(e) => Error::new(ErrorKind::Json, format!("malformed graph JSON: {e}")),
-        Ok(_) => Error::new(ErrorKind::Json, "malformed graph JSON: not UTF-8"),
     }
 }
 
@@ -368,6 +393,7 @@ impl<'a> Pass<'a> {
             self.s.i += 1;
         } else {
             loop {
+                // As serde reads a struct: an unknown or repeated key is refused before its `:`.
                 let key = self.key()?;
                 let Some(k) = TOP_KEYS.iter().position(|k| *k == key) else {
                     return Err(serde_fault(de::Error::unknown_field(&key, TOP_KEYS)));
@@ -376,6 +402,7 @@ impl<'a> Pass<'a> {
                     return Err(serde_fault(de::Error::duplicate_field(TOP_KEYS[k])));
                 }
                 seen |= 1 << k;
+                self.s.eat(b':').ok_or(Stop::Syntax)?;
                 self.member(TOP_KEYS[k])?;
                 if !self.s.next_member().ok_or(Stop::Syntax)? {
                     break;
@@ -385,30 +412,23 @@ impl<'a> Pass<'a> {
         self.s.end().ok_or(Stop::Syntax)
     }
 
-    /// A document whose top value is not an object: its syntax first, as serde reads it.
+    /// A document whose top value is not an object: what serde finds in it first.
     fn not_an_object(&mut self) -> Stop<'a> {
-        let mut de = serde_json::Deserializer::from_slice(self.doc);
-        if let Err(e) = IgnoredAny::deserialize(&mut de) {
-            return Stop::Error(Error::new(ErrorKind::Json, format!("malformed graph JSON: {e}")));
+        take_fault();
+        match MapOnly::<IgnoredAny>::deserialize(&mut serde_json::Deserializer::from_slice(self.doc)) {
+            Err(e) if e.is_data() => serde_fault(e),
+            Err(e) => {
+                take_fault();
+                Stop::Error(Error::new(ErrorKind::Json, format!("malformed graph JSON: {e}")))
+            }
+            Ok(_) => Stop::Syntax,
         }
-        let kind = match self.s.peek() {
-            Some(b'[') => "an array",
-            Some(b'"') => "a string",
-            Some(b't' | b'f') => "a bool",
-            Some(b'n') => "null",
-            _ => "a number",
-        };
-        Stop::Fault(Fault {
-            kind: ErrorKind::Field,
-            places: Vec::new(),
-            text: format!("\u{0}must be an object, got {kind}"),
-        })
     }
 
-    /// A member's key, escapes and all.
+    /// A member's key, escapes and all (not its `:`).
     fn key(&mut self) -> Step<'a, Cow<'a, str>> {
         let start = self.s.i;
-        if let Some(k) = self.s.key() {
+        if let Some(k) = self.s.str() {
             return Ok(Cow::Borrowed(k));
         }
         self.s.i = start;
@@ -417,7 +437,6 @@ impl<'a> Pass<'a> {
         }
         let raw = self.s.raw().ok_or(Stop::Syntax)?;
         let key: String = serde_json::from_str(raw.get()).map_err(|_| Stop::Syntax)?;
-        self.s.eat(b':').ok_or(Stop::Syntax)?;
         Ok(Cow::Owned(key))
     }
 
@@ -446,15 +465,11 @@ impl<'a> Pass<'a> {
         check: impl FnOnce(&mut serde_json::Deserializer<serde_json::de::StrRead<'a>>) -> serde_json::Result<Option<T>>,
     ) -> Step<'a, Option<T>> {
         let raw = self.s.raw().ok_or(Stop::Syntax)?;
-        check(&mut serde_json::Deserializer::from_str(raw.get())).map_err(|e| {
-            if e.is_data() {
-                serde_fault(e)
-            } else {
-                take_fault();
-                let at = position_in_document(&e, Some((raw, self.doc)));
-                Stop::Error(Error::new(ErrorKind::Json, format!("malformed graph JSON: {at}")))
-            }
-        })
+        take_fault();
+        // A value serde cannot read (a number out of range, nesting too deep) is a syntax
+        // error, worded where the whole document's reading meets it.
+        check(&mut serde_json::Deserializer::from_str(raw.get()))
+            .map_err(|e| if e.is_data() { serde_fault(e) } else { Stop::Syntax })
     }
 
     /// The root's nodes, each where it stands.
@@ -796,5 +811,120 @@ pub fn set_node_attr(attrs: &mut NodeAttrs, key: &str, value: Value, what: &str)
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
         Error::new(ErrorKind::Json, e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = r#"{"format":"stream-graph","version":1,"name":"g","#;
+    const NODES: &str = r#""nodes":[{"name":"a","type":"Data","engine":"DNN_VM_GE_LOCAL","tasks":0},
+        {"name":"b","type":"Add","engine":"AIcoreEngine","cost_us":2.5,"cores":1,"attrs":{"stream_label":"s"}},
+        {"name":"c","type":"Add","engine":"AIcoreEngine","cost_us":0.1000000000000000055511151231257827}]"#;
+    const EDGES: &str = r#""edges":[{"src":"a","dst":"b"},{"src":"b","dst":"c","kind":"control","dst_port":1}]"#;
+
+    fn built(doc: &str) -> Model {
+        load_str(doc).unwrap_or_else(|e| panic!("{e}\n{doc}"))
+    }
+
+    fn same_model(a: &Model, b: &Model) {
+        assert_eq!((&a.nodes, &a.edges, &a.graphs), (&b.nodes, &b.edges, &b.graphs));
+        assert_eq!((&a.name, &a.source), (&b.name, &b.source));
+    }
+
+    #[test]
+    fn a_document_reads_alike_whichever_reader_meets_each_element() {
+        let common = built(&format!("{HEAD}{NODES},{EDGES}}}"));
+        // Escaped names: every node and edge goes through the schema, and edges resolve by name.
+        let escaped = format!("{HEAD}{NODES},{EDGES}}}").replace("\"b\"", "\"\\u0062\"");
+        assert!(escaped.contains("\\u0062"));
+        same_model(&common, &built(&escaped));
+        // Keys the scanner does not read, edges before nodes, the header last.
+        same_model(&common, &built(&format!("{HEAD}{EDGES},{NODES},\"options\":{{}},\"subgraphs\":[]}}")));
+        let late = format!("{{{NODES},{EDGES},\"name\":\"g\",\"version\":1,\"format\":\"stream-graph\"}}");
+        same_model(&common, &built(&late));
+        // One node in another shape among common ones.
+        let mixed = NODES.replace(r#""tasks":0}"#, r#""tasks":0,"stream":-1}"#);
+        same_model(&common, &built(&format!("{HEAD}{mixed},{EDGES}}}")));
+    }
+
+    #[test]
+    fn faults_come_in_the_schema_order_whatever_the_document_order() {
+        let bad = NODES.replace(r#""tasks":0"#, r#""tasks":-1"#);
+        let node_fault = "node 'a' of root graph 'g': field 'tasks' must be an integer in [0, 4294967295], got -1";
+        assert_eq!(load_str(&format!("{HEAD}{bad},{EDGES}}}")).unwrap_err().message, node_fault);
+        // The root's name after its nodes still names the graph.
+        let late = format!("{{\"format\":\"stream-graph\",\"version\":1,{bad},{EDGES},\"name\":\"g\"}}");
+        assert_eq!(load_str(&late).unwrap_err().message, node_fault);
+        // A top-level fault, a syntax error or a missing field after the node comes first.
+        let e = load_str(&format!("{HEAD}{bad},{EDGES},\"bogus\":1}}")).unwrap_err();
+        assert!(e.message.starts_with("graph document: unknown field 'bogus'"), "{e}");
+        let e = load_str(&format!("{HEAD}{bad},{EDGES},}}")).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Json, "{e}");
+        assert_eq!(
+            load_str(&format!("{HEAD}{bad}}}")).unwrap_err().message,
+            "graph document: missing required field 'edges'"
+        );
+        let e = load_str(&format!("{},{bad},{EDGES}}}", HEAD.replace("1,", "2,").trim_end_matches(','))).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Format, "{e}");
+        // A bad edge after a bad node: the node.
+        let edges = EDGES.replace(r#""kind":"control""#, r#""kind":"sideways""#);
+        assert_eq!(load_str(&format!("{HEAD}{bad},{edges}}}")).unwrap_err().message, node_fault);
+        let e = load_str(&format!("{HEAD}{NODES},{edges}}}")).unwrap_err();
+        assert_eq!(e.message, "edge 1 of root graph 'g': kind \"sideways\" must be \"data\" or \"control\"");
+    }
+
+    #[test]
+    fn syntax_errors_name_their_place_in_the_document() {
+        let doc = format!("{HEAD}{NODES},\n{EDGES}}}").replace(r#""tasks":0}"#, r#""tasks":0 "cost_us":1}"#);
+        let e = load_str(&doc).unwrap_err();
+        assert_eq!(e.message, "malformed graph JSON: expected `,` or `}` at line 1 column 121", "{doc}");
+        let e = load_str(&format!("{HEAD}{NODES},\n{EDGES}")).unwrap_err();
+        assert_eq!(e.message, "malformed graph JSON: EOF while parsing an object at line 4 column 83");
+        let e = load_str(&format!("{HEAD}{NODES},{EDGES}}} x")).unwrap_err();
+        assert!(e.message.starts_with("malformed graph JSON: trailing characters"), "{e}");
+        let e = builder_from_slice(
+            b"{\"format\":\"stream-graph\",\"version\":1,\"name\":\"\xff\",\"nodes\":[],\"edges\":[]}",
+        );
+        assert!(e.unwrap_err().message.starts_with("malformed graph JSON: invalid unicode code point"));
+        let e = load_str("[1, 2]").unwrap_err();
+        assert_eq!(e.message, "graph document must be an object, got an array");
+    }
+
+    #[test]
+    fn the_scanner_reads_the_common_node_shape() {
+        let n = node_by_scanner(r#"{"name":"a","type":"Add","engine":"AIcoreEngine","tasks":2,"cost_us":1.5,"cores":3,"attrs":{"stream_label":"s","parallel_group":""}}"#).unwrap();
+        assert_eq!((n.name.as_str(), n.op_type.as_str(), n.engine.as_str()), ("a", "Add", "AIcoreEngine"));
+        assert_eq!((n.tasks, n.cost_us, n.cores), (2, 1.5, 3));
+        assert_eq!(n.attrs.stream_label.as_deref(), Some("s"));
+        assert_eq!(n.attrs.parallel_group, None);
+        let d =
+            node_by_scanner(" { \"name\" : \"b\" ,\n \"type\":\"Const\", \"engine\":\"DNN_VM_GE_LOCAL\" } ").unwrap();
+        assert_eq!((d.tasks, d.cost_us, d.cores), (1, 0.0, 0));
+    }
+
+    #[test]
+    fn the_scanner_leaves_every_other_node_to_the_schema() {
+        for raw in [
+            r#"{"name":"a","type":"Add"}"#,
+            r#"{"name":"a","type":"Add","engine":"E","name":"b"}"#,
+            r#"{"name":"a\n","type":"Add","engine":"E"}"#,
+            r#"{"name":"a","type":"Add","engine":"E","tasks":-1}"#,
+            r#"{"name":"a","type":"Add","engine":"E","tasks":1.0}"#,
+            r#"{"name":"a","type":"Add","engine":"E","tasks":4294967296}"#,
+            r#"{"name":"a","type":"Add","engine":"E","cost_us":-0}"#,
+            r#"{"name":"a","type":"Add","engine":"E","cost_us":null}"#,
+            r#"{"name":"a","type":"Add","engine":"E","stream":1}"#,
+            r#"{"name":"a","type":"Add","engine":"E","attrs":{"dims":1}}"#,
+            r#"{"name":1,"type":"Add","engine":"E"}"#,
+            r#"{}"#,
+            r#"[]"#,
+        ] {
+            assert!(node_by_scanner(raw).is_none(), "{raw}");
+        }
+        // What the schema makes of a node the scanner also reads is the same node.
+        let raw = r#"{"name":"a","type":"Add","engine":"E","tasks":7,"cost_us":0.5,"attrs":{"user_stream_label":"u"}}"#;
+        assert_eq!(node_by_scanner(raw).unwrap(), node_by_schema(raw).unwrap());
     }
 }
