@@ -161,7 +161,7 @@ impl ModelBuilder {
     }
 
     /// [`build`](Self::build) with the name index of the first graphs already made (node
-    /// positions by name, every name once: what the loader's fast path makes while reading).
+    /// positions by name, every name once: what the loader makes while reading).
     pub(crate) fn build_indexed(self, mut indexes: Vec<NameIndex>) -> Result<Model> {
         let ModelBuilder {
             source,

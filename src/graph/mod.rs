@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use csr::Csr;
 
-/// The graph JSON format's name and version (graph-json.md), which both loaders check.
+/// The graph JSON format's name and version (graph-json.md), which the loader checks.
 pub const GRAPH_FORMAT: &str = "stream-graph";
 pub const GRAPH_VERSION: u64 = 1;
 
