@@ -41,10 +41,14 @@ pub fn allocate(model: &Model, stage: Stage) -> Result<Allocation> {
 }
 
 /// [`allocate`] from the logical streams given with the graph (node `stream` and
-/// `attached_stream_ids`) instead of computing them.
+/// `attached_stream_ids`) instead of computing them; under `memory_limit`, in the memory-aware
+/// order when their own order is over it, else SA2003 ([`search::fit::run_from`]).
 pub fn allocate_from_preassigned(model: &Model, stage: Stage) -> Result<Allocation> {
     let options = model.options.clone();
     let limits = compile::TaskLimits::from_options(&options);
+    if options.memory_limit.is_some() && stage >= Stage::Sync {
+        return search::fit::run_from(model, options, limits, Stage::Sync, stage).map(|(c, _)| c.alloc);
+    }
     let mut s = driver::Session::new(model, options, limits).from_preassigned();
     s.run_to(stage)?;
     s.into_result().map(|(a, _)| a)

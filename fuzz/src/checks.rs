@@ -111,6 +111,7 @@ pub fn only_unavoidable_task_overflows(
     report: &stream_alloc::verify::Report,
 ) -> Result<(), String> {
     use stream_alloc::compile::split::{self, RESERVED_TASKS, TaskLimits};
+    use stream_alloc::graph::tasks;
     if let Some(v) = report.violations.iter().find(|v| v.rule != 7) {
         return Err(format!("{v:?}"));
     }
@@ -123,12 +124,12 @@ pub fn only_unavoidable_task_overflows(
     let mut unit: BTreeMap<(usize, u32), u64> = BTreeMap::new();
     for n in model.nodes.ids() {
         if let Some(s) = alloc.stream()[n] {
-            let t = split::main_task_count(model, n).unwrap();
+            let t = tasks::main_task_count(model, n).unwrap();
             total[s.index()] += t;
             *unit.entry((n.index(), s.0)).or_default() += t;
         }
         for (i, s) in alloc.attached()[n].iter().enumerate() {
-            let t = split::attached_task_count(model, n, i).unwrap();
+            let t = tasks::attached_task_count(model, n, i).unwrap();
             total[s.index()] += t;
             *unit.entry((n.index(), s.0)).or_default() += t;
         }

@@ -24,7 +24,7 @@ use crate::compile::policy::report::PeerReport;
 use crate::compile::{Allocation, Stage, TaskLimits};
 use crate::driver::Session;
 use crate::error::{Error, Result};
-use crate::graph::{GivenEvent, IdVec, Model, NodeId, Options, StreamId};
+use crate::graph::{GivenEvent, IdVec, Model, NodeId, Options, Shape, StreamId};
 
 /// A peer system whose assignment rule is re-implemented here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,6 +170,9 @@ pub fn plan(model: &Model, peer: Peer, options: &Options) -> Result<Plan> {
         );
     }
     let g = TaskGraph::of(model);
+    if runs_on_one_stream(model, options) {
+        return Ok(one_stream(model, &g));
+    }
     let (streams, waits) = match peer {
         Peer::Xla => peers::xla(model, &g),
         Peer::Nimble => peers::nimble(&g),
@@ -201,6 +204,23 @@ pub fn plan(model: &Model, peer: Peer, options: &Options) -> Result<Plan> {
     };
     let waits = waits.into_iter().map(|(u, v)| (g.order[u], g.order[v])).collect();
     Ok(Plan { stream, waits, order: None })
+}
+
+/// GE's runtime runs a dynamic-shape root on one stream unless the host enables multi-stream
+/// for it (`dynamic_multi_stream`, GE's `ENABLE_DYNAMIC_SHAPE_MULTI_STREAM`): a peer's plan on
+/// several streams could not run there, so every peer is held to the rule the project's own
+/// policies follow (`compile::policy::PolicyInput::new`).
+fn runs_on_one_stream(model: &Model, options: &Options) -> bool {
+    model.root().shape == Shape::Dynamic && (options.compat_ge || !options.dynamic_multi_stream)
+}
+
+/// Every task-bearing node on stream 0, with no wait: what the runtime runs under that rule.
+fn one_stream(model: &Model, g: &TaskGraph) -> Plan {
+    let mut stream = IdVec::filled(model.nodes.len(), None);
+    for &n in &g.order {
+        stream[n] = Some(StreamId(0));
+    }
+    Plan { stream, waits: Vec::new(), order: None }
 }
 
 /// TensorRT-LLM's plan: its streams, its waits, and its
@@ -341,6 +361,20 @@ mod tests {
             let check = crate::verify::check(&m, &a.to_json(&m));
             assert!(check.ok(), "{}: {:?}", peer.name(), check.violations);
             assert_eq!(report.name, peer.name());
+        }
+    }
+
+    #[test]
+    fn a_dynamic_root_runs_every_peer_on_one_stream_unless_multi_stream_is_enabled() {
+        let dynamic = DIAMOND.replace(r#""name": "diamond","#, r#""name": "diamond", "shape": "dynamic","#);
+        let m = load_str(&dynamic).unwrap();
+        for peer in Peer::ALL {
+            let p = plan(&m, peer, &m.options).unwrap();
+            assert_eq!(streams(&m, &p), [-1, 0, 0, 0, 0, 0], "{}", peer.name());
+            assert!(p.waits.is_empty(), "{}", peer.name());
+            let mut multi = m.options.clone();
+            multi.dynamic_multi_stream = true;
+            assert_eq!(plan(&m, peer, &multi).unwrap(), plan(&load_str(DIAMOND).unwrap(), peer, &multi).unwrap());
         }
     }
 }

@@ -5,12 +5,12 @@
 //! order, a node's subgraphs right after it; the nodes the pipeline inserted are not counted)
 //! or by graph and node name; `sa_allocation_execution_order` lists the indexes in the order the
 //! streams run the nodes. Streams are `int64_t`, -1 for a node that runs on no stream. The
-//! memory plan and the summary are read as on the session (see [`super::compiled`]).
+//! memory plan and the summary are read as on the session (see [`super::handle`]).
 
 use std::ffi::{CString, c_char};
 use std::sync::{Mutex, OnceLock};
 
-use super::compiled::{self, Compiled};
+use super::handle::{self, SessionHandle};
 use super::summary::sa_summary;
 use super::{
     ApiError, ApiResult, LastError, SA_BUFFER_TOO_SMALL, SA_INVALID_ARGUMENT, SA_NOT_FOUND, SA_NULL_POINTER, arg_str,
@@ -54,32 +54,33 @@ pub(crate) fn stage_value(stage: Stage) -> sa_stage {
 /// Immutable after creation, so queries from several threads are safe (its caches are
 /// `OnceLock`s); the last-error slot is behind a lock.
 pub struct sa_allocation {
-    compiled: Compiled,
+    handle: SessionHandle,
     mode: CString,
     json: OnceLock<CString>,
     last_error: Mutex<LastError>,
 }
 
 impl sa_allocation {
-    /// A view of `compiled`, which has run at least its logical stage.
-    pub(crate) fn new(compiled: Compiled) -> ApiResult<Self> {
-        let mode = lossy_cstring(compiled.allocation()?.mode());
-        Ok(sa_allocation { compiled, mode, json: OnceLock::new(), last_error: Mutex::new(LastError::default()) })
+    /// A view of `handle`, which has run at least its logical stage.
+    pub(crate) fn new(handle: SessionHandle) -> ApiResult<Self> {
+        let mode = lossy_cstring(handle.allocation()?.mode());
+        Ok(sa_allocation { handle, mode, json: OnceLock::new(), last_error: Mutex::new(LastError::default()) })
     }
 
     fn alloc(&self) -> ApiResult<&Allocation> {
-        self.compiled.allocation()
+        self.handle.allocation()
     }
 
     /// Node `node` of graph `graph`: `SA_NOT_FOUND` when missing (the session answers
     /// `SA_UNKNOWN_NODE`).
     fn find(&self, graph: Option<&str>, node: &str) -> ApiResult<NodeId> {
-        self.compiled.find(graph, node, SA_NOT_FOUND)
+        self.handle.find(graph, node, SA_NOT_FOUND)
     }
 
     fn json(&self) -> ApiResult<&CString> {
         let alloc = self.alloc()?;
-        Ok(self.json.get_or_init(|| lossy_cstring(&alloc.to_json_string(self.compiled.model()))))
+        let plan = self.handle.memory()?;
+        Ok(self.json.get_or_init(|| lossy_cstring(&alloc.document(self.handle.model(), plan).to_string_pretty())))
     }
 }
 
@@ -107,11 +108,11 @@ unsafe fn with_alloc<T>(a: *const sa_allocation, f: impl FnOnce(&sa_allocation) 
 ///
 /// # Safety
 /// As [`with_alloc`].
-pub(crate) unsafe fn with_compiled<T>(
+pub(crate) unsafe fn with_handle<T>(
     a: *const sa_allocation,
-    f: impl FnOnce(&Compiled) -> ApiResult<T>,
+    f: impl FnOnce(&SessionHandle) -> ApiResult<T>,
 ) -> ApiResult<T> {
-    unsafe { with_alloc(a, |a| f(&a.compiled)) }
+    unsafe { with_alloc(a, |a| f(&a.handle)) }
 }
 
 /// Frees an allocation. NULL is a no-op. Strings borrowed from it (names, mode) die with it;
@@ -137,7 +138,7 @@ pub unsafe extern "C" fn sa_allocation_free(allocation: *mut sa_allocation) {
 /// `allocation` is NULL or a live handle; `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_allocation_node_count(allocation: *const sa_allocation, out: *mut usize) -> sa_status {
-    ffi_boundary(|| unsafe { with_alloc(allocation, |a| put(out, "out", || Ok(a.compiled.session().order().len()))) })
+    ffi_boundary(|| unsafe { with_alloc(allocation, |a| put(out, "out", || Ok(a.handle.session().order().len()))) })
 }
 
 /// Stores in `*name` the name of the node at node index `index` (GE's `GetAllNodes` order). The string belongs
@@ -158,8 +159,8 @@ pub unsafe extern "C" fn sa_allocation_node_name(
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
             put(name, "name", || {
-                let n = a.compiled.node_at(index)?;
-                Ok(a.compiled.name(n).as_ptr())
+                let n = a.handle.node_at(index)?;
+                Ok(a.handle.name(n).as_ptr())
             })
         })
     })
@@ -183,8 +184,8 @@ pub unsafe extern "C" fn sa_allocation_node_graph(
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
             put(graph_name, "graph_name", || {
-                let n = a.compiled.node_at(index)?;
-                Ok(a.compiled.graph_label(n).as_ptr())
+                let n = a.handle.node_at(index)?;
+                Ok(a.handle.graph_label(n).as_ptr())
             })
         })
     })
@@ -206,7 +207,7 @@ pub unsafe extern "C" fn sa_allocation_stream_at(
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
             put(stream, "stream", || {
-                let n = a.compiled.node_at(index)?;
+                let n = a.handle.node_at(index)?;
                 Ok(stream_value(a.alloc()?.stream()[n]))
             })
         })
@@ -229,7 +230,7 @@ pub unsafe extern "C" fn sa_allocation_logical_stream_at(
     ffi_boundary(|| unsafe {
         with_alloc(allocation, |a| {
             put(stream, "stream", || {
-                let n = a.compiled.node_at(index)?;
+                let n = a.handle.node_at(index)?;
                 Ok(stream_value(a.alloc()?.logical_stream()[n]))
             })
         })
@@ -491,6 +492,30 @@ pub struct sa_tensor {
     pub bytes: u64,
 }
 
+/// `sa_allocation_tensor_at`, `sa_session_tensor_at`: the strings are the handle's.
+///
+/// # Safety
+/// `tensor` is NULL or writable.
+pub(crate) unsafe fn tensor_at(c: &SessionHandle, index: usize, tensor: *mut sa_tensor) -> ApiResult {
+    let out = out_ptr(tensor, "tensor")?;
+    let list = c.memory()?.map_or(&[][..], |p| &p.tensors[..]);
+    let t = list.get(index).ok_or_else(|| {
+        ApiError::new(
+            SA_NOT_FOUND,
+            format!("tensor index {index} is out of range (the memory plan has {} tensors)", list.len()),
+        )
+    })?;
+    let v = sa_tensor {
+        node: c.name(t.node).as_ptr(),
+        graph: c.graph_label(t.node).as_ptr(),
+        port: t.port,
+        offset: t.offset,
+        bytes: t.bytes,
+    };
+    unsafe { write_out(out, v) };
+    Ok(())
+}
+
 /// Stores in `*out` the arena bytes of the allocation's memory plan: every tensor that owns
 /// memory fits in `[0, *out)`, and tensors share bytes only when stream order and syncs
 /// order their lifetimes. `SA_NOT_FOUND` when the graph gives no `out_bytes` (no plan). The
@@ -502,7 +527,7 @@ pub struct sa_tensor {
 /// `allocation` is NULL or a live handle; `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_allocation_memory_peak(allocation: *const sa_allocation, out: *mut u64) -> sa_status {
-    ffi_boundary(|| unsafe { with_compiled(allocation, |c| compiled::memory_peak(c, out)) })
+    ffi_boundary(|| unsafe { with_handle(allocation, |c| handle::memory_peak(c, out)) })
 }
 
 /// Stores in `*out` the number of tensors of the memory plan (0 when the graph gives no
@@ -515,7 +540,7 @@ pub unsafe extern "C" fn sa_allocation_memory_peak(allocation: *const sa_allocat
 /// `allocation` is NULL or a live handle; `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_allocation_tensor_count(allocation: *const sa_allocation, out: *mut usize) -> sa_status {
-    ffi_boundary(|| unsafe { with_compiled(allocation, |c| compiled::tensor_count(c, out)) })
+    ffi_boundary(|| unsafe { with_handle(allocation, |c| handle::tensor_count(c, out)) })
 }
 
 /// Stores in `*tensor` the tensor at `index` of the memory plan. `SA_NOT_FOUND` if `index` is
@@ -532,7 +557,7 @@ pub unsafe extern "C" fn sa_allocation_tensor_at(
     index: usize,
     tensor: *mut sa_tensor,
 ) -> sa_status {
-    ffi_boundary(|| unsafe { with_compiled(allocation, |c| compiled::tensor_at(c, index, tensor)) })
+    ffi_boundary(|| unsafe { with_handle(allocation, |c| tensor_at(c, index, tensor)) })
 }
 
 /// Stores the allocation's execution order, the order in which each stream runs its nodes
@@ -552,7 +577,7 @@ pub unsafe extern "C" fn sa_allocation_execution_order(
     indexes: *mut *const usize,
     count: *mut usize,
 ) -> sa_status {
-    ffi_boundary(|| unsafe { with_compiled(allocation, |c| compiled::execution_order(c, indexes, count)) })
+    ffi_boundary(|| unsafe { with_handle(allocation, |c| handle::execution_order(c, indexes, count)) })
 }
 
 /// Takes the stream allocation summary (GE's `GetStreamAllocationSummary`) of the stage the
@@ -569,7 +594,7 @@ pub unsafe extern "C" fn sa_allocation_get_summary(
     allocation: *const sa_allocation,
     out: *mut *mut sa_summary,
 ) -> sa_status {
-    ffi_boundary(|| unsafe { with_compiled(allocation, |c| super::summary::take(c, false, out)) })
+    ffi_boundary(|| unsafe { with_handle(allocation, |c| super::summary::take(c, false, out)) })
 }
 
 /// Takes the compiled graph summary (GE's `Session::GetCompiledGraphSummary`, with the memory
@@ -587,5 +612,5 @@ pub unsafe extern "C" fn sa_allocation_get_compiled_summary(
     allocation: *const sa_allocation,
     out: *mut *mut sa_summary,
 ) -> sa_status {
-    ffi_boundary(|| unsafe { with_compiled(allocation, |c| super::summary::take(c, true, out)) })
+    ffi_boundary(|| unsafe { with_handle(allocation, |c| super::summary::take(c, true, out)) })
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::allocation::{sa_allocation, sa_stage, stage_of};
-use super::compiled::Compiled;
+use super::handle::SessionHandle;
 use super::{
     ApiError, ApiResult, LastError, SA_DUPLICATE_NAME, SA_INVALID_ARGUMENT, SA_INVALID_STATE, SA_NOT_FOUND,
     SA_NULL_POINTER, SA_UNKNOWN_NODE, arg_str, ffi_boundary, free_box, new_boxed, opt_str, out_ptr, sa_status,
@@ -938,7 +938,7 @@ pub unsafe extern "C" fn sa_graph_allocate(
                 let (options, limits) = compile_inputs(&model)?;
                 let mut session = crate::search::session(model, options, limits, Default::default());
                 session.run_to(stage)?;
-                sa_allocation::new(Compiled::new(session))
+                sa_allocation::new(SessionHandle::new(session))
             })
         })
     })

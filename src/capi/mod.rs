@@ -16,9 +16,9 @@
 #![allow(non_camel_case_types)]
 
 pub mod allocation;
-mod compiled;
 pub mod event_allocator;
 pub mod graph;
+mod handle;
 pub mod mem_pool;
 pub mod notify_allocator;
 pub mod pluggable;

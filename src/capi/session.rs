@@ -2,7 +2,7 @@
 //! host's memory assignment and task generation, then syncs, split, Send/Recv generation).
 //!
 //! One handle holds one built model, the allocation so far and the host's task counts
-//! ([`Compiled`]). Stage calls run once each, in order; a call out of order returns
+//! ([`SessionHandle`]). Stage calls run once each, in order; a call out of order returns
 //! `SA_STAGE` (SA2002) with a message naming the call that must come first. After any stage
 //! the host reads per-node results (by node index, GE's `GetAllNodes` order, or by graph and
 //! node name via `sa_session_node_index`), the execution order the streams run the nodes in,
@@ -17,8 +17,8 @@
 use std::ffi::{CString, c_char};
 
 use super::allocation::{sa_allocation, sa_tensor};
-use super::compiled::{self, CompileSession, Compiled, write_array};
 use super::graph::sa_graph;
+use super::handle::{self, CompileSession, SessionHandle, write_array};
 use super::summary::sa_summary;
 use super::{
     ApiError, ApiResult, LastError, SA_NOT_FOUND, SA_NULL_POINTER, SA_STAGE, SA_UNKNOWN_NODE, arg_str, ffi_boundary,
@@ -73,7 +73,7 @@ struct View {
 
 /// A compile session plus what C reads of it. Opaque to C. Not thread-safe for one handle.
 pub struct sa_session {
-    compiled: Compiled,
+    handle: SessionHandle,
     /// Per-node arrays of the current stage, built on the first per-node query.
     view: Option<View>,
     last_error: LastError,
@@ -90,7 +90,7 @@ fn ids(v: &[StreamId]) -> Vec<i64> {
 impl sa_session {
     fn view(&mut self) -> ApiResult<&View> {
         if self.view.is_none() {
-            let s = self.compiled.session();
+            let s = self.handle.session();
             let a = s.allocation()?;
             let infos = s.node_infos()?;
             let nodes = s
@@ -132,17 +132,17 @@ impl sa_session {
     }
 
     fn index(&self, index: usize) -> ApiResult<NodeId> {
-        self.compiled.node_at(index)
+        self.handle.node_at(index)
     }
 
     fn session(&self) -> &CompileSession {
-        self.compiled.session()
+        self.handle.session()
     }
 
     /// A call that changes the allocation: what was read of the previous stage goes.
     fn stage_call(&mut self, f: impl FnOnce(&mut CompileSession) -> crate::Result<()>) -> ApiResult {
         self.view = None;
-        self.compiled.stage_call(f)
+        self.handle.stage_call(f)
     }
 }
 
@@ -212,7 +212,7 @@ pub unsafe extern "C" fn sa_session_new(graph: *mut sa_graph, out: *mut *mut sa_
             let model = super::graph::with_graph(graph, |g| g.model())?;
             let (options, limits) = super::graph::compile_inputs(&model)?;
             let session = crate::search::session(model, options, limits, Default::default());
-            Ok(sa_session { compiled: Compiled::new(session), view: None, last_error: LastError::default() })
+            Ok(sa_session { handle: SessionHandle::new(session), view: None, last_error: LastError::default() })
         })
     })
 }
@@ -304,7 +304,7 @@ pub unsafe extern "C" fn sa_session_set_task_count(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
-            let n = s.compiled.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?, SA_UNKNOWN_NODE)?;
+            let n = s.handle.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?, SA_UNKNOWN_NODE)?;
             s.stage_call(|x| x.set_task_count(n, tasks))
         })
     })
@@ -329,7 +329,7 @@ pub unsafe extern "C" fn sa_session_set_attached_task_count(
 ) -> sa_status {
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
-            let n = s.compiled.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?, SA_UNKNOWN_NODE)?;
+            let n = s.handle.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?, SA_UNKNOWN_NODE)?;
             s.stage_call(|x| x.set_attached_task_count(n, attached_index, tasks))
         })
     })
@@ -417,7 +417,7 @@ pub unsafe extern "C" fn sa_session_node_index(
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
             put(index, "index", || {
-                let n = s.compiled.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?, SA_UNKNOWN_NODE)?;
+                let n = s.handle.find(opt_str(graph_name, "graph_name")?, arg_str(node, "node")?, SA_UNKNOWN_NODE)?;
                 Ok(s.session().index_of(n))
             })
         })
@@ -442,8 +442,8 @@ pub unsafe extern "C" fn sa_session_node_name(
     ffi_boundary(|| unsafe {
         with_session(session, |s| {
             let n = s.index(index)?;
-            write_opt(name, s.compiled.name(n).as_ptr());
-            write_opt(graph_name, s.compiled.graph_label(n).as_ptr());
+            write_opt(name, s.handle.name(n).as_ptr());
+            write_opt(graph_name, s.handle.graph_label(n).as_ptr());
             Ok(())
         })
     })
@@ -468,7 +468,7 @@ pub unsafe extern "C" fn sa_session_node_streams(
             let lo = out_ptr(logical_stream, "logical_stream")?;
             let ph = out_ptr(stream, "stream")?;
             let n = s.index(index)?;
-            let a = s.compiled.allocation()?;
+            let a = s.handle.allocation()?;
             write_out(lo, sv(a.logical_stream()[n]));
             write_out(ph, sv(a.stream()[n]));
             Ok(())
@@ -854,7 +854,7 @@ pub unsafe extern "C" fn sa_session_last_error_code(session: *const sa_session) 
 /// `session` is NULL or a live handle; `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_session_get_summary(session: *mut sa_session, out: *mut *mut sa_summary) -> sa_status {
-    ffi_boundary(|| unsafe { with_session(session, |s| super::summary::take(&s.compiled, false, out)) })
+    ffi_boundary(|| unsafe { with_session(session, |s| super::summary::take(&s.handle, false, out)) })
 }
 
 /// Takes the summary of a finished allocation (GE's `Session::GetCompiledGraphSummary`) into a
@@ -872,7 +872,7 @@ pub unsafe extern "C" fn sa_session_get_compiled_summary(
     session: *mut sa_session,
     out: *mut *mut sa_summary,
 ) -> sa_status {
-    ffi_boundary(|| unsafe { with_session(session, |s| super::summary::take(&s.compiled, true, out)) })
+    ffi_boundary(|| unsafe { with_session(session, |s| super::summary::take(&s.handle, true, out)) })
 }
 
 /// Takes the finished allocation of the session into a new read-only `sa_allocation` in
@@ -905,7 +905,7 @@ pub unsafe extern "C" fn sa_session_get_allocation(
                     ),
                 ));
             }
-            let a = sa_allocation::new(s.compiled.clone())?;
+            let a = sa_allocation::new(s.handle.clone())?;
             write_out(out, Box::into_raw(Box::new(a)));
             Ok(())
         })
@@ -922,7 +922,7 @@ pub unsafe extern "C" fn sa_session_get_allocation(
 /// `session` is NULL or a live handle; `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_session_memory_peak(session: *mut sa_session, out: *mut u64) -> sa_status {
-    ffi_boundary(|| unsafe { with_session(session, |s| compiled::memory_peak(&s.compiled, out)) })
+    ffi_boundary(|| unsafe { with_session(session, |s| handle::memory_peak(&s.handle, out)) })
 }
 
 /// Stores in `*out` the number of tensors of the memory plan of the current allocation (0
@@ -935,7 +935,7 @@ pub unsafe extern "C" fn sa_session_memory_peak(session: *mut sa_session, out: *
 /// `session` is NULL or a live handle; `out` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sa_session_tensor_count(session: *mut sa_session, out: *mut usize) -> sa_status {
-    ffi_boundary(|| unsafe { with_session(session, |s| compiled::tensor_count(&s.compiled, out)) })
+    ffi_boundary(|| unsafe { with_session(session, |s| handle::tensor_count(&s.handle, out)) })
 }
 
 /// Stores in `*tensor` the tensor at `index` of the memory plan of the current allocation, as
@@ -953,7 +953,7 @@ pub unsafe extern "C" fn sa_session_tensor_at(
     index: usize,
     tensor: *mut sa_tensor,
 ) -> sa_status {
-    ffi_boundary(|| unsafe { with_session(session, |s| compiled::tensor_at(&s.compiled, index, tensor)) })
+    ffi_boundary(|| unsafe { with_session(session, |s| super::allocation::tensor_at(&s.handle, index, tensor)) })
 }
 
 /// Stores the execution order of the current allocation, the order in which each stream runs
@@ -971,5 +971,5 @@ pub unsafe extern "C" fn sa_session_execution_order(
     indexes: *mut *const usize,
     count: *mut usize,
 ) -> sa_status {
-    ffi_boundary(|| unsafe { with_session(session, |s| compiled::execution_order(&s.compiled, indexes, count)) })
+    ffi_boundary(|| unsafe { with_session(session, |s| handle::execution_order(&s.handle, indexes, count)) })
 }

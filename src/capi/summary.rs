@@ -10,7 +10,7 @@
 
 use std::ffi::{CString, c_char};
 
-use super::compiled::Compiled;
+use super::handle::SessionHandle;
 use super::{
     ApiError, ApiResult, SA_INVALID_ARGUMENT, SA_INVALID_STATE, SA_NOT_FOUND, SA_NULL_POINTER, SA_STAGE, ffi_boundary,
     free_box, lossy_cstring, new_boxed, out_ptr, put, sa_status, write_opt, write_out,
@@ -97,13 +97,13 @@ enum Memory {
 ///
 /// # Safety
 /// `out` is NULL or writable.
-pub(crate) unsafe fn take(c: &Compiled, compiled: bool, out: *mut *mut sa_summary) -> ApiResult {
+pub(crate) unsafe fn take(c: &SessionHandle, compiled: bool, out: *mut *mut sa_summary) -> ApiResult {
     unsafe { new_boxed(out, || snapshot(c, compiled)) }
 }
 
 /// Builds a snapshot of the current stage; with `memory`, also with the memory plan, which
 /// needs the whole pipeline.
-fn snapshot(c: &Compiled, memory: bool) -> ApiResult<sa_summary> {
+fn snapshot(c: &SessionHandle, memory: bool) -> ApiResult<sa_summary> {
     let stage = c.session().stage();
     if memory && stage != SessionStage::Generated {
         return Err(ApiError::new(

@@ -14,7 +14,7 @@ use stream_alloc::driver::Compiled;
 pub use stream_alloc::frontend::{Inputs, model_from_json};
 use stream_alloc::graph::Model;
 use stream_alloc::simulate::SimConfig;
-use stream_alloc::{Error, driver, frontend, verify};
+use stream_alloc::{Error, frontend, search, verify};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -279,8 +279,13 @@ pub fn run(args: AllocateArgs) -> i32 {
     let mut trace = None;
     let result = Inputs::load(&args.graph, &args.options, &args.onnx.source()).and_then(|inputs| match args.from {
         Some(from) => {
-            let (c, t) =
-                driver::run_from(&inputs.model, inputs.options.clone(), inputs.limits, from.into(), args.stage.into())?;
+            let (c, t) = search::fit::run_from(
+                &inputs.model,
+                inputs.options.clone(),
+                inputs.limits,
+                from.into(),
+                args.stage.into(),
+            )?;
             trace = Some(t);
             Ok((inputs, c))
         }

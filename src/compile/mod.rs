@@ -32,7 +32,7 @@ pub use split::{TaskCounts, TaskLimits};
 
 use crate::bail;
 use crate::error::Result;
-use crate::graph::{EventId, ExecutionOrder, IdVec, MemoryLimit, Model, NodeId, Options, StreamId};
+use crate::graph::{EventId, ExecutionOrder, IdVec, MemoryLimit, Model, NodeId, Options, StreamId, tasks};
 
 /// Stage 1's allocation from a logical result: the streams as `logical` assigns them, named
 /// after the mode, in the execution order [`choose_order`] gives. GE's result comes from
@@ -183,7 +183,7 @@ fn check_stream_count(model: &Model, streams: u32, what: &str) -> Result<()> {
 fn place_unassigned_task_nodes(model: &Model, alloc: &mut Allocation) -> Result<()> {
     let mut moved = false;
     for n in model.nodes.ids() {
-        if alloc.logical_stream[n].is_none() && split::main_task_count(model, n)? > 0 {
+        if alloc.logical_stream[n].is_none() && tasks::main_task_count(model, n)? > 0 {
             alloc.logical_stream[n] = Some(StreamId(0));
             alloc.stream[n] = Some(StreamId(0));
             alloc.logical_count = alloc.logical_count.max(1);

@@ -27,9 +27,10 @@ use crate::compile::logical::{self, LogicalResult, LogicalState, cv_parallel};
 use crate::compile::split::{TaskCounts, TaskLimits};
 use crate::compile::steps::{self, IdRule, StepContext, StepTrace, SyncReport};
 use crate::compile::summary::ModelCounts;
-use crate::compile::sync::{MAX_NOTIFY_NUM, ModelFacts, SyncConfig};
+use crate::compile::sync::{ModelFacts, SyncConfig};
 use crate::compile::{Allocation, Mode, Stage};
 use crate::error::Result;
+use crate::graph::device::MAX_NOTIFY_NUM;
 use crate::graph::partition::Partition;
 use crate::graph::{AutoMultistreamMode, GraphId, Model, Options, SyncKind};
 use crate::{bail, err};
@@ -469,7 +470,7 @@ pub fn sync_stage_within(
 
 /// GE refuses more notifies than `kMaxNotifyNum`.
 fn check_notify_count(model: &Model, cfg: SyncConfig, ids: u32) -> Result<()> {
-    if cfg.kind == SyncKind::Notify && ids > MAX_NOTIFY_NUM {
+    if cfg.kind == SyncKind::Notify && ids as usize > MAX_NOTIFY_NUM {
         bail!(
             Limit,
             "graph '{}' needs {ids} notifies after optimisation; at most {MAX_NOTIFY_NUM} are supported (kMaxNotifyNum)",

@@ -428,7 +428,7 @@ pub fn compare_row(
         to_ideal: if ideal.makespan_us > 0.0 { sim.makespan_us / ideal.makespan_us } else { 1.0 },
         peak: plan.map(|p| p.peak_bytes),
         single_peak,
-        event_ids: crate::search::auto::sync_ids(alloc),
+        event_ids: crate::search::sync_ids(alloc),
         candidates,
     })
 }

@@ -162,6 +162,8 @@ impl ModelBuilder {
 
     /// [`build`](Self::build) with the name index of the first graphs already made (node
     /// positions by name, every name once: what the loader makes while reading).
+    /// The checks run in a fixed order (graphs, nodes, parents, edges, orders, partition,
+    /// events), so a model with several faults always reports the same one first.
     pub(crate) fn build_indexed(self, mut indexes: Vec<NameIndex>) -> Result<Model> {
         let ModelBuilder {
             source,
@@ -179,30 +181,8 @@ impl ModelBuilder {
         if specs[0].name.is_empty() {
             bail!(Field, "the root graph has no name");
         }
-        let mut engines = if no_builtin_engines { EngineTable::empty() } else { EngineTable::builtin() };
-        for (name, o) in &engine_overrides {
-            if name.is_empty() {
-                bail!(Field, "engines: an engine has an empty name");
-            }
-            engines.apply_override(name, o)?;
-        }
-
-        // Graph names: unique, non-empty for subgraphs.
-        let mut graph_by_name: HashMap<String, GraphId> = HashMap::new();
-        for (i, g) in specs.iter().enumerate().skip(1) {
-            if g.name.is_empty() {
-                bail!(Subgraph, "subgraph {i} has no name");
-            }
-            if g.parent.as_deref().is_none_or(str::is_empty) {
-                bail!(Subgraph, "subgraph '{}' has no parent node", g.name);
-            }
-            if g.name == specs[0].name {
-                bail!(DuplicateName, "subgraph '{}' has the root graph's name", g.name);
-            }
-            if graph_by_name.insert(g.name.clone(), GraphId::new(i)).is_some() {
-                bail!(DuplicateName, "two subgraphs are named '{}'", g.name);
-            }
-        }
+        let engines = engine_table(no_builtin_engines, &engine_overrides)?;
+        let graph_by_name = index_graph_names(&specs)?;
         let total_nodes: usize = specs.iter().map(|g| g.nodes.len()).sum();
         let total_edges: usize = specs.iter().map(GraphSpec::edge_count).sum();
         if total_nodes > MAX_ITEMS || total_edges > MAX_ITEMS {
@@ -211,251 +191,18 @@ impl ModelBuilder {
                 "the model has {total_nodes} nodes and {total_edges} edges; at most {MAX_ITEMS} of each are supported"
             );
         }
-
-        // Nodes, graph by graph; names unique within their graph. Everything about a node that
-        // can fail is checked on the specs first; then each spec moves into its node, in place
-        // (the node table reuses the spec table's memory: a million nodes are not held twice).
-        let mut name_maps: Vec<GraphNames> = Vec::with_capacity(specs.len());
-        let mut engine_ids: Vec<EngineId> = Vec::new();
-        engine_ids.try_reserve_exact(total_nodes).map_err(|_| no_memory("nodes", total_nodes))?;
-        let mut base = 0u32;
-        for (gi, g) in specs.iter().enumerate() {
-            let where_ = graph_where(&g.name, gi);
-            let given = indexes.get_mut(gi).map(std::mem::take).filter(|i| i.len() == g.nodes.len());
-            let indexed = given.is_some();
-            let mut index = match given {
-                Some(index) => index,
-                None => NameIndex::with_capacity(g.nodes.len()).map_err(|_| no_memory("nodes", g.nodes.len()))?,
-            };
-            let name_of = |p: u32| g.nodes[p as usize].name.as_str();
-            let mut last_engine: Option<(&str, EngineId)> = None;
-            for (k, spec) in g.nodes.iter().enumerate() {
-                if spec.name.is_empty() {
-                    bail!(Field, "a node of {where_} has an empty name");
-                }
-                if spec.op_type.is_empty() {
-                    bail!(Field, "node '{}' of {where_}: empty type", spec.name);
-                }
-                let engine = match last_engine {
-                    Some((name, id)) if name == spec.engine => Some(id),
-                    _ => engines.lookup(&spec.engine),
-                };
-                let engine = engine.ok_or_else(|| {
-                    err!(
-                        UnknownEngine,
-                        "node '{}' of {where_}: unknown engine '{}' (known engines: {}; a graph's `engines` field can add one)",
-                        spec.name,
-                        spec.engine,
-                        engines.names()
-                    )
-                })?;
-                last_engine = Some((spec.engine.as_str(), engine));
-                check_node_attrs(spec, &where_)?;
-                if let Some(s) = spec.stream {
-                    if s != -1 && !(0..=i64::from(u32::MAX - 1)).contains(&s) {
-                        bail!(Field, "node '{}' of {where_}: stream {s} is out of range (-1 or a stream id)", spec.name)
-                    }
-                }
-                engine_ids.push(engine);
-                if indexed {
-                    continue;
-                }
-                let known =
-                    index.insert(&spec.name, k as u32, name_of).map_err(|_| no_memory("nodes", g.nodes.len()))?;
-                if known.is_some() {
-                    bail!(DuplicateName, "duplicate node name '{}' in {where_}", spec.name);
-                }
-            }
-            name_maps.push(GraphNames { index, base });
-            base += g.nodes.len() as u32;
-        }
+        let (name_maps, engine_ids) = check_nodes(&specs, &mut indexes, &engines, total_nodes)?;
         let mut specs = specs;
-        let mut nodes: Vec<Node> = Vec::new();
-        let mut graphs: IdVec<GraphId, Graph> = IdVec::new();
-        let mut owned_names: Vec<(NodeId, Vec<String>)> = Vec::new();
-        let mut engine_of = engine_ids.into_iter();
-        for (gi, g) in specs.iter_mut().enumerate() {
-            let gid = GraphId::new(gi);
-            let first = nodes.len();
-            let mut next = first as u32;
-            let taken = std::mem::take(&mut g.nodes);
-            let count = taken.len();
-            let converted = taken.into_iter().map(|mut spec| {
-                let id = NodeId(next);
-                next += 1;
-                if !spec.subgraphs.is_empty() {
-                    owned_names.push((id, std::mem::take(&mut spec.subgraphs)));
-                }
-                Node::from_spec(spec, &NodeContext { engine: engine_of.next().unwrap_or_default(), graph: gid })
-            });
-            if first == 0 {
-                nodes = converted.collect();
-            } else {
-                nodes.try_reserve(count).map_err(|_| no_memory("nodes", total_nodes))?;
-                nodes.extend(converted);
-            }
-            graphs.push(Graph {
-                name: g.name.clone(),
-                shape: g.shape,
-                parent: None,
-                nodes: (first..nodes.len()).map(NodeId::new).collect(),
-                order: Vec::new(),
-                edges: Vec::new(),
-            });
-        }
-        let mut nodes: IdVec<NodeId, Node> = IdVec::from_vec(nodes);
+        let mut owned_names = OwnedSubgraphs::new();
+        let (mut nodes, mut graphs) = move_nodes(&mut specs, engine_ids, total_nodes, &mut owned_names)?;
         check_continuous_labels(&nodes, &graphs)?;
-
-        // Parents: a subgraph's `parent` names a node of some other graph. A node's own
-        // `subgraphs` list settles which one when the name occurs in several graphs.
-        let mut claimed: HashMap<GraphId, NodeId> = HashMap::new();
-        for (owner, names) in &owned_names {
-            let owner = *owner;
-            for name in names {
-                let g = *graph_by_name.get(name.as_str()).ok_or_else(|| {
-                    err!(Subgraph, "node '{}' owns subgraph '{name}', which does not exist", nodes[owner].name)
-                })?;
-                if let Some(prev) = claimed.insert(g, owner) {
-                    if prev != owner {
-                        bail!(
-                            Subgraph,
-                            "subgraph '{name}' is owned by both '{}' and '{}'",
-                            nodes[prev].name,
-                            nodes[owner].name
-                        );
-                    }
-                    bail!(DuplicateName, "node '{}' lists subgraph '{name}' twice", nodes[owner].name);
-                }
-            }
-        }
-        for (gi, g) in specs.iter().enumerate().skip(1) {
-            let gid = GraphId::new(gi);
-            let parent_name = g.parent.as_deref().unwrap_or_default();
-            let candidates: Vec<NodeId> = name_maps
-                .iter()
-                .enumerate()
-                .filter(|&(other, _)| other != gi)
-                .filter_map(|(_, m)| m.find(&nodes, parent_name))
-                .collect();
-            let parent = match claimed.get(&gid) {
-                Some(&owner) => {
-                    if nodes[owner].name != parent_name {
-                        bail!(
-                            Subgraph,
-                            "subgraph '{}' names parent '{parent_name}' but node '{}' lists it",
-                            g.name,
-                            nodes[owner].name
-                        );
-                    }
-                    owner
-                }
-                None => match candidates.as_slice() {
-                    [] => bail!(Subgraph, "subgraph '{}': parent node '{parent_name}' does not exist", g.name),
-                    [one] => *one,
-                    _ => bail!(
-                        Subgraph,
-                        "subgraph '{}': parent name '{parent_name}' is ambiguous (a node of {} graphs); list the subgraph in the parent's `subgraphs`",
-                        g.name,
-                        candidates.len()
-                    ),
-                },
-            };
-            graphs[gid].parent = Some(parent);
-            nodes[parent].subgraphs.push(gid);
-        }
-        // Keep each owner's subgraphs in the order the owner declared them.
-        for (owner, names) in &owned_names {
-            let owner = *owner;
-            let order: Vec<GraphId> = names.iter().map(|n| graph_by_name[n.as_str()]).collect();
-            let mut rest: Vec<GraphId> =
-                nodes[owner].subgraphs.iter().copied().filter(|g| !order.contains(g)).collect();
-            let mut all = order;
-            all.append(&mut rest);
-            nodes[owner].subgraphs = all;
-        }
-        // Nesting must be a tree rooted at the root graph.
-        for gid in graphs.ids().skip(1) {
-            let mut cur = gid;
-            let mut steps = 0usize;
-            while let Some(p) = graphs[cur].parent {
-                cur = nodes[p].graph;
-                steps += 1;
-                if cur == gid || steps > graphs.len() {
-                    bail!(Subgraph, "subgraph '{}' is nested inside itself through its parent nodes", graphs[gid].name);
-                }
-            }
-        }
-
-        // Edges within each graph, then a stable topological order per graph.
-        let mut edges: Vec<Edge> = Vec::new();
-        edges.try_reserve_exact(total_edges).map_err(|_| no_memory("edges", total_edges))?;
-        for (gi, g) in specs.iter().enumerate() {
-            let gid = GraphId::new(gi);
-            let where_ = graph_where(&g.name, gi);
-            let names = &name_maps[gi];
-            let resolve = |k: usize, e: &EdgeSpec| {
-                let end = |end: &str, role: &str| {
-                    names.find(&nodes, end).ok_or_else(|| {
-                        err!(
-                            UnknownNode,
-                            "edge {k} ('{}' -> '{}') of {where_}: {role} '{end}' is not a node of that graph",
-                            e.src,
-                            e.dst
-                        )
-                    })
-                };
-                Ok::<_, crate::Error>(Edge {
-                    src: end(&e.src, "source")?,
-                    dst: end(&e.dst, "destination")?,
-                    kind: e.kind,
-                    src_port: e.src_port,
-                    dst_port: e.dst_port,
-                })
-            };
-            let first = edges.len();
-            for (k, e) in g.loaded_edges.iter().enumerate() {
-                edges.push(if e.src == LoadedEdge::UNRESOLVED {
-                    resolve(k, &g.unresolved_edges[e.dst as usize])?
-                } else {
-                    Edge {
-                        src: NodeId(names.base + e.src),
-                        dst: NodeId(names.base + e.dst),
-                        kind: e.kind,
-                        src_port: e.src_port,
-                        dst_port: e.dst_port,
-                    }
-                });
-            }
-            for (k, e) in g.edges.iter().enumerate() {
-                edges.push(resolve(g.loaded_edges.len() + k, e)?);
-            }
-            graphs[gid].edges = (first..edges.len()).map(EdgeId::new).collect();
-        }
-        let edges: IdVec<EdgeId, Edge> = IdVec::from_vec(edges);
+        let claimed = claim_subgraphs(&owned_names, &graph_by_name, &nodes)?;
+        assign_parents(&specs, &claimed, &name_maps, &mut nodes, &mut graphs)?;
+        order_owned_subgraphs(&owned_names, &graph_by_name, &mut nodes);
+        check_nesting(&nodes, &graphs)?;
+        let edges = resolve_edges(&specs, &nodes, &name_maps, &mut graphs, total_edges)?;
         check_aliases(&nodes, &edges, &graphs)?;
-        let mut topo_index = IdVec::filled(nodes.len(), 0u32);
-        for gid in graphs.ids() {
-            let ids = &graphs[gid].nodes;
-            let base = ids.first().map_or(0, |n| n.0);
-            let local: Vec<(u32, u32)> =
-                graphs[gid].edges.iter().map(|&e| (edges[e].src.0 - base, edges[e].dst.0 - base)).collect();
-            let order = topo::stable_order(ids.len(), &local).map_err(|cycle| {
-                let names: Vec<&str> = cycle.iter().map(|&i| nodes[NodeId(base + i)].name.as_str()).collect();
-                err!(
-                    Cycle,
-                    "{} has a cycle through {}: {} -> {}",
-                    graph_where(&graphs[gid].name, gid.index()),
-                    if names.len() == 1 { "a self-loop on node" } else { "nodes" },
-                    names.join(" -> "),
-                    names[0]
-                )
-            })?;
-            let order: Vec<NodeId> = order.into_iter().map(|i| NodeId(base + i)).collect();
-            for (pos, &n) in order.iter().enumerate() {
-                topo_index[n] = pos as u32;
-            }
-            graphs[gid].order = order;
-        }
+        let topo_index = order_graphs(&nodes, &edges, &mut graphs)?;
 
         let partition = match partition {
             None => None,
@@ -481,6 +228,347 @@ impl ModelBuilder {
         check_event_order(&model)?;
         Ok(model)
     }
+}
+
+/// GE's engine table (or an empty one) with the graph's `engines` overrides applied.
+fn engine_table(no_builtin: bool, overrides: &BTreeMap<String, EngineOverride>) -> Result<EngineTable> {
+    let mut engines = if no_builtin { EngineTable::empty() } else { EngineTable::builtin() };
+    for (name, o) in overrides {
+        if name.is_empty() {
+            bail!(Field, "engines: an engine has an empty name");
+        }
+        engines.apply_override(name, o)?;
+    }
+    Ok(engines)
+}
+
+/// Subgraphs by name: each named, owned by a parent node, and named once (never as the root).
+fn index_graph_names(specs: &[GraphSpec]) -> Result<HashMap<String, GraphId>> {
+    let mut graph_by_name: HashMap<String, GraphId> = HashMap::new();
+    for (i, g) in specs.iter().enumerate().skip(1) {
+        if g.name.is_empty() {
+            bail!(Subgraph, "subgraph {i} has no name");
+        }
+        if g.parent.as_deref().is_none_or(str::is_empty) {
+            bail!(Subgraph, "subgraph '{}' has no parent node", g.name);
+        }
+        if g.name == specs[0].name {
+            bail!(DuplicateName, "subgraph '{}' has the root graph's name", g.name);
+        }
+        if graph_by_name.insert(g.name.clone(), GraphId::new(i)).is_some() {
+            bail!(DuplicateName, "two subgraphs are named '{}'", g.name);
+        }
+    }
+    Ok(graph_by_name)
+}
+
+/// Checks everything about each node that can fail, graph by graph, while the nodes are still
+/// specs: names (unique within their graph), types, engines, attributes, streams. Returns each
+/// graph's name index (the given one where it covers the graph) and each node's engine.
+fn check_nodes(
+    specs: &[GraphSpec],
+    indexes: &mut [NameIndex],
+    engines: &EngineTable,
+    total_nodes: usize,
+) -> Result<(Vec<GraphNames>, Vec<EngineId>)> {
+    let mut name_maps: Vec<GraphNames> = Vec::with_capacity(specs.len());
+    let mut engine_ids: Vec<EngineId> = Vec::new();
+    engine_ids.try_reserve_exact(total_nodes).map_err(|_| no_memory("nodes", total_nodes))?;
+    let mut base = 0u32;
+    for (gi, g) in specs.iter().enumerate() {
+        let where_ = graph_where(&g.name, gi);
+        let given = indexes.get_mut(gi).map(std::mem::take).filter(|i| i.len() == g.nodes.len());
+        let indexed = given.is_some();
+        let mut index = match given {
+            Some(index) => index,
+            None => NameIndex::with_capacity(g.nodes.len()).map_err(|_| no_memory("nodes", g.nodes.len()))?,
+        };
+        let name_of = |p: u32| g.nodes[p as usize].name.as_str();
+        let mut last_engine: Option<(&str, EngineId)> = None;
+        for (k, spec) in g.nodes.iter().enumerate() {
+            if spec.name.is_empty() {
+                bail!(Field, "a node of {where_} has an empty name");
+            }
+            if spec.op_type.is_empty() {
+                bail!(Field, "node '{}' of {where_}: empty type", spec.name);
+            }
+            let engine = match last_engine {
+                Some((name, id)) if name == spec.engine => Some(id),
+                _ => engines.lookup(&spec.engine),
+            };
+            let engine = engine.ok_or_else(|| {
+                err!(
+                    UnknownEngine,
+                    "node '{}' of {where_}: unknown engine '{}' (known engines: {}; a graph's `engines` field can add one)",
+                    spec.name,
+                    spec.engine,
+                    engines.names()
+                )
+            })?;
+            last_engine = Some((spec.engine.as_str(), engine));
+            check_node_attrs(spec, &where_)?;
+            if let Some(s) = spec.stream {
+                if s != -1 && !(0..=i64::from(u32::MAX - 1)).contains(&s) {
+                    bail!(Field, "node '{}' of {where_}: stream {s} is out of range (-1 or a stream id)", spec.name)
+                }
+            }
+            engine_ids.push(engine);
+            if indexed {
+                continue;
+            }
+            let known = index.insert(&spec.name, k as u32, name_of).map_err(|_| no_memory("nodes", g.nodes.len()))?;
+            if known.is_some() {
+                bail!(DuplicateName, "duplicate node name '{}' in {where_}", spec.name);
+            }
+        }
+        name_maps.push(GraphNames { index, base });
+        base += g.nodes.len() as u32;
+    }
+    Ok((name_maps, engine_ids))
+}
+
+/// The subgraph names each node lists in its own `subgraphs`, in its order.
+type OwnedSubgraphs = Vec<(NodeId, Vec<String>)>;
+
+/// Each node spec that checked out, moved into its node in place (the node table reuses the
+/// spec table's memory: a million nodes are not held twice), and one graph per spec. The
+/// `subgraphs` each node lists are taken from its spec into `owned_names`.
+fn move_nodes(
+    specs: &mut [GraphSpec],
+    engine_ids: Vec<EngineId>,
+    total_nodes: usize,
+    owned_names: &mut OwnedSubgraphs,
+) -> Result<(IdVec<NodeId, Node>, IdVec<GraphId, Graph>)> {
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut graphs: IdVec<GraphId, Graph> = IdVec::new();
+    let mut engine_of = engine_ids.into_iter();
+    for (gi, g) in specs.iter_mut().enumerate() {
+        let gid = GraphId::new(gi);
+        let first = nodes.len();
+        let mut next = first as u32;
+        let taken = std::mem::take(&mut g.nodes);
+        let count = taken.len();
+        let converted = taken.into_iter().map(|mut spec| {
+            let id = NodeId(next);
+            next += 1;
+            if !spec.subgraphs.is_empty() {
+                owned_names.push((id, std::mem::take(&mut spec.subgraphs)));
+            }
+            Node::from_spec(spec, &NodeContext { engine: engine_of.next().unwrap_or_default(), graph: gid })
+        });
+        if first == 0 {
+            nodes = converted.collect();
+        } else {
+            nodes.try_reserve(count).map_err(|_| no_memory("nodes", total_nodes))?;
+            nodes.extend(converted);
+        }
+        graphs.push(Graph {
+            name: g.name.clone(),
+            shape: g.shape,
+            parent: None,
+            nodes: (first..nodes.len()).map(NodeId::new).collect(),
+            order: Vec::new(),
+            edges: Vec::new(),
+        });
+    }
+    Ok((IdVec::from_vec(nodes), graphs))
+}
+
+/// The subgraphs nodes list in their own `subgraphs`: each exists and has one owner.
+fn claim_subgraphs(
+    owned_names: &[(NodeId, Vec<String>)],
+    graph_by_name: &HashMap<String, GraphId>,
+    nodes: &IdVec<NodeId, Node>,
+) -> Result<HashMap<GraphId, NodeId>> {
+    let mut claimed: HashMap<GraphId, NodeId> = HashMap::new();
+    for (owner, names) in owned_names {
+        let owner = *owner;
+        for name in names {
+            let g = *graph_by_name.get(name.as_str()).ok_or_else(|| {
+                err!(Subgraph, "node '{}' owns subgraph '{name}', which does not exist", nodes[owner].name)
+            })?;
+            if let Some(prev) = claimed.insert(g, owner) {
+                if prev != owner {
+                    bail!(
+                        Subgraph,
+                        "subgraph '{name}' is owned by both '{}' and '{}'",
+                        nodes[prev].name,
+                        nodes[owner].name
+                    );
+                }
+                bail!(DuplicateName, "node '{}' lists subgraph '{name}' twice", nodes[owner].name);
+            }
+        }
+    }
+    Ok(claimed)
+}
+
+/// Parents: a subgraph's `parent` names a node of some other graph. A node's own `subgraphs`
+/// list settles which one when the name occurs in several graphs.
+fn assign_parents(
+    specs: &[GraphSpec],
+    claimed: &HashMap<GraphId, NodeId>,
+    name_maps: &[GraphNames],
+    nodes: &mut IdVec<NodeId, Node>,
+    graphs: &mut IdVec<GraphId, Graph>,
+) -> Result<()> {
+    for (gi, g) in specs.iter().enumerate().skip(1) {
+        let gid = GraphId::new(gi);
+        let parent_name = g.parent.as_deref().unwrap_or_default();
+        let candidates: Vec<NodeId> = name_maps
+            .iter()
+            .enumerate()
+            .filter(|&(other, _)| other != gi)
+            .filter_map(|(_, m)| m.find(nodes, parent_name))
+            .collect();
+        let parent = match claimed.get(&gid) {
+            Some(&owner) => {
+                if nodes[owner].name != parent_name {
+                    bail!(
+                        Subgraph,
+                        "subgraph '{}' names parent '{parent_name}' but node '{}' lists it",
+                        g.name,
+                        nodes[owner].name
+                    );
+                }
+                owner
+            }
+            None => match candidates.as_slice() {
+                [] => bail!(Subgraph, "subgraph '{}': parent node '{parent_name}' does not exist", g.name),
+                [one] => *one,
+                _ => bail!(
+                    Subgraph,
+                    "subgraph '{}': parent name '{parent_name}' is ambiguous (a node of {} graphs); list the subgraph in the parent's `subgraphs`",
+                    g.name,
+                    candidates.len()
+                ),
+            },
+        };
+        graphs[gid].parent = Some(parent);
+        nodes[parent].subgraphs.push(gid);
+    }
+    Ok(())
+}
+
+/// Keeps each owner's subgraphs in the order the owner declared them.
+fn order_owned_subgraphs(
+    owned_names: &[(NodeId, Vec<String>)],
+    graph_by_name: &HashMap<String, GraphId>,
+    nodes: &mut IdVec<NodeId, Node>,
+) {
+    for (owner, names) in owned_names {
+        let owner = *owner;
+        let order: Vec<GraphId> = names.iter().map(|n| graph_by_name[n.as_str()]).collect();
+        let mut rest: Vec<GraphId> = nodes[owner].subgraphs.iter().copied().filter(|g| !order.contains(g)).collect();
+        let mut all = order;
+        all.append(&mut rest);
+        nodes[owner].subgraphs = all;
+    }
+}
+
+/// Nesting must be a tree rooted at the root graph.
+fn check_nesting(nodes: &IdVec<NodeId, Node>, graphs: &IdVec<GraphId, Graph>) -> Result<()> {
+    for gid in graphs.ids().skip(1) {
+        let mut cur = gid;
+        let mut steps = 0usize;
+        while let Some(p) = graphs[cur].parent {
+            cur = nodes[p].graph;
+            steps += 1;
+            if cur == gid || steps > graphs.len() {
+                bail!(Subgraph, "subgraph '{}' is nested inside itself through its parent nodes", graphs[gid].name);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Edges within each graph, loaded ones (already positions) first, then those by name; each
+/// end must name a node of the edge's own graph.
+fn resolve_edges(
+    specs: &[GraphSpec],
+    nodes: &IdVec<NodeId, Node>,
+    name_maps: &[GraphNames],
+    graphs: &mut IdVec<GraphId, Graph>,
+    total_edges: usize,
+) -> Result<IdVec<EdgeId, Edge>> {
+    let mut edges: Vec<Edge> = Vec::new();
+    edges.try_reserve_exact(total_edges).map_err(|_| no_memory("edges", total_edges))?;
+    for (gi, g) in specs.iter().enumerate() {
+        let gid = GraphId::new(gi);
+        let where_ = graph_where(&g.name, gi);
+        let names = &name_maps[gi];
+        let resolve = |k: usize, e: &EdgeSpec| {
+            let end = |end: &str, role: &str| {
+                names.find(nodes, end).ok_or_else(|| {
+                    err!(
+                        UnknownNode,
+                        "edge {k} ('{}' -> '{}') of {where_}: {role} '{end}' is not a node of that graph",
+                        e.src,
+                        e.dst
+                    )
+                })
+            };
+            Ok::<_, crate::Error>(Edge {
+                src: end(&e.src, "source")?,
+                dst: end(&e.dst, "destination")?,
+                kind: e.kind,
+                src_port: e.src_port,
+                dst_port: e.dst_port,
+            })
+        };
+        let first = edges.len();
+        for (k, e) in g.loaded_edges.iter().enumerate() {
+            edges.push(if e.src == LoadedEdge::UNRESOLVED {
+                resolve(k, &g.unresolved_edges[e.dst as usize])?
+            } else {
+                Edge {
+                    src: NodeId(names.base + e.src),
+                    dst: NodeId(names.base + e.dst),
+                    kind: e.kind,
+                    src_port: e.src_port,
+                    dst_port: e.dst_port,
+                }
+            });
+        }
+        for (k, e) in g.edges.iter().enumerate() {
+            edges.push(resolve(g.loaded_edges.len() + k, e)?);
+        }
+        graphs[gid].edges = (first..edges.len()).map(EdgeId::new).collect();
+    }
+    Ok(IdVec::from_vec(edges))
+}
+
+/// A stable topological order per graph (a cycle is an error naming its nodes); returns each
+/// node's position in its graph's order.
+fn order_graphs(
+    nodes: &IdVec<NodeId, Node>,
+    edges: &IdVec<EdgeId, Edge>,
+    graphs: &mut IdVec<GraphId, Graph>,
+) -> Result<IdVec<NodeId, u32>> {
+    let mut topo_index = IdVec::filled(nodes.len(), 0u32);
+    for gid in graphs.ids() {
+        let ids = &graphs[gid].nodes;
+        let base = ids.first().map_or(0, |n| n.0);
+        let local: Vec<(u32, u32)> =
+            graphs[gid].edges.iter().map(|&e| (edges[e].src.0 - base, edges[e].dst.0 - base)).collect();
+        let order = topo::stable_order(ids.len(), &local).map_err(|cycle| {
+            let names: Vec<&str> = cycle.iter().map(|&i| nodes[NodeId(base + i)].name.as_str()).collect();
+            err!(
+                Cycle,
+                "{} has a cycle through {}: {} -> {}",
+                graph_where(&graphs[gid].name, gid.index()),
+                if names.len() == 1 { "a self-loop on node" } else { "nodes" },
+                names.join(" -> "),
+                names[0]
+            )
+        })?;
+        let order: Vec<NodeId> = order.into_iter().map(|i| NodeId(base + i)).collect();
+        for (pos, &n) in order.iter().enumerate() {
+            topo_index[n] = pos as u32;
+        }
+        graphs[gid].order = order;
+    }
+    Ok(topo_index)
 }
 
 /// Resolves the given events to node ids. Each end must be a node with a stream (its main one,

@@ -21,6 +21,10 @@ pub const DEFAULT_WAIT_LATENCY_US: f64 = 1.0;
 /// stream requests must be below it, so an assignment needing this many streams is refused at
 /// compile time, and the checker and the runtime's stream allocator read the same bound.
 pub const MAX_STREAM_NUM: usize = 2024;
+/// `gert::NotifyAllocator::kMaxNotifyNum` (ge-runtime-api.md §1), GE's `kMaxNotifyNum`: the
+/// runtime's notify allocator serves requests below it, and the compile stages refuse an
+/// assignment needing more notifies (sync ids in notify mode) than it.
+pub const MAX_NOTIFY_NUM: usize = 1024;
 /// The most logical stream ids a document may use: the checker's vector clocks are `streams²`
 /// words, and a preassigned id beyond it is refused before tables are sized by it.
 pub const MAX_LOGICAL_STREAMS: usize = 4096;

@@ -1,9 +1,13 @@
 //! Typed indices. Every table in the crate is indexed by one of these, never by a bare
 //! `usize`, so a node index can not be used where a stream id is meant.
+//!
+//! [`define_index!`] makes each one, as regalloc2's macro of that name does
+//! (bytecodealliance/regalloc2 `src/index.rs`): a `u32` newtype with `new`, `index` and an
+//! `invalid()` value (`u32::MAX`) that a table uses for "none" instead of a private sentinel.
 
 use std::fmt;
 
-macro_rules! define_id {
+macro_rules! define_index {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -20,17 +24,41 @@ macro_rules! define_id {
             pub fn index(self) -> usize {
                 self.0 as usize
             }
+            /// The "none" value: no table is this long (the loader refuses `u32::MAX` entries).
+            #[inline]
+            pub const fn invalid() -> Self {
+                $name(u32::MAX)
+            }
+            #[inline]
+            pub fn is_valid(self) -> bool {
+                self.0 != u32::MAX
+            }
+            #[inline]
+            pub fn is_invalid(self) -> bool {
+                self.0 == u32::MAX
+            }
         }
 
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 write!(f, "{}{}", stringify!($name), self.0)
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 write!(f, "{}", self.0)
+            }
+        }
+
+        impl $crate::graph::ids::Idx for $name {
+            #[inline]
+            fn from_index(i: usize) -> Self {
+                $name::new(i)
+            }
+            #[inline]
+            fn to_index(self) -> usize {
+                self.index()
             }
         }
 
@@ -43,38 +71,47 @@ macro_rules! define_id {
     };
 }
 
-define_id!(
+/// Other modules define their private indices with it (a stream of one schedule, a group).
+pub(crate) use define_index;
+
+define_index!(
     /// A node of any graph of a model (root or nested): ids are global across the model.
     NodeId
 );
-define_id!(
+define_index!(
     /// An edge of any graph of a model.
     EdgeId
 );
-define_id!(
+define_index!(
     /// A graph of a model; `GraphId(0)` is always the root.
     GraphId
 );
-define_id!(
+define_index!(
     /// A row of the engine table.
     EngineId
 );
-define_id!(
+define_index!(
     /// An engine subgraph produced by the partitioner (GE's `SubGraphInfo`).
     SubgraphId
 );
-define_id!(
+define_index!(
     /// A logical, physical or attached stream id, as GE numbers them.
     StreamId
 );
-define_id!(
+define_index!(
     /// An event or notify id.
     EventId
 );
-define_id!(
+define_index!(
     /// A node the pipeline inserted (Send, Recv, StreamActive, ...): its position in the
     /// allocation's inserted-node table.
     InsertedId
+);
+
+define_index!(
+    /// A root node's place in the root graph's topological order (the policies' `order`):
+    /// what the policies' list schedules index their tables by.
+    Pos
 );
 
 impl GraphId {
@@ -104,16 +141,6 @@ pub trait Idx: Copy {
     fn from_index(i: usize) -> Self;
     fn to_index(self) -> usize;
 }
-
-macro_rules! impl_idx {
-    ($($t:ident),*) => {$(
-        impl Idx for $t {
-            #[inline] fn from_index(i: usize) -> Self { $t::new(i) }
-            #[inline] fn to_index(self) -> usize { self.index() }
-        }
-    )*};
-}
-impl_idx!(NodeId, EdgeId, GraphId, EngineId, SubgraphId, StreamId, EventId, InsertedId);
 
 /// Positions in an order (a graph's topological order, a stream's entries): dense tables
 /// indexed by position, where no typed id applies.

@@ -19,6 +19,7 @@ pub mod names;
 pub mod options;
 pub mod partition;
 pub mod synth;
+pub mod tasks;
 pub mod topo;
 
 use std::collections::BTreeMap;
@@ -35,7 +36,7 @@ pub use attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs, NodeAttrs};
 pub use builder::{EventSpec, ModelBuilder};
 pub use engines::{EngineConf, EngineTable};
 pub use fields::Node;
-pub use ids::{EdgeId, EngineId, EventId, GraphId, IdVec, InsertedId, NodeId, StreamId, SubgraphId};
+pub use ids::{EdgeId, EngineId, EventId, GraphId, IdVec, InsertedId, NodeId, Pos, StreamId, SubgraphId};
 pub use options::{AutoMultistreamMode, ExecutionOrder, MemoryLimit, Options, Policy, SyncKind};
 
 /// Which allocation pipeline applies to a graph.

@@ -1,11 +1,10 @@
 //! Constants of GE and the device runtime (reference: ge-runtime-api.md §1, §4).
 
-/// `gert::StreamAllocator::kMaxStreamNum`, defined with the device's other limits.
-pub use crate::graph::device::MAX_STREAM_NUM;
+/// `gert::StreamAllocator::kMaxStreamNum` and `gert::NotifyAllocator::kMaxNotifyNum`, defined
+/// with the device's other limits.
+pub use crate::graph::device::{MAX_NOTIFY_NUM, MAX_STREAM_NUM};
 /// `gert::EventAllocator::kMaxEventNum`: requests up to and including it are served.
 pub const MAX_EVENT_NUM: usize = 4096;
-/// `gert::NotifyAllocator::kMaxNotifyNum`: requests must be below it.
-pub const MAX_NOTIFY_NUM: usize = 1024;
 
 pub const RT_STREAM_PRIORITY_DEFAULT: i32 = 0;
 

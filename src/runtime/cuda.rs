@@ -4,7 +4,7 @@
 //! synchronise, elapsed time, device memory), so the pools and the memory pool run on it
 //! unchanged. Nothing links CUDA at build time: the driver is `dlopen("libcuda.so.1")`, or the
 //! library `SA_CUDA_LIB` names (a fake driver in the tests), and its symbols are looked up by
-//! name. Selection is explicit ([`super::seam::Backend`]): `SA_RUNTIME=cuda`, or a caller that
+//! name. Selection is explicit ([`super::backend::Backend`]): `SA_RUNTIME=cuda`, or a caller that
 //! asks for [`runtime`] itself, as `stream-alloc replay --backend cuda` does; the Ascend runtime
 //! stays the default lookup.
 //!
@@ -807,10 +807,10 @@ fn table(cuda: Arc<Cuda>) -> RtResult<Arc<Runtime>> {
     ops.event_elapsed_time = Some(event_elapsed_time);
     // Leaked on purpose, like the driver itself: the table lives as long as the process.
     ops.user = Arc::into_raw(cuda) as Ptr;
-    Runtime::from_ops(&ops, RuntimeSource::Cuda)
+    Runtime::from_ops_naming(&ops, RuntimeSource::Cuda, Some(loaded_error_name))
 }
 
 /// The `CUDA_ERROR_…` name of a code when the CUDA driver is loaded (for seam messages).
-pub(super) fn loaded_error_name(code: i32) -> Option<String> {
+fn loaded_error_name(code: i32) -> Option<String> {
     DRIVER.lock().as_ref().map(|c| c.describe(code))
 }

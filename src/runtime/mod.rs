@@ -11,6 +11,7 @@
 #![allow(unsafe_code)]
 
 pub mod allocators;
+pub mod backend;
 pub mod consts;
 pub mod cuda;
 pub mod error;
@@ -22,12 +23,13 @@ pub mod seam;
 pub mod stream_ops;
 
 pub use allocators::{EventAllocator, HandleKind, HolderState, NotifyAllocator, StreamAllocator, VecHeader};
+pub use backend::Backend;
 pub use error::{RtError, RtErrorKind, RtResult};
 pub use mem_pool::{MemPool, MemPoolStats};
 pub use pluggable::PluggableStats;
 pub use pool::{PoolOptions, PoolStats, ReusableStreamPool};
 pub use rt2::{ExternalAllocators, Occupied, ResourceCounts, StaticCounts, occupy};
-pub use seam::{Backend, Runtime, RuntimeOps, RuntimeSource};
+pub use seam::{Runtime, RuntimeOps, RuntimeSource};
 pub use stream_ops::StreamContext;
 
 /// GE's split-time device queries (`SplitStreamAndRefreshTaskDef`): tasks per normal and huge

@@ -9,15 +9,14 @@
 //! 4. opt-in only: the library named by `SA_RUNTIME_LIB`;
 //! 5. otherwise a "no runtime" error.
 //!
-//! With `SA_RUNTIME=cuda` ([`Backend`]), steps 2 to 5 give way to the CUDA driver
-//! ([`super::cuda`]); a registered table still comes first.
+//! With `SA_RUNTIME=cuda` ([`super::backend::Backend`]), steps 2 to 5 give way to the CUDA
+//! driver ([`super::cuda`]); a registered table still comes first. The resolution itself,
+//! [`Runtime::current`], is in [`super::backend`], above this table and both backends.
 //!
 //! Flags cross the seam in RT encoding, as GE passes them. Nothing links a vendor library.
 
 use std::ffi::{CStr, c_char, c_void};
 use std::sync::Arc;
-
-use parking_lot::{Mutex, RwLock};
 
 use super::consts::*;
 use super::error::{RtError, RtErrorKind, RtResult};
@@ -135,44 +134,21 @@ pub enum RuntimeSource {
 pub struct Runtime {
     ops: RuntimeOps,
     source: RuntimeSource,
+    /// Names a failed call's code for its error (the CUDA driver's `CUDA_ERROR_…`); `None`:
+    /// the code alone.
+    code_name: Option<CodeName>,
 }
+
+/// Names a runtime's error code, when the runtime knows the name.
+pub type CodeName = fn(i32) -> Option<String>;
 
 // SAFETY: the registering host promises its table may be called from any thread (documented in
 // the header); the Ascend runtime is thread-safe.
 unsafe impl Send for Runtime {}
 unsafe impl Sync for Runtime {}
 
-static REGISTERED: RwLock<Option<Arc<Runtime>>> = RwLock::new(None);
-static ASCEND: Mutex<Option<Arc<Runtime>>> = Mutex::new(None);
-
 fn missing(entry: &str) -> RtError {
     RtError::new(RtErrorKind::NoRuntime, format!("the device runtime in use has no `{entry}` entry"))
-}
-
-/// Which runtime [`Runtime::current`] resolves when none is registered: `SA_RUNTIME=cuda`
-/// selects the CUDA driver ([`super::cuda`]); unset, empty or `ascend` keeps the Ascend
-/// lookup of the module docs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    Ascend,
-    Cuda,
-}
-
-impl Backend {
-    /// The backend `SA_RUNTIME` selects; an unknown value is an error naming the valid ones.
-    pub fn from_env() -> RtResult<Backend> {
-        match std::env::var("SA_RUNTIME") {
-            Err(_) => Ok(Backend::Ascend),
-            Ok(v) => match v.trim() {
-                "" | "ascend" => Ok(Backend::Ascend),
-                "cuda" => Ok(Backend::Cuda),
-                other => Err(RtError::new(
-                    RtErrorKind::Invalid,
-                    format!("SA_RUNTIME='{other}' is not a device runtime: use 'ascend' (the default) or 'cuda'"),
-                )),
-            },
-        }
-    }
 }
 
 // Stream, event and notify handles are opaque runtime tokens: Rust passes them back to the
@@ -183,6 +159,15 @@ impl Runtime {
     /// version-1 size, and its version-2 entries are ignored), then the six lifetime entries
     /// (create/destroy of streams, events and notifies); the other entries are optional.
     pub fn from_ops(ops: &RuntimeOps, source: RuntimeSource) -> RtResult<Arc<Runtime>> {
+        Self::from_ops_naming(ops, source, None)
+    }
+
+    /// [`Self::from_ops`] for a backend that names its error codes (the CUDA driver).
+    pub(super) fn from_ops_naming(
+        ops: &RuntimeOps,
+        source: RuntimeSource,
+        code_name: Option<CodeName>,
+    ) -> RtResult<Arc<Runtime>> {
         let need = match ops.abi_version {
             1 => RUNTIME_OPS_V1_SIZE,
             RUNTIME_OPS_ABI_VERSION => std::mem::size_of::<RuntimeOps>() as u32,
@@ -221,33 +206,7 @@ impl Runtime {
         if let Some((name, _)) = required.iter().find(|(_, ok)| !ok) {
             return Err(RtError::new(RtErrorKind::Invalid, format!("runtime table entry `{name}` is null")));
         }
-        Ok(Arc::new(Runtime { ops, source }))
-    }
-
-    /// Registers a host table for every allocator created from now on; `None` returns to
-    /// automatic resolution. Allocators that already created handles keep their table.
-    pub fn register(ops: Option<&RuntimeOps>) -> RtResult<()> {
-        let rt = ops.map(|o| Runtime::from_ops(o, RuntimeSource::Registered)).transpose()?;
-        *REGISTERED.write() = rt;
-        Ok(())
-    }
-
-    /// The runtime in use now, in the resolution order of the module docs.
-    pub fn current() -> RtResult<Arc<Runtime>> {
-        if let Some(rt) = REGISTERED.read().as_ref() {
-            return Ok(rt.clone());
-        }
-        if Backend::from_env()? == Backend::Cuda {
-            return super::cuda::runtime();
-        }
-        let mut cached = ASCEND.lock();
-        if let Some(rt) = cached.as_ref() {
-            return Ok(rt.clone());
-        }
-        // Only success is cached: a runtime loaded later is still found.
-        let rt = ascend::resolve()?;
-        *cached = Some(rt.clone());
-        Ok(rt)
+        Ok(Arc::new(Runtime { ops, source, code_name }))
     }
 
     /// A failed call's error; CUDA codes are named (`CUDA_ERROR_OUT_OF_MEMORY (2)`).
@@ -256,9 +215,7 @@ impl Runtime {
             return Ok(());
         }
         let mut e = RtError::device(call, code);
-        if self.source == RuntimeSource::Cuda
-            && let Some(name) = super::cuda::loaded_error_name(code)
-        {
+        if let Some(name) = self.code_name.and_then(|name| name(code)) {
             e.message = format!("{call} failed with {name}");
         }
         Err(e)
@@ -465,7 +422,7 @@ fn env_u32(name: &str) -> Option<u32> {
 }
 
 /// The Ascend backend: symbol lookup and trampolines from the table shape to the real calls.
-mod ascend {
+pub(super) mod ascend {
     use super::*;
 
     type RtStreamCreateWithFlags = unsafe extern "C" fn(*mut Ptr, i32, u32) -> i32;
@@ -711,7 +668,7 @@ mod ascend {
         Runtime::from_ops(&ops, source)
     }
 
-    pub(super) fn resolve() -> RtResult<Arc<Runtime>> {
+    pub(in crate::runtime) fn resolve() -> RtResult<Arc<Runtime>> {
         // 2. The caller's scope.
         // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name.
         let global = Syms::load(&|name| unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) });

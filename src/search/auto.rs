@@ -13,18 +13,11 @@ use std::sync::Arc;
 use crate::bail;
 use crate::compile::policy::report::{AutoReport, CandidatePlan, CandidateRow};
 use crate::compile::policy::{Chosen, Ctx, PolicyReport, ge_logical, table};
-use crate::compile::summary::ModelCounts;
 use crate::compile::{Stage, TaskLimits};
 use crate::driver::{Found, KeyMap, Session, Stages, StreamsKey, Trials};
 use crate::error::{ErrorKind, Result};
 use crate::graph::{ExecutionOrder, Model, Options};
 use crate::simulate::{SimConfig, ideal, round3, simulate};
-
-/// Sync ids an allocation uses: events and notifies, the split's included.
-pub fn sync_ids(alloc: &crate::compile::Allocation) -> u32 {
-    let c = ModelCounts::of(alloc);
-    c.event_num + c.notify_num
-}
 
 /// Runs every candidate through the pipeline to the split and keeps the best under `cfg`: the
 /// session's [`crate::driver::Search`] for `policy=auto`. GE's pass chain runs once, shared by
@@ -102,7 +95,7 @@ fn choose_in_batches(
                 makespan_us: sim.makespan_us,
                 streams: sim.streams,
                 syncs: sim.syncs,
-                ids: sync_ids(alloc),
+                ids: super::sync_ids(alloc),
                 logical_count: alloc.logical_count(),
                 peak: None,
             };
@@ -390,7 +383,7 @@ fn reordered<'m>(
         makespan_us: sim.makespan_us,
         streams: sim.streams,
         syncs: sim.syncs,
-        ids: sync_ids(alloc),
+        ids: super::sync_ids(alloc),
         logical_count: alloc.logical_count(),
         peak: None,
     };

@@ -9,20 +9,11 @@
 //! the limit (src/search/auto.rs), trying each over-limit candidate in the memory-aware order too.
 
 use crate::compile::policy::report::MemoryFit;
+use crate::compile::steps::StepTrace;
 use crate::compile::{Stage, TaskLimits};
-use crate::driver::{Found, Session};
+use crate::driver::{self, Compiled, Found, Session};
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{ExecutionOrder, MemoryLimit, Model, Options};
-use crate::simulate::SimConfig;
-
-/// The session's search: `auto`'s, or the memory limit's fit for a fixed policy.
-pub fn search(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimConfig) -> Result<Found> {
-    if crate::compile::Mode::of(model, options)?.is_search() {
-        super::auto::choose(model, options, limits, cfg)
-    } else {
-        fit(model, options, limits)
-    }
-}
 
 /// A resolved limit: its bytes, and the single-stream peak when the limit is a multiple of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +69,7 @@ pub fn within(options: &Options, r: &Resolved, order: ExecutionOrder) -> Options
 }
 
 /// A fixed policy under `memory_limit`: its own order, then the memory-aware order.
-fn fit(model: &Model, options: &Options, limits: &TaskLimits) -> Result<Found> {
+pub(super) fn fit(model: &Model, options: &Options, limits: &TaskLimits) -> Result<Found> {
     let Some(r) = resolve(model, options, limits)? else {
         crate::bail!(Internal, "model '{}': the memory fit ran without memory_limit", model.name);
     };
@@ -107,7 +98,39 @@ fn fit(model: &Model, options: &Options, limits: &TaskLimits) -> Result<Found> {
             return Ok(Found { stages, report });
         }
     }
-    Err(over_limit(model, options, &r, &tried))
+    Err(over_limit(model, &policy_text(options), &r, &tried))
+}
+
+/// `allocate --from sync|split` under `memory_limit`: the given streams (and, from split,
+/// the given syncs) in their own order, then, from sync, in the memory-aware order gated at the
+/// limit; still over, SA2003 naming the limit and the smallest peak, as a policy's fit does.
+/// Without a limit: [`driver::run_from`] as it is.
+pub fn run_from(
+    model: &Model,
+    options: Options,
+    limits: TaskLimits,
+    from: Stage,
+    stage: Stage,
+) -> Result<(Compiled, StepTrace)> {
+    let Some(r) = resolve(model, &options, &limits)? else {
+        return driver::run_from(model, options, limits, from, stage);
+    };
+    let orders: &[ExecutionOrder] =
+        if from == Stage::Split || options.compat_ge || options.execution_order == ExecutionOrder::Memory {
+            &[options.execution_order]
+        } else {
+            &[ExecutionOrder::CriticalPath, ExecutionOrder::Memory]
+        };
+    let mut tried = Vec::new();
+    for &order in orders {
+        let (c, trace) = driver::run_from(model, within(&options, &r, order), limits, from, stage)?;
+        let peak = c.memory(model).map_or(0, |p| p.peak_bytes);
+        if peak <= r.bytes {
+            return Ok((c, trace));
+        }
+        tried.push((order, peak));
+    }
+    Err(over_limit(model, &format!("the given streams (from stage {})", from.as_str()), &r, &tried))
 }
 
 /// The option's spelling of an order.
@@ -118,16 +141,21 @@ pub fn order_name(order: ExecutionOrder) -> &'static str {
     }
 }
 
-/// SA2003 for a policy whose every order is over the limit.
-fn over_limit(model: &Model, options: &Options, r: &Resolved, tried: &[(ExecutionOrder, u64)]) -> Error {
-    let smallest = tried.iter().map(|t| t.1).min().unwrap_or(0);
-    let each: Vec<String> = tried.iter().map(|(o, p)| format!("execution_order={}: {p}", order_name(*o))).collect();
+/// How the errors name the policy of `options`.
+fn policy_text(options: &Options) -> String {
     let policy = if options.compat_ge { "ge (compat=ge)".to_string() } else { options.policy.as_str().to_string() };
     let policy = if policy.is_empty() { "ge".to_string() } else { policy };
+    format!("policy {policy}")
+}
+
+/// SA2003 for a plan (`who`: the policy, or the given streams) whose every order is over the limit.
+fn over_limit(model: &Model, who: &str, r: &Resolved, tried: &[(ExecutionOrder, u64)]) -> Error {
+    let smallest = tried.iter().map(|t| t.1).min().unwrap_or(0);
+    let each: Vec<String> = tried.iter().map(|(o, p)| format!("execution_order={}: {p}", order_name(*o))).collect();
     Error::new(
         ErrorKind::Limit,
         format!(
-            "policy {policy} on graph '{}': the memory plan needs at least {smallest} bytes, over memory_limit={} \
+            "{who} on graph '{}': the memory plan needs at least {smallest} bytes, over memory_limit={} \
              (peaks reached: {})",
             model.name,
             r.text(),

@@ -16,15 +16,31 @@ use std::ops::Deref;
 
 use crate::compile::policy::report::{Budgets, Unbounded};
 use crate::compile::policy::{PolicyReport, table};
+use crate::compile::summary::ModelCounts;
 use crate::compile::{Allocation, Stage, TaskLimits};
-use crate::driver::{Compiled, Session};
+use crate::driver::{Compiled, Found, Session};
 use crate::error::Result;
 use crate::graph::{Model, Options};
 use crate::simulate::{SimConfig, round3, simulate};
 
 /// A session for `model` that can run every mode, `auto` decided under `sim`.
 pub fn session<M: Deref<Target = Model>>(model: M, options: Options, limits: TaskLimits, sim: SimConfig) -> Session<M> {
-    Session::new(model, options, limits).with_search(fit::search, sim)
+    Session::new(model, options, limits).with_search(search, sim)
+}
+
+/// The session's search: `auto`'s, or the memory limit's fit for a fixed policy.
+pub fn search(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimConfig) -> Result<Found> {
+    if crate::compile::Mode::of(model, options)?.is_search() {
+        auto::choose(model, options, limits, cfg)
+    } else {
+        fit::fit(model, options, limits)
+    }
+}
+
+/// Sync ids an allocation uses: events and notifies, the split's included.
+pub fn sync_ids(alloc: &Allocation) -> u32 {
+    let c = ModelCounts::of(alloc);
+    c.event_num + c.notify_num
 }
 
 /// Runs `model` to `stage` in the mode `options` select; returns the allocation and the
@@ -105,7 +121,7 @@ fn budget_cost<M: Deref<Target = Model>>(
     let reference = crate::simulate::ideal(model, sim)?;
     let mut m = Budgets {
         budgeted_makespan_us: Some(round3(budgeted.makespan_us)),
-        budgeted_event_ids: Some(auto::sync_ids(alloc)),
+        budgeted_event_ids: Some(sync_ids(alloc)),
         ideal_us: Some(round3(reference.makespan_us)),
         ..Budgets::default()
     };
@@ -125,7 +141,7 @@ fn budget_cost<M: Deref<Target = Model>>(
             r?;
             let unbudgeted = simulate(model, u.allocation()?, sim)?;
             m.unbudgeted_makespan_us = Some(round3(unbudgeted.makespan_us));
-            m.unbudgeted_event_ids = Some(auto::sync_ids(u.allocation()?));
+            m.unbudgeted_event_ids = Some(sync_ids(u.allocation()?));
             let ratio = if unbudgeted.makespan_us > 0.0 { budgeted.makespan_us / unbudgeted.makespan_us } else { 1.0 };
             m.budget_cost = Some(round3(ratio));
         }

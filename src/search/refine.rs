@@ -121,7 +121,7 @@ impl Trials<'_> {
         compile::sync_stage(self.model, self.options, &mut done)?;
         compile::split_stage(self.model, self.options, &mut done, self.limits, &TaskCounts::default())?;
         compile::generated_stage(&mut done);
-        if super::auto::sync_ids(&done) > self.options.event_budget() {
+        if super::sync_ids(&done) > self.options.event_budget() {
             return Ok(None);
         }
         if let Some(max) = self.options.memory_limit.map(|m| m.bytes(0))

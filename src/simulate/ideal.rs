@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::{SimConfig, cost_of, units_of};
 use crate::bail;
-use crate::compile::schedule::{Prio, Timed, bottom_levels, pop_instant};
+use crate::compile::schedule::{Engine, Hooks, Prio, bottom_levels};
 use crate::error::Result;
 use crate::graph::{IdVec, Model, NodeId};
 
@@ -63,48 +63,22 @@ pub fn ideal(model: &Model, cfg: &SimConfig) -> Result<Ideal> {
     let work: f64 = model.nodes.ids().map(|n| dur(n) * need(n) as f64).sum();
     let work_bound = work / cfg.units as f64;
 
-    let mut preds_left: IdVec<NodeId, u32> = IdVec::filled(nn, 0);
+    let mut hooks = Ready {
+        left: IdVec::filled(nn, 0),
+        by_units: vec![BinaryHeap::new(); cfg.units as usize + 1],
+        level: &bottom_level,
+        need,
+        dur,
+        start: IdVec::filled(nn, 0.0f64),
+        order: Vec::with_capacity(nn),
+    };
     for e in model.edges.iter() {
-        preds_left[e.dst] += 1;
+        hooks.left[e.dst] += 1;
     }
-    // Ready nodes by the units they need, each list in priority order.
-    let mut by_units: Vec<BinaryHeap<Prio>> = vec![BinaryHeap::new(); cfg.units as usize + 1];
-    for n in model.nodes.ids() {
-        if preds_left[n] == 0 {
-            by_units[need(n) as usize].push(Prio { level: bottom_level[n], tie: n });
-        }
-    }
-    // Running nodes, earliest finish first (then the lower id).
-    let mut running: BinaryHeap<Timed<NodeId>> = BinaryHeap::new();
-    let mut finished = Vec::new();
-    let mut start = IdVec::filled(nn, 0.0f64);
-    let mut order = Vec::with_capacity(nn);
-    let mut free = cfg.units;
-    let mut t = 0.0f64;
-    loop {
-        // One round: the highest-priority ready node that fits, again and again, which starts
-        // what walking the ready list in priority order and starting every node that fits does.
-        while let Some((p, u)) =
-            (0..=free as usize).filter_map(|u| by_units[u].peek().map(|p| (*p, u))).max_by(|a, b| a.0.cmp(&b.0))
-        {
-            by_units[u].pop();
-            free -= u as u32;
-            start[p.tie] = t;
-            order.push(p.tie);
-            running.push(Timed { time: t + dur(p.tie), key: p.tie });
-        }
-        let Some(time) = pop_instant(&mut running, &mut finished) else { break };
-        t = time;
-        for &n in &finished {
-            free += need(n);
-            for e in model.out_edges(n) {
-                preds_left[e.dst] -= 1;
-                if preds_left[e.dst] == 0 {
-                    by_units[need(e.dst) as usize].push(Prio { level: bottom_level[e.dst], tie: e.dst });
-                }
-            }
-        }
-    }
+    let first: Vec<NodeId> = model.nodes.ids().filter(|&n| hooks.left[n] == 0).collect();
+    let mut engine = Engine::new(cfg.units);
+    engine.run(first, |n| model.out_edges(n).map(|e| e.dst), &mut hooks);
+    let (t, start, order) = (engine.now(), hooks.start, hooks.order);
     if order.len() < nn {
         bail!(Failed, "ideal schedule of '{}': {} of {nn} nodes never became ready (a cycle)", model.name, order.len());
     }
@@ -117,4 +91,73 @@ pub fn ideal(model: &Model, cfg: &SimConfig) -> Result<Ideal> {
         start,
         order,
     })
+}
+
+/// The ideal schedule's hooks: nothing but the ready nodes, by the units they need, each list
+/// in priority order; every ready node that fits starts, highest priority first.
+struct Ready<'a, N, D> {
+    left: IdVec<NodeId, u32>,
+    by_units: Vec<BinaryHeap<Prio>>,
+    level: &'a IdVec<NodeId, f64>,
+    need: N,
+    dur: D,
+    start: IdVec<NodeId, f64>,
+    order: Vec<NodeId>,
+}
+
+impl<N: Fn(NodeId) -> u32, D: Fn(NodeId) -> f64> Hooks<NodeId> for Ready<'_, N, D> {
+    fn left(&mut self, n: NodeId) -> &mut u32 {
+        &mut self.left[n]
+    }
+
+    fn ready(&mut self, n: NodeId, _: &mut Engine<NodeId>) {
+        self.by_units[(self.need)(n) as usize].push(Prio { level: self.level[n], tie: n });
+    }
+
+    /// One round: the highest-priority ready node that fits, again and again, which starts
+    /// what walking the ready list in priority order and starting every node that fits does.
+    fn dispatch(&mut self, eng: &mut Engine<NodeId>) {
+        let t = eng.now();
+        while let Some((p, u)) = (0..=eng.free() as usize)
+            .filter_map(|u| self.by_units[u].peek().map(|p| (*p, u)))
+            .max_by(|a, b| a.0.cmp(&b.0))
+        {
+            self.by_units[u].pop();
+            self.start[p.tie] = t;
+            self.order.push(p.tie);
+            eng.start(p.tie, t + (self.dur)(p.tie), u as u32);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::schedule::trace::{check, traced};
+
+    /// The ideal schedule is the engine's, and keeps its invariants on every node of the
+    /// synthetic families and of corpus graphs (subgraphs among them), on the default device
+    /// and on one of 4 units, where wide nodes must wait; its start times are the engine's.
+    #[test]
+    fn the_ideal_keeps_the_engine_invariants() {
+        let models = crate::graph::synth::test_models(1000, Some(6), &["bert_base", "resnet50_train", "googlenet"]);
+        for model in &models {
+            let all: Vec<usize> = (0..model.nodes.len()).collect();
+            let preds = |q: usize| model.in_edges(NodeId::new(q)).map(|e| e.src.index()).collect();
+            for units in [SimConfig::default().units, 4] {
+                let cfg = SimConfig { units, ..SimConfig::default() };
+                let (ideal, runs) = traced(|| ideal(model, &cfg).expect("a DAG"));
+                assert_eq!(runs.len(), 1, "{}: one run", model.name);
+                check(&runs[0], model.nodes.len(), &all, preds, &format!("{} on {units} units", model.name));
+                let order: Vec<NodeId> = runs[0].placed.iter().map(|p| NodeId::new(p.node)).collect();
+                assert_eq!(order, ideal.order, "{}: the start order is the engine's", model.name);
+                for p in &runs[0].placed {
+                    assert_eq!(ideal.start[NodeId::new(p.node)], p.at, "{}: a start time", model.name);
+                }
+                let last = runs[0].placed.iter().map(|p| p.end).fold(0.0, f64::max);
+                assert_eq!(ideal.makespan_us, last, "{}: the makespan is the last finish", model.name);
+                assert!(ideal.makespan_us + 1e-9 >= ideal.lower_bound_us, "{}: below the lower bound", model.name);
+            }
+        }
+    }
 }

@@ -40,7 +40,7 @@ const AREAS: &[(&str, &str, &[&str])] = &[
     ("graph", "graph: describe a model, or load graph JSON or ONNX, and build it", &["graph"]),
     ("allocation", "allocation: streams, syncs, JSON, memory plan and order of a finished run", &["allocation"]),
     ("session", "session: the pipeline stage by stage, on given streams and events too", &["session"]),
-    ("summary", "summary: GE's stream allocation summary and compiled graph summary", &["summary", "compiled"]),
+    ("summary", "summary: GE's stream allocation summary and compiled graph summary", &["summary", "handle"]),
     (
         "runtime_pools",
         "runtime pools: RT2 allocators, the reusable stream pool, the device-runtime seam",

@@ -3,6 +3,14 @@
 //! table (each of auto's parameterised candidates among them), auto, and every peer baseline
 //! allocate a checker-clean plan whose simulated makespan is at least the bound, under two
 //! wait latencies. The bound is also at least the simulator's own (critical path, work).
+//!
+//! This is also the scheduling engine's test against the simulator and the independent
+//! checker (`compile::schedule::Engine`, docs/architecture.md): the ideal schedule, the
+//! engine with no hooks of its own, is at most every plan's simulated makespan on every corpus
+//! graph, and every policy the engine schedules (`list`, `budget:N`, `earliest:N`, the
+//! execution order of all) gives a checker-clean plan. The ideal is a greedy schedule, not an
+//! optimum, so on a synthetic graph a plan may beat it (on `layered-w8-600` at 1 µs per wait,
+//! auto's plan runs in 8,165 µs, the ideal in 8,243): there only the bound is asserted.
 
 use crate::common;
 use stream_alloc::baseline::{self, Peer};
@@ -25,7 +33,7 @@ fn policies() -> Vec<String> {
     v
 }
 
-fn check_model(m: &Model, cfg: &SimConfig, raised: &mut usize) {
+fn check_model(m: &Model, cfg: &SimConfig, raised: &mut usize, under_ideal: bool) {
     let b = bound(m, cfg).unwrap();
     let limits = TaskLimits::from_options(&m.options);
     let ideal = stream_alloc::simulate::ideal(m, cfg).unwrap();
@@ -52,6 +60,14 @@ fn check_model(m: &Model, cfg: &SimConfig, raised: &mut usize) {
         assert!(r.ok(), "{} {p}: {:?}", m.name, r.violations.first());
         let sim = simulate(m, &alloc, cfg).unwrap();
         assert!(
+            !under_ideal || sim.makespan_us + 1e-9 * sim.makespan_us >= ideal.makespan_us,
+            "{} {p}, {} us/wait: makespan {} below the ideal {}",
+            m.name,
+            cfg.wait_latency_us,
+            sim.makespan_us,
+            ideal.makespan_us
+        );
+        assert!(
             sim.makespan_us + 1e-9 >= b.lower_bound_us,
             "{} {p}, {} us/wait: makespan {} below the bound {:?}",
             m.name,
@@ -72,12 +88,12 @@ fn no_plan_beats_the_bound() {
                 let mut b = json::builder_from_slice(&std::fs::read(&path).unwrap()).unwrap();
                 b.options.dynamic_multi_stream = dynamic;
                 let m = b.build().unwrap();
-                check_model(&m, &cfg, &mut raised);
+                check_model(&m, &cfg, &mut raised, true);
             }
         }
         for family in [Family::Inception, Family::Layered { width: 8 }, Family::Random { window: Some(8) }] {
             let m = generate(family, 600, 5).unwrap();
-            check_model(&m, &cfg, &mut raised);
+            check_model(&m, &cfg, &mut raised, false);
         }
     }
     // The syncs' latency and the windows raise the bound on some graphs: the test checks more

@@ -31,6 +31,7 @@ mod memory;
 mod onnx_import;
 mod ort_export;
 mod partition;
+mod peers;
 mod policy_corpus;
 mod policy_dali;
 mod policy_min_streams;

@@ -261,6 +261,33 @@ fn memory_limit_binds_every_policy() {
     }
 }
 
+/// Given streams (`allocate --from sync`, `allocate_from_preassigned`) honour `memory_limit`
+/// too: within it the plan is the one without the limit; under every order's peak it is SA2003
+/// naming the given streams, the limit and the smallest peak reached.
+#[test]
+fn memory_limit_binds_given_streams() {
+    let mut model = graph_json::load_file(common::corpus_graph("resnet50.json")).unwrap();
+    model.options.policy = "per-operator".into();
+    let (logical, _) = run_policy(&model, Stage::Logical).unwrap();
+    for (n, node) in model.nodes.iter_mut().enumerate() {
+        node.stream = logical.logical_stream()[NodeId::new(n)];
+    }
+    model.options.policy = "ge".into();
+    let free = allocate_from_preassigned(&model, Stage::All).unwrap();
+    let peak = plan_allocation(&model, &free).unwrap().peak_bytes;
+    model.options.memory_limit = Some(MemoryLimit::Bytes(peak));
+    let within = allocate_from_preassigned(&model, Stage::All).unwrap();
+    assert_eq!(within.to_json_string(&model), free.to_json_string(&model));
+    model.options.memory_limit = Some(MemoryLimit::Bytes(peak / 4));
+    let e = allocate_from_preassigned(&model, Stage::All).unwrap_err();
+    assert_eq!(e.code(), "SA2003", "{e}");
+    for part in
+        ["the given streams (from stage sync)", &format!("memory_limit={} bytes", peak / 4), "execution_order=memory"]
+    {
+        assert!(e.message.contains(part), "{part}: {e}");
+    }
+}
+
 /// The memory-aware order on one stream (the Serenity baseline) never needs more than today's
 /// order, the checker accepts its plan, and on resnet50_train (whose training graph keeps
 /// activations for the backward pass) it needs less.

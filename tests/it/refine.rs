@@ -23,7 +23,7 @@ fn load(path: &std::path::Path) -> Model {
 }
 
 fn sync_ids(alloc: &stream_alloc::compile::Allocation) -> u32 {
-    search::auto::sync_ids(alloc)
+    search::sync_ids(alloc)
 }
 
 #[test]

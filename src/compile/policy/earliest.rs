@@ -16,67 +16,97 @@
 
 use std::collections::BinaryHeap;
 
-use super::{Assignment, Ctx, Role};
-use crate::compile::schedule::Prio;
+use super::{Assignment, Ctx, Role, Timing};
+use crate::compile::schedule::{Engine, Hooks, Prio, UNITS};
+use crate::graph::ids::define_index;
+use crate::graph::{IdVec, Pos};
+
+define_index!(
+    /// One of the schedule's streams ([`Lane::invalid`]: none).
+    Lane
+);
 
 /// The schedule's streams for the task nodes, at most `max_streams` (at least one) of them,
 /// numbered by their first node in topological order.
 pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
     let n = ctx.order.len();
-    let timing = ctx.timing();
-    let is_task = |p: usize| ctx.role[ctx.order[p]] == Role::Task;
-    const NONE: u32 = u32::MAX;
-    let mut on = vec![NONE; n];
-    let mut end = vec![0.0f64; n];
-    let mut tail = vec![0.0f64; max_streams.max(1) as usize];
-    let mut left: Vec<u32> = (0..n as u32).map(|p| ctx.pred.of(p).len() as u32).collect();
-    let prio = |p: u32| Prio { level: timing.level[p as usize], tie: p };
-    let mut ready: BinaryHeap<_> = (0..n as u32).filter(|&p| left[p as usize] == 0).map(prio).collect();
-    while let Some(Prio { tie: p, .. }) = ready.pop() {
-        let pu = p as usize;
-        let preds = ctx.pred.of(p);
-        let at = preds.iter().map(|&q| end[q as usize]).fold(0.0, f64::max);
-        let cost = timing.cost[pu];
-        if is_task(pu) {
-            let s = if cost == 0.0 {
-                preds.iter().map(|&q| on[q as usize]).find(|&s| s != NONE).unwrap_or(0) as usize
-            } else {
-                pick(&tail, at)
-            };
-            on[pu] = s as u32;
-            end[pu] = at.max(tail[s]) + cost;
-            tail[s] = end[pu];
-        } else {
-            end[pu] = at + cost;
-        }
-        for &q in ctx.succ.of(p) {
-            left[q as usize] -= 1;
-            if left[q as usize] == 0 {
-                ready.push(prio(q));
-            }
-        }
-    }
-    let mut renumber = vec![NONE; tail.len()];
+    let mut hooks = Earliest {
+        ctx,
+        timing: ctx.timing(),
+        left: ctx.order.ids().map(|p| ctx.pred.of(p).len() as u32).collect(),
+        on: IdVec::filled(n, Lane::invalid()),
+        end: IdVec::filled(n, 0.0f64),
+        tail: IdVec::filled(max_streams.max(1) as usize, 0.0f64),
+        ready: BinaryHeap::new(),
+    };
+    let first: Vec<Pos> = ctx.order.ids().filter(|&p| hooks.left[p] == 0).collect();
+    Engine::new(UNITS).run(first, |p| ctx.succ.of(p).iter().copied(), &mut hooks);
+    let mut renumber: IdVec<Lane, Option<u32>> = IdVec::filled(hooks.tail.len(), None);
     let mut a = Assignment::new(ctx.model);
-    for (p, &s) in on.iter().enumerate() {
-        if s != NONE {
-            if renumber[s as usize] == NONE {
-                renumber[s as usize] = a.count;
+    for (p, &s) in hooks.on.enumerate() {
+        if s.is_valid() {
+            let id = *renumber[s].get_or_insert_with(|| {
                 a.count += 1;
-            }
-            a.stream[ctx.order[p]] = Some(renumber[s as usize]);
+                a.count - 1
+            });
+            a.stream[ctx.order[p]] = Some(id);
         }
     }
     a
 }
 
+/// `earliest:N`'s hooks on the scheduling [`Engine`], which has no clock to keep here: the
+/// best ready node is placed, one per round, and finishes at once, which releases its
+/// successors before the next is chosen. Its end is the schedule's own arithmetic.
+struct Earliest<'c, 'm> {
+    ctx: &'c Ctx<'m>,
+    timing: &'c Timing,
+    left: IdVec<Pos, u32>,
+    on: IdVec<Pos, Lane>,
+    end: IdVec<Pos, f64>,
+    /// When each stream's last node ends.
+    tail: IdVec<Lane, f64>,
+    ready: BinaryHeap<Prio<Pos>>,
+}
+
+impl Hooks<Pos> for Earliest<'_, '_> {
+    fn left(&mut self, p: Pos) -> &mut u32 {
+        &mut self.left[p]
+    }
+
+    fn ready(&mut self, p: Pos, _: &mut Engine<Pos>) {
+        self.ready.push(Prio { level: self.timing.level[p], tie: p });
+    }
+
+    fn dispatch(&mut self, eng: &mut Engine<Pos>) {
+        let Some(Prio { tie: p, .. }) = self.ready.pop() else { return };
+        let ctx = self.ctx;
+        let preds = ctx.pred.of(p);
+        let at = preds.iter().map(|&q| self.end[q]).fold(0.0, f64::max);
+        let cost = self.timing.cost[p];
+        if ctx.role[ctx.order[p]] == Role::Task {
+            let s = if cost == 0.0 {
+                preds.iter().map(|&q| self.on[q]).find(|s| s.is_valid()).unwrap_or(Lane(0))
+            } else {
+                pick(&self.tail, at)
+            };
+            self.on[p] = s;
+            self.end[p] = at.max(self.tail[s]) + cost;
+            self.tail[s] = self.end[p];
+        } else {
+            self.end[p] = at + cost;
+        }
+        eng.finish_now(p);
+    }
+}
+
 /// The first stream whose tail ends by `at`, else the one that ends first (the first of equals).
-fn pick(tail: &[f64], at: f64) -> usize {
-    if let Some(s) = tail.iter().position(|&t| t <= at) {
+fn pick(tail: &IdVec<Lane, f64>, at: f64) -> Lane {
+    if let Some((s, _)) = tail.enumerate().find(|&(_, &t)| t <= at) {
         return s;
     }
-    let mut best = 0;
-    for (s, &t) in tail.iter().enumerate() {
+    let mut best = Lane(0);
+    for (s, &t) in tail.enumerate() {
         if t < tail[best] {
             best = s;
         }

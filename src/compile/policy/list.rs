@@ -10,14 +10,27 @@
 //! ever run). Nodes without tasks, pinned nodes and nodes on no stream take no stream and no
 //! units here; followers join a neighbour's stream afterwards, as for every policy.
 
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::BTreeSet;
 
-use super::{Assignment, Ctx, Role};
-use crate::compile::schedule::{Prio, Timed, UNITS, WAIT_LATENCY_US, pop_instant};
+use super::{Assignment, Ctx, Role, Timing};
+use crate::compile::schedule::{Engine, Hooks, Prio, UNITS, WAIT_LATENCY_US};
+use crate::graph::ids::define_index;
+use crate::graph::{IdVec, Pos};
 
-const NONE: u32 = u32::MAX;
+define_index!(
+    /// A stream of the schedule, numbered in the order it opened ([`Lane::invalid`]: none).
+    Lane
+);
+define_index!(
+    /// A task node's place in the ready order: highest bottom level first, then the earlier
+    /// position.
+    Rank
+);
+
 /// Stream mark of pinned nodes: always another stream than a policy stream.
-const PINNED: u32 = u32::MAX - 1;
+const PINNED: Lane = Lane(u32::MAX - 1);
+/// A stream no producer is on, for [`pick`]'s start time on any other stream.
+const ACROSS: Lane = Lane(u32::MAX - 2);
 /// Ready nodes a round looks past when they can not start (too few units, no stream that
 /// precedes them), and idle streams a node looks through: bounds the work per event.
 const SCAN: usize = 128;
@@ -30,60 +43,91 @@ pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
     schedule(ctx, max_streams as usize)
 }
 
-/// The list schedule of [`assign`] onto at most `cap` streams.
+/// The list schedule of [`assign`] onto at most `cap` streams, run by the scheduling
+/// [`Engine`] with [`List`]'s stream choice.
 fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
     let n = ctx.order.len();
-    let node = |p: u32| ctx.order[p as usize];
     // Each node's role, cost and units in flat arrays by position (the costs, units and
     // bottom levels computed once per input): the schedule looks at them many times per node,
     // up to `SCAN` ready nodes per round. As the simulator times them: a node with no device
     // task takes no time.
     let timing = ctx.timing();
-    let tasks: Vec<bool> = ctx.order.iter().map(|&v| ctx.role[v] == Role::Task).collect();
-    let cost = |p: u32| timing.cost[p as usize];
-    let is_task = |p: u32| tasks[p as usize];
-    let need = |p: u32| timing.units[p as usize];
+    let task: IdVec<Pos, bool> = ctx.order.iter().map(|&v| ctx.role[v] == Role::Task).collect();
     let bl = &timing.level;
-    let mut preds_left: Vec<u32> = (0..n as u32).map(|p| ctx.pred.of(p).len() as u32).collect();
-    // Stream of each position as the schedule sees it (followers take their first producer's).
-    let mut on = vec![NONE; n];
-    let mut finish = vec![0.0f64; n];
-    let mut st = Streams { last: Vec::new(), busy: Vec::new(), idle: BTreeSet::new(), cap };
-    let mut homes = Vec::new();
     // Ready task nodes, highest bottom level first, then the earlier position. The keys never
     // change, so the task nodes are ranked by them once and the ready ones are a set of ranks:
     // a round looks at up to `SCAN` nodes it may not start, walked in place in rank order with
     // their positions and units side by side.
-    let mut by_rank: Vec<u32> = (0..n as u32).filter(|&p| is_task(p)).collect();
-    by_rank
-        .sort_unstable_by(|&a, &b| Prio { level: bl[b as usize], tie: b }.cmp(&Prio { level: bl[a as usize], tie: a }));
-    let mut rank = vec![NONE; n];
-    for (r, &p) in by_rank.iter().enumerate() {
-        rank[p as usize] = r as u32;
+    let mut by_rank: Vec<Pos> = ctx.order.ids().filter(|&p| task[p]).collect();
+    by_rank.sort_unstable_by(|&a, &b| Prio { level: bl[b], tie: b }.cmp(&Prio { level: bl[a], tie: a }));
+    let by_rank: IdVec<Rank, Pos> = IdVec::from_vec(by_rank);
+    let mut rank = IdVec::filled(n, Rank::invalid());
+    for (r, &p) in by_rank.enumerate() {
+        rank[p] = r;
     }
-    let need_by_rank: Vec<u32> = by_rank.iter().map(|&p| need(p)).collect();
-    let mut ready = RankSet::new(by_rank.len());
-    let mut newly: Vec<u32> = (0..n as u32).filter(|&p| preds_left[p as usize] == 0).collect();
-    // Running nodes by position, earliest finish first, then the lower position.
-    let mut running: BinaryHeap<Timed<u32>> = BinaryHeap::new();
-    let mut finished = Vec::new();
-    let mut free_units = UNITS;
-    let mut t = 0.0f64;
-    let mut done = 0usize;
-    loop {
-        // Nodes that take no stream start at once.
-        for p in newly.drain(..) {
-            if is_task(p) {
-                ready.insert(rank[p as usize] as usize);
-                continue;
-            }
-            on[p as usize] = match ctx.role[node(p)] {
-                Role::Pinned => PINNED,
-                Role::Follower => ctx.pred.of(p).iter().map(|&q| on[q as usize]).find(|&s| s != NONE).unwrap_or(NONE),
-                _ => NONE,
-            };
-            running.push(Timed { time: t + cost(p), key: p });
+    let mut list = List {
+        ctx,
+        timing,
+        left: ctx.order.ids().map(|p| ctx.pred.of(p).len() as u32).collect(),
+        on: IdVec::filled(n, Lane::invalid()),
+        finish: IdVec::filled(n, 0.0f64),
+        st: Streams { last: IdVec::new(), busy: IdVec::new(), idle: BTreeSet::new(), cap },
+        homes: Vec::new(),
+        need_by_rank: by_rank.iter().map(|&p| timing.units[p]).collect(),
+        ready: RankSet::new(by_rank.len()),
+        by_rank,
+        rank,
+        task,
+    };
+    let first: Vec<Pos> = ctx.order.ids().filter(|&p| list.left[p] == 0).collect();
+    let done = Engine::new(UNITS).run(first, |p| ctx.succ.of(p).iter().copied(), &mut list);
+    debug_assert_eq!(done, n, "the root order is a DAG");
+    numbered(ctx, &list.on, &list.task, list.st.last.len())
+}
+
+/// `list`'s hooks: a ready task node waits in the ready set by rank and starts, whenever units
+/// and a stream are free, on the stream [`pick`] chooses; other nodes take no stream and start
+/// at once (followers see their first producer's stream).
+struct List<'c, 'm> {
+    ctx: &'c Ctx<'m>,
+    timing: &'c Timing,
+    task: IdVec<Pos, bool>,
+    left: IdVec<Pos, u32>,
+    /// Stream of each position as the schedule sees it (followers take their first producer's).
+    on: IdVec<Pos, Lane>,
+    finish: IdVec<Pos, f64>,
+    st: Streams,
+    homes: Vec<Lane>,
+    by_rank: IdVec<Rank, Pos>,
+    rank: IdVec<Pos, Rank>,
+    need_by_rank: IdVec<Rank, u32>,
+    ready: RankSet,
+}
+
+impl Hooks<Pos> for List<'_, '_> {
+    fn left(&mut self, p: Pos) -> &mut u32 {
+        &mut self.left[p]
+    }
+
+    /// Nodes that take no stream start at once.
+    fn ready(&mut self, p: Pos, eng: &mut Engine<Pos>) {
+        if self.task[p] {
+            self.ready.insert(self.rank[p]);
+            return;
         }
+        let ctx = self.ctx;
+        self.on[p] = match ctx.role[ctx.order[p]] {
+            Role::Pinned => PINNED,
+            Role::Follower => {
+                ctx.pred.of(p).iter().map(|&q| self.on[q]).find(|&s| s.is_valid()).unwrap_or(Lane::invalid())
+            }
+            _ => Lane::invalid(),
+        };
+        eng.start(p, eng.now() + self.timing.cost[p], 0);
+    }
+
+    fn dispatch(&mut self, eng: &mut Engine<Pos>) {
+        let t = eng.now();
         for strict in [true, false] {
             let mut skipped = 0;
             let mut placed = false;
@@ -91,76 +135,65 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
             // left and `pick` sees every idle stream: a node at or before the lowest last
             // position among them has none, and is passed over without asking `pick`.
             let mut lowest_last = None;
-            let mut next = ready.next(0);
+            let mut next = self.ready.next(Rank(0));
             while let Some(r) = next {
-                if !(st.can_take() && free_units > 0 && skipped < SCAN) {
+                if !(self.st.can_take() && eng.free() > 0 && skipped < SCAN) {
                     break;
                 }
-                next = ready.next(r + 1);
-                if need_by_rank[r] > free_units {
+                next = self.ready.next(Rank(r.0 + 1));
+                if self.need_by_rank[r] > eng.free() {
                     skipped += 1;
                     continue;
                 }
-                let p = by_rank[r];
+                let p = self.by_rank[r];
+                let st = &self.st;
                 if strict && st.last.len() >= st.cap && st.idle.len() <= SCAN {
-                    let lowest = *lowest_last
-                        .get_or_insert_with(|| st.idle.iter().map(|&s| st.last[s as usize]).min().unwrap_or(0));
+                    let lowest =
+                        *lowest_last.get_or_insert_with(|| st.idle.iter().map(|&s| st.last[s]).min().unwrap_or(Pos(0)));
                     if p <= lowest {
                         skipped += 1;
                         continue;
                     }
                 }
-                let Some((s, at)) = pick(ctx, p, &on, &finish, &st, t, strict, &mut homes) else {
+                let Some((s, at)) = pick(self.ctx, p, &self.on, &self.finish, st, t, strict, &mut self.homes) else {
                     skipped += 1;
                     continue;
                 };
-                st.take(s, p);
-                on[p as usize] = s as u32;
-                free_units -= need(p);
-                running.push(Timed { time: at + cost(p), key: p });
-                ready.remove(r);
+                self.st.take(s, p);
+                self.on[p] = s;
+                eng.start(p, at + self.timing.cost[p], self.timing.units[p]);
+                self.ready.remove(r);
                 placed = true;
                 lowest_last = None;
             }
             // Out-of-order placement only when nothing else could ever start.
-            if placed || !running.is_empty() {
+            if placed || eng.busy() {
                 break;
             }
         }
-        let Some(time) = pop_instant(&mut running, &mut finished) else { break };
-        t = time;
-        for &p in &finished {
-            done += 1;
-            finish[p as usize] = t;
-            if is_task(p) {
-                free_units += need(p);
-                st.release(on[p as usize] as usize);
-            }
-            for &q in ctx.succ.of(p) {
-                preds_left[q as usize] -= 1;
-                if preds_left[q as usize] == 0 {
-                    newly.push(q);
-                }
-            }
+    }
+
+    fn finished(&mut self, p: Pos, now: f64) {
+        self.finish[p] = now;
+        if self.task[p] {
+            self.st.release(self.on[p]);
         }
     }
-    debug_assert_eq!(done, n, "the root order is a DAG");
-    numbered(ctx, &on, is_task, st.last.len())
 }
 
-/// The task nodes on the streams the schedule put them `on` (by position, `NONE`: none), the
+/// The task nodes on the streams the schedule put them `on` (by position; none: invalid), the
 /// `streams` numbered by their first node in topological order.
-fn numbered(ctx: &Ctx<'_>, on: &[u32], is_task: impl Fn(u32) -> bool, streams: usize) -> Assignment {
-    let mut renumber = vec![NONE; streams];
+fn numbered(ctx: &Ctx<'_>, on: &IdVec<Pos, Lane>, task: &IdVec<Pos, bool>, streams: usize) -> Assignment {
+    let mut renumber: IdVec<Lane, Option<u32>> = IdVec::filled(streams, None);
     let mut count = 0;
     let mut a = Assignment::new(ctx.model);
-    for (p, &s) in on.iter().enumerate() {
-        if is_task(p as u32) && s != NONE {
-            if renumber[s as usize] == NONE {
-                renumber[s as usize] = count;
+    for (p, &s) in on.enumerate() {
+        if task[p] && s.is_valid() {
+            let id = *renumber[s].get_or_insert_with(|| {
                 count += 1;
-            }
-            a.stream[ctx.order[p]] = Some(renumber[s as usize]);
+                count - 1
+            });
+            a.stream[ctx.order[p]] = Some(id);
         }
     }
     a.count = count;
@@ -193,12 +226,14 @@ impl RankSet {
         RankSet { words: vec![0; words], summary: vec![0; words.div_ceil(64)] }
     }
 
-    fn insert(&mut self, r: usize) {
+    fn insert(&mut self, r: Rank) {
+        let r = r.index();
         self.words[r / 64] |= 1 << (r % 64);
         self.summary[r / 4096] |= 1 << (r / 64 % 64);
     }
 
-    fn remove(&mut self, r: usize) {
+    fn remove(&mut self, r: Rank) {
+        let r = r.index();
         let w = &mut self.words[r / 64];
         *w &= !(1 << (r % 64));
         if *w == 0 {
@@ -207,14 +242,15 @@ impl RankSet {
     }
 
     /// The lowest rank in the set at or above `from`.
-    fn next(&self, from: usize) -> Option<usize> {
+    fn next(&self, from: Rank) -> Option<Rank> {
+        let from = from.index();
         let w = from / 64;
         if w >= self.words.len() {
             return None;
         }
         let here = self.words[w] & (u64::MAX << (from % 64));
         if here != 0 {
-            return Some(w * 64 + here.trailing_zeros() as usize);
+            return Some(Rank::new(w * 64 + here.trailing_zeros() as usize));
         }
         // The next word with any, through the summary.
         let first = w + 1;
@@ -224,7 +260,7 @@ impl RankSet {
             let m = self.summary[sw] & bits;
             if m != 0 {
                 let word = sw * 64 + m.trailing_zeros() as usize;
-                return Some(word * 64 + self.words[word].trailing_zeros() as usize);
+                return Some(Rank::new(word * 64 + self.words[word].trailing_zeros() as usize));
             }
             sw += 1;
             bits = u64::MAX;
@@ -236,29 +272,29 @@ impl RankSet {
 /// Streams as the schedule keeps them.
 struct Streams {
     /// Last position placed on each stream.
-    last: Vec<u32>,
-    busy: Vec<bool>,
+    last: IdVec<Lane, Pos>,
+    busy: IdVec<Lane, bool>,
     /// Idle streams, lowest id first.
-    idle: BTreeSet<u32>,
+    idle: BTreeSet<Lane>,
     cap: usize,
 }
 
 impl Streams {
     /// Places position `p` on stream `s` (`s == last.len()`: a fresh one).
-    fn take(&mut self, s: usize, p: u32) {
-        if s == self.last.len() {
+    fn take(&mut self, s: Lane, p: Pos) {
+        if s.index() == self.last.len() {
             self.last.push(p);
             self.busy.push(true);
         } else {
-            self.idle.remove(&(s as u32));
+            self.idle.remove(&s);
             self.last[s] = p;
             self.busy[s] = true;
         }
     }
 
-    fn release(&mut self, s: usize) {
+    fn release(&mut self, s: Lane) {
         self.busy[s] = false;
-        self.idle.insert(s as u32);
+        self.idle.insert(s);
     }
 
     fn can_take(&self) -> bool {
@@ -274,26 +310,26 @@ impl Streams {
 #[allow(clippy::too_many_arguments)]
 fn pick(
     ctx: &Ctx<'_>,
-    p: u32,
-    on: &[u32],
-    finish: &[f64],
+    p: Pos,
+    on: &IdVec<Pos, Lane>,
+    finish: &IdVec<Pos, f64>,
     st: &Streams,
     t: f64,
     strict: bool,
-    homes: &mut Vec<u32>,
-) -> Option<(usize, f64)> {
+    homes: &mut Vec<Lane>,
+) -> Option<(Lane, f64)> {
     let preds = ctx.pred.of(p);
     // The latest wait per stream, as the two largest from different streams.
-    let mut first = (f64::NEG_INFINITY, NONE);
+    let mut first = (f64::NEG_INFINITY, Lane::invalid());
     let mut second = f64::NEG_INFINITY;
-    let mut home: Option<(f64, u32, u32)> = None;
+    let mut home: Option<(f64, Pos, Lane)> = None;
     homes.clear();
     for &q in preds {
-        let s = on[q as usize];
-        if s == NONE {
+        let s = on[q];
+        if s.is_invalid() {
             continue;
         }
-        let w = finish[q as usize] + WAIT_LATENCY_US;
+        let w = finish[q] + WAIT_LATENCY_US;
         if s == first.1 {
             first.0 = first.0.max(w);
         } else if w > first.0 {
@@ -304,19 +340,19 @@ fn pick(
         }
         if s != PINNED {
             homes.push(s);
-            let key = (finish[q as usize], q, s);
+            let key = (finish[q], q, s);
             if home.is_none_or(|h| key.0 > h.0 || (key.0 == h.0 && key.1 > h.1)) {
                 home = Some(key);
             }
         }
     }
-    let home = home.map(|h| h.2 as usize);
-    let start_on = |s: u32| if s == first.1 { second.max(t) } else { first.0.max(t) };
-    let eligible = |s: usize| !st.busy[s] && (!strict || st.last[s] < p);
+    let home = home.map(|h| h.2);
+    let start_on = |s: Lane| if s == first.1 { second.max(t) } else { first.0.max(t) };
+    let eligible = |s: Lane| !st.busy[s] && (!strict || st.last[s] < p);
     homes.sort_unstable();
     homes.dedup();
-    let mut best: Option<(usize, f64)> = None;
-    let mut consider = |s: usize, at: f64| {
+    let mut best: Option<(Lane, f64)> = None;
+    let mut consider = |s: Lane, at: f64| {
         let better = match best {
             None => true,
             Some((b, bt)) => at < bt || (at == bt && home == Some(s) && home != Some(b)),
@@ -326,23 +362,18 @@ fn pick(
         }
     };
     for &s in homes.iter() {
-        if eligible(s as usize) {
-            consider(s as usize, start_on(s));
+        if eligible(s) {
+            consider(s, start_on(s));
         }
     }
     // Any other idle stream: every producer is across, so the lowest eligible one will do
     // (looked for among the first few, which keeps a wide graph's schedule linear).
-    let other = st
-        .idle
-        .iter()
-        .take(SCAN)
-        .find(|&&s| homes.binary_search(&s).is_err() && eligible(s as usize))
-        .map(|&s| s as usize);
+    let other = st.idle.iter().take(SCAN).find(|&&s| homes.binary_search(&s).is_err() && eligible(s)).copied();
     if let Some(s) = other {
-        consider(s, start_on(NONE - 2));
+        consider(s, start_on(ACROSS));
     }
     if st.last.len() < st.cap {
-        consider(st.last.len(), start_on(NONE - 2));
+        consider(Lane::new(st.last.len()), start_on(ACROSS));
     }
     best
 }
@@ -351,132 +382,6 @@ fn pick(
 mod tests {
     use super::*;
     use crate::compile::policy::testing::each_synth_ctx;
-
-    /// The list schedule as first written: its ready nodes in an ordered set, costs and units
-    /// read from the model each time. [`schedule`] must place every node as this does.
-    fn reference_schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
-        let n = ctx.order.len();
-        let node = |p: u32| ctx.order[p as usize];
-        // As the simulator times them: a node with no device task takes no time.
-        let cost = |p: u32| ctx.cost(node(p));
-        let is_task = |p: u32| ctx.role[node(p)] == Role::Task;
-        let need = |p: u32| ctx.units(node(p));
-        let bl = ctx.bottom_levels(|n| ctx.cost(n));
-        let mut preds_left: Vec<u32> = (0..n as u32).map(|p| ctx.pred.of(p).len() as u32).collect();
-        // Stream of each position as the schedule sees it (followers take their first producer's).
-        let mut on = vec![NONE; n];
-        let mut finish = vec![0.0f64; n];
-        let mut st = Streams { last: Vec::new(), busy: Vec::new(), idle: BTreeSet::new(), cap };
-        let mut homes = Vec::new();
-        // Ready task nodes, highest bottom level first, then the earlier position.
-        // An ordered set rather than a heap: a round looks at up to `SCAN` nodes it may not start,
-        // which a set walks in place where a heap would pop and push each of them again.
-        let mut ready: BTreeSet<Prio<u32>> = BTreeSet::new();
-        let mut placed = Vec::new();
-        let mut newly: Vec<u32> = (0..n as u32).filter(|&p| preds_left[p as usize] == 0).collect();
-        // Running nodes by position, earliest finish first, then the lower position.
-        let mut running: BinaryHeap<Timed<u32>> = BinaryHeap::new();
-        let mut finished = Vec::new();
-        let mut free_units = UNITS;
-        let mut t = 0.0f64;
-        let mut done = 0usize;
-        loop {
-            // Nodes that take no stream start at once.
-            for p in newly.drain(..) {
-                if is_task(p) {
-                    ready.insert(Prio { level: bl[p as usize], tie: p });
-                    continue;
-                }
-                on[p as usize] = match ctx.role[node(p)] {
-                    Role::Pinned => PINNED,
-                    Role::Follower => {
-                        ctx.pred.of(p).iter().map(|&q| on[q as usize]).find(|&s| s != NONE).unwrap_or(NONE)
-                    }
-                    _ => NONE,
-                };
-                running.push(Timed { time: t + cost(p), key: p });
-            }
-            for strict in [true, false] {
-                let mut skipped = 0;
-                placed.clear();
-                // The idle streams a node could follow under `strict`, while no fresh stream is
-                // left and `pick` sees every idle stream: a node at or before the lowest last
-                // position among them has none, and is passed over without asking `pick`.
-                let mut lowest_last = None;
-                for &k in ready.iter().rev() {
-                    if !(st.can_take() && free_units > 0 && skipped < SCAN) {
-                        break;
-                    }
-                    let p = k.tie;
-                    if need(p) > free_units {
-                        skipped += 1;
-                        continue;
-                    }
-                    if strict && st.last.len() >= st.cap && st.idle.len() <= SCAN {
-                        let lowest = *lowest_last
-                            .get_or_insert_with(|| st.idle.iter().map(|&s| st.last[s as usize]).min().unwrap_or(0));
-                        if p <= lowest {
-                            skipped += 1;
-                            continue;
-                        }
-                    }
-                    let Some((s, at)) = pick(ctx, p, &on, &finish, &st, t, strict, &mut homes) else {
-                        skipped += 1;
-                        continue;
-                    };
-                    st.take(s, p);
-                    on[p as usize] = s as u32;
-                    free_units -= need(p);
-                    running.push(Timed { time: at + cost(p), key: p });
-                    placed.push(k);
-                    lowest_last = None;
-                }
-                for k in &placed {
-                    ready.remove(k);
-                }
-                // Out-of-order placement only when nothing else could ever start.
-                if !placed.is_empty() || !running.is_empty() {
-                    break;
-                }
-            }
-            let Some(time) = pop_instant(&mut running, &mut finished) else { break };
-            t = time;
-            for &p in &finished {
-                done += 1;
-                finish[p as usize] = t;
-                if is_task(p) {
-                    free_units += need(p);
-                    st.release(on[p as usize] as usize);
-                }
-                for &q in ctx.succ.of(p) {
-                    preds_left[q as usize] -= 1;
-                    if preds_left[q as usize] == 0 {
-                        newly.push(q);
-                    }
-                }
-            }
-        }
-        debug_assert_eq!(done, n, "the root order is a DAG");
-        numbered(ctx, &on, is_task, st.last.len())
-    }
-
-    /// The schedule over ranked ready nodes places every node as the ordered set does: on
-    /// synthetic families and corpus graphs, under caps that bind and one that does not.
-    #[test]
-    fn schedule_matches_the_ordered_set_schedule() {
-        let models = crate::graph::synth::test_models(
-            3000,
-            Some(6),
-            &["bert_base", "googlenet", "resnet50_train", "densenet121", "vit_b_16"],
-        );
-        for model in &models {
-            let ctx = Ctx::new(model, &model.options).expect("GE's pass chain runs");
-            for cap in [2, 3, 8, 64, usize::MAX] {
-                let (fast, slow) = (schedule(&ctx, cap), reference_schedule(&ctx, cap));
-                assert_eq!((fast.stream, fast.count), (slow.stream, slow.count), "{} cap {cap}", model.name);
-            }
-        }
-    }
 
     /// The one-stream shortcut is the schedule's own answer on one stream.
     #[test]

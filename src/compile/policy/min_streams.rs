@@ -11,9 +11,15 @@
 //! the chain count: the optimality certificate.
 
 use super::{Assignment, Ctx, Role};
-use crate::graph::NodeId;
+use crate::graph::ids::define_index;
+use crate::graph::{IdVec, NodeId, Pos};
 
-const NONE: u32 = u32::MAX;
+define_index!(
+    /// A task node's index among the task nodes, in topological order: a vertex on both sides
+    /// of the bipartite matching ([`Task::invalid`]: none).
+    Task
+);
+
 /// Nearest task ancestors remembered through task-less nodes (the greedy only needs a few;
 /// the augmenting phase repairs what the cap misses).
 const NEAR: usize = 4;
@@ -32,33 +38,33 @@ pub struct ChainCover {
 struct Matching<'a, 'm> {
     ctx: &'a Ctx<'m>,
     /// Position of each task node.
-    tpos: Vec<u32>,
-    /// Task index at each position (`NONE` for other nodes).
-    tix: Vec<u32>,
-    next: Vec<u32>,
-    prev: Vec<u32>,
-    owner: Vec<u32>,
+    tpos: IdVec<Task, Pos>,
+    /// Task index at each position (invalid for other nodes).
+    tix: IdVec<Pos, Task>,
+    next: IdVec<Task, Task>,
+    prev: IdVec<Task, Task>,
+    owner: IdVec<Task, Task>,
     /// Search marks by position.
-    vis: Vec<u32>,
-    lvis: Vec<u32>,
+    vis: IdVec<Pos, u32>,
+    lvis: IdVec<Task, u32>,
     stamp: u32,
     /// The search's L queue and DFS stack, kept for their capacity.
-    lq: Vec<u32>,
-    stack: Vec<u32>,
+    lq: Vec<Task>,
+    stack: Vec<Pos>,
 }
 
 impl Matching<'_, '_> {
     /// Alternating search from the open tail `u`; stops at the first free R vertex and
     /// returns it. Marks are kept within a phase: whatever an earlier search of the phase
     /// explored is not explored again.
-    fn search(&mut self, u: u32) -> Option<u32> {
+    fn search(&mut self, u: Task) -> Option<Task> {
         let stamp = self.stamp;
         let succ = &self.ctx.succ;
         let mut lq = std::mem::take(&mut self.lq);
         let mut stack = std::mem::take(&mut self.stack);
         lq.clear();
         lq.push(u);
-        self.lvis[u as usize] = stamp;
+        self.lvis[u] = stamp;
         let mut found = None;
         let mut head = 0;
         'search: while head < lq.len() {
@@ -67,25 +73,25 @@ impl Matching<'_, '_> {
             // Marks are only ever set within a search, so a node already marked when pushed
             // would be skipped when popped: leaving it out keeps the visiting order.
             stack.clear();
-            stack.extend(succ.of(self.tpos[x as usize]).iter().filter(|&&y| self.vis[y as usize] != stamp));
+            stack.extend(succ.of(self.tpos[x]).iter().filter(|&&y| self.vis[y] != stamp));
             while let Some(y) = stack.pop() {
-                if self.vis[y as usize] == stamp {
+                if self.vis[y] == stamp {
                     continue;
                 }
-                self.vis[y as usize] = stamp;
-                let ty = self.tix[y as usize];
-                if ty != NONE {
-                    self.owner[ty as usize] = x;
-                    let w = self.prev[ty as usize];
-                    if w == NONE {
+                self.vis[y] = stamp;
+                let ty = self.tix[y];
+                if ty.is_valid() {
+                    self.owner[ty] = x;
+                    let w = self.prev[ty];
+                    if w.is_invalid() {
                         found = Some(ty);
                         break 'search;
-                    } else if self.lvis[w as usize] != stamp {
-                        self.lvis[w as usize] = stamp;
+                    } else if self.lvis[w] != stamp {
+                        self.lvis[w] = stamp;
                         lq.push(w);
                     }
                 }
-                stack.extend(succ.of(y).iter().filter(|&&z| self.vis[z as usize] != stamp));
+                stack.extend(succ.of(y).iter().filter(|&&z| self.vis[z] != stamp));
             }
         }
         self.lq = lq;
@@ -93,12 +99,12 @@ impl Matching<'_, '_> {
         found
     }
 
-    fn flip(&mut self, mut cur: u32, u: u32) {
+    fn flip(&mut self, mut cur: Task, u: Task) {
         loop {
-            let x = self.owner[cur as usize];
-            let old = self.next[x as usize];
-            self.next[x as usize] = cur;
-            self.prev[cur as usize] = x;
+            let x = self.owner[cur];
+            let old = self.next[x];
+            self.next[x] = cur;
+            self.prev[cur] = x;
             if x == u {
                 break;
             }
@@ -110,30 +116,30 @@ impl Matching<'_, '_> {
 /// Greedy chains, then augmenting paths, then the König antichain.
 pub fn chain_cover(ctx: &Ctx<'_>) -> ChainCover {
     let n = ctx.order.len();
-    let tasks = ctx.task_nodes();
+    let tasks: IdVec<Task, NodeId> = IdVec::from_vec(ctx.task_nodes());
     let t = tasks.len();
-    let tpos: Vec<u32> = tasks.iter().map(|&v| ctx.pos[v]).collect();
-    let mut tix = vec![NONE; n];
-    for (i, &p) in tpos.iter().enumerate() {
-        tix[p as usize] = i as u32;
+    let tpos: IdVec<Task, Pos> = tasks.iter().map(|&v| ctx.pos[v]).collect();
+    let mut tix = IdVec::filled(n, Task::invalid());
+    for (i, &p) in tpos.enumerate() {
+        tix[p] = i;
     }
-    let mut next = vec![NONE; t];
-    let mut prev = vec![NONE; t];
+    let mut next = IdVec::filled(t, Task::invalid());
+    let mut prev = IdVec::filled(t, Task::invalid());
     // Nearest task ancestors seen through task-less nodes, by position.
-    let mut near: Vec<[u32; NEAR]> = vec![[NONE; NEAR]; n];
-    let mut cand: Vec<u32> = Vec::new();
-    for v in 0..n {
+    let mut near: IdVec<Pos, [Task; NEAR]> = IdVec::filled(n, [Task::invalid(); NEAR]);
+    let mut cand: Vec<Task> = Vec::new();
+    for v in ctx.order.ids() {
         cand.clear();
-        for &src in ctx.pred.of(v as u32) {
-            let p = tix[src as usize];
-            if p != NONE {
+        for &src in ctx.pred.of(v) {
+            let p = tix[src];
+            if p.is_valid() {
                 cand.push(p);
             } else {
-                cand.extend(near[src as usize].iter().copied().filter(|&x| x != NONE));
+                cand.extend(near[src].iter().copied().filter(|x| x.is_valid()));
             }
         }
         let tv = tix[v];
-        if tv == NONE {
+        if tv.is_invalid() {
             cand.sort_unstable_by(|a, b| b.cmp(a));
             cand.dedup();
             for (slot, &c) in near[v].iter_mut().zip(cand.iter()) {
@@ -142,22 +148,22 @@ pub fn chain_cover(ctx: &Ctx<'_>) -> ChainCover {
             continue;
         }
         // The latest open tail among the nearest ancestors.
-        if let Some(&p) = cand.iter().filter(|&&p| next[p as usize] == NONE).max() {
-            next[p as usize] = tv;
-            prev[tv as usize] = p;
+        if let Some(&p) = cand.iter().filter(|&&p| next[p].is_invalid()).max() {
+            next[p] = tv;
+            prev[tv] = p;
         }
     }
     drop(near);
-    let greedy_chains = prev.iter().filter(|&&p| p == NONE).count();
+    let greedy_chains = prev.iter().filter(|p| p.is_invalid()).count();
     let mut m = Matching {
         ctx,
         tpos,
         tix,
         next,
         prev,
-        owner: vec![NONE; t],
-        vis: vec![0; n],
-        lvis: vec![0; t],
+        owner: IdVec::filled(t, Task::invalid()),
+        vis: IdVec::filled(n, 0),
+        lvis: IdVec::filled(t, 0),
         stamp: 0,
         lq: Vec::new(),
         stack: Vec::new(),
@@ -168,9 +174,9 @@ pub fn chain_cover(ctx: &Ctx<'_>) -> ChainCover {
     loop {
         m.stamp += 1;
         let mut augmented = 0usize;
-        for u in (0..t as u32).rev() {
-            if m.next[u as usize] == NONE
-                && m.lvis[u as usize] != m.stamp
+        for u in tasks.ids().rev() {
+            if m.next[u].is_invalid()
+                && m.lvis[u] != m.stamp
                 && let Some(free) = m.search(u)
             {
                 m.flip(free, u);
@@ -186,15 +192,15 @@ pub fn chain_cover(ctx: &Ctx<'_>) -> ChainCover {
     // and no search stopped early.
     let stamp = m.stamp;
     let antichain: Vec<NodeId> =
-        (0..t).filter(|&i| m.lvis[i] == stamp && m.vis[m.tpos[i] as usize] != stamp).map(|i| tasks[i]).collect();
+        tasks.ids().filter(|&i| m.lvis[i] == stamp && m.vis[m.tpos[i]] != stamp).map(|i| tasks[i]).collect();
     let mut chains = Vec::new();
-    for h in 0..t {
-        if m.prev[h] == NONE {
+    for h in tasks.ids() {
+        if m.prev[h].is_invalid() {
             let mut c = Vec::new();
-            let mut x = h as u32;
-            while x != NONE {
-                c.push(tasks[x as usize]);
-                x = m.next[x as usize];
+            let mut x = h;
+            while x.is_valid() {
+                c.push(tasks[x]);
+                x = m.next[x];
             }
             chains.push(c);
         }

@@ -31,7 +31,7 @@ use crate::compile::schedule;
 use crate::compile::summary::ModelCounts;
 use crate::error::Result;
 use crate::graph::csr::Csr;
-use crate::graph::{GraphId, IdVec, Model, NodeId, Options, Shape, StreamId};
+use crate::graph::{GraphId, IdVec, Model, NodeId, Options, Pos, Shape, StreamId};
 use report::Budgets;
 
 /// Operator types whose stream placement carries control-flow meaning (activation, labels,
@@ -85,14 +85,14 @@ pub struct PolicyInput {
     pub base: LogicalResult,
     pub role: IdVec<NodeId, Role>,
     /// Root-graph nodes in topological order.
-    pub order: Vec<NodeId>,
-    /// Position of each root node in `order` (`u32::MAX` for nodes of nested graphs).
-    pub pos: IdVec<NodeId, u32>,
+    pub order: IdVec<Pos, NodeId>,
+    /// Position of each root node in `order` ([`Pos::invalid`] for nodes of nested graphs).
+    pub pos: IdVec<NodeId, Pos>,
     /// The root graph's adjacency by position (edges never leave their graph): each
     /// position's consumer and producer positions, in edge-id order as the model's CSR has
     /// them. Policy loops read these flat lists instead of edge structs.
-    pub succ: Csr<u32, u32>,
-    pub pred: Csr<u32, u32>,
+    pub succ: Csr<Pos, Pos>,
+    pub pred: Csr<Pos, Pos>,
     /// The min-streams chain cover, computed on first use ([`Ctx::chain_cover`]).
     cover: OnceLock<min_streams::ChainCover>,
     /// The list schedules' durations, units and bottom levels, computed on first use
@@ -106,11 +106,11 @@ pub struct PolicyInput {
 #[derive(Debug)]
 pub struct Timing {
     /// [`Ctx::cost`].
-    pub cost: Vec<f64>,
+    pub cost: IdVec<Pos, f64>,
     /// [`Ctx::units`].
-    pub units: Vec<u32>,
+    pub units: IdVec<Pos, u32>,
     /// Bottom levels by `cost`: [`Ctx::bottom_levels`] of [`Ctx::cost`].
-    pub level: Vec<f64>,
+    pub level: IdVec<Pos, f64>,
 }
 
 impl std::fmt::Debug for PolicyInput {
@@ -163,11 +163,9 @@ impl<'m> Ctx<'m> {
     /// Each root position's duration, units and bottom level, computed once per input.
     pub fn timing(&self) -> &Timing {
         self.input.timing.get_or_init(|| {
-            let cost: Vec<f64> = self.order.iter().map(|&n| self.cost(n)).collect();
+            let cost: IdVec<Pos, f64> = self.order.iter().map(|&n| self.cost(n)).collect();
             let units = self.order.iter().map(|&n| self.units(n)).collect();
-            let mut level = vec![0.0f64; self.order.len()];
-            let succ = |p: usize| self.succ.of(p as u32).iter().map(|&q| q as usize);
-            schedule::fill_bottom_levels(&mut level[..], (0..self.order.len()).rev(), |p| cost[p], succ);
+            let level = self.bottom_levels_by(|p| cost[p]);
             Timing { cost, units, level }
         })
     }
@@ -214,10 +212,10 @@ impl PolicyInput {
                 })
                 .collect(),
         );
-        let order = model.root().order.clone();
-        let mut pos = IdVec::filled(model.nodes.len(), u32::MAX);
-        for (i, &n) in order.iter().enumerate() {
-            pos[n] = i as u32;
+        let order: IdVec<Pos, NodeId> = IdVec::from_vec(model.root().order.clone());
+        let mut pos = IdVec::filled(model.nodes.len(), Pos::invalid());
+        for (i, &n) in order.enumerate() {
+            pos[n] = i;
         }
         // Edge ids ascending: each list comes out in the CSR's edge-id order.
         let edges = model.root().edges.iter().map(|&e| {
@@ -247,10 +245,15 @@ impl Ctx<'_> {
     /// Bottom levels of the root graph by `dur`, by position: [`schedule::fill_bottom_levels`]
     /// over the order backwards and [`Self::succ`], the priority of the policies' list
     /// schedules.
-    pub fn bottom_levels(&self, dur: impl Fn(NodeId) -> f64) -> Vec<f64> {
-        let mut level = vec![0.0f64; self.order.len()];
-        let succ = |p: usize| self.succ.of(p as u32).iter().map(|&q| q as usize);
-        schedule::fill_bottom_levels(&mut level[..], (0..self.order.len()).rev(), |p| dur(self.order[p]), succ);
+    pub fn bottom_levels(&self, dur: impl Fn(NodeId) -> f64) -> IdVec<Pos, f64> {
+        self.bottom_levels_by(|p| dur(self.order[p]))
+    }
+
+    /// [`Self::bottom_levels`] by a duration per position.
+    fn bottom_levels_by(&self, dur: impl Fn(Pos) -> f64) -> IdVec<Pos, f64> {
+        let mut level = IdVec::filled(self.order.len(), 0.0f64);
+        let succ = |p: Pos| self.succ.of(p).iter().copied();
+        schedule::fill_bottom_levels(&mut level, self.order.ids().rev(), dur, succ);
         level
     }
 
@@ -260,7 +263,7 @@ impl Ctx<'_> {
     }
 
     /// Distinct consumers of root position `p`, as positions in topological order.
-    pub fn consumers_into(&self, p: u32, out: &mut Vec<u32>) {
+    pub fn consumers_into(&self, p: Pos, out: &mut Vec<Pos>) {
         out.clear();
         out.extend_from_slice(self.succ.of(p));
         out.sort_unstable();
@@ -343,14 +346,14 @@ pub fn finish(ctx: &Ctx<'_>, a: &Assignment) -> LogicalResult {
 /// the stream of the task node it hangs from.
 pub fn place_followers(ctx: &Ctx<'_>, stream: &mut IdVec<NodeId, Option<StreamId>>, spare: u32) {
     let order = &ctx.order;
-    for (p, &n) in order.iter().enumerate() {
+    for (p, &n) in order.enumerate() {
         if ctx.role[n] == Role::Follower {
-            stream[n] = ctx.pred.of(p as u32).iter().find_map(|&q| stream[order[q as usize]]);
+            stream[n] = ctx.pred.of(p).iter().find_map(|&q| stream[order[q]]);
         }
     }
-    for (p, &n) in order.iter().enumerate().rev() {
+    for (p, &n) in order.enumerate().rev() {
         if ctx.role[n] == Role::Follower && stream[n].is_none() {
-            stream[n] = ctx.succ.of(p as u32).iter().find_map(|&q| stream[order[q as usize]]);
+            stream[n] = ctx.succ.of(p).iter().find_map(|&q| stream[order[q]]);
         }
     }
     for &n in order {
@@ -530,13 +533,13 @@ mod tests {
             let core = schedule::bottom_levels(&model, |n| ctx.cost(n));
             let by_pos = ctx.bottom_levels(|n| ctx.cost(n));
             let timing = ctx.timing();
-            for (p, &n) in ctx.order.iter().enumerate() {
+            for (p, &n) in ctx.order.enumerate() {
                 assert_eq!(timing.level[p].to_bits(), by_pos[p].to_bits(), "{}: shared level", family.name());
                 assert_eq!(timing.cost[p].to_bits(), ctx.cost(n).to_bits(), "{}: shared cost", family.name());
                 assert_eq!(timing.units[p], ctx.units(n), "{}: shared units", family.name());
             }
             assert!(by_pos.iter().any(|&l| l > 0.0), "{}: some node has a cost", family.name());
-            for (p, &n) in ctx.order.iter().enumerate() {
+            for (p, &n) in ctx.order.enumerate() {
                 assert_eq!(by_pos[p].to_bits(), core[n].to_bits(), "{}: node {}", family.name(), model.nodes[n].name);
             }
         }

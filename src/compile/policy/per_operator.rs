@@ -13,54 +13,60 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::{Assignment, Ctx, Role};
-use crate::graph::IdVec;
+use crate::graph::ids::define_index;
+use crate::graph::{IdVec, Pos};
 
-const NONE: u32 = u32::MAX;
+define_index!(
+    /// A DALI stream id, tentative or fixed.
+    Sid
+);
+define_index!(
+    /// An entry of [`Buckets`]' linked lists ([`Link::invalid`]: the end of a list).
+    Link
+);
 
 /// Lowest free id, taking fresh ones past everything handed out so far. A flag per id says
 /// whether it is free; the heap may hold ids taken since they were given back, which are
 /// dropped when they surface.
 struct Pool {
-    is_free: Vec<bool>,
-    heap: BinaryHeap<Reverse<u32>>,
+    is_free: IdVec<Sid, bool>,
+    heap: BinaryHeap<Reverse<Sid>>,
     next: u32,
 }
 
 impl Pool {
-    fn take_lowest(&mut self) -> u32 {
+    fn take_lowest(&mut self) -> Sid {
         while let Some(Reverse(s)) = self.heap.pop() {
-            if self.is_free[s as usize] {
-                self.is_free[s as usize] = false;
+            if self.is_free[s] {
+                self.is_free[s] = false;
                 return s;
             }
         }
         self.next += 1;
-        self.is_free.push(false);
-        self.next - 1
+        self.is_free.push(false)
     }
-    fn give_back(&mut self, s: u32) {
-        if !self.is_free[s as usize] {
-            self.is_free[s as usize] = true;
+    fn give_back(&mut self, s: Sid) {
+        if !self.is_free[s] {
+            self.is_free[s] = true;
             self.heap.push(Reverse(s));
         }
     }
-    fn take(&mut self, s: u32) -> bool {
-        std::mem::replace(&mut self.is_free[s as usize], false)
+    fn take(&mut self, s: Sid) -> bool {
+        std::mem::replace(&mut self.is_free[s], false)
     }
 }
 
 /// Tentative ids waiting at each position: singly linked lists in flat arrays.
 struct Buckets {
-    head: Vec<u32>,
-    link: Vec<u32>,
-    val: Vec<u32>,
+    head: IdVec<Pos, Link>,
+    link: IdVec<Link, Link>,
+    val: IdVec<Link, Sid>,
 }
 
 impl Buckets {
-    fn push(&mut self, p: u32, s: u32) {
-        self.link.push(self.head[p as usize]);
-        self.val.push(s);
-        self.head[p as usize] = self.val.len() as u32 - 1;
+    fn push(&mut self, p: Pos, s: Sid) {
+        self.link.push(self.head[p]);
+        self.head[p] = self.val.push(s);
     }
 }
 
@@ -69,26 +75,30 @@ impl Buckets {
 /// Every entry is pushed for a later position than the one being popped, so the queue is a
 /// bucket per position (a linked list of tentative ids), drained in position order with each
 /// bucket sorted: the pops come out exactly in (position, id) order.
-pub fn raw_ids(ctx: &Ctx<'_>) -> Vec<u32> {
+fn raw_ids(ctx: &Ctx<'_>) -> IdVec<Pos, Sid> {
     let n = ctx.order.len();
-    let mut pool = Pool { is_free: Vec::new(), heap: BinaryHeap::new(), next: 0 };
+    let mut pool = Pool { is_free: IdVec::new(), heap: BinaryHeap::new(), next: 0 };
     // At most one entry per root and one per edge.
     let cap = n + ctx.succ.entries();
-    let mut q = Buckets { head: vec![NONE; n], link: Vec::with_capacity(cap), val: Vec::with_capacity(cap) };
-    for i in 0..n as u32 {
+    let mut q = Buckets {
+        head: IdVec::filled(n, Link::invalid()),
+        link: IdVec::with_capacity(cap),
+        val: IdVec::with_capacity(cap),
+    };
+    for i in ctx.order.ids() {
         if ctx.pred.of(i).is_empty() {
             q.push(i, pool.take_lowest());
         }
     }
-    let mut id = vec![NONE; n];
-    let mut bucket: Vec<u32> = Vec::new();
-    let mut consumers: Vec<u32> = Vec::new();
-    for i in 0..n as u32 {
+    let mut id = IdVec::filled(n, Sid::invalid());
+    let mut bucket: Vec<Sid> = Vec::new();
+    let mut consumers: Vec<Pos> = Vec::new();
+    for i in ctx.order.ids() {
         bucket.clear();
-        let mut k = q.head[i as usize];
-        while k != NONE {
-            bucket.push(q.val[k as usize]);
-            k = q.link[k as usize];
+        let mut k = q.head[i];
+        while k.is_valid() {
+            bucket.push(q.val[k]);
+            k = q.link[k];
         }
         bucket.sort_unstable();
         for (j, &s) in bucket.iter().enumerate() {
@@ -96,7 +106,7 @@ pub fn raw_ids(ctx: &Ctx<'_>) -> Vec<u32> {
             if j > 0 {
                 continue;
             }
-            id[i as usize] = s;
+            id[i] = s;
             ctx.consumers_into(i, &mut consumers);
             for (k, &c) in consumers.iter().enumerate() {
                 let t = if k == 0 && pool.take(s) { s } else { pool.take_lowest() };
@@ -109,7 +119,7 @@ pub fn raw_ids(ctx: &Ctx<'_>) -> Vec<u32> {
 
 pub fn assign(ctx: &Ctx<'_>) -> Assignment {
     let raw = raw_ids(ctx);
-    let mut used: Vec<u32> =
+    let mut used: Vec<Sid> =
         ctx.order.iter().zip(&raw).filter(|&(&v, _)| ctx.role[v] == Role::Task).map(|(_, &s)| s).collect();
     used.sort_unstable();
     used.dedup();

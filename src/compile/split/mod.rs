@@ -38,7 +38,8 @@ use super::allocation::{Allocation, InsertedKind, InsertedNode, Naming, SyncEnd,
 use crate::bail;
 use crate::error::Result;
 use crate::graph::csr::Csr;
-use crate::graph::engines::names;
+use crate::graph::device::MAX_NOTIFY_NUM;
+use crate::graph::tasks::{attached_task_count, main_task_count};
 use crate::graph::{EventId, GraphId, IdVec, InsertedId, Model, NodeId, Options, StreamId, SyncKind};
 use plan::Cut;
 
@@ -78,44 +79,6 @@ impl TaskLimits {
 
 /// Operator types that may never start a split stream (label-based control flow).
 const NO_SPLIT_TYPES: &[&str] = &["LabelSet", "LabelGotoEx", "LabelSwitchByIndex"];
-
-/// A count attribute that must be a non-negative integer when present.
-fn count_attr(model: &Model, n: NodeId, name: &str) -> Result<Option<u64>> {
-    match model.nodes[n].ge_attrs.int(name) {
-        None => Ok(None),
-        Some(v) if v >= 0 => Ok(Some(v as u64)),
-        Some(v) => bail!(Attribute, "node \"{}\": ge_attrs.{name} = {v} is negative", model.nodes[n].name),
-    }
-}
-
-fn is_hccl(model: &Model, n: NodeId) -> bool {
-    model.engine(n).name == names::HCCL
-}
-
-/// `CollectTaskSize` for a node's main stream, without the StreamActive charge and the recvs:
-/// `_node_sqe_num`, else `_hccl_task_num` for HCCL ops, else the node's `tasks`.
-pub fn main_task_count(model: &Model, n: NodeId) -> Result<u64> {
-    if let Some(v) = count_attr(model, n, "_node_sqe_num")? {
-        return Ok(v);
-    }
-    if is_hccl(model, n) {
-        if let Some(v) = count_attr(model, n, "_hccl_task_num")? {
-            return Ok(v);
-        }
-    }
-    Ok(u64::from(model.nodes[n].tasks))
-}
-
-/// Tasks a node puts on its `i`-th attached stream: `_hccl_attached_task_num` for HCCL ops,
-/// else `attached_tasks[i]` (0 when the graph gives none).
-pub fn attached_task_count(model: &Model, n: NodeId, i: usize) -> Result<u64> {
-    if is_hccl(model, n) {
-        if let Some(v) = count_attr(model, n, "_hccl_attached_task_num")? {
-            return Ok(v);
-        }
-    }
-    Ok(model.nodes[n].attached_tasks.get(i).map_or(0, |&t| u64::from(t)))
-}
 
 /// Task counts the host reports after its task generation (GE: the `TaskDef`s counted by
 /// `CollectTaskSize`), overriding a node's `tasks` / `attached_tasks` and its count attributes
@@ -277,7 +240,8 @@ impl SplitSteps {
 }
 
 /// The split-stage `steps` on `alloc`; returns the pieces the split added to each logical
-/// stream (what `UpdateActiveStreams` reads), empty when `steps.split` is off.
+/// stream (what `UpdateActiveStreams` reads), empty when `steps.split` is off. GE's
+/// `SplitStreamAndRefreshTaskDef`, one function per step it names.
 pub fn split_steps(
     model: &Model,
     options: &Options,
@@ -290,31 +254,7 @@ pub fn split_steps(
     if alloc.logical_stream.len() != nodes || alloc.attached.len() != nodes || alloc.stream.len() != nodes {
         bail!(Internal, "allocation tables do not match the model's {nodes} nodes");
     }
-
-    let mut main_tasks: IdVec<NodeId, u64> = IdVec::filled(nodes, 0);
-    for n in model.nodes.ids() {
-        main_tasks[n] = counts.main_of(model, n)?;
-        // SplitStreams: a node with tasks but no stream runs on stream 0.
-        if main_tasks[n] > 0 && alloc.logical_stream[n].is_none() {
-            alloc.logical_stream[n] = Some(StreamId(0));
-            alloc.logical_count = alloc.logical_count.max(1);
-        }
-    }
-    // The sync nodes already inserted run on their anchor's streams: every Send is an
-    // event-record task, every Recv an event-wait plus its reset (GE's `CollectTaskSize` of the
-    // Send/Recv nodes that exist when it splits), whatever tasks the anchor has of its own.
-    let mut main_syncs: IdVec<NodeId, u64> = IdVec::filled(nodes, 0);
-    let mut attached_syncs: BTreeMap<(NodeId, StreamId), u64> = BTreeMap::new();
-    for ins in &alloc.inserted {
-        let Some(cost) = ins.kind.sync_tasks() else { continue };
-        let n = ins.anchor;
-        if alloc.logical_stream[n] == Some(ins.logical_stream) {
-            main_syncs[n] += cost;
-        } else if alloc.attached[n].contains(&ins.logical_stream) {
-            *attached_syncs.entry((n, ins.logical_stream)).or_default() += cost;
-        }
-    }
-
+    let sizes = collect_task_size(model, alloc, counts)?;
     let space =
         if steps.activate { activate::assign_logical(model, alloc)? } else { activate::stream_space(model, alloc) };
     let space = space.max(steps.next_stream.unwrap_or(0));
@@ -327,23 +267,7 @@ pub fn split_steps(
         }
         return Ok(Vec::new());
     }
-
-    // AssignSingleStream.
-    let mut huge: BTreeSet<u32> = alloc.huge_streams.iter().map(|s| s.0).collect();
-    if steps.assign_single && options.enable_single_stream {
-        if alloc.logical_count > 1 {
-            bail!(Failed, "The number of ts streams is {}, only one is supported", alloc.logical_count);
-        }
-        let total: u64 = model
-            .nodes
-            .ids()
-            .filter(|&n| alloc.logical_stream[n].is_some())
-            .map(|n| main_tasks[n] + main_syncs[n])
-            .sum();
-        if total + u64::from(RESERVED_TASKS) > u64::from(limits.normal) && limits.huge.is_some() {
-            huge.insert(0);
-        }
-    }
+    let huge = assign_single_stream(model, options, alloc, limits, &sizes, steps.assign_single)?;
     if !steps.split {
         alloc.huge_streams = huge.into_iter().map(StreamId).collect();
         return Ok(Vec::new());
@@ -355,25 +279,136 @@ pub fn split_steps(
         }
     };
 
-    // Stream contents in execution order.
+    // SplitStreams: the stream contents, their cuts, the new streams and what moves onto them.
     let order = alloc.order(model).into_owned();
+    let StreamContents { mut streams, main_entry } = stream_entries(model, alloc, counts, &sizes, &order, space)?;
+    refresh_stream_active_task_size(model, alloc, &mut streams, &main_entry, &sizes.main_syncs, &limit);
+    let separated = separate_oversized(alloc, &mut streams, &limit);
+    let cuts = plan_all(model, options.compat_ge, alloc, &streams, &limit)?;
+    let new_streams = number_new_streams(nodes, &order, &streams, &cuts, space);
+    let logical_attached = alloc.attached.clone();
+    let (pieces, part_stream) = set_stream_ids(alloc, &streams, &cuts, &new_streams.piece_id, space);
+    alloc.huge_streams = new_streams
+        .split_to_logic
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| huge.contains(&l.0))
+        .map(|(p, _)| StreamId(p as u32))
+        .collect();
+    alloc.split_to_logic = new_streams.split_to_logic;
+    refresh_sync_ends(alloc, &logical_attached, &part_stream, separated);
+    add_split_events(model, alloc, &logical_attached, &streams, &cuts, &new_streams.numbered, steps.event_base);
+    check_notify_count(model, alloc)?;
+
+    if steps.update_active {
+        activate::update_after_split(model, alloc, &pieces)?;
+    }
+    post_process(alloc)?;
+    Ok(pieces)
+}
+
+/// Tasks each node puts on its streams before the split adds its own events.
+struct TaskSizes {
+    /// The node's own tasks on its main stream.
+    main: IdVec<NodeId, u64>,
+    /// Tasks of the node's Send/Recv nodes on its main stream.
+    main_syncs: IdVec<NodeId, u64>,
+    /// Tasks of the node's Send/Recv nodes on each of its attached streams.
+    attached_syncs: BTreeMap<(NodeId, StreamId), u64>,
+}
+
+/// GE's `CollectTaskSize`: each node's own main-stream tasks (a node with tasks but no stream
+/// moves to stream 0) and those of the sync nodes already inserted, which run on their anchor's
+/// streams: every Send is an event-record task, every Recv an event-wait plus its reset (the
+/// Send/Recv nodes that exist when GE splits), whatever tasks the anchor has of its own.
+fn collect_task_size(model: &Model, alloc: &mut Allocation, counts: &TaskCounts) -> Result<TaskSizes> {
+    let nodes = model.nodes.len();
+    let mut main: IdVec<NodeId, u64> = IdVec::filled(nodes, 0);
+    for n in model.nodes.ids() {
+        main[n] = counts.main_of(model, n)?;
+        if main[n] > 0 && alloc.logical_stream[n].is_none() {
+            alloc.logical_stream[n] = Some(StreamId(0));
+            alloc.logical_count = alloc.logical_count.max(1);
+        }
+    }
+    let mut main_syncs: IdVec<NodeId, u64> = IdVec::filled(nodes, 0);
+    let mut attached_syncs: BTreeMap<(NodeId, StreamId), u64> = BTreeMap::new();
+    for ins in &alloc.inserted {
+        let Some(cost) = ins.kind.sync_tasks() else { continue };
+        let n = ins.anchor;
+        if alloc.logical_stream[n] == Some(ins.logical_stream) {
+            main_syncs[n] += cost;
+        } else if alloc.attached[n].contains(&ins.logical_stream) {
+            *attached_syncs.entry((n, ins.logical_stream)).or_default() += cost;
+        }
+    }
+    Ok(TaskSizes { main, main_syncs, attached_syncs })
+}
+
+/// GE's `AssignSingleStream` (when `run` and `enable_single_stream`): stream 0 becomes a huge
+/// stream when its tasks and the reserve exceed the normal limit and the device has huge
+/// streams. Returns the huge logical streams, those the allocation already holds included.
+fn assign_single_stream(
+    model: &Model,
+    options: &Options,
+    alloc: &Allocation,
+    limits: &TaskLimits,
+    sizes: &TaskSizes,
+    run: bool,
+) -> Result<BTreeSet<u32>> {
+    let mut huge: BTreeSet<u32> = alloc.huge_streams.iter().map(|s| s.0).collect();
+    if run && options.enable_single_stream {
+        if alloc.logical_count > 1 {
+            bail!(Failed, "The number of ts streams is {}, only one is supported", alloc.logical_count);
+        }
+        let total: u64 = model
+            .nodes
+            .ids()
+            .filter(|&n| alloc.logical_stream[n].is_some())
+            .map(|n| sizes.main[n] + sizes.main_syncs[n])
+            .sum();
+        if total + u64::from(RESERVED_TASKS) > u64::from(limits.normal) && limits.huge.is_some() {
+            huge.insert(0);
+        }
+    }
+    Ok(huge)
+}
+
+/// Every logical stream's entries in execution order, and each node's position on its main
+/// stream.
+struct StreamContents {
+    streams: Vec<Vec<Entry>>,
+    main_entry: IdVec<NodeId, usize>,
+}
+
+/// The contents of every logical stream in execution order (GE's `stream_2_nodes` as
+/// `SplitStreamForOneNode` meets the nodes): one entry per node on its main stream and one per
+/// attached stream.
+fn stream_entries(
+    model: &Model,
+    alloc: &Allocation,
+    counts: &TaskCounts,
+    sizes: &TaskSizes,
+    order: &[NodeId],
+    space: u32,
+) -> Result<StreamContents> {
     let mut streams: Vec<Vec<Entry>> = vec![Vec::new(); space as usize];
-    let mut main_entry: IdVec<NodeId, usize> = IdVec::filled(nodes, 0);
-    for &n in &order {
+    let mut main_entry: IdVec<NodeId, usize> = IdVec::filled(model.nodes.len(), 0);
+    for &n in order {
         if let Some(s) = alloc.logical_stream[n] {
             main_entry[n] = streams[s.index()].len();
-            let tasks = main_tasks[n] + main_syncs[n];
+            let tasks = sizes.main[n] + sizes.main_syncs[n];
             streams[s.index()].push(Entry {
                 node: n,
                 attached: None,
                 attached_index: 0,
                 tasks,
-                sync_tasks: main_syncs[n],
+                sync_tasks: sizes.main_syncs[n],
                 part: Part::Whole,
             });
         }
         for (i, &a) in alloc.attached[n].iter().enumerate() {
-            let sync_tasks = attached_syncs.get(&(n, a)).copied().unwrap_or(0);
+            let sync_tasks = sizes.attached_syncs.get(&(n, a)).copied().unwrap_or(0);
             let tasks = counts.attached_of(model, n, i)? + sync_tasks;
             streams[a.index()].push(Entry {
                 node: n,
@@ -385,8 +420,19 @@ pub fn split_steps(
             });
         }
     }
+    Ok(StreamContents { streams, main_entry })
+}
 
-    // Each StreamActive is charged ceil(tasks of each stream it activates / limit).
+/// GE's `RefreshStreamActiveNodeTaskSize`: each StreamActive is charged ceil(tasks of each
+/// stream it activates / limit), room for the activations the split adds.
+fn refresh_stream_active_task_size(
+    model: &Model,
+    alloc: &Allocation,
+    streams: &mut [Vec<Entry>],
+    main_entry: &IdVec<NodeId, usize>,
+    main_syncs: &IdVec<NodeId, u64>,
+    limit: &dyn Fn(u32) -> u64,
+) {
     let totals: Vec<u64> = streams.iter().map(|e| e.iter().map(|e| e.tasks).sum()).collect();
     for (n, list) in &alloc.activations {
         if model.nodes[*n].op_type != "StreamActive" || list.is_empty() {
@@ -398,17 +444,32 @@ pub fn split_steps(
             streams[s.index()][main_entry[*n]].tasks = charge + main_syncs[*n];
         }
     }
+}
 
-    let separated = separate_oversized(alloc, &mut streams, &limit);
+/// The split's new streams: ids in trigger order, as GE's `SplitNodesToNewStream` takes
+/// `++last_stream_id` when the node loop meets each cut.
+struct NewStreams {
+    /// (rank of the triggering node, 0 main / 1 + attached position, stream, cut index), sorted.
+    numbered: Vec<(u32, usize, usize, usize)>,
+    /// The physical id of each cut's new piece, by stream and cut index.
+    piece_id: Vec<Vec<StreamId>>,
+    /// The logical stream of every physical one (identity for the first `space`).
+    split_to_logic: Vec<StreamId>,
+}
 
-    let cuts = plan_all(model, options.compat_ge, alloc, &streams, &limit)?;
-
-    // New stream ids in trigger order (GE: `++last_stream_id` as the node loop meets them).
+/// Numbers the new streams of `cuts` (see [`NewStreams`]).
+fn number_new_streams(
+    nodes: usize,
+    order: &[NodeId],
+    streams: &[Vec<Entry>],
+    cuts: &[Vec<Cut>],
+    space: u32,
+) -> NewStreams {
     let mut rank: IdVec<NodeId, u32> = IdVec::filled(nodes, 0);
     for (i, &n) in order.iter().enumerate() {
         rank[n] = i as u32;
     }
-    let mut numbered: Vec<(u32, usize, usize, usize)> = Vec::new(); // (rank, sub, stream, cut index)
+    let mut numbered: Vec<(u32, usize, usize, usize)> = Vec::new();
     for (s, stream_cuts) in cuts.iter().enumerate() {
         for (k, c) in stream_cuts.iter().enumerate() {
             let e = &streams[s][c.trigger];
@@ -423,12 +484,22 @@ pub fn split_steps(
         piece_id[s][k] = StreamId(split_to_logic.len() as u32);
         split_to_logic.push(StreamId(s as u32));
     }
+    NewStreams { numbered, piece_id, split_to_logic }
+}
 
-    // Physical ids of every entry; pieces for the activation update.
-    let logical_attached = alloc.attached.clone();
+/// GE's `StreamUtils::SetStreamId` for every entry: the physical stream of each node and
+/// attached stream. Returns the pieces each logical stream gained (with their first node, for
+/// the activation update) and the physical streams of the Send/Recv nodes in entries of their
+/// own.
+fn set_stream_ids(
+    alloc: &mut Allocation,
+    streams: &[Vec<Entry>],
+    cuts: &[Vec<Cut>],
+    piece_id: &[Vec<StreamId>],
+    space: u32,
+) -> (SplitPieces, BTreeMap<InsertedId, StreamId>) {
     let mut stream = alloc.logical_stream.clone();
     let mut pieces: SplitPieces = vec![Vec::new(); space as usize];
-    // Physical streams of the Send/Recv nodes in entries of their own.
     let mut part_stream: BTreeMap<InsertedId, StreamId> = BTreeMap::new();
     for (s, entries) in streams.iter().enumerate() {
         let mut current = StreamId(s as u32);
@@ -449,21 +520,27 @@ pub fn split_steps(
         }
     }
     alloc.stream = stream;
-    alloc.huge_streams = split_to_logic
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| huge.contains(&l.0))
-        .map(|(p, _)| StreamId(p as u32))
-        .collect();
-    alloc.split_to_logic = split_to_logic;
+    (pieces, part_stream)
+}
 
-    // Sync ends and inserted sync nodes follow their node onto its physical stream.
-    let physical_end = |alloc: &Allocation, end: SyncEnd| -> SyncEnd {
-        let attached = end.attached.map(|a| {
-            logical_attached[end.node].iter().position(|&x| x == a).map_or(a, |i| alloc.attached[end.node][i])
-        });
-        SyncEnd { node: end.node, attached }
-    };
+/// A sync end on its node's physical stream: an attached end follows its attached stream's
+/// position in the node's list (`logical_attached`, the list before the split).
+fn physical_end(alloc: &Allocation, logical_attached: &IdVec<NodeId, Vec<StreamId>>, end: SyncEnd) -> SyncEnd {
+    let attached = end
+        .attached
+        .map(|a| logical_attached[end.node].iter().position(|&x| x == a).map_or(a, |i| alloc.attached[end.node][i]));
+    SyncEnd { node: end.node, attached }
+}
+
+/// Sync ends and inserted sync nodes follow their node onto its physical stream (in GE they
+/// are graph nodes the split moves). With `separated` entries, an end whose Send/Recv node
+/// landed on another piece than its node is that Send/Recv node ([`Allocation::end_via`]).
+fn refresh_sync_ends(
+    alloc: &mut Allocation,
+    logical_attached: &IdVec<NodeId, Vec<StreamId>>,
+    part_stream: &BTreeMap<InsertedId, StreamId>,
+    separated: bool,
+) {
     // A Send/Recv node of its own by (anchor, logical stream, sync id, before the anchor).
     let part_of: BTreeMap<(NodeId, StreamId, Option<EventId>, bool), InsertedId> = part_stream
         .keys()
@@ -474,9 +551,8 @@ pub fn split_steps(
         .collect();
     for i in 0..alloc.syncs.len() {
         let p = alloc.syncs[i];
-        let (from, to) = (physical_end(alloc, p.from), physical_end(alloc, p.to));
+        let (from, to) = (physical_end(alloc, logical_attached, p.from), physical_end(alloc, logical_attached, p.to));
         if separated {
-            // An end whose Send/Recv node landed on another piece than its node is that node.
             for (logical, physical, to_side) in [(p.from, from, false), (p.to, to, true)] {
                 let Some(ls) = logical.attached.or(alloc.logical_stream[logical.node]) else { continue };
                 let Some(&ins) = part_of.get(&(logical.node, ls, Some(p.id), to_side)) else { continue };
@@ -507,24 +583,38 @@ pub fn split_steps(
             alloc.inserted[i].stream = p;
         }
     }
+}
 
-    // The split's syncs, in new-stream order, with their Send/Recv nodes.
+/// GE's `AddEventIdWhenStreamSplit` at every cut that needs a sync, then
+/// `GenerateSyncEventNodes(false)` for those syncs: in new-stream order, a record after the
+/// piece's last entry and a wait before the new piece's first, each with its Send/Recv node
+/// (events after the logical ones from `event_base`; notifies numbered from 0 apart).
+fn add_split_events(
+    model: &Model,
+    alloc: &mut Allocation,
+    logical_attached: &IdVec<NodeId, Vec<StreamId>>,
+    streams: &[Vec<Entry>],
+    cuts: &[Vec<Cut>],
+    numbered: &[(u32, usize, usize, usize)],
+    event_base: Option<u32>,
+) {
     let notify = alloc.sync_kind == SyncKind::Notify;
     let mut planned = Vec::new();
     // The Send/Recv node each end of a planned sync is, when it is one.
     let mut planned_via: Vec<(Option<InsertedId>, Option<InsertedId>)> = Vec::new();
-    for &(_, _, s, k) in &numbered {
+    for &(_, _, s, k) in numbered {
         let c = cuts[s][k];
         if c.sync {
             let (before, after) = (&streams[s][c.pos - 1], &streams[s][c.pos]);
-            planned.push((s, physical_end(alloc, before.end()), physical_end(alloc, after.end())));
+            let from = physical_end(alloc, logical_attached, before.end());
+            planned.push((s, from, physical_end(alloc, logical_attached, after.end())));
             planned_via.push((before.inserted(), after.inserted()));
         }
     }
     // Where the split's own Send/Recv go among the inserted nodes: next to the Send/Recv node
     // an end is (records after it, waits before it), else last (see `place_inserted`).
     let mut placed: Vec<(InsertedId, InsertedId, bool)> = Vec::new();
-    let first = if notify { 0 } else { alloc.sync_count().max(steps.event_base.unwrap_or(0)) };
+    let first = if notify { 0 } else { alloc.sync_count().max(event_base.unwrap_or(0)) };
     let mut names = SplitNames::new(model, alloc, &planned, first);
     if !notify {
         alloc.split_syncs_from = Some(alloc.syncs.len());
@@ -570,9 +660,12 @@ pub fn split_steps(
     if !placed.is_empty() {
         place_inserted(alloc, &placed);
     }
-    // Allocation JSON numbers the split's events after the notifies in one id space (rule 6:
-    // at most kMaxNotifyNum ids in notify mode), so the two together must fit.
-    if notify && alloc.document_sync_count() > crate::compile::sync::MAX_NOTIFY_NUM {
+}
+
+/// Allocation JSON numbers the split's events after the notifies in one id space (rule 6: at
+/// most kMaxNotifyNum ids in notify mode), so in notify mode the two together must fit.
+fn check_notify_count(model: &Model, alloc: &Allocation) -> Result<()> {
+    if alloc.sync_kind == SyncKind::Notify && alloc.document_sync_count() as usize > MAX_NOTIFY_NUM {
         bail!(
             Limit,
             "graph '{}' needs {} notifies and {} split events; allocation JSON numbers them together \
@@ -581,15 +674,10 @@ pub fn split_steps(
             alloc.sync_count(),
             alloc.split_events.len(),
             alloc.document_sync_count(),
-            crate::compile::sync::MAX_NOTIFY_NUM
+            MAX_NOTIFY_NUM
         );
     }
-
-    if steps.update_active {
-        activate::update_after_split(model, alloc, &pieces)?;
-    }
-    post_process(alloc)?;
-    Ok(pieces)
+    Ok(())
 }
 
 /// Moves each of the split's Send/Recv nodes `(new, next_to, wait)` next to the Send/Recv node

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::{NodeFacts, SyncState};
 use crate::compile::allocation::SyncEnd;
 use crate::error::Result;
-use crate::graph::{EdgeKind, GraphId, Model, NodeId, StreamId};
+use crate::graph::{EdgeKind, GraphId, Model, NodeId, StreamId, tasks};
 use crate::{bail, err};
 
 /// GE's FFTS subgraph attributes: such nodes (and everything nested under them) get no events.
@@ -178,7 +178,7 @@ impl Contraction {
             && facts & Self::OPAQUE == 0
             && !(facts & NodeFacts::GE_ATTRS != 0
                 && (node.ge_attrs.flag("_subgraph_end_node")
-                    || crate::compile::split::main_task_count(model, n).map_or(true, |t| t > 0)))
+                    || tasks::main_task_count(model, n).map_or(true, |t| t > 0)))
     }
 
     pub fn new(st: &SyncState<'_>) -> Self {

@@ -33,9 +33,6 @@ use super::allocation::{SyncEnd, SyncPair};
 use crate::graph::csr::Csr;
 use crate::graph::{EventId, IdVec, Model, NodeId, Options, StreamId, SyncKind};
 
-/// GE's `kMaxNotifyNum`.
-pub const MAX_NOTIFY_NUM: u32 = 1024;
-
 /// How the sync stage runs (which sequence, see [`crate::compile::passes::sync_sequence`]);
 /// [`SyncConfig::new`] reads it from the options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

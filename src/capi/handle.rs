@@ -3,7 +3,7 @@
 //! [`super::allocation::sa_allocation`] is a read-only view of one that ran as far as it was
 //! asked (`sa_graph_allocate`, or `sa_session_get_allocation` on a finished session). Both
 //! read node names, node lookups, the memory plan, the execution order and the summary
-//! through [`Compiled`], so each is made in one place and answers the same on either handle.
+//! through [`SessionHandle`], so each is made in one place and answers the same on either handle.
 //!
 //! Node indexes are positions in GE's `GetAllNodes` order (each graph in topological order, a
 //! node's subgraphs right after it; the nodes the pipeline inserted are not counted). The
@@ -14,7 +14,6 @@
 use std::ffi::{CStr, CString};
 use std::sync::{Arc, OnceLock};
 
-use super::allocation::sa_tensor;
 use super::{ApiError, ApiResult, SA_NOT_FOUND, lossy_cstring, out_ptr, sa_status, write_out};
 use crate::compile::Allocation;
 use crate::driver::Session;
@@ -33,37 +32,31 @@ struct Names {
     graphs: Vec<CString>,
 }
 
-/// A compile session plus what C reads of it. Caches hold results of the current stage and
-/// are dropped by every call that changes the allocation ([`Compiled::stage_call`]).
-pub(crate) struct Compiled {
+/// A compile session plus what C reads of it. The memory plan is the session's own
+/// ([`crate::driver::Session::memory_plan`]); the order cache holds the current stage's and is
+/// dropped by every call that changes the allocation ([`SessionHandle::stage_call`]).
+pub(crate) struct SessionHandle {
     session: CompileSession,
     names: Arc<Names>,
-    /// The memory plan (`None`: the graph gives no `out_bytes`), made on first use.
-    memory: OnceLock<Option<MemoryPlan>>,
     /// The allocation's execution order as node indexes, made on first use.
     order: OnceLock<Vec<usize>>,
 }
 
-impl Clone for Compiled {
+impl Clone for SessionHandle {
     /// A copy of the session at its current stage, sharing the model and the name table.
     fn clone(&self) -> Self {
-        Compiled {
-            session: self.session.clone(),
-            names: Arc::clone(&self.names),
-            memory: OnceLock::new(),
-            order: OnceLock::new(),
-        }
+        SessionHandle { session: self.session.clone(), names: Arc::clone(&self.names), order: OnceLock::new() }
     }
 }
 
-impl Compiled {
+impl SessionHandle {
     pub(crate) fn new(session: CompileSession) -> Self {
         let model = session.model();
         let names = Names {
             nodes: model.nodes.iter().map(|n| lossy_cstring(&n.name)).collect(),
             graphs: model.graphs.ids().map(|g| lossy_cstring(model.graph_label(g))).collect(),
         };
-        Compiled { session, names: Arc::new(names), memory: OnceLock::new(), order: OnceLock::new() }
+        SessionHandle { session, names: Arc::new(names), order: OnceLock::new() }
     }
 
     pub(crate) fn session(&self) -> &CompileSession {
@@ -81,7 +74,6 @@ impl Compiled {
 
     /// Runs a call that changes the session, dropping what was cached of the previous stage.
     pub(crate) fn stage_call<T>(&mut self, f: impl FnOnce(&mut CompileSession) -> crate::Result<T>) -> ApiResult<T> {
-        self.memory = OnceLock::new();
         self.order = OnceLock::new();
         Ok(f(&mut self.session)?)
     }
@@ -132,10 +124,10 @@ impl Compiled {
         &self.names.graphs[self.model().nodes[n].graph.index()]
     }
 
-    /// The memory plan of the current allocation; `None` when the graph gives no `out_bytes`.
+    /// The session's memory plan of the current allocation; `None` when the graph gives no
+    /// `out_bytes`.
     pub(crate) fn memory(&self) -> ApiResult<Option<&MemoryPlan>> {
-        let alloc = self.allocation()?;
-        Ok(self.memory.get_or_init(|| crate::memory::plan_allocation(self.model(), alloc)).as_ref())
+        Ok(self.session.memory_plan()?)
     }
 
     /// The allocation's execution order, as node indexes.
@@ -149,7 +141,7 @@ impl Compiled {
 ///
 /// # Safety
 /// `out` is NULL or writable.
-pub(crate) unsafe fn memory_peak(c: &Compiled, out: *mut u64) -> ApiResult {
+pub(crate) unsafe fn memory_peak(c: &SessionHandle, out: *mut u64) -> ApiResult {
     let out = out_ptr(out, "out")?;
     let plan = c.memory()?.ok_or_else(|| {
         ApiError::new(
@@ -165,34 +157,10 @@ pub(crate) unsafe fn memory_peak(c: &Compiled, out: *mut u64) -> ApiResult {
 ///
 /// # Safety
 /// `out` is NULL or writable.
-pub(crate) unsafe fn tensor_count(c: &Compiled, out: *mut usize) -> ApiResult {
+pub(crate) unsafe fn tensor_count(c: &SessionHandle, out: *mut usize) -> ApiResult {
     let out = out_ptr(out, "out")?;
     let n = c.memory()?.map_or(0, |p| p.tensors.len());
     unsafe { write_out(out, n) };
-    Ok(())
-}
-
-/// `sa_allocation_tensor_at`, `sa_session_tensor_at`: the strings are the handle's.
-///
-/// # Safety
-/// `tensor` is NULL or writable.
-pub(crate) unsafe fn tensor_at(c: &Compiled, index: usize, tensor: *mut sa_tensor) -> ApiResult {
-    let out = out_ptr(tensor, "tensor")?;
-    let list = c.memory()?.map_or(&[][..], |p| &p.tensors[..]);
-    let t = list.get(index).ok_or_else(|| {
-        ApiError::new(
-            SA_NOT_FOUND,
-            format!("tensor index {index} is out of range (the memory plan has {} tensors)", list.len()),
-        )
-    })?;
-    let v = sa_tensor {
-        node: c.name(t.node).as_ptr(),
-        graph: c.graph_label(t.node).as_ptr(),
-        port: t.port,
-        offset: t.offset,
-        bytes: t.bytes,
-    };
-    unsafe { write_out(out, v) };
     Ok(())
 }
 
@@ -200,7 +168,7 @@ pub(crate) unsafe fn tensor_at(c: &Compiled, index: usize, tensor: *mut sa_tenso
 ///
 /// # Safety
 /// The outputs are NULL or writable.
-pub(crate) unsafe fn execution_order(c: &Compiled, indexes: *mut *const usize, count: *mut usize) -> ApiResult {
+pub(crate) unsafe fn execution_order(c: &SessionHandle, indexes: *mut *const usize, count: *mut usize) -> ApiResult {
     let (a, n) = (out_ptr(indexes, "indexes")?, out_ptr(count, "count")?);
     let order = c.execution_order()?;
     unsafe { write_array(a, n, order) };
