@@ -138,6 +138,53 @@ mod via {
     }
 }
 
+/// The schema's document of a table (`$doc`: one `Option` per row, each read by its row's
+/// checker) and the scanner's key match for `$spec` (each key read by its row's reader), from
+/// the rows' keys, checkers and readers as a table macro hands them on.
+macro_rules! readers {
+    ($spec:ident, $doc:ident, $table:ident, $blank:expr; $( $field:ident: $key:literal $read:ident($rty:ty) $fast:ident ),*) => {
+        /// As the schema reads it: each key given, checked by its row's checker.
+        #[derive(Default)]
+        pub(crate) struct $doc {
+            $( pub(crate) $field: Option<$rty>, )*
+        }
+
+        impl SchemaDoc for $doc {
+            const KEYS: &'static [&'static str] = &[$($key),*];
+            fn set(&mut self, key: &str, v: Value) -> DeResult<(), serde_json::Error> {
+                match key {
+                    $( $key => self.$field = json_check::read::$read(v, $key)?, )*
+                    _ => {}
+                }
+                Ok(())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $doc {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> DeResult<Self, D::Error> {
+                json_check::read_doc(d)
+            }
+        }
+
+        impl Members for $spec {
+            const REQUIRED: u64 = $spec::REQUIRED;
+            fn blank() -> Self {
+                $blank
+            }
+            fn read_member(&mut self, key: &str, s: &mut Scan<'_>) -> Option<u64> {
+                match key {
+                    $( $key => {
+                        const BIT: u64 = 1 << position($table, $key);
+                        self.$field = json_scan::read::$fast(s)?;
+                        Some(BIT)
+                    } )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
 /// The node table: its rows are read here and nowhere else. Makes [`NodeSpec`], [`Node`],
 /// [`NODE_FIELDS`], the schema's `NodeDoc` and the scanner's key match for a node.
 macro_rules! node_table {
@@ -188,21 +235,11 @@ macro_rules! node_table {
             FieldInfo { key: $key, required: is_required!($presence), fast: is_fast!($fast), example: $ex },
         )*];
 
-        /// A node as the schema reads it: each key given, checked by its row's checker.
-        #[derive(Default)]
-        pub(crate) struct NodeDoc {
-            $( pub(crate) $field: Option<$rty>, )*
-        }
+        readers!(NodeSpec, NodeDoc, NODE_FIELDS, NodeSpec::blank(); $( $field: $key $read($rty) $fast ),*);
 
-        impl SchemaDoc for NodeDoc {
-            const KEYS: &'static [&'static str] = &[$($key),*];
-            fn set(&mut self, key: &str, v: Value) -> DeResult<(), serde_json::Error> {
-                match key {
-                    $( $key => self.$field = json_check::read::$read(v, $key)?, )*
-                    _ => {}
-                }
-                Ok(())
-            }
+        impl NodeSpec {
+            /// The keys a node must have, as bits of their rows.
+            const REQUIRED: u64 = 0 $( | if is_required!($presence) { 1 << position(NODE_FIELDS, $key) } else { 0 } )*;
         }
 
         impl NodeDoc {
@@ -221,23 +258,6 @@ macro_rules! node_table {
                     }
                 )*
                 Ok(())
-            }
-        }
-
-        impl Members for NodeSpec {
-            const REQUIRED: u64 = 0 $( | if is_required!($presence) { 1 << position(NODE_FIELDS, $key) } else { 0 } )*;
-            fn blank() -> Self {
-                NodeSpec::blank()
-            }
-            fn read_member(&mut self, key: &str, s: &mut Scan<'_>) -> Option<u64> {
-                match key {
-                    $( $key => {
-                        const BIT: u64 = 1 << position(NODE_FIELDS, $key);
-                        self.$field = json_scan::read::$fast(s)?;
-                        Some(BIT)
-                    } )*
-                    _ => None,
-                }
             }
         }
     };
@@ -279,21 +299,11 @@ macro_rules! attr_table {
             FieldInfo { key: $key, required: false, fast: is_fast!($fast), example: $ex },
         )*];
 
-        /// A node's `attrs` as the schema reads them.
-        #[derive(Default)]
-        pub(crate) struct AttrsDoc {
-            $( pub(crate) $field: Option<$rty>, )*
-        }
+        readers!(NodeAttrs, AttrsDoc, ATTR_FIELDS, NodeAttrs::default(); $( $field: $key $read($rty) $fast ),*);
 
-        impl SchemaDoc for AttrsDoc {
-            const KEYS: &'static [&'static str] = &[$($key),*];
-            fn set(&mut self, key: &str, v: Value) -> DeResult<(), serde_json::Error> {
-                match key {
-                    $( $key => self.$field = json_check::read::$read(v, $key)?, )*
-                    _ => {}
-                }
-                Ok(())
-            }
+        impl NodeAttrs {
+            /// No key is required in `attrs`.
+            const REQUIRED: u64 = 0;
         }
 
         impl AttrsDoc {
@@ -305,23 +315,6 @@ macro_rules! attr_table {
                     }
                 )*
                 Ok(())
-            }
-        }
-
-        impl Members for NodeAttrs {
-            const REQUIRED: u64 = 0;
-            fn blank() -> Self {
-                NodeAttrs::default()
-            }
-            fn read_member(&mut self, key: &str, s: &mut Scan<'_>) -> Option<u64> {
-                match key {
-                    $( $key => {
-                        const BIT: u64 = 1 << position(ATTR_FIELDS, $key);
-                        self.$field = json_scan::read::$fast(s)?;
-                        Some(BIT)
-                    } )*
-                    _ => None,
-                }
             }
         }
     };
@@ -415,18 +408,6 @@ attr_table! {
     /// The dim (gear) of a multi-dims model the node belongs to.
     dims: Option<i64> = None;
         "dims", schema int64(i64) via some, fast none, e.g. "1";
-}
-
-impl<'de> Deserialize<'de> for NodeDoc {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> DeResult<Self, D::Error> {
-        json_check::read_doc(d)
-    }
-}
-
-impl<'de> Deserialize<'de> for AttrsDoc {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> DeResult<Self, D::Error> {
-        json_check::read_doc(d)
-    }
 }
 
 /// Position of `key` in `fields`, at compile time: a row's bit in the scanner's "seen" mask.
