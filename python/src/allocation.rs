@@ -6,10 +6,9 @@ use std::sync::{Arc, OnceLock};
 
 use pyo3::prelude::*;
 use serde_json::Value;
-use stream_alloc::compile::allocation::SessionStage;
+use stream_alloc::compile::Allocation as Alloc;
 use stream_alloc::compile::summary::StreamAllocationSummary;
-use stream_alloc::compile::{Allocation as Alloc, Stage};
-use stream_alloc::driver::Compiled;
+use stream_alloc::driver::{Compiled, SessionStage};
 use stream_alloc::frontend::OnnxOptions;
 use stream_alloc::import::onnx::ort::Device;
 use stream_alloc::simulate::SimResult;
@@ -96,12 +95,7 @@ impl Allocation {
     }
 
     fn session_stage(&self) -> SessionStage {
-        match self.alloc().stage() {
-            Stage::Logical => SessionStage::Logical,
-            Stage::Sync => SessionStage::Sync,
-            Stage::Split => SessionStage::Split,
-            Stage::All => SessionStage::Generated,
-        }
+        SessionStage::after(self.alloc().stage())
     }
 }
 
@@ -245,7 +239,12 @@ impl Allocation {
     /// prints): per graph its logical streams with their nodes, and GE's flattened lists.
     fn summary(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let v = guarded(py, || {
-            let s = StreamAllocationSummary::new(&self.model, &self.model.options, self.alloc(), self.session_stage())?;
+            let s = StreamAllocationSummary::new(
+                &self.model,
+                &self.model.options,
+                self.alloc(),
+                self.session_stage().as_str(),
+            )?;
             Ok(s.to_json(&self.model))
         })?;
         value::to_py(py, &v)

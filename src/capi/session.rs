@@ -24,7 +24,8 @@ use super::{
     ApiError, ApiResult, LastError, SA_NOT_FOUND, SA_NULL_POINTER, SA_STAGE, SA_UNKNOWN_NODE, arg_str, ffi_boundary,
     free_box, lossy_cstring, new_boxed, opt_str, out_ptr, put, sa_status, write_opt, write_out,
 };
-use crate::compile::{NodeSyncs, SessionStage};
+use crate::compile::NodeSyncs;
+use crate::driver::SessionStage;
 use crate::graph::{EventId, NodeId, StreamId};
 
 /// How far a session has run (an `int32_t`; one of `SA_SESSION_*`).
@@ -39,6 +40,15 @@ pub const SA_SESSION_SYNC: sa_session_stage = 2;
 pub const SA_SESSION_SPLIT: sa_session_stage = 3;
 /// `sa_session_generate_send_recv` ran: the allocation is complete.
 pub const SA_SESSION_GENERATED: sa_session_stage = 4;
+
+// One numbering: the session's stages (driver/session.rs) are these values.
+const _: () = assert!(
+    SessionStage::New as i32 == SA_SESSION_NEW
+        && SessionStage::Logical as i32 == SA_SESSION_LOGICAL
+        && SessionStage::Sync as i32 == SA_SESSION_SYNC
+        && SessionStage::Split as i32 == SA_SESSION_SPLIT
+        && SessionStage::Generated as i32 == SA_SESSION_GENERATED
+);
 
 /// What C reads of one node, built once per stage.
 #[derive(Default)]

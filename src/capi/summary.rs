@@ -15,8 +15,8 @@ use super::{
     ApiError, ApiResult, SA_INVALID_ARGUMENT, SA_INVALID_STATE, SA_NOT_FOUND, SA_NULL_POINTER, SA_STAGE, ffi_boundary,
     free_box, lossy_cstring, new_boxed, out_ptr, put, sa_status, write_opt, write_out,
 };
-use crate::compile::SessionStage;
 use crate::compile::summary::StreamAllocationSummary;
+use crate::driver::SessionStage;
 
 struct EntryView {
     label: CString,

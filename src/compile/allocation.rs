@@ -215,31 +215,6 @@ impl Stage {
     }
 }
 
-/// How far a staged run has gone: GE's `ModelBuilder` hands control back to the host between
-/// these stages (ge-compiler.md §1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum SessionStage {
-    /// Built, nothing assigned.
-    New,
-    Logical,
-    Sync,
-    Split,
-    /// Send/Recv generated: the allocation is complete.
-    Generated,
-}
-
-impl SessionStage {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionStage::New => "new",
-            SessionStage::Logical => "logical",
-            SessionStage::Sync => "sync",
-            SessionStage::Split => "split",
-            SessionStage::Generated => "generated",
-        }
-    }
-}
-
 /// Everything the pipeline decided for one model.
 ///
 /// The fields are written only by the compile stages (logical assignment, sync insertion, the

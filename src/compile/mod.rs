@@ -24,9 +24,7 @@ pub mod steps;
 pub mod summary;
 pub mod sync;
 
-pub use allocation::{
-    Allocation, AllocationJson, InsertedKind, InsertedNode, NodeSyncs, SessionStage, Stage, SyncEnd, SyncPair,
-};
+pub use allocation::{Allocation, AllocationJson, InsertedKind, InsertedNode, NodeSyncs, Stage, SyncEnd, SyncPair};
 pub use mode::Mode;
 pub use split::{TaskCounts, TaskLimits};
 

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::{Allocation, SessionStage};
+use super::Allocation;
 use crate::bail;
 use crate::error::Result;
 use crate::graph::{AutoMultistreamMode, GraphId, Model, NodeId, Options, StreamId, SyncKind};
@@ -124,8 +124,8 @@ pub struct GraphSummary {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StreamAllocationSummary {
     pub model: String,
-    /// The session stage it was taken at.
-    pub stage: SessionStage,
+    /// The name of the session stage it was taken at (`driver::SessionStage::as_str`).
+    pub stage: &'static str,
     pub counts: ModelCounts,
     /// Root first, then subgraphs in GE's `GetAllSubgraphs` order.
     pub graphs: Vec<GraphSummary>,
@@ -140,7 +140,7 @@ struct NodeAttrsView {
 
 impl StreamAllocationSummary {
     /// The summary of allocation `a` of `model`, taken at `stage`.
-    pub fn new(model: &Model, options: &Options, a: &Allocation, stage: SessionStage) -> Result<Self> {
+    pub fn new(model: &Model, options: &Options, a: &Allocation, stage: &'static str) -> Result<Self> {
         let split_map = parse_split_map(&split_map_string(&a.split_to_logic))?;
         let views: Vec<NodeAttrsView> = model
             .nodes
@@ -176,11 +176,7 @@ impl StreamAllocationSummary {
         let c = &self.counts;
         let mut s = format!(
             "model: {}, stage: {}, stream_num: {}, event_num: {}, notify_num: {}\n",
-            self.model,
-            self.stage.as_str(),
-            c.stream_num,
-            c.event_num,
-            c.notify_num
+            self.model, self.stage, c.stream_num, c.event_num, c.notify_num
         );
         for g in &self.graphs {
             let _ = writeln!(s, "[{}]", g.name);
@@ -229,7 +225,7 @@ impl StreamAllocationSummary {
             .collect();
         json!({
             "model": self.model,
-            "stage": self.stage.as_str(),
+            "stage": self.stage,
             "stream_num": self.counts.stream_num,
             "event_num": self.counts.event_num,
             "notify_num": self.counts.notify_num,

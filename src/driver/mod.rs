@@ -11,7 +11,7 @@ mod logical;
 pub mod session;
 
 pub use logical::{KeyMap, StreamsKey, Trials};
-pub use session::{Compiled, Found, NodeInfo, Search, Session, Stages};
+pub use session::{Compiled, Found, NodeInfo, Search, Session, SessionStage, Stages};
 
 use crate::bail;
 use crate::compile::steps::{StepCounts, StepTrace};

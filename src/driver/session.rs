@@ -1,12 +1,13 @@
 //! The staged session: the pipeline cut at the points where GE's `ModelBuilder` hands control
-//! back to the host (ge-compiler.md §1, seed stream-allocation-constraints.txt):
+//! back to the host (ge-compiler.md §1, seed stream-allocation-constraints.txt). The stages are
+//! numbered as [`SessionStage`] numbers them, and as the C header's `SA_SESSION_*`:
 //!
 //! 1. [`Session::assign_logical_streams`] — `StreamAllocator::AssignLogicalStreams` (or a
 //!    policy; `auto` through the session's search);
-//! 2. (host) memory assignment, task generation: [`Session::set_task_count`];
-//! 3. [`Session::insert_syncs`] — `InsertSyncNodesByLogicStream`;
-//! 4. [`Session::split_streams`] — `SplitStreamAndRefreshTaskDef` with the host's counts;
-//! 5. [`Session::generate_send_recv`] — `GenerateSyncEventNodes`: the inserted nodes become
+//!    then (host) memory assignment and task generation: [`Session::set_task_count`];
+//! 2. [`Session::insert_syncs`] — `InsertSyncNodesByLogicStream`;
+//! 3. [`Session::split_streams`] — `SplitStreamAndRefreshTaskDef` with the host's counts;
+//! 4. [`Session::generate_send_recv`] — `GenerateSyncEventNodes`: the inserted nodes become
 //!    visible to the host, which builds them into its own graph.
 //!
 //! The session is the only place that knows this order: the command line, the C ABI, the
@@ -16,7 +17,7 @@
 //! order is `ErrorKind::Stage` naming the call that must come first.
 //!
 //! Send/Recv nodes are computed where the pipeline computes them (the sync stage, then the
-//! split's own); the session only hands them out at stage 5, once the split has fixed their
+//! split's own); the session only hands them out at stage 4, once the split has fixed their
 //! physical streams.
 
 use std::collections::BTreeSet;
@@ -28,7 +29,7 @@ use serde_json::{Map, Value, json};
 use crate::bail;
 use crate::compile::policy::{PolicyInput, PolicyReport};
 use crate::compile::summary::{ModelCounts, StreamAllocationSummary, split_map_string};
-use crate::compile::{self, Allocation, InsertedNode, Mode, NodeSyncs, SessionStage, Stage, TaskCounts, TaskLimits};
+use crate::compile::{self, Allocation, InsertedNode, Mode, NodeSyncs, Stage, TaskCounts, TaskLimits};
 use crate::error::Result;
 use crate::graph::{EventId, GraphId, IdVec, Model, NodeId, Options, StreamId, SyncKind};
 use crate::memory::{AllocationDocument, MemoryPlan, plan_allocation};
@@ -81,6 +82,42 @@ pub struct Stages {
 pub struct Found {
     pub stages: Stages,
     pub report: PolicyReport,
+}
+
+/// How far a session has run: the stage numbers of the module docs, which are also the values
+/// of the C header's `SA_SESSION_*` (`capi/session.rs` checks that they agree). GE's
+/// `ModelBuilder` hands control back to the host between these stages (ge-compiler.md §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SessionStage {
+    /// Built, nothing assigned.
+    New = 0,
+    Logical = 1,
+    Sync = 2,
+    Split = 3,
+    /// Send/Recv generated: the allocation is complete.
+    Generated = 4,
+}
+
+impl SessionStage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStage::New => "new",
+            SessionStage::Logical => "logical",
+            SessionStage::Sync => "sync",
+            SessionStage::Split => "split",
+            SessionStage::Generated => "generated",
+        }
+    }
+
+    /// The session stage a run to `stage` ends at ([`Session::run_to`]).
+    pub fn after(stage: Stage) -> SessionStage {
+        match stage {
+            Stage::Logical => SessionStage::Logical,
+            Stage::Sync => SessionStage::Sync,
+            Stage::Split => SessionStage::Split,
+            Stage::All => SessionStage::Generated,
+        }
+    }
 }
 
 /// The call that moves a session into `stage`.
@@ -255,6 +292,14 @@ impl<M: Deref<Target = Model>> Session<M> {
         self
     }
 
+    /// Stage 1 adopts `logical`, a logical allocation with its execution order chosen (a
+    /// search's trial of a changed assignment), instead of assigning; the later stages run on it
+    /// as on any other.
+    pub fn with_logical(mut self, logical: Allocation) -> Self {
+        self.ahead.logical = Some(logical);
+        self
+    }
+
     /// With given streams ([`Self::from_given_syncs`]), the streams run their nodes in `order`
     /// (every node of the model once, a topological order) instead of the computed order: a
     /// peer's own launch order.
@@ -384,7 +429,9 @@ impl<M: Deref<Target = Model>> Session<M> {
 
     fn assign(&mut self, given: bool) -> Result<()> {
         let mode = Mode::of(&self.model, &self.options)?;
-        let (alloc, report) = if given {
+        let (alloc, report) = if let Some(alloc) = self.ahead.logical.take() {
+            (alloc, None)
+        } else if given {
             let mut alloc = compile::preassigned_logical(&self.model, &self.options)?;
             match self.given_order.take() {
                 Some(order) => alloc.set_order(&self.model, order)?,
@@ -428,7 +475,7 @@ impl<M: Deref<Target = Model>> Session<M> {
         Ok(())
     }
 
-    /// Stage 3: event / notify insertion and optimisation (GE's `InsertSyncNodesByLogicStream`).
+    /// Stage 2: event / notify insertion and optimisation (GE's `InsertSyncNodesByLogicStream`).
     pub fn insert_syncs(&mut self) -> Result<()> {
         self.expect("insert_syncs", SessionStage::Logical)?;
         self.changed();
@@ -444,7 +491,7 @@ impl<M: Deref<Target = Model>> Session<M> {
         Ok(())
     }
 
-    /// Stage 3 from the host's syncs: the events given with the graph (graph JSON `events`,
+    /// Stage 2 from the host's syncs: the events given with the graph (graph JSON `events`,
     /// kept by stage 1) become the syncs, each with its Send/Recv node, instead of GE's
     /// insertion and optimisation.
     pub fn insert_given_syncs(&mut self) -> Result<()> {
@@ -513,7 +560,7 @@ impl<M: Deref<Target = Model>> Session<M> {
         &self.tasks
     }
 
-    /// Stage 4: physical split and activation update (GE's `SplitStreamAndRefreshTaskDef`),
+    /// Stage 3: physical split and activation update (GE's `SplitStreamAndRefreshTaskDef`),
     /// then the `verify` option's check.
     pub fn split_streams(&mut self) -> Result<()> {
         self.expect("split_streams", SessionStage::Sync)?;
@@ -540,7 +587,7 @@ impl<M: Deref<Target = Model>> Session<M> {
         Ok(())
     }
 
-    /// Stage 5: hands the Send/Recv (SendNotify/RecvNotify) nodes to the host.
+    /// Stage 4: hands the Send/Recv (SendNotify/RecvNotify) nodes to the host.
     pub fn generate_send_recv(&mut self) -> Result<()> {
         self.expect("generate_send_recv", SessionStage::Split)?;
         // The stage only hands the nodes out: the memory plan stays the split's.
@@ -559,12 +606,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// Runs the remaining stages up to `stage`: what `allocate --stage` asks for. A run that
     /// stops before the split still checks the `verify` option on what it has.
     pub fn run_to(&mut self, stage: Stage) -> Result<()> {
-        let target = match stage {
-            Stage::Logical => SessionStage::Logical,
-            Stage::Sync => SessionStage::Sync,
-            Stage::Split => SessionStage::Split,
-            Stage::All => SessionStage::Generated,
-        };
+        let target = SessionStage::after(stage);
         if self.stage == SessionStage::New && target >= SessionStage::Logical {
             self.assign_logical_streams()?;
         }
@@ -656,7 +698,7 @@ impl<M: Deref<Target = Model>> Session<M> {
         if self.stage == SessionStage::Generated {
             return Ok(a.document(&self.model, self.memory_plan()?).to_value());
         }
-        // Before stage 5 the document lists only what the host may see.
+        // Before stage 4 the document lists only what the host may see.
         Ok(a.without_sync_nodes(self.stage >= SessionStage::Split).to_json(&self.model))
     }
 
@@ -771,7 +813,7 @@ impl<M: Deref<Target = Model>> Session<M> {
 
     /// GE's `GetStreamAllocationSummary` for the current stage.
     pub fn summary(&self) -> Result<StreamAllocationSummary> {
-        StreamAllocationSummary::new(&self.model, &self.options, self.allocation()?, self.stage)
+        StreamAllocationSummary::new(&self.model, &self.options, self.allocation()?, self.stage.as_str())
     }
 
     /// The independent checker on the current allocation JSON.

@@ -44,6 +44,13 @@ impl<K: Idx, T: Copy> Csr<K, T> {
         Csr { start, list, _key: PhantomData }
     }
 
+    /// Lists already laid out by key: key `k`'s values are `list[start[k]..start[k + 1]]`
+    /// (`start` begins at 0, never decreases and ends at `list.len()`).
+    pub fn from_parts(start: Vec<u32>, list: Vec<T>) -> Self {
+        debug_assert!(start.first() == Some(&0) && start.is_sorted() && start.last() == Some(&(list.len() as u32)));
+        Csr { start, list, _key: PhantomData }
+    }
+
     /// The values of `key`, in the order they were given.
     #[inline]
     pub fn of(&self, key: K) -> &[T] {

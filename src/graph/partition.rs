@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 
 use super::Model;
+use super::csr::Csr;
 use super::ids::{EdgeId, EngineId, GraphId, IdVec, NodeId, SubgraphId};
 
 /// One engine subgraph.
@@ -33,10 +34,11 @@ pub struct Partition {
     /// Each graph's subgraphs, in the order the stream passes iterate them.
     pub by_graph: IdVec<GraphId, Vec<SubgraphId>>,
     /// Cut edges entering each subgraph from another subgraph (GE's PlaceHolders), in the
-    /// order of the destination node, then edge id.
-    pub inputs: IdVec<SubgraphId, Vec<EdgeId>>,
+    /// order of the destination node, then edge id. One list per subgraph in one allocation:
+    /// a graph whose edges reach far back has a subgraph per few nodes.
+    pub inputs: Csr<SubgraphId, EdgeId>,
     /// Cut edges leaving each subgraph to another subgraph (GE's Ends).
-    pub outputs: IdVec<SubgraphId, Vec<EdgeId>>,
+    pub outputs: Csr<SubgraphId, EdgeId>,
 }
 
 impl Partition {
@@ -72,55 +74,63 @@ impl Partition {
             subgraphs: IdVec::new(),
             of_node: IdVec::filled(model.nodes.len(), None),
             by_graph: IdVec::filled(model.graphs.len(), Vec::new()),
-            inputs: IdVec::new(),
-            outputs: IdVec::new(),
+            inputs: Csr::default(),
+            outputs: Csr::default(),
         }
     }
 
+    /// Adds a subgraph; its cut edges are linked once every subgraph is in ([`Self::link_edges`]).
     fn push(&mut self, sg: EngineSubgraph) -> SubgraphId {
         let graph = sg.graph;
-        let nodes = sg.nodes.clone();
         let id = self.subgraphs.push(sg);
-        for n in nodes {
+        for &n in &self.subgraphs[id].nodes {
             self.of_node[n] = Some(id);
         }
         self.by_graph[graph].push(id);
-        self.inputs.push(Vec::new());
-        self.outputs.push(Vec::new());
         id
     }
 
     fn link_edges(&mut self, model: &Model) {
+        let count = self.subgraphs.len();
+        let (mut in_start, mut out_start) = (Vec::with_capacity(count + 1), Vec::with_capacity(count + 1));
+        let (mut ins, mut outs) = (Vec::new(), Vec::new());
+        in_start.push(0);
+        out_start.push(0);
         for s in self.subgraphs.ids() {
             for &n in &self.subgraphs[s].nodes {
                 for &e in model.adjacency.in_edges(n) {
-                    if let Some(src) = self.of_node[model.edges[e].src] {
-                        if src != s {
-                            self.inputs[s].push(e);
-                        }
+                    if self.of_node[model.edges[e].src].is_some_and(|src| src != s) {
+                        ins.push(e);
                     }
                 }
                 for &e in model.adjacency.out_edges(n) {
-                    if let Some(dst) = self.of_node[model.edges[e].dst] {
-                        if dst != s {
-                            self.outputs[s].push(e);
-                        }
+                    if self.of_node[model.edges[e].dst].is_some_and(|dst| dst != s) {
+                        outs.push(e);
                     }
                 }
             }
+            in_start.push(ins.len() as u32);
+            out_start.push(outs.len() as u32);
         }
+        self.inputs = Csr::from_parts(in_start, ins);
+        self.outputs = Csr::from_parts(out_start, outs);
     }
 
     /// Distinct producer subgraphs of `s`, in the order of its input edges.
     pub fn predecessors(&self, model: &Model, s: SubgraphId) -> Vec<SubgraphId> {
         let mut seen = BTreeSet::new();
-        self.inputs[s].iter().filter_map(|&e| self.of_node[model.edges[e].src]).filter(|p| seen.insert(*p)).collect()
+        self.inputs.of(s).iter().filter_map(|&e| self.of_node[model.edges[e].src]).filter(|p| seen.insert(*p)).collect()
     }
 
     /// Distinct consumer subgraphs of `s`, in the order of its output edges.
     pub fn successors(&self, model: &Model, s: SubgraphId) -> Vec<SubgraphId> {
         let mut seen = BTreeSet::new();
-        self.outputs[s].iter().filter_map(|&e| self.of_node[model.edges[e].dst]).filter(|p| seen.insert(*p)).collect()
+        self.outputs
+            .of(s)
+            .iter()
+            .filter_map(|&e| self.of_node[model.edges[e].dst])
+            .filter(|p| seen.insert(*p))
+            .collect()
     }
 
     pub fn len(&self) -> usize {
@@ -172,7 +182,6 @@ fn partition_graph(
     engines: Option<&IdVec<NodeId, EngineId>>,
 ) -> Vec<EngineSubgraph> {
     let order = &model.graphs[g].order;
-    let pos = |n: NodeId| model.topo_index[n];
     let mut c = Clusters::new(model, order, engines);
     let budget = if compat_ge { usize::MAX } else { SECOND_PATH_BUDGET };
 
@@ -220,34 +229,53 @@ fn partition_graph(
         }
     }
 
-    // Members per cluster, in topological order.
-    let mut members: Vec<Vec<NodeId>> = vec![Vec::new(); order.len()];
+    // SortSubGraphs ranks the subgraphs by their first node in the graph's order: number the
+    // clusters as a walk in that order meets them. Each cluster's members are counted first,
+    // so that each list is allocated once at its size (a graph whose edges reach far back has
+    // a subgraph per few nodes).
+    const NONE: u32 = u32::MAX;
+    let mut rank = vec![NONE; order.len()];
+    let mut of_pos: Vec<u32> = Vec::with_capacity(order.len());
+    let mut roots: Vec<u32> = Vec::new();
+    let mut sizes: Vec<u32> = Vec::new();
     for i in 0..order.len() as u32 {
         let r = c.find(i);
-        if c.engine[r as usize].is_some() {
-            members[r as usize].push(order[i as usize]);
+        if c.engine[r as usize].is_none() {
+            of_pos.push(NONE);
+            continue;
+        }
+        if rank[r as usize] == NONE {
+            rank[r as usize] = roots.len() as u32;
+            roots.push(r);
+            sizes.push(0);
+        }
+        let k = rank[r as usize];
+        sizes[k as usize] += 1;
+        of_pos.push(k);
+    }
+    let mut members: Vec<Vec<NodeId>> = sizes.iter().map(|&k| Vec::with_capacity(k as usize)).collect();
+    for (&k, &n) in of_pos.iter().zip(order) {
+        if k != NONE {
+            members[k as usize].push(n);
         }
     }
-    let mut out: Vec<EngineSubgraph> = Vec::new();
-    for (i, nodes) in members.into_iter().enumerate() {
-        let Some(first) = nodes.first() else { continue };
-        let first = &model.nodes[*first];
-        out.push(EngineSubgraph {
-            name: String::new(),
-            engine: c.engine[i].expect("only clusters with an engine have members"),
-            graph: g,
-            stream_label: first.attrs.stream_label.clone(),
-            user_stream_label: first.attrs.user_stream_label.clone(),
-            nodes,
-        });
-    }
-    // SortSubGraphs: rank by first appearance in the graph's node order.
-    out.sort_by_key(|s| pos(s.nodes[0]));
     let gname = &model.graphs[g].name;
-    for (k, s) in out.iter_mut().enumerate() {
-        s.name = format!("{gname}_sub_{k}");
-    }
-    out
+    members
+        .into_iter()
+        .zip(roots)
+        .enumerate()
+        .map(|(k, (nodes, r))| {
+            let first = &model.nodes[nodes[0]];
+            EngineSubgraph {
+                name: format!("{gname}_sub_{k}"),
+                engine: c.engine[r as usize].expect("only clusters with an engine have members"),
+                graph: g,
+                stream_label: first.attrs.stream_label.clone(),
+                user_stream_label: first.attrs.user_stream_label.clone(),
+                nodes,
+            }
+        })
+        .collect()
 }
 
 /// Clusters of one graph, indexed by the topological position of their founding node.

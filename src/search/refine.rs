@@ -8,8 +8,8 @@
 //! node onto the recording stream; the waiting node with the chain that follows it on its stream;
 //! the recording node onto the waiting stream; the two nodes' places swapped with the node that
 //! runs after the record; the waiting stream merged whole into the recording one. Each trial
-//! re-runs only the stages after assignment (execution order, sync insertion and reduction,
-//! split) and the simulator; a move is kept only when the makespan drops and the budgets
+//! chooses the execution order of the changed assignment, runs the later stages through a
+//! [`Session`] adopting it (sync insertion and reduction, split), and the simulator; a move is kept only when the makespan drops and the budgets
 //! (`max_streams`, `max_events`, `memory_limit`, the device's limits) still hold, and then the
 //! walk starts again from the new plan. Only the policy's own task nodes move, onto the
 //! policy's own streams: pinned nodes (user labels, control flow, nested graphs, attached
@@ -28,7 +28,8 @@ use std::collections::BTreeSet;
 use crate::compile::order::OrderFacts;
 use crate::compile::policy::report::{MovePoint, RefineMove, RefineReport, RefineRun};
 use crate::compile::policy::{Chosen, Ctx, Kind, Role, place_followers};
-use crate::compile::{self, Allocation, TaskCounts, TaskLimits};
+use crate::compile::{self, Allocation, Stage, TaskLimits};
+use crate::driver::Session;
 use crate::error::Result;
 use crate::graph::{IdVec, Model, NodeId, Options, StreamId};
 use crate::simulate::{SimConfig, SimResult, round3, simulate};
@@ -117,18 +118,19 @@ impl Trials<'_> {
             self.attached_count,
         );
         compile::choose_order_with(self.model, self.options, &mut logical, Some(&self.order));
-        let mut done = logical.clone();
-        compile::sync_stage(self.model, self.options, &mut done)?;
-        compile::split_stage(self.model, self.options, &mut done, self.limits, &TaskCounts::default())?;
-        compile::generated_stage(&mut done);
-        if super::sync_ids(&done) > self.options.event_budget() {
+        // The session runs the later stages; the checker is the caller's, once, on the result.
+        let options = Options { verify: false, ..self.options.clone() };
+        let mut session = Session::new(self.model, options, *self.limits).with_logical(logical.clone());
+        session.run_to(Stage::All)?;
+        if super::sync_ids(session.allocation()?) > self.options.event_budget() {
             return Ok(None);
         }
         if let Some(max) = self.options.memory_limit.map(|m| m.bytes(0))
-            && crate::memory::plan_allocation(self.model, &done).is_some_and(|p| p.peak_bytes > max)
+            && session.memory_plan()?.is_some_and(|p| p.peak_bytes > max)
         {
             return Ok(None);
         }
+        let (done, _) = session.into_result()?;
         let sim = simulate(self.model, &done, self.cfg)?;
         Ok(Some(Eval { logical, sim, done }))
     }

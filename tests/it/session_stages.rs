@@ -7,9 +7,9 @@ use stream_alloc::memory::AllocationDocument;
 
 use stream_alloc::ErrorKind;
 use stream_alloc::allocate;
-use stream_alloc::compile::SessionStage;
 use stream_alloc::compile::Stage;
 use stream_alloc::driver::Session;
+use stream_alloc::driver::SessionStage;
 use stream_alloc::graph::{Model, NodeId, json};
 
 /// Two AI-core chains joined by an HCCL node, and a task limit of 47 (20 tasks of room after

@@ -55,7 +55,7 @@ pub fn run(st: &mut LogicalState<'_>, g: GraphId, default_stream: Option<StreamI
     for (i, &s) in subs.iter().enumerate() {
         let engine = st.partition.subgraphs[s].engine;
         seen.clear();
-        for &e in &st.partition.outputs[s] {
+        for &e in st.partition.outputs.of(s) {
             if let Some(d) = st.partition.of_node[model.edges[e].dst] {
                 seen.push(local(d));
             }
@@ -85,7 +85,7 @@ pub fn run(st: &mut LogicalState<'_>, g: GraphId, default_stream: Option<StreamI
             continue;
         }
         let mut best: Option<usize> = None;
-        for &e in &p.st.partition.inputs[p.subs[s]] {
+        for &e in p.st.partition.inputs.of(p.subs[s]) {
             let Some(pred) = p.st.partition.of_node[model.edges[e].src].map(local) else {
                 continue;
             };

@@ -18,6 +18,8 @@ pub mod contrib;
 pub mod costs;
 pub mod decode;
 pub mod eval;
+#[cfg(test)]
+mod eval_tests;
 pub mod measured;
 pub mod names;
 pub mod ort;

@@ -1,10 +1,12 @@
-//! The evaluator against values worked out by ONNX's reference semantics, through
-//! [`super::super::shapes::infer`] (each operator's rule, then its evaluation).
+//! The evaluator ([`super::eval`]) against values worked out by ONNX's reference semantics,
+//! through [`super::shapes::infer`] (each operator's rule, then its evaluation): beside both,
+//! so that neither names the other's tests.
 
-use super::super::proto::tensor_proto::DataType as D;
-use super::super::proto::{AttributeProto, NodeProto};
-use super::super::shapes::{Fail, infer};
-use super::*;
+use super::eval::TABLE;
+use super::proto::tensor_proto::DataType as D;
+use super::proto::{AttributeProto, NodeProto};
+use super::shapes::{Fail, infer};
+use super::values::{Tensor, Val};
 
 const F: i32 = D::Float as i32;
 const L: i32 = D::Int64 as i32;
@@ -61,7 +63,7 @@ fn val(op: &str, attrs: Vec<(&str, A)>, ins: &[&Tensor]) -> Val {
 #[test]
 fn every_operator_in_the_table_has_a_shape_rule() {
     for (op, _) in TABLE {
-        assert!(super::super::shapes::has_rule(op), "{op}");
+        assert!(super::shapes::has_rule(op), "{op}");
     }
 }
 
