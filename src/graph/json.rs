@@ -22,10 +22,9 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visi
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::attrs::NodeAttrs;
 use super::builder::{EdgeSpec, EventSpec, GraphSpec, LoadedEdge, ModelBuilder, NodeSpec, PartitionSpec, no_memory};
 use super::engines::EngineOverride;
-use super::fields::{AttrsDoc, NODE_FIELDS, NodeDoc};
+use super::fields::{AttrsDoc, NODE_FIELDS, NodeAttrs, NodeDoc};
 use super::json_check::{
     EdgeDoc, EngineDoc, EventDoc, FAULT, Fault, HeaderProbe, MapOnly, NameProbe, PartitionDoc, Place, SubgraphDoc, at,
     field, located, parse_element, parse_raw, parse_value, probe_name, render, serde_text, short, take_fault,
