@@ -10,8 +10,8 @@
 
 use std::sync::Arc;
 
+use super::report::{AutoReport, CandidatePlan, CandidateRow};
 use crate::bail;
-use crate::compile::policy::report::{AutoReport, CandidatePlan, CandidateRow};
 use crate::compile::policy::{Chosen, Ctx, PolicyReport, ge_logical, table};
 use crate::compile::{Stage, TaskLimits};
 use crate::driver::{Found, KeyMap, Session, Stages, StreamsKey, Trials};
@@ -181,7 +181,9 @@ fn choose_in_batches(
                 rows.push(row);
                 continue;
             }
-            let fits = crate::memory::budget::judge(limit_bytes, outcome.peak, &mut row, &mut smallest, p.name());
+            row.peak_bytes = outcome.peak;
+            row.rejected = crate::memory::budget::judge(limit_bytes, outcome.peak, &mut smallest, p.name());
+            let fits = row.rejected.is_none();
             rows.push(row);
             // A candidate on the streams of an earlier one ties with it at best.
             if !fits || repeat {
@@ -251,7 +253,7 @@ fn choose_in_batches(
         candidates: rows,
         refine: refined.report,
     };
-    let report = PolicyReport { auto: Some(auto), ..PolicyReport::named("auto") };
+    let report = PolicyReport::with_section("auto", auto);
     Ok(Found { stages, report })
 }
 
