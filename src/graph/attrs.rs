@@ -57,8 +57,6 @@ pub struct AttachedStreamInfo {
     pub group: Option<String>,
 }
 
-pub use super::fields::NodeAttrs;
-
 /// Raw GE attributes by GE name. Known names are type-checked on load ([`KNOWN_GE_ATTRS`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GeAttrs(pub BTreeMap<String, Value>);

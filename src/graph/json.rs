@@ -21,10 +21,10 @@ use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Seq
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs, NodeAttrs};
+use super::attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs};
 use super::builder::{EdgeSpec, EventSpec, GraphSpec, LoadedEdge, ModelBuilder, NodeSpec, PartitionSpec, no_memory};
 use super::engines::EngineOverride;
-use super::fields::{NODE_FIELDS, attr_fields, is_required, node_fields};
+use super::fields::{NODE_FIELDS, NodeAttrs, attr_fields, is_required, node_fields};
 use super::json_fast;
 use super::names::NameIndex;
 use super::{EdgeKind, Model, Shape};

@@ -10,8 +10,8 @@
 
 use serde_json::Value;
 
-use super::attrs::NodeAttrs;
 use super::builder::{LoadedEdge, ModelBuilder, NodeSpec};
+use super::fields::NodeAttrs;
 use super::fields::{ATTR_FIELDS, NODE_FIELDS, attr_fields, is_required, node_fields, position};
 use super::names::NameIndex;
 use super::{EdgeKind, Shape};

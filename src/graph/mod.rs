@@ -31,10 +31,11 @@ use csr::Csr;
 pub const GRAPH_FORMAT: &str = "stream-graph";
 pub const GRAPH_VERSION: u64 = 1;
 
-pub use attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs, NodeAttrs};
+pub use attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs};
 pub use builder::{EventSpec, ModelBuilder};
 pub use engines::{EngineConf, EngineTable};
 pub use fields::Node;
+pub use fields::NodeAttrs;
 pub use ids::{EdgeId, EngineId, EventId, GraphId, IdVec, InsertedId, NodeId, Pos, StreamId, SubgraphId};
 pub use options::{AutoMultistreamMode, ExecutionOrder, MemoryLimit, Options, Policy, SyncKind};
 
