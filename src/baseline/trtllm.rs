@@ -19,7 +19,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::TaskGraph;
+use crate::compile::schedule::{Engine, Hooks, UNITS};
 use crate::graph::Model;
+use crate::graph::ids::define_index;
 
 /// TRT-LLM's weight for an op type (`estimate_time`): MoE 20, GEMM 10, views 0, other 1.
 pub fn table_weight(op_type: &str) -> f64 {
@@ -81,33 +83,73 @@ pub fn assign(model: &Model, g: &TaskGraph, streams: u32, cost: bool) -> Answer 
     for u in (0..n).rev() {
         distance[u] = succ[u].iter().map(|&v| weight[v] + distance[v]).fold(0.0, f64::max);
     }
-    let key = |v: usize| Ready { distance: distance[v], index: Reverse(v) };
-    let mut left: Vec<usize> = g.preds.iter().map(Vec::len).collect();
-    let mut ready: BinaryHeap<Ready> = (0..n).filter(|&v| left[v] == 0).map(key).collect();
-    let mut tail = vec![0.0f64; streams.max(1) as usize];
-    let mut end = vec![0.0f64; n];
-    let mut stream = vec![0u32; n];
-    let mut order = Vec::with_capacity(n);
-    while let Some(Ready { index: Reverse(v), .. }) = ready.pop() {
-        let at = g.preds[v].iter().map(|&u| end[u]).fold(0.0, f64::max);
-        let s = if weight[v] == 0.0 { g.preds[v].first().map_or(0, |&u| stream[u] as usize) } else { pick(&tail, at) };
-        stream[v] = s as u32;
-        end[v] = at.max(tail[s]) + weight[v];
-        tail[s] = end[v];
-        order.push(v);
-        for &w in &succ[v] {
-            left[w] -= 1;
-            if left[w] == 0 {
-                ready.push(key(w));
-            }
-        }
-    }
+    let mut hooks = Pass {
+        g,
+        weight: &weight,
+        distance: &distance,
+        left: g.preds.iter().map(|p| p.len() as u32).collect(),
+        ready: BinaryHeap::new(),
+        tail: vec![0.0f64; streams.max(1) as usize],
+        end: vec![0.0f64; n],
+        stream: vec![0u32; n],
+        order: Vec::with_capacity(n),
+    };
+    let first: Vec<Vertex> = (0..n).filter(|&v| hooks.left[v] == 0).map(Vertex::new).collect();
+    Engine::new(UNITS).run(first, |v: Vertex| succ[v.index()].iter().map(|&w| Vertex::new(w)), &mut hooks);
+    let Pass { stream, order, .. } = hooks;
     // A wait on every cross-stream edge, in assignment order (each on its producer's event).
     let mut waits = Vec::new();
     for &v in &order {
         waits.extend(g.preds[v].iter().filter(|&&u| stream[u] != stream[v]).map(|&u| (u, v)));
     }
     Answer { stream, waits, order }
+}
+
+define_index!(
+    /// A node of the task graph, as the scheduling engine sees it.
+    Vertex
+);
+
+/// The pass on the scheduling [`Engine`], which keeps no clock here: each round assigns the
+/// ready node with the highest priority and finishes it at once, which releases its successors
+/// before the next choice; its end is the pass's own arithmetic.
+struct Pass<'a> {
+    g: &'a TaskGraph,
+    weight: &'a [f64],
+    distance: &'a [f64],
+    left: Vec<u32>,
+    ready: BinaryHeap<Ready>,
+    tail: Vec<f64>,
+    end: Vec<f64>,
+    stream: Vec<u32>,
+    order: Vec<usize>,
+}
+
+impl Hooks<Vertex> for Pass<'_> {
+    fn left(&mut self, v: Vertex) -> &mut u32 {
+        &mut self.left[v.index()]
+    }
+
+    fn ready(&mut self, v: Vertex, _: &mut Engine<Vertex>) {
+        let v = v.index();
+        self.ready.push(Ready { distance: self.distance[v], index: Reverse(v) });
+    }
+
+    fn dispatch(&mut self, eng: &mut Engine<Vertex>) {
+        let Some(Ready { index: Reverse(v), .. }) = self.ready.pop() else { return };
+        let preds = &self.g.preds[v];
+        let at = preds.iter().map(|&u| self.end[u]).fold(0.0, f64::max);
+        let s = if self.weight[v] == 0.0 {
+            preds.first().map_or(0, |&u| self.stream[u] as usize)
+        } else {
+            pick(&self.tail, at)
+        };
+        self.stream[v] = s as u32;
+        self.end[v] = at.max(self.tail[s]) + self.weight[v];
+        self.tail[s] = self.end[v];
+        self.order.push(v);
+        eng.finish_now(Vertex::new(v));
+    }
 }
 
 /// `pick_stream`: the first stream whose tail ends by `at`, else the one that ends first

@@ -30,8 +30,81 @@
 use std::collections::{BinaryHeap, HashMap};
 
 use super::order::stitch;
-use super::schedule::{fill_bottom_levels, node_cost};
+use super::schedule::{Engine, Hooks, UNITS, fill_bottom_levels, node_cost};
+use crate::graph::ids::define_index;
 use crate::graph::{EdgeKind, GraphId, IdVec, Model, NodeId, StreamId};
+
+define_index!(
+    /// A bearing node's local index, as the scheduling engine sees it.
+    Local
+);
+
+/// The gated list order's hooks on the scheduling [`Engine`], which keeps no clock here: each
+/// round places one ready node, the one with the highest bottom level if its outputs fit under
+/// the limit, else the best of up to [`SCAN`] for memory, and finishes it at once.
+struct Gated<'f> {
+    facts: &'f GraphFacts,
+    limit: u64,
+    /// Readers each tensor still waits for.
+    left: Vec<u32>,
+    /// Predecessors each node still waits for.
+    waiting: Vec<u32>,
+    ready: BinaryHeap<std::cmp::Reverse<(u32, u32)>>,
+    live: u64,
+    peak: u64,
+    order: Vec<u32>,
+    looked: Vec<std::cmp::Reverse<(u32, u32)>>,
+}
+
+impl Hooks<Local> for Gated<'_> {
+    fn left(&mut self, i: Local) -> &mut u32 {
+        &mut self.waiting[i.index()]
+    }
+
+    fn ready(&mut self, i: Local, _: &mut Engine<Local>) {
+        self.ready.push(std::cmp::Reverse((self.facts.rank[i.index()], i.0)));
+    }
+
+    fn dispatch(&mut self, eng: &mut Engine<Local>) {
+        let Some(top) = self.ready.pop() else { return };
+        let f = self.facts;
+        let live = self.live;
+        let i = top.0.1 as usize;
+        let (out, net) = f.step(i, &self.left);
+        let (i, out, net) = if live + out <= self.limit {
+            (i, out, net)
+        } else {
+            // The best of up to SCAN ready nodes for memory: most bytes freed, then the
+            // smaller step, then the bottom level.
+            self.looked.clear();
+            self.looked.push(top);
+            let mut best = (net, live + out, top.0.0, i, out);
+            while self.looked.len() < SCAN {
+                let Some(x) = self.ready.pop() else { break };
+                let j = x.0.1 as usize;
+                let (o, n) = f.step(j, &self.left);
+                let key = (n, live + o, x.0.0, j, o);
+                if key < best {
+                    best = key;
+                }
+                self.looked.push(x);
+            }
+            for x in self.looked.drain(..) {
+                if x.0.1 as usize != best.3 {
+                    self.ready.push(x);
+                }
+            }
+            (best.3, best.4, best.0)
+        };
+        self.peak = self.peak.max(live + out);
+        self.live = (live as i64 + net) as u64;
+        for &t in &f.reads[i] {
+            self.left[t as usize] -= 1;
+        }
+        self.order.push(i as u32);
+        eng.finish_now(Local::new(i));
+    }
+}
 
 /// Ready nodes the heuristic looks through when the best one does not fit.
 pub const SCAN: usize = 32;
@@ -254,61 +327,24 @@ impl GraphFacts {
         (out, net)
     }
 
-    /// The gated list order under `limit`, and its peak.
+    /// The gated list order under `limit`, and its peak: the scheduling [`Engine`] with
+    /// [`Gated`]'s choice, one node per round.
     fn gated(&self, limit: u64) -> (Vec<u32>, u64) {
         let m = self.nodes.len();
-        let mut left: Vec<u32> = self.tensors.iter().map(|t| t.readers.len() as u32).collect();
-        let mut waiting: Vec<u32> = self.preds.iter().map(|p| p.len() as u32).collect();
-        let mut ready: BinaryHeap<std::cmp::Reverse<(u32, u32)>> = (0..m as u32)
-            .filter(|&i| waiting[i as usize] == 0)
-            .map(|i| std::cmp::Reverse((self.rank[i as usize], i)))
-            .collect();
-        let (mut live, mut peak) = (self.start_live, self.start_live);
-        let mut order = Vec::with_capacity(m);
-        let mut looked: Vec<std::cmp::Reverse<(u32, u32)>> = Vec::with_capacity(SCAN);
-        while let Some(top) = ready.pop() {
-            let i = top.0.1 as usize;
-            let (out, net) = self.step(i, &left);
-            let pick = if live + out <= limit {
-                (i, out, net)
-            } else {
-                // The best of up to SCAN ready nodes for memory: most bytes freed, then the
-                // smaller step, then the bottom level.
-                looked.clear();
-                looked.push(top);
-                let mut best = (net, live + out, top.0.0, i, out);
-                while looked.len() < SCAN {
-                    let Some(x) = ready.pop() else { break };
-                    let j = x.0.1 as usize;
-                    let (o, n) = self.step(j, &left);
-                    let key = (n, live + o, x.0.0, j, o);
-                    if key < best {
-                        best = key;
-                    }
-                    looked.push(x);
-                }
-                for x in looked.drain(..) {
-                    if x.0.1 as usize != best.3 {
-                        ready.push(x);
-                    }
-                }
-                (best.3, best.4, best.0)
-            };
-            let (i, out, net) = pick;
-            peak = peak.max(live + out);
-            live = (live as i64 + net) as u64;
-            for &t in &self.reads[i] {
-                left[t as usize] -= 1;
-            }
-            order.push(i as u32);
-            for &s in &self.succs[i] {
-                waiting[s as usize] -= 1;
-                if waiting[s as usize] == 0 {
-                    ready.push(std::cmp::Reverse((self.rank[s as usize], s)));
-                }
-            }
-        }
-        (order, peak)
+        let mut hooks = Gated {
+            facts: self,
+            limit,
+            left: self.tensors.iter().map(|t| t.readers.len() as u32).collect(),
+            waiting: self.preds.iter().map(|p| p.len() as u32).collect(),
+            ready: BinaryHeap::new(),
+            live: self.start_live,
+            peak: self.start_live,
+            order: Vec::with_capacity(m),
+            looked: Vec::with_capacity(SCAN),
+        };
+        let first: Vec<Local> = (0..m).filter(|&i| hooks.waiting[i] == 0).map(Local::new).collect();
+        Engine::new(UNITS).run(first, |i: Local| self.succs[i.index()].iter().map(|&s| Local(s)), &mut hooks);
+        (hooks.order, hooks.peak)
     }
 
     /// The nodes every other node is an ancestor or a descendant of, in order: the segment

@@ -14,6 +14,7 @@ macro_rules! define_index {
         #[repr(transparent)]
         pub struct $name(pub u32);
 
+        #[allow(dead_code)]
         impl $name {
             /// Wraps a table position. Panics only if the table outgrew `u32`, which the loader refuses first.
             #[inline]

@@ -28,6 +28,9 @@ pub fn choose(model: &Model, options: &Options, limits: &TaskLimits, cfg: &SimCo
 }
 
 /// [`choose`] with `batch` candidates run side by side at a time (1: one after the other).
+/// Candidates run side by side, a batch of one per core; their results are then taken in
+/// candidate order, exactly as one after the other would take them, so the threads change the
+/// time and never the answer. A batch at a time bounds the sessions alive at once.
 fn choose_in_batches(
     model: &Model,
     options: &Options,
@@ -36,225 +39,301 @@ fn choose_in_batches(
     batch: usize,
 ) -> Result<Found> {
     let batch = batch.max(1);
-    let ctx = Ctx::with_base(model, options, ge_logical(model, options)?);
-    let width = ctx.chain_cover().chains.len();
-    // Without a limit the leanest plan within LEAN_TOLERANCE of the fastest; with one, the fastest.
-    let mut pool = Pool { lean: options.memory_limit.is_none(), kept: Vec::new() };
-    let mut rows = Vec::new();
-    let limit = super::fit::resolve(model, options, limits)?;
-    let limit_bytes = limit.map(|r| r.bytes);
-    // Candidates see the limit in bytes (what the memory-aware order is gated at).
-    let options = &match limit.as_ref() {
-        Some(r) => super::fit::within(options, r, options.execution_order),
-        None => options.clone(),
+    let search = AutoSearch::new(model, options, limits, cfg)?;
+    let mut tally = Tally {
+        // Without a limit the leanest plan within LEAN_TOLERANCE of the fastest; with one, the fastest.
+        pool: Pool { lean: options.memory_limit.is_none(), kept: Vec::new() },
+        rows: Vec::new(),
+        smallest: None,
+        outcomes: KeyMap::default(),
     };
-    let mut smallest = None;
-    let reference = ideal(model, cfg)?;
-    let (ideal_us, bound_us) = (round3(reference.makespan_us), round3(reference.lower_bound_us));
-    let (max_streams, max_events) = (options.stream_budget(), options.event_budget());
-    // The event budget's trials and every candidate's outcome, by logical streams: candidates
-    // often end on the same streams (all of them on one policy stream when the budget is
-    // tight), and the later one can only tie with the earlier, which wins ties.
-    let trials = Arc::new(Trials::default());
-    let mut outcomes: KeyMap<Outcome> = KeyMap::default();
-    let candidates = table::candidates(width);
-    // Candidates run side by side, a batch of one per core; their results are then taken in
-    // candidate order, exactly as one after the other would take them, so the threads change
-    // the time and never the answer. A batch at a time bounds the sessions alive at once.
     let mut start = 0;
-    while start < candidates.len() {
-        let end = (start + batch).min(candidates.len());
-        let known = &outcomes;
-        let run = |i: usize| -> Result<Run<'_>> {
-            let p = candidates[i];
-            let mut s = Session::new(model, p.options(options), *limits)
-                .with_policy_input(Arc::clone(ctx.input()))
-                .with_trials(Arc::clone(&trials))
-                .recording();
-            // A candidate past a device limit (streams, events, notifies) is not an answer,
-            // but another candidate may be: it is reported and dropped, never fatal.
-            let ran = s.run_to(Stage::Logical).and_then(|()| {
-                let key = StreamsKey::of_allocation(s.allocation()?);
-                if let Some(seen) = known.get(&key) {
-                    return Ok(Err(*seen));
-                }
-                s.run_to(Stage::Split)?;
-                Ok(Ok(key))
-            });
-            let ran = match ran {
-                Err(e) if e.kind == ErrorKind::Limit => return Ok(Run::Rejected(e.to_string())),
-                r => r?,
-            };
-            let key = match ran {
-                Err(seen) => return Ok(Run::Seen(s, seen)),
-                Ok(key) => key,
-            };
-            let alloc = s.allocation()?;
-            let sim = simulate(model, alloc, cfg)?;
-            let outcome = Outcome {
-                makespan_us: sim.makespan_us,
-                streams: sim.streams,
-                syncs: sim.syncs,
-                ids: super::sync_ids(alloc),
-                logical_count: alloc.logical_count(),
-                peak: None,
-            };
-            let peak = match over_budget(&outcome, max_streams, max_events) {
-                None => s.memory_plan()?.map(|m| m.peak_bytes),
-                Some(_) => None,
-            };
-            let outcome = Outcome { peak, ..outcome };
-            if let (Some(r), Some(p)) = (limit.as_ref(), peak)
-                && p > r.bytes
-                && !options.compat_ge
-                && options.execution_order != ExecutionOrder::Memory
-                && let Some((s2, o2)) = reordered(model, &candidates[i].options(options), limits, cfg, &ctx, r)?
-                && o2.peak.is_some_and(|q| q < p)
-            {
-                return Ok(Run::Reordered(s2, o2));
-            }
-            Ok(Run::Own(s, key, outcome))
-        };
-        let results: Vec<Result<Run<'_>>> = if end - start == 1 {
-            vec![run(start)]
-        } else {
-            std::thread::scope(|scope| {
-                // The main thread's stack size (8 MiB) and more, not a spawned thread's 2 MiB:
-                // the stages were sized for the caller's stack.
-                let spawn =
-                    |i: usize| std::thread::Builder::new().stack_size(STACK).spawn_scoped(scope, move || run(i));
-                let handles: Vec<_> = (start..end).map(|i| (i, spawn(i))).collect();
-                handles
-                    .into_iter()
-                    .map(|(i, h)| match h {
-                        Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-                        // No thread to be had: the candidate runs here instead.
-                        Err(_) => run(i),
-                    })
-                    .collect()
-            })
-        };
+    while start < search.candidates.len() {
+        let end = (start + batch).min(search.candidates.len());
+        let results = search.run_batch(start, end, &tally.outcomes);
         for (i, result) in (start..end).zip(results) {
-            let p = candidates[i];
-            let (s, outcome, repeat) = match result? {
-                Run::Rejected(why) => {
-                    rows.push(CandidateRow {
-                        policy: p.name(),
-                        ideal_us,
-                        lower_bound_us: bound_us,
-                        rejected: Some(why),
-                        ..CandidateRow::default()
-                    });
-                    continue;
-                }
-                Run::Seen(s, seen) => (s, seen, true),
-                // Its own streams in another order: not an outcome another candidate can repeat.
-                Run::Reordered(s, outcome) => (s, outcome, false),
-                // An earlier candidate of the same batch may have ended on the same streams:
-                // then this one is its repeat, as it would have been one after the other.
-                Run::Own(s, key, outcome) => match outcomes.get(&key) {
-                    Some(seen) => (s, *seen, true),
-                    None => {
-                        outcomes.insert(key, outcome);
-                        (s, outcome, false)
-                    }
-                },
-            };
-            let mut row = CandidateRow {
-                policy: p.name(),
-                ideal_us,
-                lower_bound_us: bound_us,
-                plan: Some(CandidatePlan {
-                    makespan_us: round3(outcome.makespan_us),
-                    streams: outcome.streams,
-                    syncs: outcome.syncs,
-                    event_ids: outcome.ids,
-                }),
-                unbudgeted_streams: s.report().and_then(PolicyReport::unbudgeted_streams),
-                execution_order: (s.options().execution_order == ExecutionOrder::Memory
-                    && options.execution_order != ExecutionOrder::Memory)
-                    .then(|| "memory".to_string()),
-                ..CandidateRow::default()
-            };
-            if let Some(why) = over_budget(&outcome, max_streams, max_events) {
-                row.rejected = Some(why);
-                rows.push(row);
-                continue;
-            }
-            row.peak_bytes = outcome.peak;
-            row.rejected = crate::memory::budget::judge(limit_bytes, outcome.peak, &mut smallest, p.name());
-            let fits = row.rejected.is_none();
-            rows.push(row);
-            // A candidate on the streams of an earlier one ties with it at best.
-            if !fits || repeat {
-                continue;
-            }
-            let offer = Offer {
-                makespan: outcome.makespan_us,
-                peak: outcome.peak.unwrap_or(0),
-                streams: outcome.streams,
-                syncs: outcome.syncs,
-                index: i,
-            };
-            if pool.admits(&offer) {
-                let options = s.options().clone();
-                pool.add(Kept { offer, policy: p, options, stages: s.into_stages()?.0 });
-            }
+            search.take(i, result?, &mut tally)?;
         }
         start = end;
     }
-    let Some(Kept { offer, policy: chosen, options: chosen_options, mut stages }) = pool.choose() else {
-        if let Some(r) = limit.as_ref()
-            && rows.iter().all(|r| r.peak_bytes.is_some())
+    search.finish(tally)
+}
+
+/// What every candidate of one search shares: the options they start from (the limit in
+/// bytes, what the memory-aware order is gated at), GE's pass chain, the event budget's
+/// trials, and the figures every report row repeats.
+struct AutoSearch<'m> {
+    model: &'m Model,
+    options: Options,
+    limits: &'m TaskLimits,
+    cfg: &'m SimConfig,
+    ctx: Ctx<'m>,
+    limit: Option<super::fit::Resolved>,
+    /// The graph's ideal makespan (as simulated, and rounded for the rows) and lower bound.
+    ideal_makespan_us: f64,
+    ideal_us: f64,
+    bound_us: f64,
+    max_streams: u32,
+    max_events: u32,
+    trials: Arc<Trials>,
+    candidates: Vec<Chosen>,
+}
+
+/// What the search has taken so far, in candidate order.
+struct Tally {
+    pool: Pool,
+    rows: Vec<CandidateRow>,
+    /// The smallest peak of a candidate over `memory_limit`, for the error when none fits.
+    smallest: Option<(u64, String)>,
+    /// Every candidate's outcome, by logical streams: candidates often end on the same streams
+    /// (all of them on one policy stream when the budget is tight), and the later one can only
+    /// tie with the earlier, which wins ties.
+    outcomes: KeyMap<Outcome>,
+}
+
+impl<'m> AutoSearch<'m> {
+    fn new(model: &'m Model, options: &Options, limits: &'m TaskLimits, cfg: &'m SimConfig) -> Result<Self> {
+        let ctx = Ctx::with_base(model, options, ge_logical(model, options)?);
+        let width = ctx.chain_cover().chains.len();
+        let limit = super::fit::resolve(model, options, limits)?;
+        let options = match limit.as_ref() {
+            Some(r) => super::fit::within(options, r, options.execution_order),
+            None => options.clone(),
+        };
+        let reference = ideal(model, cfg)?;
+        Ok(AutoSearch {
+            model,
+            limits,
+            cfg,
+            ctx,
+            limit,
+            ideal_makespan_us: reference.makespan_us,
+            ideal_us: round3(reference.makespan_us),
+            bound_us: round3(reference.lower_bound_us),
+            max_streams: options.stream_budget(),
+            max_events: options.event_budget(),
+            trials: Arc::new(Trials::default()),
+            candidates: table::candidates(width),
+            options,
+        })
+    }
+
+    /// Candidate `i` through the pipeline and the simulator. `known`: the outcomes of the
+    /// earlier batches, by logical streams, which a candidate ending on the same streams shares.
+    fn run_candidate(&self, i: usize, known: &KeyMap<Outcome>) -> Result<Run<'m>> {
+        let (model, options, limits, cfg) = (self.model, &self.options, self.limits, self.cfg);
+        let p = self.candidates[i];
+        let mut s = Session::new(model, p.options(options), *limits)
+            .with_policy_input(Arc::clone(self.ctx.input()))
+            .with_trials(Arc::clone(&self.trials))
+            .recording();
+        // A candidate past a device limit (streams, events, notifies) is not an answer, but
+        // another candidate may be: it is reported and dropped, never fatal.
+        let ran = s.run_to(Stage::Logical).and_then(|()| {
+            let key = StreamsKey::of_allocation(s.allocation()?);
+            if let Some(seen) = known.get(&key) {
+                return Ok(Err(*seen));
+            }
+            s.run_to(Stage::Split)?;
+            Ok(Ok(key))
+        });
+        let ran = match ran {
+            Err(e) if e.kind == ErrorKind::Limit => return Ok(Run::Rejected(e.to_string())),
+            r => r?,
+        };
+        let key = match ran {
+            Err(seen) => return Ok(Run::Seen(s, seen)),
+            Ok(key) => key,
+        };
+        let alloc = s.allocation()?;
+        let sim = simulate(model, alloc, cfg)?;
+        let outcome = Outcome {
+            makespan_us: sim.makespan_us,
+            streams: sim.streams,
+            syncs: sim.syncs,
+            ids: super::sync_ids(alloc),
+            logical_count: alloc.logical_count(),
+            peak: None,
+        };
+        let peak = match over_budget(&outcome, self.max_streams, self.max_events) {
+            None => s.memory_plan()?.map(|m| m.peak_bytes),
+            Some(_) => None,
+        };
+        let outcome = Outcome { peak, ..outcome };
+        if let (Some(r), Some(p)) = (self.limit.as_ref(), peak)
+            && p > r.bytes
+            && !options.compat_ge
+            && options.execution_order != ExecutionOrder::Memory
+            && let Some((s2, o2)) = reordered(model, &self.candidates[i].options(options), limits, cfg, &self.ctx, r)?
+            && o2.peak.is_some_and(|q| q < p)
         {
-            return Err(crate::memory::budget::none_fits(model, &r.text(), smallest));
+            return Ok(Run::Reordered(s2, o2));
         }
-        // Each reason as JSON text (quoted; `null` for none), as the error has always written it.
-        let reasons: Vec<String> =
-            rows.iter().map(|r| format!("{}: {}", r.policy, serde_json::Value::from(r.rejected.clone()))).collect();
-        bail!(Limit, "policy auto on graph '{}': no candidate is feasible ({})", model.name, reasons.join("; "));
-    };
-    let Some(base) = stages.logical.as_ref() else {
-        bail!(Internal, "policy auto on graph '{}': the chosen run kept no logical stage", model.name);
-    };
-    // The improvement pass keeps the chosen run's order and the limit in bytes.
-    let refine_options = match limit.as_ref() {
-        Some(r) => super::fit::within(options, r, chosen_options.execution_order),
-        None => options.clone(),
-    };
-    let refined =
-        super::refine::refine(model, &refine_options, limits, cfg, &ctx, base, chosen, reference.makespan_us)?;
-    let makespan = offer.makespan;
-    let makespan = match refined.logical {
-        // The session runs the stages after assignment again on the refined streams.
-        Some(logical) => {
-            stages = Stages { logical: Some(logical), ..Stages::default() };
-            refined.makespan_us
+        Ok(Run::Own(s, key, outcome))
+    }
+
+    /// Candidates `start..end`, side by side when there are several.
+    fn run_batch(&self, start: usize, end: usize, known: &KeyMap<Outcome>) -> Vec<Result<Run<'m>>> {
+        let run = |i: usize| self.run_candidate(i, known);
+        if end - start == 1 {
+            return vec![run(start)];
         }
-        None => makespan,
-    };
-    let rule = match limit.as_ref() {
-        Some(r) => format!("fastest within memory_limit={}", r.limit),
-        // Short: the summary's policy line holds it under 200 characters.
-        None => format!("leanest within {}% of fastest", LEAN_TOLERANCE * 100.0),
-    };
-    let why = format!(
-        "{rule} ({} units, {} us/wait; {} streams, {} ids)",
-        cfg.units,
-        cfg.wait_latency_us,
-        budget_text(max_streams),
-        budget_text(max_events)
-    );
-    let auto = AutoReport {
-        chosen: chosen.name(),
-        makespan_us: round3(makespan),
-        ideal_us,
-        why,
-        candidates: rows,
-        refine: refined.report,
-    };
-    let report = PolicyReport::with_section("auto", auto);
-    Ok(Found { stages, report })
+        std::thread::scope(|scope| {
+            // The main thread's stack size (8 MiB) and more, not a spawned thread's 2 MiB: the
+            // stages were sized for the caller's stack.
+            let spawn = |i: usize| std::thread::Builder::new().stack_size(STACK).spawn_scoped(scope, move || run(i));
+            let handles: Vec<_> = (start..end).map(|i| (i, spawn(i))).collect();
+            handles
+                .into_iter()
+                .map(|(i, h)| match h {
+                    Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                    // No thread to be had: the candidate runs here instead.
+                    Err(_) => run(i),
+                })
+                .collect()
+        })
+    }
+
+    /// Takes candidate `i`'s run: its report row, and a place in the pool if it may be chosen.
+    fn take(&self, i: usize, run: Run<'m>, tally: &mut Tally) -> Result<()> {
+        let p = self.candidates[i];
+        let (s, outcome, repeat) = match run {
+            Run::Rejected(why) => {
+                tally.rows.push(CandidateRow {
+                    policy: p.name(),
+                    ideal_us: self.ideal_us,
+                    lower_bound_us: self.bound_us,
+                    rejected: Some(why),
+                    ..CandidateRow::default()
+                });
+                return Ok(());
+            }
+            Run::Seen(s, seen) => (s, seen, true),
+            // Its own streams in another order: not an outcome another candidate can repeat.
+            Run::Reordered(s, outcome) => (s, outcome, false),
+            // An earlier candidate of the same batch may have ended on the same streams: then
+            // this one is its repeat, as it would have been one after the other.
+            Run::Own(s, key, outcome) => match tally.outcomes.get(&key) {
+                Some(seen) => (s, *seen, true),
+                None => {
+                    tally.outcomes.insert(key, outcome);
+                    (s, outcome, false)
+                }
+            },
+        };
+        let mut row = CandidateRow {
+            policy: p.name(),
+            ideal_us: self.ideal_us,
+            lower_bound_us: self.bound_us,
+            plan: Some(CandidatePlan {
+                makespan_us: round3(outcome.makespan_us),
+                streams: outcome.streams,
+                syncs: outcome.syncs,
+                event_ids: outcome.ids,
+            }),
+            unbudgeted_streams: s.report().and_then(PolicyReport::unbudgeted_streams),
+            execution_order: (s.options().execution_order == ExecutionOrder::Memory
+                && self.options.execution_order != ExecutionOrder::Memory)
+                .then(|| "memory".to_string()),
+            ..CandidateRow::default()
+        };
+        if let Some(why) = over_budget(&outcome, self.max_streams, self.max_events) {
+            row.rejected = Some(why);
+            tally.rows.push(row);
+            return Ok(());
+        }
+        let limit_bytes = self.limit.as_ref().map(|r| r.bytes);
+        row.peak_bytes = outcome.peak;
+        row.rejected = crate::memory::budget::judge(limit_bytes, outcome.peak, &mut tally.smallest, p.name());
+        let fits = row.rejected.is_none();
+        tally.rows.push(row);
+        // A candidate on the streams of an earlier one ties with it at best.
+        if !fits || repeat {
+            return Ok(());
+        }
+        let offer = Offer {
+            makespan: outcome.makespan_us,
+            peak: outcome.peak.unwrap_or(0),
+            streams: outcome.streams,
+            syncs: outcome.syncs,
+            index: i,
+        };
+        if tally.pool.admits(&offer) {
+            let options = s.options().clone();
+            tally.pool.add(Kept { offer, policy: p, options, stages: s.into_stages()?.0 });
+        }
+        Ok(())
+    }
+
+    /// The pool's choice, refined, with the report of every candidate; an error naming each
+    /// candidate's reason when none is feasible.
+    fn finish(self, tally: Tally) -> Result<Found> {
+        let (model, options) = (self.model, &self.options);
+        let Tally { pool, rows, smallest, .. } = tally;
+        let Some(Kept { offer, policy: chosen, options: chosen_options, mut stages }) = pool.choose() else {
+            if let Some(r) = self.limit.as_ref()
+                && rows.iter().all(|r| r.peak_bytes.is_some())
+            {
+                return Err(crate::memory::budget::none_fits(model, &r.text(), smallest));
+            }
+            // Each reason as JSON text (quoted; `null` for none), as the error has always written it.
+            let reasons: Vec<String> =
+                rows.iter().map(|r| format!("{}: {}", r.policy, serde_json::Value::from(r.rejected.clone()))).collect();
+            bail!(Limit, "policy auto on graph '{}': no candidate is feasible ({})", model.name, reasons.join("; "));
+        };
+        let Some(base) = stages.logical.as_ref() else {
+            bail!(Internal, "policy auto on graph '{}': the chosen run kept no logical stage", model.name);
+        };
+        // The improvement pass keeps the chosen run's order and the limit in bytes.
+        let refine_options = match self.limit.as_ref() {
+            Some(r) => super::fit::within(options, r, chosen_options.execution_order),
+            None => options.clone(),
+        };
+        let refined = super::refine::refine(
+            model,
+            &refine_options,
+            self.limits,
+            self.cfg,
+            &self.ctx,
+            base,
+            chosen,
+            self.ideal_makespan_us,
+        )?;
+        let makespan = match refined.logical {
+            // The session runs the stages after assignment again on the refined streams.
+            Some(logical) => {
+                stages = Stages { logical: Some(logical), ..Stages::default() };
+                refined.makespan_us
+            }
+            None => offer.makespan,
+        };
+        let auto = AutoReport {
+            chosen: chosen.name(),
+            makespan_us: round3(makespan),
+            ideal_us: self.ideal_us,
+            why: self.why(),
+            candidates: rows,
+            refine: refined.report,
+        };
+        let report = PolicyReport::with_section("auto", auto);
+        Ok(Found { stages, report })
+    }
+
+    /// The rule the choice followed and the figures it used, for the report.
+    fn why(&self) -> String {
+        let rule = match self.limit.as_ref() {
+            Some(r) => format!("fastest within memory_limit={}", r.limit),
+            // Short: the summary's policy line holds it under 200 characters.
+            None => format!("leanest within {}% of fastest", LEAN_TOLERANCE * 100.0),
+        };
+        format!(
+            "{rule} ({} units, {} us/wait; {} streams, {} ids)",
+            self.cfg.units,
+            self.cfg.wait_latency_us,
+            budget_text(self.max_streams),
+            budget_text(self.max_events)
+        )
+    }
 }
 
 /// What the pipeline and the simulator made of a candidate's logical streams: its report

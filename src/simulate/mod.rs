@@ -270,6 +270,28 @@ impl Queues {
             Slot::Inserted(i) => alloc.inserted()[i].name(model).into_owned(),
         }
     }
+
+    /// An error naming the first stream stuck before its end when fewer than all the queued
+    /// tasks ran (`done`; `head`: each stream's next task): the queues deadlock.
+    fn check_finished(&self, model: &Model, alloc: &Allocation, head: &[usize], done: usize) -> Result<()> {
+        let total: usize = self.lists.iter().map(Vec::len).sum();
+        if done < total {
+            let (s, task) = self
+                .lists
+                .iter()
+                .enumerate()
+                .find_map(|(s, l)| l.get(head[s]).map(|&n| (s, n)))
+                .expect("an unfinished stream exists");
+            bail!(
+                Failed,
+                "simulate: deadlock in '{}': stream {s} is stuck at node '{}' ({} of {total} nodes ran)",
+                model.name,
+                self.name(model, alloc, task),
+                done
+            );
+        }
+        Ok(())
+    }
 }
 
 /// Simulates an allocation (any stage; physical streams are used).
@@ -280,39 +302,93 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
     if !(cfg.wait_latency_us.is_finite() && cfg.wait_latency_us >= 0.0) {
         bail!(InvalidOption, "simulate: wait latency must be a finite number >= 0, got {}", cfg.wait_latency_us);
     }
-    let nn = model.nodes.len();
     let order = alloc.order(model);
     let queues = Queues::build(model, alloc, &order);
-    let streams = queues.lists.len();
-    let tasks = nn + alloc.inserted().len();
-    let waits: Vec<(NodeId, NodeId)> = alloc
+    let waits = node_waits(alloc);
+    let played = play(model, alloc, cfg, &queues, &task_waits(alloc, &queues, &waits))?;
+    let on_stream = |n: NodeId| alloc.stream()[n].is_some();
+    let cp = critical_path(model, on_stream);
+    let mut work = 0.0;
+    let mut single = 0.0;
+    for &n in order.iter() {
+        if on_stream(n) {
+            work += cost_of(model, n) * units_of(model, n, cfg) as f64;
+            single += cost_of(model, n);
+        }
+    }
+    let work_bound = work / cfg.units as f64;
+    let makespan = played.makespan;
+    Ok(SimResult {
+        makespan_us: makespan,
+        critical_path_us: cp,
+        work_bound_us: work_bound,
+        lower_bound_us: cp.max(work_bound),
+        single_stream_us: single,
+        utilisation: if makespan > 0.0 { played.busy_area / (cfg.units as f64 * makespan) } else { 0.0 },
+        streams: alloc.physical_count(),
+        syncs: alloc.syncs().len() + alloc.split_events().len(),
+        span: played.span,
+        stream: alloc.stream().clone(),
+        waits,
+    })
+}
+
+/// Every sync between two different nodes on streams, as (record node, waiting node).
+fn node_waits(alloc: &Allocation) -> Vec<(NodeId, NodeId)> {
+    alloc
         .syncs()
         .iter()
         .chain(alloc.split_events().iter())
         .map(|p| (p.from.node, p.to.node))
         .filter(|&(f, t)| alloc.stream()[f].is_some() && alloc.stream()[t].is_some() && f != t)
-        .collect();
-    // The tasks each sync joins: its nodes, or the Send/Recv node an end is where the split
-    // separated the two (`Allocation::end_via`).
-    let task_waits: Vec<(TaskIx, TaskIx)> = if alloc.has_end_via() {
-        let task = |n: NodeId, via: Option<InsertedId>| TaskIx(via.map_or(n.index(), |i| nn + i.index()) as u32);
-        alloc
-            .syncs()
-            .iter()
-            .chain(alloc.split_events().iter())
-            .enumerate()
-            .map(|(k, p)| (task(p.from.node, alloc.end_via(k, false)), task(p.to.node, alloc.end_via(k, true))))
-            .filter(|&(f, t)| {
-                f != t && queues.stream_of[f.0 as usize] != u32::MAX && queues.stream_of[t.0 as usize] != u32::MAX
-            })
-            .collect()
-    } else {
-        waits.iter().map(|&(f, t)| (TaskIx(f.index() as u32), TaskIx(t.index() as u32))).collect()
-    };
+        .collect()
+}
+
+/// The tasks each sync joins: its nodes (`waits`), or the Send/Recv node an end is where the
+/// split separated the two (`Allocation::end_via`).
+fn task_waits(alloc: &Allocation, queues: &Queues, waits: &[(NodeId, NodeId)]) -> Vec<(TaskIx, TaskIx)> {
+    if !alloc.has_end_via() {
+        return waits.iter().map(|&(f, t)| (TaskIx(f.index() as u32), TaskIx(t.index() as u32))).collect();
+    }
+    let nn = queues.nodes;
+    let task = |n: NodeId, via: Option<InsertedId>| TaskIx(via.map_or(n.index(), |i| nn + i.index()) as u32);
+    alloc
+        .syncs()
+        .iter()
+        .chain(alloc.split_events().iter())
+        .enumerate()
+        .map(|(k, p)| (task(p.from.node, alloc.end_via(k, false)), task(p.to.node, alloc.end_via(k, true))))
+        .filter(|&(f, t)| {
+            f != t && queues.stream_of[f.0 as usize] != u32::MAX && queues.stream_of[t.0 as usize] != u32::MAX
+        })
+        .collect()
+}
+
+/// What playing the queues gave: when the last task finished, the busy unit-time, and every
+/// graph node's start and finish.
+struct Played {
+    makespan: f64,
+    busy_area: f64,
+    span: IdVec<NodeId, Option<(f64, f64)>>,
+}
+
+/// Plays the queues on the device: each stream runs its queue in order, a task starting once
+/// its waits are over (plus the wait latency) and its units are free; streams compete for
+/// units in `cfg.arbitration`'s order. An error when the queues deadlock.
+fn play(
+    model: &Model,
+    alloc: &Allocation,
+    cfg: &SimConfig,
+    queues: &Queues,
+    task_waits: &[(TaskIx, TaskIx)],
+) -> Result<Played> {
+    let nn = queues.nodes;
+    let streams = queues.lists.len();
+    let tasks = nn + alloc.inserted().len();
     // Waiters of each record task (CSR); a wait gates the task it guards.
     let waiters: Csr<TaskIx, TaskIx> = Csr::group(tasks, task_waits.iter().copied());
     let mut waits_left = vec![0u32; tasks];
-    for &(_, t) in &task_waits {
+    for &(_, t) in task_waits {
         waits_left[t.index()] += 1;
     }
     let mut wait_ready = vec![0.0f64; tasks];
@@ -335,7 +411,6 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
     let mut batch = Vec::new();
     let mut blocked: BTreeSet<u32> = BTreeSet::new();
     let mut candidates: BTreeSet<u32> = (0..streams as u32).collect();
-    let total: usize = lists.iter().map(Vec::len).sum();
     let mut done = 0usize;
     let mut busy_area = 0.0f64;
     let mut t = 0.0f64;
@@ -414,43 +489,6 @@ pub fn simulate(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Si
             candidates.extend(blocked.iter().copied());
         }
     }
-    if done < total {
-        let (s, task) = lists
-            .iter()
-            .enumerate()
-            .find_map(|(s, l)| l.get(head[s]).map(|&n| (s, n)))
-            .expect("an unfinished stream exists");
-        bail!(
-            Failed,
-            "simulate: deadlock in '{}': stream {s} is stuck at node '{}' ({} of {total} nodes ran)",
-            model.name,
-            queues.name(model, alloc, task),
-            done
-        );
-    }
-    let on_stream = |n: NodeId| alloc.stream()[n].is_some();
-    let cp = critical_path(model, on_stream);
-    let mut work = 0.0;
-    let mut single = 0.0;
-    for &n in order.iter() {
-        if on_stream(n) {
-            work += cost_of(model, n) * units_of(model, n, cfg) as f64;
-            single += cost_of(model, n);
-        }
-    }
-    let work_bound = work / cfg.units as f64;
-    let makespan = t;
-    Ok(SimResult {
-        makespan_us: makespan,
-        critical_path_us: cp,
-        work_bound_us: work_bound,
-        lower_bound_us: cp.max(work_bound),
-        single_stream_us: single,
-        utilisation: if makespan > 0.0 { busy_area / (cfg.units as f64 * makespan) } else { 0.0 },
-        streams: alloc.physical_count(),
-        syncs: alloc.syncs().len() + alloc.split_events().len(),
-        span,
-        stream: alloc.stream().clone(),
-        waits,
-    })
+    queues.check_finished(model, alloc, &head, done)?;
+    Ok(Played { makespan: t, busy_area, span })
 }

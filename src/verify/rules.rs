@@ -125,6 +125,14 @@ fn dep_name(model: &Model, doc: &Doc, from: usize, to: usize, via: Option<NodeId
     }
 }
 
+/// Happens-before queries by the point that answers them (the later one): (earlier point, what
+/// the order proves).
+type Queries = Vec<Vec<(usize, Query)>>;
+
+/// Arcs between points other than stream order: (from, to, the sync's index, `None` for an
+/// activation).
+type Arcs = Vec<(usize, usize, Option<usize>)>;
+
 /// Checks rules 1 to 6; returns the number of dependencies checked under rule 1 (edges between
 /// task-bearing nodes, through task-less ones).
 pub fn check_rules(model: &Model, doc: &Doc, deps: &[Dep], out: &mut Vec<Violation>) -> usize {
@@ -135,161 +143,207 @@ pub fn check_rules(model: &Model, doc: &Doc, deps: &[Dep], out: &mut Vec<Violati
         out.push(v(0, format!("{} streams are more than the checker handles ({MAX_STREAMS})", pts.streams)));
         return 0;
     }
-    let np = pts.stream.len();
-    // Arcs between points other than stream order: syncs and activations.
-    let mut arcs: Vec<(usize, usize, Option<usize>)> = Vec::new();
+    let order = Order { model, doc, pts, dense };
     let loop_carried: Vec<bool> = doc.syncs.iter().map(|s| is_loop_carried(model, doc, s)).collect();
-    for (i, s) in doc.syncs.iter().enumerate() {
-        let name = || format!("sync id {} ({} -> {})", s.id, s.from_name, s.to_name);
-        if s.from.stream == s.to.stream {
-            out.push(v(3, format!("{} joins stream {} to itself", name(), s.from.stream)));
-        }
-        if s.from.node >= s.to.node {
-            if loop_carried[i] {
-                // Orders this iteration's record before the next iteration's wait: no arc
-                // inside one iteration.
-                continue;
-            }
-            out.push(v(3, format!("{}: 'from' does not precede 'to' in nodes", name())));
-        }
-        if let (Some(f), Some(t)) = (pts.of(&dense, s.from), pts.of(&dense, s.to)) {
-            arcs.push((f, t, Some(i)));
-        }
-    }
-    for (a, streams) in &doc.activations {
-        let Some(f) = pts.main(doc, &dense, *a) else { continue };
-        for s in streams {
-            let Some(&d) = dense.get(s) else { continue };
-            if let Some(t) = (f + 1..np).find(|&p| pts.stream[p] == d) {
-                arcs.push((f, t, None));
-            }
-        }
-    }
-    check_acyclic(doc, &pts, &arcs, out);
+    let arcs = order.arcs(&loop_carried, out);
+    check_acyclic(doc, &order.pts, &arcs, out);
+    let mut queries: Queries = (0..order.pts.stream.len()).map(|_| Vec::new()).collect();
+    let edges_checked = order.dependency_queries(deps, &mut queries, out);
+    order.reuse_queries(&loop_carried, &mut queries, out);
+    order.sweep(&arcs, &queries, out);
+    edges_checked
+}
 
-    // Happens-before queries, answered when the sweep reaches the later point.
-    let mut queries: Vec<Vec<(usize, Query)>> = (0..np).map(|_| Vec::new()).collect();
-    let mut edges_checked = 0;
-    for d in deps {
-        let (Some(pa), Some(pb)) = (pts.main(doc, &dense, d.from), pts.main(doc, &dense, d.to)) else { continue };
-        edges_checked += 1;
-        if pa >= pb {
-            out.push(v(
-                1,
-                format!(
-                    "{} is not ordered: '{}' comes after '{}' in nodes",
-                    dep_name(model, doc, d.from, d.to, d.via),
-                    doc.nodes[d.from].name,
-                    doc.nodes[d.to].name
-                ),
-            ));
-            continue;
-        }
-        queries[pb].push((pa, Query::Edge(d.from, d.to, d.via)));
-    }
-    for (id, pairs) in doc.by_id() {
-        if pairs.len() < 2 {
-            continue;
-        }
-        if let Some(&i) = pairs.iter().find(|&&i| loop_carried[i]) {
-            let s = &doc.syncs[i];
-            out.push(v(
-                4,
-                format!(
-                    "sync id {id} of the loop sync {} -> {} is shared with {} other pair(s); a sync that spans two \
-                     iterations needs an id of its own",
-                    s.from_name,
-                    s.to_name,
-                    pairs.len() - 1
-                ),
-            ));
-            continue;
-        }
-        let mut pairs = pairs;
-        pairs.sort_by_key(|&i| (doc.syncs[i].from.node, i));
-        let mut last: BTreeMap<Class, usize> = BTreeMap::new();
-        for &i in &pairs {
-            let s = &doc.syncs[i];
-            let c = class(model, doc, s.from.node, s.to.node);
-            for (&c2, &j) in &last {
-                if exempt(c, c2) {
+/// The document's execution points, and the dense index of each stream id, with what the
+/// order rules read.
+struct Order<'a> {
+    model: &'a Model,
+    doc: &'a Doc,
+    pts: Points,
+    dense: BTreeMap<u32, usize>,
+}
+
+impl Order<'_> {
+    /// Rule 3 (a sync joins two streams, its record first in `nodes` unless it is loop-carried)
+    /// and the arcs of the syncs and the activations.
+    fn arcs(&self, loop_carried: &[bool], out: &mut Vec<Violation>) -> Arcs {
+        let (doc, pts, dense) = (self.doc, &self.pts, &self.dense);
+        let mut arcs: Arcs = Vec::new();
+        for (i, s) in doc.syncs.iter().enumerate() {
+            let name = || format!("sync id {} ({} -> {})", s.id, s.from_name, s.to_name);
+            if s.from.stream == s.to.stream {
+                out.push(v(3, format!("{} joins stream {} to itself", name(), s.from.stream)));
+            }
+            if s.from.node >= s.to.node {
+                if loop_carried[i] {
+                    // Orders this iteration's record before the next iteration's wait: no arc
+                    // inside one iteration.
                     continue;
                 }
-                let prev = &doc.syncs[j];
-                match (pts.of(&dense, prev.to), pts.of(&dense, s.from)) {
-                    (Some(pt), Some(pf)) if pt <= pf => {
-                        queries[pf].push((pt, Query::Reuse { id, earlier: j, later: i }));
-                    }
-                    _ => out.push(v(
-                        4,
-                        format!(
-                            "sync id {id} is reused unsafely: the wait of {} -> {} does not precede the record of {} -> {}",
-                            prev.from_name, prev.to_name, s.from_name, s.to_name
-                        ),
-                    )),
+                out.push(v(3, format!("{}: 'from' does not precede 'to' in nodes", name())));
+            }
+            if let (Some(f), Some(t)) = (pts.of(dense, s.from), pts.of(dense, s.to)) {
+                arcs.push((f, t, Some(i)));
+            }
+        }
+        let np = pts.stream.len();
+        for (a, streams) in &doc.activations {
+            let Some(f) = pts.main(doc, dense, *a) else { continue };
+            for s in streams {
+                let Some(&d) = dense.get(s) else { continue };
+                if let Some(t) = (f + 1..np).find(|&p| pts.stream[p] == d) {
+                    arcs.push((f, t, None));
                 }
             }
-            last.insert(c, i);
+        }
+        arcs
+    }
+
+    /// Rule 1: each dependency between nodes on streams runs in `nodes` order, and asks the
+    /// sweep whether stream order and syncs order it. Returns how many were checked.
+    fn dependency_queries(&self, deps: &[Dep], queries: &mut Queries, out: &mut Vec<Violation>) -> usize {
+        let (model, doc, pts, dense) = (self.model, self.doc, &self.pts, &self.dense);
+        let mut edges_checked = 0;
+        for d in deps {
+            let (Some(pa), Some(pb)) = (pts.main(doc, dense, d.from), pts.main(doc, dense, d.to)) else { continue };
+            edges_checked += 1;
+            if pa >= pb {
+                out.push(v(
+                    1,
+                    format!(
+                        "{} is not ordered: '{}' comes after '{}' in nodes",
+                        dep_name(model, doc, d.from, d.to, d.via),
+                        doc.nodes[d.from].name,
+                        doc.nodes[d.to].name
+                    ),
+                ));
+                continue;
+            }
+            queries[pb].push((pa, Query::Edge(d.from, d.to, d.via)));
+        }
+        edges_checked
+    }
+
+    /// Rule 4: pairs sharing a sync id, other than those that never run together, follow each
+    /// other (the earlier wait before the later record), which the sweep confirms; a
+    /// loop-carried sync keeps its id to itself.
+    fn reuse_queries(&self, loop_carried: &[bool], queries: &mut Queries, out: &mut Vec<Violation>) {
+        let (model, doc, pts, dense) = (self.model, self.doc, &self.pts, &self.dense);
+        for (id, pairs) in doc.by_id() {
+            if pairs.len() < 2 {
+                continue;
+            }
+            if let Some(&i) = pairs.iter().find(|&&i| loop_carried[i]) {
+                let s = &doc.syncs[i];
+                out.push(v(
+                    4,
+                    format!(
+                        "sync id {id} of the loop sync {} -> {} is shared with {} other pair(s); a sync that spans two \
+                         iterations needs an id of its own",
+                        s.from_name,
+                        s.to_name,
+                        pairs.len() - 1
+                    ),
+                ));
+                continue;
+            }
+            let mut pairs = pairs;
+            pairs.sort_by_key(|&i| (doc.syncs[i].from.node, i));
+            let mut last: BTreeMap<Class, usize> = BTreeMap::new();
+            for &i in &pairs {
+                let s = &doc.syncs[i];
+                let c = class(model, doc, s.from.node, s.to.node);
+                for (&c2, &j) in &last {
+                    if exempt(c, c2) {
+                        continue;
+                    }
+                    let prev = &doc.syncs[j];
+                    match (pts.of(dense, prev.to), pts.of(dense, s.from)) {
+                        (Some(pt), Some(pf)) if pt <= pf => {
+                            queries[pf].push((pt, Query::Reuse { id, earlier: j, later: i }));
+                        }
+                        _ => out.push(v(
+                            4,
+                            format!(
+                                "sync id {id} is reused unsafely: the wait of {} -> {} does not precede the record of {} -> {}",
+                                prev.from_name, prev.to_name, s.from_name, s.to_name
+                            ),
+                        )),
+                    }
+                }
+                last.insert(c, i);
+            }
         }
     }
 
-    // The sweep.
-    let mut incoming: Vec<Vec<usize>> = (0..np).map(|_| Vec::new()).collect();
-    let mut is_source = vec![false; np];
-    for &(f, t, _) in &arcs {
-        if f < t {
-            incoming[t].push(f);
-            is_source[f] = true;
+    /// The sweep: a vector clock per stream over the points in order, the sender's clock joined
+    /// into the receiver's along each arc; each query is answered at its later point.
+    fn sweep(&self, arcs: &Arcs, queries: &Queries, out: &mut Vec<Violation>) {
+        let pts = &self.pts;
+        let np = pts.stream.len();
+        let mut incoming: Vec<Vec<usize>> = (0..np).map(|_| Vec::new()).collect();
+        let mut is_source = vec![false; np];
+        for &(f, t, _) in arcs {
+            if f < t {
+                incoming[t].push(f);
+                is_source[f] = true;
+            }
+        }
+        let s_n = pts.streams;
+        let mut cur = vec![0u32; s_n * s_n];
+        let mut snaps: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+        for p in 0..np {
+            let s = pts.stream[p];
+            for &u in &incoming[p] {
+                let t = pts.stream[u];
+                if let Some(snap) = snaps.get(&u) {
+                    for k in 0..s_n {
+                        cur[s * s_n + k] = cur[s * s_n + k].max(snap[k]);
+                    }
+                }
+                cur[s * s_n + t] = cur[s * s_n + t].max(pts.seq[u] + 1);
+            }
+            cur[s * s_n + s] = pts.seq[p] + 1;
+            if is_source[p] {
+                snaps.insert(p, cur[s * s_n..(s + 1) * s_n].to_vec());
+            }
+            for (q, what) in &queries[p] {
+                if cur[s * s_n + pts.stream[*q]] > pts.seq[*q] {
+                    continue;
+                }
+                out.push(self.unordered(what, pts.stream[*q], s));
+            }
         }
     }
-    let s_n = pts.streams;
-    let mut cur = vec![0u32; s_n * s_n];
-    let mut snaps: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
-    for p in 0..np {
-        let s = pts.stream[p];
-        for &u in &incoming[p] {
-            let t = pts.stream[u];
-            if let Some(snap) = snaps.get(&u) {
-                for k in 0..s_n {
-                    cur[s * s_n + k] = cur[s * s_n + k].max(snap[k]);
-                }
-            }
-            cur[s * s_n + t] = cur[s * s_n + t].max(pts.seq[u] + 1);
-        }
-        cur[s * s_n + s] = pts.seq[p] + 1;
-        if is_source[p] {
-            snaps.insert(p, cur[s * s_n..(s + 1) * s_n].to_vec());
-        }
-        for (q, what) in &queries[p] {
-            if cur[s * s_n + pts.stream[*q]] > pts.seq[*q] {
-                continue;
-            }
-            out.push(match what {
-                Query::Edge(a, b, via) => v(
-                    1,
-                    format!(
-                        "{} is not ordered: no chain of stream order and syncs leads from '{}' (stream {}) to '{}' (stream {})",
-                        dep_name(model, doc, *a, *b, *via),
-                        doc.nodes[*a].name,
-                        stream_name(&dense, pts.stream[*q]),
-                        doc.nodes[*b].name,
-                        stream_name(&dense, s)
-                    ),
+
+    /// The violation of a query the sweep found unanswered: its earlier point on stream `from`
+    /// (dense), its later on `to`.
+    fn unordered(&self, what: &Query, from: usize, to: usize) -> Violation {
+        let (model, doc, dense) = (self.model, self.doc, &self.dense);
+        match what {
+            Query::Edge(a, b, via) => v(
+                1,
+                format!(
+                    "{} is not ordered: no chain of stream order and syncs leads from '{}' (stream {}) to '{}' (stream {})",
+                    dep_name(model, doc, *a, *b, *via),
+                    doc.nodes[*a].name,
+                    stream_name(dense, from),
+                    doc.nodes[*b].name,
+                    stream_name(dense, to)
                 ),
-                Query::Reuse { id, earlier, later } => {
-                    let (e, l) = (&doc.syncs[*earlier], &doc.syncs[*later]);
-                    v(
-                        4,
-                        format!(
-                            "sync id {id} is reused unsafely: the wait of {} -> {} is not ordered before the record of {} -> {}",
-                            e.from_name, e.to_name, l.from_name, l.to_name
-                        ),
-                    )
-                }
-            });
+            ),
+            Query::Reuse { id, earlier, later } => {
+                let (e, l) = (&doc.syncs[*earlier], &doc.syncs[*later]);
+                v(
+                    4,
+                    format!(
+                        "sync id {id} is reused unsafely: the wait of {} -> {} is not ordered before the record of {} -> {}",
+                        e.from_name, e.to_name, l.from_name, l.to_name
+                    ),
+                )
+            }
         }
     }
-    edges_checked
 }
 
 /// A sync into a training loop's StreamSwitch (one whose control outputs reach an

@@ -19,6 +19,7 @@ mod concurrency;
 mod docs;
 mod dynamic_corpus;
 mod execution_order;
+mod function_length;
 mod fuzz_props;
 mod header;
 mod layers;
