@@ -12,7 +12,7 @@ use stream_alloc::graph::synth::generate;
 
 #[path = "support/common.rs"]
 mod common;
-use common::{families, status_mb};
+use common::{families, run_child, status_mb};
 #[path = "support/graph_json.rs"]
 mod graph_json;
 use graph_json::to_json;
@@ -48,11 +48,7 @@ fn main() {
             let mut times = Vec::with_capacity(runs);
             let mut extra = 0.0f64;
             for _ in 0..runs {
-                let out = std::process::Command::new(std::env::current_exe().expect("own path"))
-                    .env("LOAD_BENCH_CHILD", &path)
-                    .output()
-                    .expect("the child runs");
-                let line = String::from_utf8_lossy(&out.stdout);
+                let (out, line) = run_child("LOAD_BENCH_CHILD", &path);
                 let f: Vec<f64> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
                 assert_eq!(f.len(), 3, "child output {line:?} {}", String::from_utf8_lossy(&out.stderr));
                 assert_eq!(f[2] as usize, nodes);

@@ -23,7 +23,7 @@ use stream_alloc::graph::synth::{Family, generate};
 
 #[path = "support/common.rs"]
 mod common;
-use common::{families, status_mb};
+use common::{families, run_child, status_mb};
 #[path = "support/graph_json.rs"]
 mod graph_json;
 
@@ -99,11 +99,7 @@ fn end_to_end() {
             let mut before = Vec::new();
             let mut bytes = 0.0;
             for _ in 0..runs {
-                let out = std::process::Command::new(std::env::current_exe().expect("own path"))
-                    .env("WRITE_BENCH_PIPELINE", &graph)
-                    .output()
-                    .expect("the child runs");
-                let line = String::from_utf8_lossy(&out.stdout);
+                let (out, line) = run_child("WRITE_BENCH_PIPELINE", &graph);
                 if let Some(e) = line.strip_prefix("error ") {
                     println!("{:<13} {size:>8}  not allocated: {}", family.name(), e.trim());
                     break;
@@ -183,11 +179,7 @@ fn main() {
         for family in families.split(',') {
             let mut sums = Vec::new();
             for way in ["stream", "value"] {
-                let out = std::process::Command::new(std::env::current_exe().expect("own path"))
-                    .env("WRITE_BENCH_CHILD", format!("{family}:{size}:{way}"))
-                    .output()
-                    .expect("the child runs");
-                let line = String::from_utf8_lossy(&out.stdout);
+                let (out, line) = run_child("WRITE_BENCH_CHILD", format!("{family}:{size}:{way}"));
                 if let Some(e) = line.strip_prefix("error ") {
                     println!("{family:<8} {size:>8} {way:>7}  not allocated: {}", e.trim());
                     break;

@@ -110,6 +110,30 @@ static inline void check_allocation_getters_refuse_null(const sa_allocation *a) 
     CHECK(str == NULL && s == 7 && u == 7 && n == 7 && stage == -1);
 }
 
+/* Adds to graph `graph_name` of `g` one node `type` on `engine` with these tasks and cost for each
+ * space-separated name in `names` ("a b c"). */
+static inline void add_nodes(sa_graph *g, const char *graph_name, const char *type, const char *engine,
+                             uint32_t tasks, double cost_us, const char *names) {
+    char name[64];
+    int used = 0;
+    while (sscanf(names, " %63s%n", name, &used) == 1) {
+        CHECK_OK(sa_graph_add_node(g, graph_name, name, type, engine, tasks, cost_us, 0));
+        names += used;
+    }
+}
+
+/* Adds to graph `graph_name` of `g` a data edge (port 0 to port 0) for each space-separated
+ * "src>dst" in `edges` ("x>a a>b"). */
+static inline void add_data_edges(sa_graph *g, const char *graph_name, const char *edges) {
+    char src[64], dst[64];
+    int used = 0;
+    while (sscanf(edges, " %63[^> ]>%63s%n", src, dst, &used) == 2) {
+        CHECK_OK(sa_graph_add_edge(g, graph_name, src, dst, SA_EDGE_DATA, 0, 0));
+        edges += used;
+    }
+    CHECK(sscanf(edges, " %1s", src) != 1); /* the whole list was read */
+}
+
 /* A session on `g`, which it frees: the session shares the built model. */
 static inline sa_session *session_taking(sa_graph *g) {
     sa_session *s = NULL;

@@ -18,10 +18,7 @@ static sa_graph *make_graph(const char *name) {
     CHECK_OK(sa_graph_add_node(g, NULL, "b", "If", "DNN_VM_GE_LOCAL", 0, 0.0, 0));
     CHECK_OK(sa_graph_add_node(g, NULL, "c", "Relu", "VectorEngine", 1, 1.0, 8));
     CHECK_OK(sa_graph_add_node(g, NULL, "out", "NetOutput", "DNN_VM_GE_LOCAL", 0, 0.0, 0));
-    CHECK_OK(sa_graph_add_edge(g, NULL, "x", "a", SA_EDGE_DATA, 0, 0));
-    CHECK_OK(sa_graph_add_edge(g, NULL, "a", "b", SA_EDGE_DATA, 0, 0));
-    CHECK_OK(sa_graph_add_edge(g, NULL, "b", "c", SA_EDGE_DATA, 0, 0));
-    CHECK_OK(sa_graph_add_edge(g, NULL, "c", "out", SA_EDGE_DATA, 0, 0));
+    add_data_edges(g, NULL, "x>a a>b b>c c>out");
     CHECK_OK(sa_graph_add_subgraph(g, NULL, "b", "then", SA_SHAPE_STATIC));
     CHECK_OK(sa_graph_add_node(g, "then", "t_in", "Data", "DNN_VM_GE_LOCAL", 0, 0.0, 0));
     CHECK_OK(sa_graph_add_node(g, "then", "t1", "Relu", "AIcoreEngine", 1, 0.5, 0));

@@ -6,15 +6,10 @@ static sa_graph *chain_graph(void) {
     sa_graph *g = NULL;
     CHECK_OK(sa_graph_new("c", &g));
     CHECK_OK(sa_graph_add_node(g, NULL, "x", "Data", "DNN_VM_GE_LOCAL", 0, 0.0, 0));
-    CHECK_OK(sa_graph_add_node(g, NULL, "a", "Conv2D", "AIcoreEngine", 1, 1.0, 0));
-    CHECK_OK(sa_graph_add_node(g, NULL, "b", "Conv2D", "AIcoreEngine", 1, 1.0, 0));
+    add_nodes(g, NULL, "Conv2D", "AIcoreEngine", 1, 1.0, "a b");
     CHECK_OK(sa_graph_add_node(g, NULL, "ar", "HcomAllReduce", "DNN_HCCL", 1, 1.0, 0));
     CHECK_OK(sa_graph_add_node(g, NULL, "out", "NetOutput", "DNN_VM_GE_LOCAL", 0, 0.0, 0));
-    CHECK_OK(sa_graph_add_edge(g, NULL, "x", "a", SA_EDGE_DATA, 0, 0));
-    CHECK_OK(sa_graph_add_edge(g, NULL, "a", "b", SA_EDGE_DATA, 0, 0));
-    CHECK_OK(sa_graph_add_edge(g, NULL, "a", "ar", SA_EDGE_DATA, 0, 0));
-    CHECK_OK(sa_graph_add_edge(g, NULL, "b", "out", SA_EDGE_DATA, 0, 0));
-    CHECK_OK(sa_graph_add_edge(g, NULL, "ar", "out", SA_EDGE_DATA, 0, 0));
+    add_data_edges(g, NULL, "x>a a>b a>ar b>out ar>out");
     CHECK_OK(sa_graph_set_option(g, "max_task_count", "47"));
     return g;
 }

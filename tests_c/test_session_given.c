@@ -7,15 +7,8 @@ static sa_graph *given_graph(void) {
     sa_graph *g = NULL;
     CHECK_OK(sa_graph_new("given", &g));
     CHECK_OK(sa_graph_add_node(g, NULL, "x", "Data", "DNN_VM_GE_LOCAL", 0, 0.0, 0));
-    CHECK_OK(sa_graph_add_node(g, NULL, "a", "Conv2D", "AIcoreEngine", 10, 1.0, 0));
-    CHECK_OK(sa_graph_add_node(g, NULL, "b", "Conv2D", "AIcoreEngine", 10, 1.0, 0));
-    CHECK_OK(sa_graph_add_node(g, NULL, "c", "Conv2D", "AIcoreEngine", 10, 1.0, 0));
-    CHECK_OK(sa_graph_add_node(g, NULL, "d", "Conv2D", "AIcoreEngine", 10, 1.0, 0));
-    CHECK_OK(sa_graph_add_edge(g, NULL, "x", "a", SA_EDGE_DATA, 0, 0));
-    CHECK_OK(sa_graph_add_edge(g, NULL, "a", "b", SA_EDGE_DATA, 0, 0));
-    CHECK_OK(sa_graph_add_edge(g, NULL, "a", "c", SA_EDGE_DATA, 0, 0));
-    CHECK_OK(sa_graph_add_edge(g, NULL, "b", "d", SA_EDGE_DATA, 0, 0));
-    CHECK_OK(sa_graph_add_edge(g, NULL, "c", "d", SA_EDGE_DATA, 0, 0));
+    add_nodes(g, NULL, "Conv2D", "AIcoreEngine", 10, 1.0, "a b c d");
+    add_data_edges(g, NULL, "x>a a>b a>c b>d c>d");
     CHECK_OK(sa_graph_set_node_stream(g, NULL, "a", 0));
     CHECK_OK(sa_graph_set_node_stream(g, NULL, "b", 1));
     CHECK_OK(sa_graph_set_node_stream(g, NULL, "c", 0));

@@ -987,35 +987,38 @@ pub(crate) fn compile_inputs(model: &Model) -> ApiResult<(crate::graph::Options,
 
 #[cfg(test)]
 mod tests {
-    //! Each row of the node and `attrs` field tables reaches both loaders and the C setters
-    //! with one value, and an unknown key gets one message from each.
+    //! Each row of the node and `attrs` field tables reaches the scanner, the schema, the
+    //! loader and the C setters with one value, and an unknown key gets one message from each.
 
     use std::ffi::{CStr, CString};
 
     use super::*;
     use crate::capi::SA_OK;
     use crate::graph::fields::{ATTR_FIELDS, FieldInfo, NODE_FIELDS};
-    use crate::graph::json::{builder_from_fast_path, builder_from_schema, load_str};
+    use crate::graph::json::{builder_from_slice, load_str, node_by_scanner, node_by_schema};
 
-    /// Graph JSON with one node whose members are `members` (`name`, `type` and `engine`
-    /// added where absent); `schema` adds an empty `options`, which the fast path leaves.
-    fn doc(members: &[(&str, &str)], schema: bool) -> String {
+    /// One node with members `members` (`name`, `type` and `engine` added where absent).
+    fn node(members: &[(&str, &str)]) -> String {
         let mut all: Vec<(&str, &str)> = members.to_vec();
         for base in [("name", "\"n\""), ("type", "\"Add\""), ("engine", "\"AIcoreEngine\"")] {
             if !all.iter().any(|(k, _)| *k == base.0) {
                 all.insert(0, base);
             }
         }
-        let node: Vec<String> = all.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
-        let extra = if schema { ", \"options\": {}" } else { "" };
+        let members: Vec<String> = all.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
+        format!("{{{}}}", members.join(", "))
+    }
+
+    /// Graph JSON with that one node.
+    fn doc(members: &[(&str, &str)]) -> String {
         format!(
-            "{{\"format\": \"stream-graph\", \"version\": 1, \"name\": \"g\", \"nodes\": [{{{}}}], \"edges\": []{extra}}}",
-            node.join(", ")
+            "{{\"format\": \"stream-graph\", \"version\": 1, \"name\": \"g\", \"nodes\": [{}], \"edges\": []}}",
+            node(members)
         )
     }
 
     fn schema_node(members: &[(&str, &str)]) -> NodeSpec {
-        builder_from_schema(doc(members, true).as_bytes()).expect("the schema reads it").graphs[0].nodes[0].clone()
+        node_by_schema(&node(members)).expect("the schema reads it")
     }
 
     /// A C-built graph with node `n` at its defaults.
@@ -1050,17 +1053,19 @@ mod tests {
         out
     }
 
-    /// One row: both loaders and the C setter agree, the example changes the node, and the
-    /// fast path reads the node exactly when the row has a fast reader.
+    /// One row: the scanner, the schema, the loader and the C setter agree, the example
+    /// changes the node, and the scanner reads the node exactly when the row has a reader.
     fn check_row(f: &FieldInfo, members: &[(&str, &str)], set: Setter, c_value: &str) {
         let key = f.key;
         let schema = schema_node(members);
         assert_ne!(schema, schema_node(&[]), "the example of '{key}' must differ from the default");
-        let fast = builder_from_fast_path(doc(members, false).as_bytes()).map(|b| b.graphs[0].nodes[0].clone());
-        assert_eq!(fast.is_some(), f.fast, "'{key}': the fast path reads it exactly when the table says");
+        let fast = node_by_scanner(&node(members));
+        assert_eq!(fast.is_some(), f.fast, "'{key}': the scanner reads it exactly when the table says");
         if let Some(fast) = fast {
-            assert_eq!(fast, schema, "'{key}': fast path and schema disagree");
+            assert_eq!(fast, schema, "'{key}': scanner and schema disagree");
         }
+        let loaded = builder_from_slice(doc(members).as_bytes()).expect("the loader reads it");
+        assert_eq!(loaded.graphs[0].nodes[0], schema, "'{key}': the loader and the schema disagree");
         match c_set(set, key, c_value) {
             Ok(node) => assert_eq!(node, schema, "'{key}': the C setter and the loader disagree"),
             Err((status, message)) => {
@@ -1086,7 +1091,7 @@ mod tests {
 
     #[test]
     fn an_unknown_key_gets_one_message_from_each_reader() {
-        let loader = |members: &[(&str, &str)]| load_str(&doc(members, false)).expect_err("refused").message;
+        let loader = |members: &[(&str, &str)]| load_str(&doc(members)).expect_err("refused").message;
         let node = loader(&[("bogus", "1")]);
         assert!(
             node.starts_with("node 'n' of root graph 'g': unknown field 'bogus' (known fields: name, type,"),

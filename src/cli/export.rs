@@ -11,9 +11,9 @@ use super::allocate::{Inputs, model_from_json};
 use super::import::OnnxArgs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::Stage;
-use stream_alloc::frontend::{import, is_onnx, ort_plan};
+use stream_alloc::frontend::{ort_model, ort_plan};
 use stream_alloc::graph::Model;
-use stream_alloc::import::onnx::ort::{self, Device, OrtGraph, Partition, Placed, Plan};
+use stream_alloc::import::onnx::ort::{self, Device, Partition, Placed, Plan};
 use stream_alloc::simulate::SimConfig;
 use stream_alloc::{Error, ErrorKind, driver};
 
@@ -116,20 +116,11 @@ fn document_plan(model: &Model, path: &PathBuf) -> Result<Plan, Error> {
 /// The partition and what it came from, for the summary.
 fn export(args: &ExportArgs) -> Result<(Partition, String), Error> {
     let path = &args.graph;
-    let bytes = std::fs::read(path)
-        .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read graph file '{}': {e}", path.display())))?;
-    if !is_onnx(path, &bytes) {
-        return Err(Error::new(
-            ErrorKind::Format,
-            format!(
-                "'{}' is not an ONNX model: export --to ort names ONNX Runtime's nodes, so it needs the .onnx file ORT loads",
-                path.display()
-            ),
-        ));
-    }
-    let what = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let graph = OrtGraph::of_model(&bytes, &what)?;
-    let imported = import(path, bytes, &args.onnx.source())?;
+    let (graph, imported, what) = ort_model(
+        path,
+        &args.onnx.source(),
+        "export --to ort names ONNX Runtime's nodes, so it needs the .onnx file ORT loads",
+    )?;
     let model = model_from_json(imported.json.as_bytes(), &args.options)?;
     let plan = match &args.allocation {
         Some(p) => document_plan(&model, p)?,

@@ -452,6 +452,20 @@ pub fn ort_plan(model: &Model, alloc: &crate::compile::Allocation) -> onnx::ort:
 }
 
 /// ONNX Runtime's stream partition (`export --to ort`) of an allocation of the ONNX model at
+/// The ONNX model at `path` as ONNX Runtime builds it, imported with `onnx`, and its file name:
+/// ORT's node names come from the file itself, so a non-ONNX input is refused with `why`.
+pub fn ort_model(path: &Path, onnx: &OnnxOptions, why: &str) -> Result<(onnx::ort::OrtGraph, Imported, String), Error> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read graph file '{}': {e}", path.display())))?;
+    if !is_onnx(path, &bytes) {
+        return Err(Error::new(ErrorKind::Format, format!("'{}' is not an ONNX model: {why}", path.display())));
+    }
+    let what = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let graph = onnx::ort::OrtGraph::of_model(&bytes, &what)?;
+    let imported = import(path, bytes, onnx)?;
+    Ok((graph, imported, what))
+}
+
 /// `path`, imported with `onnx`: the model is read again for ORT's node names and the nodes the
 /// importer folded away.
 pub fn ort_partition(
@@ -461,20 +475,8 @@ pub fn ort_partition(
     alloc: &crate::compile::Allocation,
     device: onnx::ort::Device,
 ) -> Result<onnx::ort::Partition, Error> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read graph file '{}': {e}", path.display())))?;
-    if !is_onnx(path, &bytes) {
-        return Err(Error::new(
-            ErrorKind::Format,
-            format!(
-                "'{}' is not an ONNX model: ONNX Runtime's partition names the nodes of the .onnx file ORT loads",
-                path.display()
-            ),
-        ));
-    }
-    let what = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let graph = onnx::ort::OrtGraph::of_model(&bytes, &what)?;
-    let imported = import(path, bytes, onnx)?;
+    let (graph, imported, _) =
+        ort_model(path, onnx, "ONNX Runtime's partition names the nodes of the .onnx file ORT loads")?;
     onnx::ort::partition_of_plan(&graph, &imported.root_nodes, &ort_plan(model, alloc), device)
 }
 

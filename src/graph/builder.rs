@@ -161,7 +161,7 @@ impl ModelBuilder {
     }
 
     /// [`build`](Self::build) with the name index of the first graphs already made (node
-    /// positions by name, every name once: what the loader's fast path makes while reading).
+    /// positions by name, every name once: what the loader makes while reading).
     /// The checks run in a fixed order (graphs, nodes, parents, edges, orders, partition,
     /// events), so a model with several faults always reports the same one first.
     pub(crate) fn build_indexed(self, mut indexes: Vec<NameIndex>) -> Result<Model> {

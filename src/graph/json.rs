@@ -1,38 +1,40 @@
-//! Graph JSON v1 (docs/graph-json.md): reading into a [`ModelBuilder`].
+//! Graph JSON v1 (docs/graph-json.md): the one loader, reading a document into a
+//! [`ModelBuilder`] in one pass over its text.
 //!
-//! The input schema is the document structs below (`deny_unknown_fields`), deserialized straight
-//! from the bytes: no `Value` tree of the document is built (at 1M nodes that tree cost more
-//! time and memory than the rest of the loader). Open-ended parts (`options`, `graph_attrs`,
-//! `ge_attrs`) stay free-form values. Each typed field reads through a checker that names the
-//! field and the value at fault; element wrappers add which node, edge, subgraph or entry it
-//! was, so a message reads `node 'a' of root graph 'g': field 'tasks' must be …, got -1`.
+//! The scanner (`json_scan.rs`) reads each node and edge in its common shape, the shape
+//! exporters write for nearly every element of a large graph, without serde. Any other value
+//! (an element in another shape, the open-ended parts, the top-level scalars) is handed where
+//! it stands to serde and the schema's checkers (`json_check.rs`), which name the field and the
+//! value at fault; the pass then goes on after it. No document is read twice, and a message
+//! does not depend on which reader met the value.
 //!
-//! A document in the common shape is read first without serde, in one pass
-//! (`json_fast.rs`); only a document that it does not recognise (anything the schema
-//! would reject among them) comes here, so the fast path never changes a message.
+//! Faults are reported in the schema's order, whatever the order of the document: a syntax
+//! error or a fault of a top-level value first, then the header, the required top-level
+//! fields, the root's nodes and edges, the subgraphs, options, engines, partition and events.
+//! So where the pass meets an element the schema refuses, it notes the element, checks only
+//! the syntax of the rest, and reads the element again for its message at the end.
 
-use std::cell::RefCell;
-use std::fmt;
+use std::borrow::Cow;
 use std::path::Path;
 
 use serde::Deserialize;
-use serde::de::value::MapAccessDeserializer;
-use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs};
 use super::builder::{EdgeSpec, EventSpec, GraphSpec, LoadedEdge, ModelBuilder, NodeSpec, PartitionSpec, no_memory};
 use super::engines::EngineOverride;
-use super::fields::{NODE_FIELDS, NodeAttrs, attr_fields, is_required, node_fields};
-use super::json_fast;
+use super::fields::{AttrsDoc, NODE_FIELDS, NodeAttrs, NodeDoc};
+use super::json_check::{
+    EdgeDoc, EngineDoc, EventDoc, FAULT, Fault, HeaderProbe, MapOnly, NameProbe, PartitionDoc, Place, SubgraphDoc, at,
+    field, located, parse_element, parse_raw, parse_value, probe_name, render, serde_text, short, take_fault,
+};
+use super::json_scan::{self, FastEdge, Scan};
 use super::names::NameIndex;
 use super::{EdgeKind, Model, Shape};
 use crate::error::{Error, ErrorKind, Result};
 
 pub use super::{GRAPH_FORMAT, GRAPH_VERSION};
-
-type DeResult<T, E> = std::result::Result<T, E>;
 
 /// Reads and validates a graph file.
 pub fn load_file(path: impl AsRef<Path>) -> Result<Model> {
@@ -47,11 +49,16 @@ pub fn load_str(text: &str) -> Result<Model> {
     load_slice(text.as_bytes())
 }
 
+/// Reads and validates a graph document held as bytes.
 pub fn load_slice(bytes: &[u8]) -> Result<Model> {
-    match json_fast::document(bytes) {
-        Some((b, index)) => b.build_indexed(vec![index]),
-        None => builder_from_schema(bytes)?.build(),
-    }
+    let (b, index) = read(bytes)?;
+    b.build_indexed(vec![index])
+}
+
+/// Parses a graph document into a builder without validating references, so a host can add
+/// to it before building.
+pub fn builder_from_slice(bytes: &[u8]) -> Result<ModelBuilder> {
+    read(bytes).map(|(b, _)| b)
 }
 
 /// Parses a graph document already held as a `Value` (tests and hosts that build one).
@@ -60,874 +67,517 @@ pub fn builder_from_value(doc: &Value) -> Result<ModelBuilder> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Faults. serde errors carry only text, so a checker leaves its [`Fault`] aside; element
-// wrappers add their place, innermost first, and the loader renders it as one message.
+// The pass.
 
-/// Where a fault lies.
-#[derive(Debug)]
-enum Place {
-    /// Node `index` of the graph being read, with its name when it has a string one.
-    Node(usize, Option<String>),
-    Edge(usize),
-    /// `subgraphs[i]`, named once the subgraph's name has been read.
-    Subgraph(usize, Option<String>),
-    /// A node's `attrs`, and `attached_streams[i]` inside them.
-    Attrs,
-    Attached(usize),
-    Engine(String),
-    Partition(usize),
-    Event(usize),
+/// The top-level keys, in the order "unknown field" messages list them.
+const TOP_KEYS: &[&str] = &[
+    "format",
+    "version",
+    "name",
+    "shape",
+    "source",
+    "nodes",
+    "edges",
+    "subgraphs",
+    "options",
+    "graph_attrs",
+    "engines",
+    "partition",
+    "events",
+];
+
+/// Elements resolved together: their lookups miss the cache independently of each other, so the
+/// processor overlaps them.
+const BATCH: usize = 256;
+
+/// Why the pass stopped.
+enum Stop<'a> {
+    /// The text is not JSON here; serde words the message.
+    Syntax,
+    /// A top-level value the schema refuses.
+    Fault(Fault),
+    /// A message already made.
+    Error(Error),
+    /// An element the schema refuses.
+    Refused(Refused<'a>),
 }
 
-#[derive(Debug)]
-struct Fault {
-    kind: ErrorKind,
-    places: Vec<Place>,
-    /// `field '…' must be …` and the like. A leading `\0` joins it to its place with a space
-    /// (`node 0 of … must be an object`); a leading `\1` stands alone (`options must be …`).
-    text: String,
+/// A node or edge the schema refused: read again for its message once the graph's label is known.
+struct Refused<'a> {
+    edge: bool,
+    i: usize,
+    raw: &'a RawValue,
 }
 
-thread_local! {
-    static FAULT: RefCell<Option<Fault>> = const { RefCell::new(None) };
-}
-
-fn take_fault() -> Option<Fault> {
-    FAULT.with(|f| f.borrow_mut().take())
-}
-
-fn fail<E: de::Error>(kind: ErrorKind, text: String) -> E {
-    FAULT.with(|f| *f.borrow_mut() = Some(Fault { kind, places: Vec::new(), text }));
-    E::custom("graph document fault")
-}
-
-/// Adds `place` to the fault behind `e`, making one from serde's own text (an unknown field,
-/// say) when no checker left one.
-fn at<E: de::Error>(e: serde_json::Error, place: Place) -> E {
-    FAULT.with(|f| {
-        let mut f = f.borrow_mut();
-        let fault = f.get_or_insert_with(|| Fault { kind: ErrorKind::Field, places: Vec::new(), text: serde_text(&e) });
-        fault.places.push(place);
-    });
-    E::custom("graph document fault")
-}
-
-/// serde's message without its position, in the loader's words.
-fn serde_text(e: &serde_json::Error) -> String {
-    let mut s = e.to_string();
-    if e.line() > 0 {
-        let suffix = format!(" at line {} column {}", e.line(), e.column());
-        if s.ends_with(&suffix) {
-            s.truncate(s.len() - suffix.len());
-        }
-    }
-    if let Some(rest) = s.strip_prefix("unknown field `") {
-        let (name, known) = rest.split_once('`').unwrap_or((rest, ""));
-        let known = known.trim_start_matches(", expected one of ").trim_start_matches(", expected ").replace('`', "");
-        return format!("unknown field '{name}' (known fields: {known})");
-    }
-    if let Some(rest) = s.strip_prefix("missing field `") {
-        return format!("missing required field '{}'", rest.trim_end_matches('`'));
-    }
-    s
-}
-
-/// An element's fault as an error: `place` within the graph labelled `graph`. `raw` is the
-/// element's text within the document `doc`, for the position of a syntax error.
-fn located(e: serde_json::Error, place: Place, graph: &str, raw: Option<(&RawValue, &[u8])>) -> Error {
-    if !e.is_data() {
-        take_fault();
-        return Error::new(ErrorKind::Json, format!("malformed graph JSON: {}", position_in_document(&e, raw)));
-    }
-    let _: serde_json::Error = at(e, place);
-    render(take_fault().expect("at() leaves a fault"), graph)
-}
-
-/// A syntax error inside an element (a number out of range: elements are checked for syntax
-/// before they are read) with its line and column in the whole document.
-fn position_in_document(e: &serde_json::Error, raw: Option<(&RawValue, &[u8])>) -> String {
-    let text = e.to_string();
-    let Some((raw, doc)) = raw else { return text };
-    let suffix = format!(" at line {} column {}", e.line(), e.column());
-    let (Some(bare), Some(offset)) =
-        (text.strip_suffix(&suffix), (raw.get().as_ptr() as usize).checked_sub(doc.as_ptr() as usize))
-    else {
-        return text;
-    };
-    let before = &doc[..offset.min(doc.len())];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let column0 = before.iter().rev().take_while(|&&b| b != b'\n').count();
-    let (l, c) = if e.line() == 1 { (line, column0 + e.column()) } else { (line + e.line() - 1, e.column()) };
-    format!("{bare} at line {l} column {c}")
-}
-
-/// A fault's message: its places, outermost first, then its text.
-fn render(fault: Fault, graph: &str) -> Error {
-    let mut graph = graph.to_string();
-    let mut what = String::from("graph document");
-    for place in fault.places.iter().rev() {
-        what = match place {
-            Place::Subgraph(i, None) => format!("subgraphs[{i}]"),
-            Place::Subgraph(_, Some(name)) => {
-                graph = format!("subgraph '{name}'");
-                graph.clone()
-            }
-            Place::Node(_, Some(name)) => format!("node '{name}' of {graph}"),
-            Place::Node(i, None) => format!("node {i} of {graph}"),
-            Place::Edge(i) => format!("edge {i} of {graph}"),
-            Place::Attrs => format!("{what}: attrs"),
-            Place::Attached(i) => format!("{what}.attached_streams[{i}]"),
-            Place::Engine(name) => format!("engines.{name}"),
-            Place::Partition(i) => format!("partition[{i}]"),
-            Place::Event(i) => format!("events[{i}]"),
+impl Refused<'_> {
+    fn error(&self, label: &str, doc: &[u8]) -> Error {
+        let again = if self.edge {
+            schema_edge(self.raw, self.i, label, doc).err()
+        } else {
+            schema_node(self.raw, self.i, label, doc).err()
         };
-    }
-    let text = fault.text;
-    let message = if let Some(rest) = text.strip_prefix('\u{0}') {
-        format!("{what} {rest}")
-    } else if let Some(rest) = text.strip_prefix('\u{1}') {
-        rest.to_string()
-    } else {
-        format!("{what}: {text}")
-    };
-    Error::new(fault.kind, message)
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a bool",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        let what = if self.edge { "edge" } else { "node" };
+        again.unwrap_or_else(|| Error::new(ErrorKind::Field, format!("{what} {} of {label} is refused", self.i)))
     }
 }
 
-/// A value for an error message: short ones verbatim, long ones by kind.
-fn short(v: &Value) -> String {
-    let s = v.to_string();
-    if s.len() <= 40 { s } else { kind_of(v).to_string() }
+fn refused(edge: bool, i: usize, raw: &RawValue) -> Stop<'_> {
+    take_fault();
+    Stop::Refused(Refused { edge, i, raw })
 }
 
-// ---------------------------------------------------------------------------------------------
-// Field checkers: each reads one field's value (a scalar or a short list, never the document)
-// and names the field in its error. A null value is the field left out.
-
-fn wrong<E: de::Error>(field: &str, expected: &str, got: &Value) -> E {
-    fail(ErrorKind::Field, format!("field '{field}' must be {expected}, got {}", short(got)))
-}
-
-fn value_of<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Value>, D::Error> {
-    Ok(Some(Value::deserialize(d)?).filter(|v| !v.is_null()))
-}
-
-fn string<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<String>, D::Error> {
-    match value_of(d)? {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(v) => Err(wrong(field, "a string", &v)),
+/// A stop as the error it reports, for the parts read after the pass (their syntax is known good).
+fn stopped(stop: Stop<'_>, label: &str, doc: &[u8]) -> Error {
+    match stop {
+        Stop::Syntax => syntax_error(doc),
+        Stop::Fault(f) => render(f, label),
+        Stop::Error(e) => e,
+        Stop::Refused(r) => r.error(label, doc),
     }
 }
 
-fn boolean<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<bool>, D::Error> {
-    match value_of(d)? {
-        None => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(b)),
-        Some(v) => Err(wrong(field, "a bool", &v)),
-    }
-}
-
-fn uint32<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<u32>, D::Error> {
-    match value_of(d)? {
-        None => Ok(None),
-        Some(v) => match v.as_u64() {
-            Some(n) if n <= u64::from(u32::MAX) => Ok(Some(n as u32)),
-            _ => Err(wrong(field, "an integer in [0, 4294967295]", &v)),
-        },
-    }
-}
-
-fn int64<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<i64>, D::Error> {
-    match value_of(d)? {
-        None => Ok(None),
-        Some(v) => v.as_i64().map(Some).ok_or_else(|| wrong(field, "an integer", &v)),
-    }
-}
-
-fn non_negative<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<f64>, D::Error> {
-    match value_of(d)? {
-        None => Ok(None),
-        Some(v) => match v.as_f64() {
-            Some(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
-            _ => Err(wrong(field, "a finite number >= 0", &v)),
-        },
-    }
-}
-
-fn array<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<Vec<Value>>, D::Error> {
-    match value_of(d)? {
-        None => Ok(None),
-        Some(Value::Array(a)) => Ok(Some(a)),
-        Some(v) => Err(wrong(field, "an array", &v)),
-    }
-}
-
-fn strings<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<Vec<String>>, D::Error> {
-    let Some(a) = array(d, field)? else { return Ok(None) };
-    a.into_iter()
-        .map(|v| match v {
-            Value::String(s) => Ok(s),
-            v => Err(wrong(field, "an array of strings", &v)),
-        })
-        .collect::<DeResult<_, _>>()
-        .map(Some)
-}
-
-fn uint64s<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<Vec<u64>>, D::Error> {
-    let Some(a) = array(d, field)? else { return Ok(None) };
-    a.iter()
-        .map(|v| v.as_u64().ok_or_else(|| wrong(field, "an array of integers >= 0", v)))
-        .collect::<DeResult<_, _>>()
-        .map(Some)
-}
-
-fn uint32s<'de, D: Deserializer<'de>>(d: D, field: &str) -> DeResult<Option<Vec<u32>>, D::Error> {
-    let Some(a) = array(d, field)? else { return Ok(None) };
-    a.iter()
-        .map(|v| match v.as_u64() {
-            Some(n) if n <= u64::from(u32::MAX) => Ok(n as u32),
-            _ => Err(wrong(field, "an array of integers >= 0", v)),
-        })
-        .collect::<DeResult<_, _>>()
-        .map(Some)
-}
-
-/// An object whose keys are open (`options`, `graph_attrs`, `ge_attrs`, `engines`).
-fn object<'de, D: Deserializer<'de>>(d: D, what: &str) -> DeResult<Option<Map<String, Value>>, D::Error> {
-    match value_of(d)? {
-        None => Ok(None),
-        Some(Value::Object(m)) => Ok(Some(m)),
-        Some(v) => Err(fail(ErrorKind::Field, format!("{what} must be an object, got {}", kind_of(&v)))),
-    }
-}
-
-/// One checker per field, named after it, so that the struct attributes stay short.
-macro_rules! checkers {
-    ($($name:ident: $check:ident -> $t:ty;)*) => {
-        $(
-            pub fn $name<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<$t>, D::Error> {
-                const NAME: &str = stringify!($name);
-                $check(d, match NAME.strip_prefix("r#") { Some(bare) => bare, None => NAME })
+/// serde's words for the first syntax error of the document, read as the schema always read
+/// it: the top-level values as values, the elements of its arrays as raw text.
+fn syntax_error(bytes: &[u8]) -> Error {
+    struct Document;
+    impl<'de> Visitor<'de> for Document {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a graph document")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                match &*key {
+                    "nodes" | "edges" | "subgraphs" | "partition" | "events" => map.next_value_seed(Items)?,
+                    _ => drop(map.next_value::<Value>()?),
+                }
             }
-        )*
-    };
-}
-
-mod field {
-    use super::*;
-
-    checkers! {
-        name: string -> String;
-        engine: string -> String;
-        shape: string -> String;
-        source: string -> String;
-        parent: string -> String;
-        src: string -> String;
-        dst: string -> String;
-        kind: string -> String;
-        src_port: uint32 -> u32;
-        dst_port: uint32 -> u32;
-        stream_label: string -> String;
-        user_stream_label: string -> String;
-        reuse_key: string -> String;
-        stream_num: uint32 -> u32;
-        ge_format: string -> String;
-        required: boolean -> bool;
-        force_reuse: boolean -> bool;
-        depend_value_inputs: uint32s -> Vec<u32>;
-        policy: string -> String;
-        group: string -> String;
-        independent: boolean -> bool;
-        attach: boolean -> bool;
-        skip_assign_stream: boolean -> bool;
-        scheduler: string -> String;
-        graph: string -> String;
-        nodes: strings -> Vec<String>;
-        id: uint32 -> u32;
-        from: string -> String;
-        to: string -> String;
-        from_graph: string -> String;
-        to_graph: string -> String;
-        from_attached: uint32 -> u32;
-        to_attached: uint32 -> u32;
-    }
-
-    pub fn options<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Map<String, Value>>, D::Error> {
-        object(d, "\u{1}options")
-    }
-    pub fn graph_attrs<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Map<String, Value>>, D::Error> {
-        object(d, "\u{1}graph_attrs")
-    }
-    pub fn engines<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Map<String, Value>>, D::Error> {
-        object(d, "\u{1}engines")
-    }
-    /// `priority`: absent, null (no priority) or an i32.
-    pub fn priority<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Option<i32>>, D::Error> {
-        let v = Value::deserialize(d)?;
-        match v.as_i64() {
-            _ if v.is_null() => Ok(Some(None)),
-            Some(n) if i32::try_from(n).is_ok() => Ok(Some(Some(n as i32))),
-            _ => Err(wrong("priority", "an integer or null", &v)),
+            Ok(())
         }
     }
-    /// `format` and `version`: checked first, with messages of their own.
-    pub fn any<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Value>, D::Error> {
-        Ok(Some(Value::deserialize(d)?))
+    struct Items;
+    impl<'de> DeserializeSeed<'de> for Items {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+            field::raw_nodes(d).map(drop)
+        }
     }
-    pub fn raw_nodes<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Vec<&'de RawValue>>, D::Error> {
-        raw_items(d, "nodes")
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let read = de.deserialize_map(Document).and_then(|()| de.end());
+    take_fault();
+    let text = match read {
+        Err(e) if !e.is_data() => e.to_string(),
+        _ => match serde_json::from_slice::<IgnoredAny>(bytes) {
+            Err(e) => e.to_string(),
+            Ok(_) => "not a graph document".to_string(),
+        },
+    };
+    Error::new(ErrorKind::Json, format!("malformed graph JSON: {text}"))
+}
+
+/// One graph's nodes and edges as they are read: the node names as written (a lookup reads 16
+/// bytes here and the name in the document, not a whole spec) and their index; edges resolved
+/// to node positions in batches.
+#[derive(Default)]
+struct Body<'a> {
+    g: GraphSpec,
+    names: Vec<&'a str>,
+    index: NameIndex,
+    /// Names indexed so far; `None` once a name is not in the text as written (it has an
+    /// escape): the builder then resolves the edges by name.
+    indexed: Option<usize>,
+    batch: Vec<FastEdge<'a>>,
+}
+
+impl<'a> Body<'a> {
+    fn new() -> Self {
+        Body { indexed: Some(0), ..Default::default() }
     }
-    pub fn raw_edges<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Vec<&'de RawValue>>, D::Error> {
-        raw_items(d, "edges")
+
+    /// Node `i`, in its common shape through the scanner, otherwise through the schema.
+    fn node(&mut self, s: &mut Scan<'a>, i: usize, label: &str, doc: &[u8]) -> std::result::Result<(), Stop<'a>> {
+        let start = s.i;
+        if let Some(spec) = json_scan::object::<NodeSpec>(s) {
+            return self.push_node(spec, s.name);
+        }
+        s.i = start;
+        let raw = s.raw().ok_or(Stop::Syntax)?;
+        let spec = schema_node(raw, i, label, doc).map_err(|_| refused(false, i, raw))?;
+        // The name as written, for the index: any place in the element's text that reads the same.
+        let text = raw.get();
+        let name = text.find(spec.name.as_str()).map(|p| &text[p..p + spec.name.len()]);
+        if name.is_none() {
+            self.indexed = None;
+        }
+        self.push_node(spec, name.unwrap_or(""))
     }
-    pub fn raw_subgraphs<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Vec<&'de RawValue>>, D::Error> {
-        raw_items(d, "subgraphs")
+
+    fn push_node(&mut self, spec: NodeSpec, name: &'a str) -> std::result::Result<(), Stop<'a>> {
+        let nodes = &mut self.g.nodes;
+        if nodes.len() == nodes.capacity() {
+            let more = nodes.len().max(1024);
+            nodes.try_reserve(more).map_err(|_| Stop::Error(no_memory("nodes", nodes.len() + more)))?;
+            self.names
+                .try_reserve(nodes.capacity() - self.names.len())
+                .map_err(|_| Stop::Error(no_memory("nodes", nodes.len())))?;
+        }
+        nodes.push(spec);
+        self.names.push(name);
+        match self.indexed {
+            Some(done) if self.names.len() - done == BATCH => self.index_names(),
+            _ => Ok(()),
+        }
     }
-    pub fn raw_partition<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Vec<&'de RawValue>>, D::Error> {
-        raw_items(d, "partition")
+
+    /// Indexes the names not indexed yet. A name given twice keeps its first position (the
+    /// builder reports it).
+    fn index_names(&mut self) -> std::result::Result<(), Stop<'a>> {
+        let Some(from) = self.indexed else { return Ok(()) };
+        let names = &self.names;
+        let memory = |_| Stop::Error(no_memory("nodes", names.len()));
+        if let Some(twice) =
+            self.index.insert_batch(from as u32, &names[from..], |p| names[p as usize]).map_err(memory)?
+        {
+            for p in twice as usize + 1..names.len() {
+                self.index.insert(names[p], p as u32, |q| names[q as usize]).map_err(memory)?;
+            }
+        }
+        self.indexed = Some(names.len());
+        Ok(())
     }
-    pub fn raw_events<'de, D: Deserializer<'de>>(d: D) -> DeResult<Option<Vec<&'de RawValue>>, D::Error> {
-        raw_items(d, "events")
+
+    /// Edge `i` (every node read), in its common shape through the scanner, otherwise through
+    /// the schema.
+    fn edge(&mut self, s: &mut Scan<'a>, i: usize, label: &str, doc: &[u8]) -> std::result::Result<(), Stop<'a>> {
+        let start = s.i;
+        if let Some(e) = json_scan::edge_at(s) {
+            self.batch.push(e);
+            return if self.batch.len() == BATCH { self.resolve() } else { Ok(()) };
+        }
+        s.i = start;
+        let raw = s.raw().ok_or(Stop::Syntax)?;
+        let spec = schema_edge(raw, i, label, doc).map_err(|_| refused(true, i, raw))?;
+        self.resolve()?;
+        self.reserve_edges(1)?;
+        let names = &self.names;
+        let position = |name: &str| self.indexed.and_then(|_| self.index.get(name, |p| names[p as usize]));
+        let loaded = (position(&spec.src), position(&spec.dst));
+        self.push_edge(loaded, spec);
+        Ok(())
+    }
+
+    fn reserve_edges(&mut self, n: usize) -> std::result::Result<(), Stop<'a>> {
+        let list = &mut self.g.loaded_edges;
+        if list.capacity() - list.len() < n {
+            let more = list.len().max(BATCH * 4);
+            list.try_reserve(more).map_err(|_| Stop::Error(no_memory("edges", list.len() + more)))?;
+        }
+        Ok(())
+    }
+
+    /// An edge with its ends' positions, or by name when an end names no node (the builder
+    /// reports it).
+    fn push_edge(&mut self, ends: (Option<u32>, Option<u32>), spec: EdgeSpec) {
+        let (src_port, dst_port, kind) = (spec.src_port, spec.dst_port, spec.kind);
+        let g = &mut self.g;
+        let loaded = match ends {
+            (Some(src), Some(dst)) => LoadedEdge { src, dst, src_port, dst_port, kind },
+            _ => {
+                g.unresolved_edges.push(spec);
+                let dst = (g.unresolved_edges.len() - 1) as u32;
+                LoadedEdge { src: LoadedEdge::UNRESOLVED, dst, src_port, dst_port, kind }
+            }
+        };
+        g.loaded_edges.push(loaded);
+    }
+
+    /// Resolves the batch of edges read by the scanner by the node names.
+    fn resolve(&mut self) -> std::result::Result<(), Stop<'a>> {
+        let mut batch = std::mem::take(&mut self.batch);
+        self.reserve_edges(batch.len())?;
+        let mut found = Vec::with_capacity(batch.len() * 2);
+        if self.indexed.is_some() {
+            let keys: Vec<&str> = batch.iter().flat_map(|e| [e.src, e.dst]).collect();
+            let names = &self.names;
+            self.index.get_batch(&keys, |p| names[p as usize], &mut found);
+        } else {
+            found.resize(batch.len() * 2, None);
+        }
+        for (e, ends) in batch.drain(..).zip(found.chunks_exact(2)) {
+            let (src_port, dst_port, kind) = (e.src_port, e.dst_port, e.kind);
+            if let (Some(src), Some(dst)) = (ends[0], ends[1]) {
+                self.g.loaded_edges.push(LoadedEdge { src, dst, src_port, dst_port, kind });
+            } else {
+                let spec = EdgeSpec { src: e.src.to_string(), dst: e.dst.to_string(), kind, src_port, dst_port };
+                self.push_edge((None, None), spec);
+            }
+        }
+        self.batch = batch;
+        Ok(())
+    }
+
+    /// The graph read, and the index of its names when it holds every one of them.
+    fn finish(mut self) -> std::result::Result<(GraphSpec, NameIndex), Stop<'a>> {
+        self.resolve()?;
+        Ok((self.g, self.index))
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// The document structs: the input schema (docs/graph-json.md). Field order is the order that
-// "unknown field" messages list them in. Arrays of nodes, edges, subgraphs and partition
-// entries are kept as borrowed raw slices and read one element at a time, so a fault names
-// the element it is in.
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TopDoc<'a> {
-    #[serde(default, deserialize_with = "field::any")]
+/// The top-level values as the pass leaves them.
+#[derive(Default)]
+struct Top<'a> {
     format: Option<Value>,
-    #[serde(default, deserialize_with = "field::any")]
     version: Option<Value>,
-    #[serde(default, deserialize_with = "field::name")]
     name: Option<String>,
-    #[serde(default, deserialize_with = "field::shape")]
     shape: Option<String>,
-    #[serde(default, deserialize_with = "field::source")]
     source: Option<String>,
-    #[serde(default, borrow, deserialize_with = "field::raw_nodes")]
-    nodes: Option<Vec<&'a RawValue>>,
-    #[serde(default, borrow, deserialize_with = "field::raw_edges")]
-    edges: Option<Vec<&'a RawValue>>,
-    #[serde(default, borrow, deserialize_with = "field::raw_subgraphs")]
+    /// The root's nodes were read.
+    nodes: bool,
+    /// The root's edges: read (`None` inside), or kept to read after the nodes when they come
+    /// first in the document.
+    edges: Option<Option<Vec<&'a RawValue>>>,
     subgraphs: Option<Vec<&'a RawValue>>,
-    #[serde(default, deserialize_with = "field::options")]
     options: Option<Map<String, Value>>,
-    #[serde(default, deserialize_with = "field::graph_attrs")]
     graph_attrs: Option<Map<String, Value>>,
-    #[serde(default, deserialize_with = "field::engines")]
     engines: Option<Map<String, Value>>,
-    #[serde(default, borrow, deserialize_with = "field::raw_partition")]
     partition: Option<Vec<&'a RawValue>>,
-    #[serde(default, borrow, deserialize_with = "field::raw_events")]
     events: Option<Vec<&'a RawValue>>,
 }
 
-// The node and its `attrs` come from the field tables (fields.rs): one `Option` per row, read
-// by the row's checker, then set on the spec through the row's `via`.
+struct Pass<'a> {
+    s: Scan<'a>,
+    doc: &'a [u8],
+    top: Top<'a>,
+    root: Body<'a>,
+    /// The first element the schema refused: the rest of the pass only checks syntax.
+    refused: Option<Refused<'a>>,
+}
 
-/// A document struct from table rows: what derived `deny_unknown_fields` structs do (unknown
-/// and duplicate keys refused in serde's words, keys in row order), with each value read as a
-/// `Value` and handed to the row's checker under its key.
-macro_rules! doc_struct {
-    ($doc:ident: $( $field:ident: $key:literal $read:ident($rty:ty) ),*) => {
-        #[derive(Default)]
-        struct $doc {
-            $( $field: Option<$rty>, )*
-        }
-
-        impl<'de> Deserialize<'de> for $doc {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> DeResult<Self, D::Error> {
-                const KEYS: &[&str] = &[$($key),*];
-                struct V;
-                impl<'de> Visitor<'de> for V {
-                    type Value = $doc;
-                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                        f.write_str(concat!("struct ", stringify!($doc)))
-                    }
-                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> DeResult<$doc, A::Error> {
-                        let mut doc = $doc::default();
-                        let mut seen = 0u64;
-                        while let Some(i) = map.next_key_seed(Key(KEYS))? {
-                            if seen & (1 << i) != 0 {
-                                return Err(de::Error::duplicate_field(KEYS[i]));
-                            }
-                            seen |= 1 << i;
-                            let v: Value = map.next_value()?;
-                            match KEYS[i] {
-                                $( $key => doc.$field = read::$read(v, $key).map_err(de::Error::custom)?, )*
-                                _ => {}
-                            }
-                        }
-                        Ok(doc)
-                    }
-                }
-                d.deserialize_map(V)
-            }
-        }
+/// Reads a document: the builder, and the index of the root's node names.
+fn read(bytes: &[u8]) -> Result<(ModelBuilder, NameIndex)> {
+    // Text that is not UTF-8 is read up to where it stops being so; serde words the fault there.
+    let (text, utf8) = match std::str::from_utf8(bytes) {
+        Ok(text) => (text, true),
+        Err(e) => (std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(), false),
     };
-}
-
-/// A key of a document struct, as its position in `KEYS`.
-struct Key(&'static [&'static str]);
-
-impl<'de> de::DeserializeSeed<'de> for Key {
-    type Value = usize;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> DeResult<usize, D::Error> {
-        d.deserialize_identifier(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Key {
-    type Value = usize;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("field identifier")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> DeResult<usize, E> {
-        self.0.iter().position(|k| *k == v).ok_or_else(|| E::unknown_field(v, self.0))
-    }
-}
-
-macro_rules! node_doc {
-    ($(
-        $(#[$doc:meta])*
-        $field:ident: $ty:ty = $default:expr;
-        $key:literal $presence:ident, schema $read:ident($rty:ty) via $via:ident, fast $fast:ident,
-        node $to_node:ident($nty:ty), e.g. $ex:literal;
-    )*) => {
-        doc_struct!(NodeDoc: $( $field: $key $read($rty) ),*);
-
-        impl NodeDoc {
-            /// The first required key the node lacks.
-            fn missing_key(&self) -> Option<&'static str> {
-                $( if is_required!($presence) && self.$field.is_none() { return Some($key); } )*
-                None
-            }
-
-            /// Sets each field given; `what` names the node in messages.
-            fn apply(self, spec: &mut NodeSpec, what: &dyn Fn(&NodeSpec) -> String) -> Result<()> {
-                $(
-                    if let Some(v) = self.$field {
-                        let v = via::$via(v, &|| what(spec))?;
-                        spec.$field = v;
-                    }
-                )*
-                Ok(())
-            }
-        }
-    };
-}
-node_fields!(node_doc);
-
-macro_rules! attrs_doc {
-    ($(
-        $(#[$doc:meta])*
-        $field:ident: $ty:ty = $default:expr;
-        $key:literal, schema $read:ident($rty:ty) via $via:ident, fast $fast:ident, e.g. $ex:literal;
-    )*) => {
-        doc_struct!(AttrsDoc: $( $field: $key $read($rty) ),*);
-
-        impl AttrsDoc {
-            /// Sets each field given; `what` names the `attrs` object in messages.
-            fn apply(self, attrs: &mut NodeAttrs, what: &dyn Fn() -> String) -> Result<()> {
-                $(
-                    if let Some(v) = self.$field {
-                        attrs.$field = via::$via(v, what)?;
-                    }
-                )*
-                Ok(())
-            }
-        }
-    };
-}
-attr_fields!(attrs_doc);
-
-/// The checkers the field tables name, each `(value, key)`.
-mod read {
-    use super::*;
-    pub(super) use super::{boolean, int64, non_negative, string, strings, uint32, uint32s, uint64s};
-
-    pub fn attrs<'de, D: Deserializer<'de>>(d: D, _: &str) -> DeResult<Option<AttrsDoc>, D::Error> {
-        match value_of(d)? {
-            None => Ok(None),
-            Some(v) => parse_value::<AttrsDoc>(v).map(Some).map_err(|e| at(e, Place::Attrs)),
-        }
-    }
-    pub fn attached_streams<'de, D: Deserializer<'de>>(
-        d: D,
-        key: &str,
-    ) -> DeResult<Option<Vec<AttachedDoc>>, D::Error> {
-        let Some(items) = array(d, key)? else { return Ok(None) };
-        items
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| parse_value::<AttachedDoc>(v).map_err(|e| at(e, Place::Attached(i))))
-            .collect::<DeResult<_, _>>()
-            .map(Some)
-    }
-    pub fn ge_attrs<'de, D: Deserializer<'de>>(d: D, key: &str) -> DeResult<Option<Map<String, Value>>, D::Error> {
-        object(d, key)
-    }
-}
-
-/// From a checked value to the field, as the tables' `via` name it; `what` names the node (or
-/// its `attrs`) for the conversions that can fail.
-mod via {
-    use super::*;
-
-    pub fn same<T>(v: T, _: &dyn Fn() -> String) -> Result<T> {
-        Ok(v)
-    }
-    pub fn some<T>(v: T, _: &dyn Fn() -> String) -> Result<Option<T>> {
-        Ok(Some(v))
-    }
-    /// An empty label is no label.
-    pub fn label(v: String, _: &dyn Fn() -> String) -> Result<Option<String>> {
-        Ok(Some(v).filter(|s| !s.is_empty()))
-    }
-    pub fn attrs(doc: AttrsDoc, what: &dyn Fn() -> String) -> Result<NodeAttrs> {
-        let mut a = NodeAttrs::default();
-        doc.apply(&mut a, &|| format!("{}: attrs", what()))?;
-        Ok(a)
-    }
-    pub fn ge_attrs(m: Map<String, Value>, _: &dyn Fn() -> String) -> Result<GeAttrs> {
-        Ok(GeAttrs(m.into_iter().collect()))
-    }
-    pub fn attached(docs: Vec<AttachedDoc>, what: &dyn Fn() -> String) -> Result<Vec<AttachedStreamInfo>> {
-        let mut attached = Vec::with_capacity(docs.len());
-        for (i, d) in docs.into_iter().enumerate() {
-            let ge_format = match d.ge_format.as_deref() {
-                None => AttachedFormat::default(),
-                Some(s) => AttachedFormat::parse(s).ok_or_else(|| {
-                    Error::new(
-                        ErrorKind::Attribute,
-                        format!(
-                            "{}.attached_streams[{i}]: ge_format \"{s}\" must be \"v1\", \"v1_list\" or \"v2\"",
-                            what()
-                        ),
-                    )
-                })?,
-            };
-            attached.push(AttachedStreamInfo {
-                name: d.name.unwrap_or_default(),
-                reuse_key: d.reuse_key.unwrap_or_default(),
-                stream_num: d.stream_num.unwrap_or(1),
-                ge_format,
-                required: d.required,
-                force_reuse: d.force_reuse.unwrap_or(false),
-                depend_value_inputs: d.depend_value_inputs.unwrap_or_default(),
-                policy: d.policy,
-                group: d.group,
-            });
-        }
-        Ok(attached)
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AttachedDoc {
-    #[serde(default, deserialize_with = "field::name")]
-    name: Option<String>,
-    #[serde(default, deserialize_with = "field::reuse_key")]
-    reuse_key: Option<String>,
-    #[serde(default, deserialize_with = "field::stream_num")]
-    stream_num: Option<u32>,
-    #[serde(default, deserialize_with = "field::ge_format")]
-    ge_format: Option<String>,
-    #[serde(default, deserialize_with = "field::required")]
-    required: Option<bool>,
-    #[serde(default, deserialize_with = "field::force_reuse")]
-    force_reuse: Option<bool>,
-    #[serde(default, deserialize_with = "field::depend_value_inputs")]
-    depend_value_inputs: Option<Vec<u32>>,
-    #[serde(default, deserialize_with = "field::policy")]
-    policy: Option<String>,
-    #[serde(default, deserialize_with = "field::group")]
-    group: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EdgeDoc {
-    #[serde(default, deserialize_with = "field::src")]
-    src: Option<String>,
-    #[serde(default, deserialize_with = "field::dst")]
-    dst: Option<String>,
-    #[serde(default, deserialize_with = "field::kind")]
-    kind: Option<String>,
-    #[serde(default, deserialize_with = "field::src_port")]
-    src_port: Option<u32>,
-    #[serde(default, deserialize_with = "field::dst_port")]
-    dst_port: Option<u32>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SubgraphDoc<'a> {
-    #[serde(default, deserialize_with = "field::name")]
-    name: Option<String>,
-    #[serde(default, deserialize_with = "field::parent")]
-    parent: Option<String>,
-    #[serde(default, borrow, deserialize_with = "field::raw_nodes")]
-    nodes: Option<Vec<&'a RawValue>>,
-    #[serde(default, borrow, deserialize_with = "field::raw_edges")]
-    edges: Option<Vec<&'a RawValue>>,
-    #[serde(default, deserialize_with = "field::shape")]
-    shape: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EngineDoc {
-    #[serde(default, deserialize_with = "field::independent")]
-    independent: Option<bool>,
-    #[serde(default, deserialize_with = "field::attach")]
-    attach: Option<bool>,
-    #[serde(default, deserialize_with = "field::skip_assign_stream")]
-    skip_assign_stream: Option<bool>,
-    #[serde(default, deserialize_with = "field::priority")]
-    priority: Option<Option<i32>>,
-    #[serde(default, deserialize_with = "field::scheduler")]
-    scheduler: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PartitionDoc {
-    #[serde(default, deserialize_with = "field::name")]
-    name: Option<String>,
-    #[serde(default, deserialize_with = "field::engine")]
-    engine: Option<String>,
-    #[serde(default, deserialize_with = "field::graph")]
-    graph: Option<String>,
-    #[serde(default, deserialize_with = "field::stream_label")]
-    stream_label: Option<String>,
-    #[serde(default, deserialize_with = "field::user_stream_label")]
-    user_stream_label: Option<String>,
-    #[serde(default, deserialize_with = "field::nodes")]
-    nodes: Option<Vec<String>>,
-}
-
-/// A given event (graph-json.md "Event").
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EventDoc {
-    #[serde(default, deserialize_with = "field::id")]
-    id: Option<u32>,
-    #[serde(default, deserialize_with = "field::from")]
-    from: Option<String>,
-    #[serde(default, deserialize_with = "field::to")]
-    to: Option<String>,
-    #[serde(default, deserialize_with = "field::from_graph")]
-    from_graph: Option<String>,
-    #[serde(default, deserialize_with = "field::to_graph")]
-    to_graph: Option<String>,
-    #[serde(default, deserialize_with = "field::from_attached")]
-    from_attached: Option<u32>,
-    #[serde(default, deserialize_with = "field::to_attached")]
-    to_attached: Option<u32>,
-}
-
-/// Only the name, to say which node or subgraph a fault is in.
-#[derive(Deserialize)]
-struct NameProbe {
-    #[serde(default)]
-    name: Option<Value>,
-}
-
-/// Only the header: a wrong format or version is reported before any other fault.
-#[derive(Deserialize)]
-struct HeaderProbe {
-    #[serde(default)]
-    format: Option<Value>,
-    #[serde(default)]
-    version: Option<Value>,
-}
-
-/// An array field whose items are read one at a time later, each with its place.
-fn raw_items<'de, D: Deserializer<'de>>(d: D, field: &'static str) -> DeResult<Option<Vec<&'de RawValue>>, D::Error> {
-    struct Items(&'static str);
-    impl<'de> Visitor<'de> for Items {
-        type Value = Option<Vec<&'de RawValue>>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("an array")
-        }
-        fn visit_unit<E: de::Error>(self) -> DeResult<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> DeResult<Self::Value, A::Error> {
-            let mut out = Vec::new();
-            while let Some(item) = seq.next_element()? {
-                if out.len() == out.capacity() {
-                    // The one table here sized by the input: an error, not an abort, when the
-                    // process cannot get it.
-                    out.try_reserve(out.len().max(1024)).map_err(|_| {
-                        fail::<A::Error>(
-                            ErrorKind::Limit,
-                            format!("\u{1}cannot allocate memory for {} {}", out.len() * 2, self.0),
-                        )
-                    })?;
-                }
-                out.push(item);
-            }
-            Ok(Some(out))
-        }
-        fn visit_bool<E: de::Error>(self, v: bool) -> DeResult<Self::Value, E> {
-            Err(wrong(self.0, "an array", &Value::Bool(v)))
-        }
-        fn visit_i64<E: de::Error>(self, v: i64) -> DeResult<Self::Value, E> {
-            Err(wrong(self.0, "an array", &Value::from(v)))
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> DeResult<Self::Value, E> {
-            Err(wrong(self.0, "an array", &Value::from(v)))
-        }
-        fn visit_f64<E: de::Error>(self, v: f64) -> DeResult<Self::Value, E> {
-            Err(wrong(self.0, "an array", &Value::from(v)))
-        }
-        fn visit_str<E: de::Error>(self, v: &str) -> DeResult<Self::Value, E> {
-            Err(wrong(self.0, "an array", &Value::from(v)))
-        }
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> DeResult<Self::Value, A::Error> {
-            let v = Value::deserialize(MapAccessDeserializer::new(map))?;
-            Err(wrong(self.0, "an array", &v))
-        }
-    }
-    d.deserialize_any(Items(field))
-}
-
-/// An object, never an array (serde would read a struct from one by position).
-struct MapOnly<T>(T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for MapOnly<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> DeResult<Self, D::Error> {
-        struct V<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> DeResult<T, A::Error> {
-                T::deserialize(MapAccessDeserializer::new(map))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> DeResult<T, E> {
-                Err(not_object("a bool"))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> DeResult<T, E> {
-                Err(not_object("a number"))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> DeResult<T, E> {
-                Err(not_object("a number"))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> DeResult<T, E> {
-                Err(not_object("a number"))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> DeResult<T, E> {
-                Err(not_object("a string"))
-            }
-            fn visit_unit<E: de::Error>(self) -> DeResult<T, E> {
-                Err(not_object("null"))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> DeResult<T, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Err(not_object("an array"))
-            }
-        }
-        d.deserialize_any(V(std::marker::PhantomData)).map(MapOnly)
-    }
-}
-
-fn not_object<E: de::Error>(kind: &str) -> E {
-    fail(ErrorKind::Field, format!("\u{0}must be an object, got {kind}"))
-}
-
-fn parse_value<T: DeserializeOwned>(v: Value) -> DeResult<T, serde_json::Error> {
-    MapOnly::<T>::deserialize(v).map(|m| m.0)
-}
-
-fn parse_raw<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> DeResult<T, serde_json::Error> {
-    serde_json::from_str::<MapOnly<T>>(raw.get()).map(|m| m.0)
-}
-
-/// An element read owned. A key given twice was always allowed, the last one counting (as in
-/// a JSON object read into a map); derived structs refuse it, so such an element is read again
-/// through a map.
-fn parse_element<T: DeserializeOwned>(raw: &RawValue) -> DeResult<T, serde_json::Error> {
-    match parse_raw::<T>(raw) {
-        Err(e) if e.is_data() && e.to_string().starts_with("duplicate field `") => {
+    take_fault();
+    let mut pass = Pass { s: Scan::new(text), doc: bytes, top: Top::default(), root: Body::new(), refused: None };
+    match pass.document() {
+        Ok(()) if utf8 => pass.finish(),
+        Ok(()) => Err(syntax_error(bytes)),
+        Err(Stop::Fault(fault)) => {
             take_fault();
-            parse_value(serde_json::from_str::<Value>(raw.get())?)
-        }
-        other => other,
-    }
-}
-
-fn probe_name(raw: &RawValue) -> Option<String> {
-    let saved = take_fault();
-    let name = parse_raw::<NameProbe>(raw).ok().and_then(|p| p.name).and_then(|v| v.as_str().map(str::to_string));
-    take_fault();
-    FAULT.with(|f| *f.borrow_mut() = saved);
-    name
-}
-
-// ---------------------------------------------------------------------------------------------
-// From the document to the builder: required fields, enumerations, defaults.
-
-/// Parses a graph document into a builder without validating references, so a host can add
-/// to it before building.
-pub fn builder_from_slice(bytes: &[u8]) -> Result<ModelBuilder> {
-    match json_fast::document(bytes) {
-        Some((b, _)) => Ok(b),
-        None => builder_from_schema(bytes),
-    }
-}
-
-/// [`builder_from_slice`] through the fast path alone: `None` for a document not in its shape.
-#[cfg(test)]
-pub(crate) fn builder_from_fast_path(bytes: &[u8]) -> Option<ModelBuilder> {
-    json_fast::document(bytes).map(|(b, _)| b)
-}
-
-/// [`builder_from_slice`] through the schema alone (every document; every message).
-pub(crate) fn builder_from_schema(bytes: &[u8]) -> Result<ModelBuilder> {
-    take_fault();
-    let doc: TopDoc<'_> = match serde_json::from_slice::<MapOnly<TopDoc<'_>>>(bytes) {
-        Ok(d) => d.0,
-        Err(e) if e.is_data() => {
-            let fault = take_fault().unwrap_or_else(|| Fault {
-                kind: ErrorKind::Field,
-                places: Vec::new(),
-                text: serde_text(&e),
-            });
+            // A wrong format or version is reported before any other fault.
             if let Ok(h) = serde_json::from_slice::<MapOnly<HeaderProbe>>(bytes) {
                 check_header(h.0.format.as_ref(), h.0.version.as_ref())?;
             }
             take_fault();
-            return Err(render(fault, ""));
+            Err(render(fault, ""))
         }
-        Err(e) => {
-            take_fault();
-            return Err(Error::new(ErrorKind::Json, format!("malformed graph JSON: {e}")));
-        }
-    };
-    read_document(doc, bytes)
+        Err(stop) => Err(stopped(stop, "", bytes)),
+    }
 }
+
+type Step<'a, T = ()> = std::result::Result<T, Stop<'a>>;
+
+impl<'a> Pass<'a> {
+    /// The top-level object, member by member, in one pass.
+    fn document(&mut self) -> Step<'a> {
+        if self.s.peek() != Some(b'{') {
+            return Err(self.not_an_object());
+        }
+        self.s.i += 1;
+        let mut seen = 0u64;
+        if self.s.peek() == Some(b'}') {
+            self.s.i += 1;
+        } else {
+            loop {
+                // As serde reads a struct: an unknown or repeated key is refused before its `:`.
+                let key = self.key()?;
+                let Some(k) = TOP_KEYS.iter().position(|k| *k == key) else {
+                    return Err(serde_fault(de::Error::unknown_field(&key, TOP_KEYS)));
+                };
+                if seen & (1 << k) != 0 {
+                    return Err(serde_fault(de::Error::duplicate_field(TOP_KEYS[k])));
+                }
+                seen |= 1 << k;
+                self.s.eat(b':').ok_or(Stop::Syntax)?;
+                self.member(TOP_KEYS[k])?;
+                if !self.s.next_member().ok_or(Stop::Syntax)? {
+                    break;
+                }
+            }
+        }
+        self.s.end().ok_or(Stop::Syntax)
+    }
+
+    /// A document whose top value is not an object: what serde finds in it first.
+    fn not_an_object(&mut self) -> Stop<'a> {
+        take_fault();
+        match MapOnly::<IgnoredAny>::deserialize(&mut serde_json::Deserializer::from_slice(self.doc)) {
+            Err(e) if e.is_data() => serde_fault(e),
+            Err(e) => {
+                take_fault();
+                Stop::Error(Error::new(ErrorKind::Json, format!("malformed graph JSON: {e}")))
+            }
+            Ok(_) => Stop::Syntax,
+        }
+    }
+
+    /// A member's key, escapes and all (not its `:`).
+    fn key(&mut self) -> Step<'a, Cow<'a, str>> {
+        let start = self.s.i;
+        if let Some(k) = self.s.str() {
+            return Ok(Cow::Borrowed(k));
+        }
+        self.s.i = start;
+        if self.s.peek() != Some(b'"') {
+            return Err(Stop::Syntax);
+        }
+        let raw = self.s.raw().ok_or(Stop::Syntax)?;
+        let key: String = serde_json::from_str(raw.get()).map_err(|_| Stop::Syntax)?;
+        Ok(Cow::Owned(key))
+    }
+
+    fn member(&mut self, key: &'static str) -> Step<'a> {
+        match key {
+            "format" => self.top.format = self.value(|d| field::any(d))?,
+            "version" => self.top.version = self.value(|d| field::any(d))?,
+            "name" => self.top.name = self.value(|d| field::name(d))?,
+            "shape" => self.top.shape = self.value(|d| field::shape(d))?,
+            "source" => self.top.source = self.value(|d| field::source(d))?,
+            "nodes" => self.nodes()?,
+            "edges" => self.edges()?,
+            "subgraphs" => self.top.subgraphs = self.value(|d| field::raw_subgraphs(d))?,
+            "options" => self.top.options = self.value(|d| field::options(d))?,
+            "graph_attrs" => self.top.graph_attrs = self.value(|d| field::graph_attrs(d))?,
+            "engines" => self.top.engines = self.value(|d| field::engines(d))?,
+            "partition" => self.top.partition = self.value(|d| field::raw_partition(d))?,
+            _ => self.top.events = self.value(|d| field::raw_events(d))?,
+        }
+        Ok(())
+    }
+
+    /// A top-level value through its checker.
+    fn value<T>(
+        &mut self,
+        check: impl FnOnce(&mut serde_json::Deserializer<serde_json::de::StrRead<'a>>) -> serde_json::Result<Option<T>>,
+    ) -> Step<'a, Option<T>> {
+        let raw = self.s.raw().ok_or(Stop::Syntax)?;
+        take_fault();
+        // A value serde cannot read (a number out of range, nesting too deep) is a syntax
+        // error, worded where the whole document's reading meets it.
+        check(&mut serde_json::Deserializer::from_str(raw.get()))
+            .map_err(|e| if e.is_data() { serde_fault(e) } else { Stop::Syntax })
+    }
+
+    /// The root's nodes, each where it stands.
+    fn nodes(&mut self) -> Step<'a> {
+        if self.s.peek() != Some(b'[') {
+            // null (no nodes) or not an array: the schema's words.
+            self.value(|d| field::raw_nodes(d))?;
+            return Ok(());
+        }
+        self.top.nodes = true;
+        self.elements(false)?;
+        self.root.index_names()
+    }
+
+    /// The root's edges: each where it stands when the nodes came before them, otherwise kept
+    /// for when they have been read.
+    fn edges(&mut self) -> Step<'a> {
+        if self.s.peek() != Some(b'[') || !self.top.nodes {
+            self.top.edges = self.value(|d| field::raw_edges(d))?.map(Some);
+            return Ok(());
+        }
+        self.top.edges = Some(None);
+        self.elements(true)
+    }
+
+    /// The elements of an array of nodes or edges.
+    fn elements(&mut self, edges: bool) -> Step<'a> {
+        self.s.i += 1;
+        if self.s.peek() == Some(b']') {
+            self.s.i += 1;
+            return Ok(());
+        }
+        for i in 0.. {
+            let read = if self.refused.is_some() {
+                // Only the syntax of the rest counts now.
+                self.s.raw().map(drop).ok_or(Stop::Syntax)
+            } else if edges {
+                self.root.edge(&mut self.s, i, "", self.doc)
+            } else {
+                self.root.node(&mut self.s, i, "", self.doc)
+            };
+            match read {
+                Err(Stop::Refused(r)) => self.refused = Some(r),
+                other => other?,
+            }
+            match self.s.peek() {
+                Some(b',') => self.s.i += 1,
+                Some(b']') => break,
+                _ => return Err(Stop::Syntax),
+            }
+        }
+        self.s.i += 1;
+        Ok(())
+    }
+
+    /// The builder from what the pass read, each remaining check in the schema's order.
+    fn finish(self) -> Result<(ModelBuilder, NameIndex)> {
+        let Pass { top, mut root, refused, doc, .. } = self;
+        check_header(top.format.as_ref(), top.version.as_ref())?;
+        let t = "graph document";
+        let name = top.name.clone().ok_or_else(|| missing(t, "name"))?;
+        let shape = parse_shape(top.shape.as_deref(), t)?;
+        if !top.nodes {
+            return Err(missing(t, "nodes"));
+        }
+        let Some(edges) = &top.edges else { return Err(missing(t, "edges")) };
+        let label = format!("root graph '{name}'");
+        if let Some(r) = refused {
+            return Err(r.error(&label, doc));
+        }
+        for (i, raw) in edges.iter().flatten().enumerate() {
+            root.edge(&mut Scan::new(raw.get()), i, &label, doc).map_err(|s| stopped(s, &label, doc))?;
+        }
+        let (g, index) = root.finish().map_err(|s| stopped(s, &label, doc))?;
+        let mut b = ModelBuilder::new(name);
+        b.source = top.source.clone();
+        let r = b.root_mut();
+        r.shape = shape;
+        (r.nodes, r.loaded_edges, r.unresolved_edges) = (g.nodes, g.loaded_edges, g.unresolved_edges);
+        read_parts(&mut b, top, doc)?;
+        Ok((b, index))
+    }
+}
+
+/// A fault that serde words (an unknown or repeated key), or that a checker left aside.
+fn serde_fault<'a>(e: serde_json::Error) -> Stop<'a> {
+    let fault =
+        take_fault().unwrap_or_else(|| Fault { kind: ErrorKind::Field, places: Vec::new(), text: serde_text(&e) });
+    Stop::Fault(fault)
+}
+
+/// A node read by the scanner alone: `None` where it leaves the node to the schema.
+#[cfg(test)]
+pub(crate) fn node_by_scanner(text: &str) -> Option<NodeSpec> {
+    let mut s = Scan::new(text);
+    let spec = json_scan::object::<NodeSpec>(&mut s)?;
+    s.end()?;
+    Some(spec)
+}
+
+/// A node read by the schema alone, as a node of root graph 'g'.
+#[cfg(test)]
+pub(crate) fn node_by_schema(text: &str) -> Result<NodeSpec> {
+    let raw: &RawValue = serde_json::from_str(text)?;
+    schema_node(raw, 0, "root graph 'g'", text.as_bytes())
+}
+
+// ---------------------------------------------------------------------------------------------
+// From the document to the builder: required fields, enumerations, defaults.
 
 fn check_header(format: Option<&Value>, version: Option<&Value>) -> Result<()> {
     match format.filter(|v| !v.is_null()) {
@@ -951,20 +601,10 @@ fn missing(what: &str, field: &str) -> Error {
     Error::new(ErrorKind::Field, format!("{what}: missing required field '{field}'"))
 }
 
-fn read_document(doc: TopDoc<'_>, bytes: &[u8]) -> Result<ModelBuilder> {
-    check_header(doc.format.as_ref(), doc.version.as_ref())?;
-    let top = "graph document";
-    let name = doc.name.ok_or_else(|| missing(top, "name"))?;
-    let mut b = ModelBuilder::new(name.clone());
-    b.source = doc.source;
-    let root = b.root_mut();
-    root.shape = parse_shape(doc.shape.as_deref(), top)?;
-    let nodes = doc.nodes.ok_or_else(|| missing(top, "nodes"))?;
-    let edges = doc.edges.ok_or_else(|| missing(top, "edges"))?;
-    read_body(root, &nodes, &edges, &format!("root graph '{name}'"), bytes)?;
-    drop((nodes, edges));
-
-    for (i, raw) in doc.subgraphs.unwrap_or_default().into_iter().enumerate() {
+/// The parts after the root graph, in the order their faults are reported: subgraphs,
+/// options, graph attributes, engines, partition, events.
+fn read_parts(b: &mut ModelBuilder, top: Top<'_>, bytes: &[u8]) -> Result<()> {
+    for (i, raw) in top.subgraphs.unwrap_or_default().into_iter().enumerate() {
         let s: SubgraphDoc<'_> = parse_raw(raw).map_err(|e| {
             // Unknown keys and the name itself are reported before the name is known.
             let early = !e.is_data()
@@ -984,16 +624,16 @@ fn read_document(doc: TopDoc<'_>, bytes: &[u8]) -> Result<ModelBuilder> {
         };
         let nodes = s.nodes.ok_or_else(|| missing(&label, "nodes"))?;
         let edges = s.edges.ok_or_else(|| missing(&label, "edges"))?;
-        read_body(&mut g, &nodes, &edges, &label, bytes)?;
+        read_raw_body(&mut g, &nodes, &edges, &label, bytes)?;
         b.graphs.push(g);
     }
-    for (k, v) in &doc.options.unwrap_or_default() {
+    for (k, v) in &top.options.unwrap_or_default() {
         b.options.set(k, v)?;
     }
-    if let Some(attrs) = doc.graph_attrs {
+    if let Some(attrs) = top.graph_attrs {
         b.graph_attrs = attrs.into_iter().collect();
     }
-    for (ename, v) in doc.engines.unwrap_or_default() {
+    for (ename, v) in top.engines.unwrap_or_default() {
         let e: EngineDoc = parse_value(v).map_err(|e| located(e, Place::Engine(ename.clone()), "", None))?;
         b.engine_overrides.insert(
             ename,
@@ -1006,7 +646,7 @@ fn read_document(doc: TopDoc<'_>, bytes: &[u8]) -> Result<ModelBuilder> {
             },
         );
     }
-    if let Some(entries) = doc.partition {
+    if let Some(entries) = top.partition {
         let mut out = Vec::with_capacity(entries.len());
         for (i, raw) in entries.into_iter().enumerate() {
             let p: PartitionDoc =
@@ -1023,7 +663,7 @@ fn read_document(doc: TopDoc<'_>, bytes: &[u8]) -> Result<ModelBuilder> {
         }
         b.partition = Some(out);
     }
-    for (i, raw) in doc.events.unwrap_or_default().into_iter().enumerate() {
+    for (i, raw) in top.events.unwrap_or_default().into_iter().enumerate() {
         let e: EventDoc = parse_element(raw).map_err(|e| located(e, Place::Event(i), "", Some((raw, bytes))))?;
         let what = format!("events[{i}]");
         b.events.push(EventSpec {
@@ -1036,7 +676,7 @@ fn read_document(doc: TopDoc<'_>, bytes: &[u8]) -> Result<ModelBuilder> {
             to_attached: e.to_attached,
         });
     }
-    Ok(b)
+    Ok(())
 }
 
 fn parse_shape(s: Option<&str>, what: &str) -> Result<Shape> {
@@ -1049,66 +689,49 @@ fn parse_shape(s: Option<&str>, what: &str) -> Result<Shape> {
     }
 }
 
-/// Reads one graph's nodes and edges; `label` names the graph in messages. Each element is
-/// read in its common shape without serde when it has it ([`json_fast`]), through the schema
-/// otherwise. Edges are resolved to node positions as they are read, through a name index of
-/// the graph's nodes.
-fn read_body(g: &mut GraphSpec, nodes: &[&RawValue], edges: &[&RawValue], label: &str, doc: &[u8]) -> Result<()> {
-    g.nodes.try_reserve_exact(nodes.len()).map_err(|_| no_memory("nodes", nodes.len()))?;
-    let mut index = NameIndex::with_capacity(nodes.len()).map_err(|_| no_memory("nodes", nodes.len()))?;
+/// Reads one graph's nodes and edges, kept as raw elements; `label` names the graph in
+/// messages. Each element is read as the pass reads the root's.
+fn read_raw_body(g: &mut GraphSpec, nodes: &[&RawValue], edges: &[&RawValue], label: &str, doc: &[u8]) -> Result<()> {
+    let mut body = Body::new();
+    let fail = |s| stopped(s, label, doc);
     for (i, raw) in nodes.iter().enumerate() {
-        let spec = match json_fast::node(raw.get()) {
-            Some(spec) => spec,
-            None => node_spec(read_node(raw, i, label, doc)?, i, label)?,
-        };
-        g.nodes.push(spec);
-        let specs = &g.nodes;
-        index
-            .insert(&specs[i].name, i as u32, |p| specs[p as usize].name.as_str())
-            .map_err(|_| no_memory("nodes", nodes.len()))?;
+        body.node(&mut Scan::new(raw.get()), i, label, doc).map_err(fail)?;
     }
-    g.loaded_edges.try_reserve_exact(edges.len()).map_err(|_| no_memory("edges", edges.len()))?;
-    let specs = &g.nodes;
-    let position = |name: &str| index.get(name, |p| specs[p as usize].name.as_str());
+    body.index_names().map_err(fail)?;
     for (i, raw) in edges.iter().enumerate() {
-        if let Some(e) = json_fast::edge(raw.get()) {
-            if let (Some(src), Some(dst)) = (position(e.src), position(e.dst)) {
-                let (kind, src_port, dst_port) = (e.kind, e.src_port, e.dst_port);
-                g.loaded_edges.push(LoadedEdge { src, dst, src_port, dst_port, kind });
-                continue;
-            }
-        }
-        let e: EdgeDoc = parse_element(raw).map_err(|e| located(e, Place::Edge(i), label, Some((raw, doc))))?;
-        let kind = match e.kind.as_deref() {
-            None | Some("data") => EdgeKind::Data,
-            Some("control") => EdgeKind::Control,
-            Some(other) => {
-                return Err(Error::new(
-                    ErrorKind::Field,
-                    format!("edge {i} of {label}: kind \"{other}\" must be \"data\" or \"control\""),
-                ));
-            }
-        };
-        let need = |v: Option<String>, f: &str| v.ok_or_else(|| missing(&format!("edge {i} of {label}"), f));
-        let spec = EdgeSpec {
-            src: need(e.src, "src")?,
-            dst: need(e.dst, "dst")?,
-            kind,
-            src_port: e.src_port.unwrap_or(0),
-            dst_port: e.dst_port.unwrap_or(0),
-        };
-        let (src_port, dst_port) = (spec.src_port, spec.dst_port);
-        let loaded = match (position(&spec.src), position(&spec.dst)) {
-            (Some(src), Some(dst)) => LoadedEdge { src, dst, src_port, dst_port, kind },
-            _ => {
-                g.unresolved_edges.push(spec);
-                let dst = (g.unresolved_edges.len() - 1) as u32;
-                LoadedEdge { src: LoadedEdge::UNRESOLVED, dst, src_port, dst_port, kind }
-            }
-        };
-        g.loaded_edges.push(loaded);
+        body.edge(&mut Scan::new(raw.get()), i, label, doc).map_err(fail)?;
     }
+    let (read, _) = body.finish().map_err(fail)?;
+    (g.nodes, g.loaded_edges, g.unresolved_edges) = (read.nodes, read.loaded_edges, read.unresolved_edges);
     Ok(())
+}
+
+/// An edge through the schema.
+fn schema_edge(raw: &RawValue, i: usize, label: &str, doc: &[u8]) -> Result<EdgeSpec> {
+    let e: EdgeDoc = parse_element(raw).map_err(|e| located(e, Place::Edge(i), label, Some((raw, doc))))?;
+    let kind = match e.kind.as_deref() {
+        None | Some("data") => EdgeKind::Data,
+        Some("control") => EdgeKind::Control,
+        Some(other) => {
+            return Err(Error::new(
+                ErrorKind::Field,
+                format!("edge {i} of {label}: kind \"{other}\" must be \"data\" or \"control\""),
+            ));
+        }
+    };
+    let need = |v: Option<String>, f: &str| v.ok_or_else(|| missing(&format!("edge {i} of {label}"), f));
+    Ok(EdgeSpec {
+        src: need(e.src, "src")?,
+        dst: need(e.dst, "dst")?,
+        kind,
+        src_port: e.src_port.unwrap_or(0),
+        dst_port: e.dst_port.unwrap_or(0),
+    })
+}
+
+/// A node through the schema: its spec, or the message of its fault.
+fn schema_node(raw: &RawValue, i: usize, label: &str, doc: &[u8]) -> Result<NodeSpec> {
+    node_spec(read_node(raw, i, label, doc)?, i, label)
 }
 
 /// A node through the schema, its fault placed.
@@ -1187,5 +810,120 @@ pub fn set_node_attr(attrs: &mut NodeAttrs, key: &str, value: Value, what: &str)
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
         Error::new(ErrorKind::Json, e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = r#"{"format":"stream-graph","version":1,"name":"g","#;
+    const NODES: &str = r#""nodes":[{"name":"a","type":"Data","engine":"DNN_VM_GE_LOCAL","tasks":0},
+        {"name":"b","type":"Add","engine":"AIcoreEngine","cost_us":2.5,"cores":1,"attrs":{"stream_label":"s"}},
+        {"name":"c","type":"Add","engine":"AIcoreEngine","cost_us":0.1000000000000000055511151231257827}]"#;
+    const EDGES: &str = r#""edges":[{"src":"a","dst":"b"},{"src":"b","dst":"c","kind":"control","dst_port":1}]"#;
+
+    fn built(doc: &str) -> Model {
+        load_str(doc).unwrap_or_else(|e| panic!("{e}\n{doc}"))
+    }
+
+    fn same_model(a: &Model, b: &Model) {
+        assert_eq!((&a.nodes, &a.edges, &a.graphs), (&b.nodes, &b.edges, &b.graphs));
+        assert_eq!((&a.name, &a.source), (&b.name, &b.source));
+    }
+
+    #[test]
+    fn a_document_reads_alike_whichever_reader_meets_each_element() {
+        let common = built(&format!("{HEAD}{NODES},{EDGES}}}"));
+        // Escaped names: every node and edge goes through the schema, and edges resolve by name.
+        let escaped = format!("{HEAD}{NODES},{EDGES}}}").replace("\"b\"", "\"\\u0062\"");
+        assert!(escaped.contains("\\u0062"));
+        same_model(&common, &built(&escaped));
+        // Keys the scanner does not read, edges before nodes, the header last.
+        same_model(&common, &built(&format!("{HEAD}{EDGES},{NODES},\"options\":{{}},\"subgraphs\":[]}}")));
+        let late = format!("{{{NODES},{EDGES},\"name\":\"g\",\"version\":1,\"format\":\"stream-graph\"}}");
+        same_model(&common, &built(&late));
+        // One node in another shape among common ones.
+        let mixed = NODES.replace(r#""tasks":0}"#, r#""tasks":0,"stream":-1}"#);
+        same_model(&common, &built(&format!("{HEAD}{mixed},{EDGES}}}")));
+    }
+
+    #[test]
+    fn faults_come_in_the_schema_order_whatever_the_document_order() {
+        let bad = NODES.replace(r#""tasks":0"#, r#""tasks":-1"#);
+        let node_fault = "node 'a' of root graph 'g': field 'tasks' must be an integer in [0, 4294967295], got -1";
+        assert_eq!(load_str(&format!("{HEAD}{bad},{EDGES}}}")).unwrap_err().message, node_fault);
+        // The root's name after its nodes still names the graph.
+        let late = format!("{{\"format\":\"stream-graph\",\"version\":1,{bad},{EDGES},\"name\":\"g\"}}");
+        assert_eq!(load_str(&late).unwrap_err().message, node_fault);
+        // A top-level fault, a syntax error or a missing field after the node comes first.
+        let e = load_str(&format!("{HEAD}{bad},{EDGES},\"bogus\":1}}")).unwrap_err();
+        assert!(e.message.starts_with("graph document: unknown field 'bogus'"), "{e}");
+        let e = load_str(&format!("{HEAD}{bad},{EDGES},}}")).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Json, "{e}");
+        assert_eq!(
+            load_str(&format!("{HEAD}{bad}}}")).unwrap_err().message,
+            "graph document: missing required field 'edges'"
+        );
+        let e = load_str(&format!("{},{bad},{EDGES}}}", HEAD.replace("1,", "2,").trim_end_matches(','))).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Format, "{e}");
+        // A bad edge after a bad node: the node.
+        let edges = EDGES.replace(r#""kind":"control""#, r#""kind":"sideways""#);
+        assert_eq!(load_str(&format!("{HEAD}{bad},{edges}}}")).unwrap_err().message, node_fault);
+        let e = load_str(&format!("{HEAD}{NODES},{edges}}}")).unwrap_err();
+        assert_eq!(e.message, "edge 1 of root graph 'g': kind \"sideways\" must be \"data\" or \"control\"");
+    }
+
+    #[test]
+    fn syntax_errors_name_their_place_in_the_document() {
+        let doc = format!("{HEAD}{NODES},\n{EDGES}}}").replace(r#""tasks":0}"#, r#""tasks":0 "cost_us":1}"#);
+        let e = load_str(&doc).unwrap_err();
+        assert_eq!(e.message, "malformed graph JSON: expected `,` or `}` at line 1 column 121", "{doc}");
+        let e = load_str(&format!("{HEAD}{NODES},\n{EDGES}")).unwrap_err();
+        assert_eq!(e.message, "malformed graph JSON: EOF while parsing an object at line 4 column 83");
+        let e = load_str(&format!("{HEAD}{NODES},{EDGES}}} x")).unwrap_err();
+        assert!(e.message.starts_with("malformed graph JSON: trailing characters"), "{e}");
+        let e = builder_from_slice(
+            b"{\"format\":\"stream-graph\",\"version\":1,\"name\":\"\xff\",\"nodes\":[],\"edges\":[]}",
+        );
+        assert!(e.unwrap_err().message.starts_with("malformed graph JSON: invalid unicode code point"));
+        let e = load_str("[1, 2]").unwrap_err();
+        assert_eq!(e.message, "graph document must be an object, got an array");
+    }
+
+    #[test]
+    fn the_scanner_reads_the_common_node_shape() {
+        let n = node_by_scanner(r#"{"name":"a","type":"Add","engine":"AIcoreEngine","tasks":2,"cost_us":1.5,"cores":3,"attrs":{"stream_label":"s","parallel_group":""}}"#).unwrap();
+        assert_eq!((n.name.as_str(), n.op_type.as_str(), n.engine.as_str()), ("a", "Add", "AIcoreEngine"));
+        assert_eq!((n.tasks, n.cost_us, n.cores), (2, 1.5, 3));
+        assert_eq!(n.attrs.stream_label.as_deref(), Some("s"));
+        assert_eq!(n.attrs.parallel_group, None);
+        let d =
+            node_by_scanner(" { \"name\" : \"b\" ,\n \"type\":\"Const\", \"engine\":\"DNN_VM_GE_LOCAL\" } ").unwrap();
+        assert_eq!((d.tasks, d.cost_us, d.cores), (1, 0.0, 0));
+    }
+
+    #[test]
+    fn the_scanner_leaves_every_other_node_to_the_schema() {
+        for raw in [
+            r#"{"name":"a","type":"Add"}"#,
+            r#"{"name":"a","type":"Add","engine":"E","name":"b"}"#,
+            r#"{"name":"a\n","type":"Add","engine":"E"}"#,
+            r#"{"name":"a","type":"Add","engine":"E","tasks":-1}"#,
+            r#"{"name":"a","type":"Add","engine":"E","tasks":1.0}"#,
+            r#"{"name":"a","type":"Add","engine":"E","tasks":4294967296}"#,
+            r#"{"name":"a","type":"Add","engine":"E","cost_us":-0}"#,
+            r#"{"name":"a","type":"Add","engine":"E","cost_us":null}"#,
+            r#"{"name":"a","type":"Add","engine":"E","stream":1}"#,
+            r#"{"name":"a","type":"Add","engine":"E","attrs":{"dims":1}}"#,
+            r#"{"name":1,"type":"Add","engine":"E"}"#,
+            r#"{}"#,
+            r#"[]"#,
+        ] {
+            assert!(node_by_scanner(raw).is_none(), "{raw}");
+        }
+        // What the schema makes of a node the scanner also reads is the same node.
+        let raw = r#"{"name":"a","type":"Add","engine":"E","tasks":7,"cost_us":0.5,"attrs":{"user_stream_label":"u"}}"#;
+        assert_eq!(node_by_scanner(raw).unwrap(), node_by_schema(raw).unwrap());
     }
 }

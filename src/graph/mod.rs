@@ -13,7 +13,8 @@ pub mod engines;
 pub mod fields;
 pub mod ids;
 pub mod json;
-mod json_fast;
+mod json_check;
+mod json_scan;
 pub mod names;
 pub mod options;
 pub mod partition;
@@ -27,15 +28,14 @@ use serde_json::Value;
 
 use csr::Csr;
 
-/// The graph JSON format's name and version (graph-json.md), which both loaders check.
+/// The graph JSON format's name and version (graph-json.md), which the loader checks.
 pub const GRAPH_FORMAT: &str = "stream-graph";
 pub const GRAPH_VERSION: u64 = 1;
 
 pub use attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs};
 pub use builder::{EventSpec, ModelBuilder};
 pub use engines::{EngineConf, EngineTable};
-pub use fields::Node;
-pub use fields::NodeAttrs;
+pub use fields::{Node, NodeAttrs};
 pub use ids::{EdgeId, EngineId, EventId, GraphId, IdVec, InsertedId, NodeId, Pos, StreamId, SubgraphId};
 pub use options::{AutoMultistreamMode, ExecutionOrder, MemoryLimit, Options, Policy, SyncKind};
 

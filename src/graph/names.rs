@@ -157,6 +157,10 @@ impl NameIndex {
         keys: &[&str],
         name_of: impl Fn(u32) -> &'a str,
     ) -> Result<Option<u32>, TryReserveError> {
+        // Nothing to index: an empty table has no slot to mask with.
+        if keys.is_empty() {
+            return Ok(None);
+        }
         while (self.len + keys.len()) * 2 > self.slots.len() {
             self.grow()?;
         }
@@ -194,6 +198,16 @@ impl NameIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A graph without nodes indexes no name: the empty table has no slot, and nothing to mask.
+    #[test]
+    fn an_empty_batch_on_an_empty_table_indexes_nothing() {
+        let mut idx = NameIndex::default();
+        assert_eq!(idx.insert_batch(0, &[], |_| ""), Ok(None));
+        assert_eq!(idx.len(), 0);
+        assert_eq!(idx.insert_batch(0, &["a"], |_| "a"), Ok(None));
+        assert_eq!(idx.get("a", |_| "a"), Some(0));
+    }
 
     #[test]
     fn finds_every_name_and_keeps_the_first() {

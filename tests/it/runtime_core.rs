@@ -111,20 +111,26 @@ unsafe extern "C" fn f_limits(u: *mut c_void, _ty: u32, s: *mut u32, t: *mut u32
     0
 }
 
-fn new_fake() -> (Arc<Runtime>, &'static Fake) {
-    let f: &'static Fake = Box::leak(Box::new(Fake::default()));
-    f.max_tasks.store(1024, Ordering::SeqCst);
+/// The fake's table: every entry it serves but `stream_get_id`, which only [`new_fake`] adds.
+fn fake_ops(f: &'static Fake) -> RuntimeOps {
     let mut ops = RuntimeOps::empty();
     ops.user = f as *const Fake as *mut c_void;
     ops.stream_create = Some(f_stream_create);
     ops.stream_destroy = Some(f_stream_destroy);
-    ops.stream_get_id = Some(f_stream_get_id);
     ops.event_create = Some(f_event_create);
     ops.event_destroy = Some(f_event_destroy);
     ops.notify_create = Some(f_notify_create);
     ops.notify_destroy = Some(f_notify_destroy);
     ops.get_rt_capability = Some(f_capability);
     ops.max_stream_and_task = Some(f_limits);
+    ops
+}
+
+fn new_fake() -> (Arc<Runtime>, &'static Fake) {
+    let f: &'static Fake = Box::leak(Box::new(Fake::default()));
+    f.max_tasks.store(1024, Ordering::SeqCst);
+    let mut ops = fake_ops(f);
+    ops.stream_get_id = Some(f_stream_get_id);
     (Runtime::from_ops(&ops, RuntimeSource::Registered).unwrap(), f)
 }
 
@@ -367,16 +373,7 @@ fn registered_table_validation() {
 fn global_registration_and_queries() {
     // The only test touching the process-wide registration.
     let (_, f) = new_fake();
-    let mut ops = RuntimeOps::empty();
-    ops.user = f as *const Fake as *mut c_void;
-    ops.stream_create = Some(f_stream_create);
-    ops.stream_destroy = Some(f_stream_destroy);
-    ops.event_create = Some(f_event_create);
-    ops.event_destroy = Some(f_event_destroy);
-    ops.notify_create = Some(f_notify_create);
-    ops.notify_destroy = Some(f_notify_destroy);
-    ops.max_stream_and_task = Some(f_limits);
-    ops.get_rt_capability = Some(f_capability);
+    let ops = fake_ops(f);
     f.max_tasks.store(2013, Ordering::SeqCst);
     Runtime::register(Some(&ops)).unwrap();
     assert_eq!(Runtime::current().unwrap().source(), RuntimeSource::Registered);

@@ -20,6 +20,7 @@
 #include "graph/load/model_manager/reusable_stream_allocator.h"
 
 #include "../expect.hpp"
+#include "fake_runtime.h"
 
 namespace {
 struct Fake {
@@ -99,18 +100,9 @@ sa_runtime_ops table_from(void *h) {
   load(h, "aclrtDestroyNotify", g_fns.notify_destroy);
   load(h, "rtGetMaxStreamAndTask", g_fns.limits);
   load(h, "rtGetRtCapability", g_fns.cap);
-  sa_runtime_ops ops;
-  std::memset(&ops, 0, sizeof(ops));
-  ops.struct_size = sizeof(ops);
-  ops.abi_version = SA_RUNTIME_OPS_ABI_VERSION;
-  ops.user = &g_fns;
-  ops.stream_create = t_stream_create;
-  ops.stream_destroy = t_stream_destroy;
+  sa_runtime_ops ops = fake_rt_table(&g_fns, t_stream_create, t_stream_destroy, t_event_create, t_event_destroy,
+                                     t_notify_create, t_notify_destroy);
   ops.stream_get_id = t_stream_get_id;
-  ops.event_create = t_event_create;
-  ops.event_destroy = t_event_destroy;
-  ops.notify_create = t_notify_create;
-  ops.notify_destroy = t_notify_destroy;
   ops.max_stream_and_task = t_limits;
   ops.get_rt_capability = t_cap;
   return ops;

@@ -8,8 +8,7 @@
 #define SA_CHECK_KEEP_GOING
 #include "../check.h"
 
-void fake_rt_counts(uint32_t kind, uint64_t *creates, uint64_t *destroys);
-
+#include "fake_runtime.h"
 
 int main(void) {
   sa_stream_allocator *a = NULL;

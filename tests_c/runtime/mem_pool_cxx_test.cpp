@@ -13,14 +13,7 @@
 
 #include "../expect.hpp"
 
-extern "C" {
-uint64_t fake_rt_live(void);
-uint64_t fake_rt_bad_destroys(void);
-uint64_t fake_rt_mem_bytes(void);
-uint64_t fake_rt_event_queries(void);
-void fake_rt_complete_all(void);
-}
-
+#include "fake_runtime.h"
 
 int main() {
   {

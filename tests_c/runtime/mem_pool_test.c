@@ -10,23 +10,7 @@
 #define SA_CHECK_KEEP_GOING
 #include "../check.h"
 
-void fake_rt_counts(uint32_t kind, uint64_t *creates, uint64_t *destroys);
-uint64_t fake_rt_live(void);
-uint64_t fake_rt_bad_destroys(void);
-void fake_rt_fail_at(uint64_t k);
-uint64_t fake_rt_calls(void);
-void fake_rt_complete_all(void);
-uint64_t fake_rt_event_queries(void);
-uint64_t fake_rt_event_syncs(void);
-uint64_t fake_rt_mem_bytes(void);
-void fake_rt_set_mem_capacity(uint64_t bytes);
-int32_t rtStreamCreateWithFlags(void **stm, int32_t priority, uint32_t flags);
-int aclrtDestroyStream(void *stm);
-int aclrtCreateEventExWithFlag(void **evt, uint32_t flag);
-int aclrtDestroyEvent(void *evt);
-int aclrtCreateNotify(void **notify, uint64_t flag);
-int aclrtDestroyNotify(void *notify);
-
+#include "fake_runtime.h"
 
 static sa_mem_stats stats_of(const sa_mem_pool *pool) {
   sa_mem_stats st;
@@ -235,17 +219,13 @@ static int32_t v1_notify_destroy(void *u, void *n) {
 }
 
 static void version_1_table(void) {
+  const sa_runtime_ops v1 = fake_rt_table(NULL, v1_stream_create, v1_stream_destroy, v1_event_create,
+                                          v1_event_destroy, v1_notify_create, v1_notify_destroy);
   sa_runtime_ops ops;
   memset(&ops, 0xAB, sizeof ops); /* bytes past the v1 size must not be read */
-  memset(&ops, 0, SA_RUNTIME_OPS_V1_SIZE);
+  memcpy(&ops, &v1, SA_RUNTIME_OPS_V1_SIZE);
   ops.struct_size = SA_RUNTIME_OPS_V1_SIZE;
   ops.abi_version = 1;
-  ops.stream_create = v1_stream_create;
-  ops.stream_destroy = v1_stream_destroy;
-  ops.event_create = v1_event_create;
-  ops.event_destroy = v1_event_destroy;
-  ops.notify_create = v1_notify_create;
-  ops.notify_destroy = v1_notify_destroy;
   CHECK(sa_runtime_register(&ops) == SA_OK);
   sa_stream_ctx *ctx = NULL;
   sa_mem_pool *pool = NULL;

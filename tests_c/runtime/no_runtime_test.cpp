@@ -13,6 +13,7 @@
 #include "graph/load/model_manager/reusable_stream_allocator.h"
 
 #include "../expect.hpp"
+#include "fake_runtime.h"
 
 namespace {
 
@@ -65,16 +66,7 @@ int main() {
   }
 
   // A runtime registered later is found by the allocators already constructed.
-  sa_runtime_ops ops;
-  std::memset(&ops, 0, sizeof(ops));
-  ops.struct_size = sizeof(ops);
-  ops.abi_version = SA_RUNTIME_OPS_ABI_VERSION;
-  ops.stream_create = FailStream;
-  ops.stream_destroy = StreamDestroyed;
-  ops.event_create = FailEvent;
-  ops.event_destroy = Destroyed;
-  ops.notify_create = FailNotify;
-  ops.notify_destroy = Destroyed;
+  sa_runtime_ops ops = fake_rt_table(nullptr, FailStream, StreamDestroyed, FailEvent, Destroyed, FailNotify, Destroyed);
   if (sa_runtime_register(&ops) != SA_OK) {
     std::fprintf(stderr, "register: %s\n", sa_last_error_message());
     return 1;

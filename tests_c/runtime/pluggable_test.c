@@ -14,14 +14,7 @@
 #define SA_CHECK_KEEP_GOING
 #include "../check.h"
 
-uint64_t fake_rt_bad_destroys(void);
-void fake_rt_complete_all(void);
-uint64_t fake_rt_event_queries(void);
-uint64_t fake_rt_event_syncs(void);
-uint64_t fake_rt_mem_bytes(void);
-void fake_rt_set_mem_capacity(uint64_t bytes);
-int32_t rtStreamCreateWithFlags(void **stm, int32_t priority, uint32_t flags);
-int aclrtDestroyStream(void *stm);
+#include "fake_runtime.h"
 
 /* The frameworks' types (torch/csrc/cuda/CUDAPluggableAllocator.h and torch_npu's
  * NPUPluggableAllocator.h), with an opaque stream. */

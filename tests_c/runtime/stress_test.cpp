@@ -9,11 +9,7 @@
 
 #include "graph/load/model_manager/reusable_stream_allocator.h"
 
-extern "C" {
-void fake_rt_counts(uint32_t kind, uint64_t *creates, uint64_t *destroys);
-uint64_t fake_rt_bad_destroys(void);
-uint64_t fake_rt_live(void);
-}
+#include "fake_runtime.h"
 
 static int run(const char *options) {
   if (options != nullptr) setenv("SA_REUSABLE_STREAM_OPTIONS", options, 1);

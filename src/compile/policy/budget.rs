@@ -27,14 +27,15 @@ pub fn merge_assignment(ctx: &Ctx<'_>, a: &Assignment, budget: u32) -> Assignmen
     if a.count <= budget {
         return Assignment { stream: a.stream.clone(), count: a.count };
     }
-    let mut groups = vec![Vec::new(); a.count as usize];
+    let mut groups: IdVec<Group, Vec<NodeId>> = IdVec::filled(a.count as usize, Vec::new());
     for &n in &ctx.order {
         if ctx.role[n] == Role::Task
             && let Some(s) = a.stream[n]
         {
-            groups[s as usize].push(n);
+            groups[Group(s)].push(n);
         }
     }
+    let mut groups = groups.into_vec();
     groups.retain(|g| !g.is_empty());
     merge_groups(ctx, &groups, budget.max(1))
 }
