@@ -14,6 +14,7 @@ use stream_alloc::graph::synth::{generate, with_tensor_sizes};
 use stream_alloc::graph::{MemoryLimit, Model, Policy};
 use stream_alloc::memory::{AllocationDocument, plan_allocation};
 use stream_alloc::search;
+use stream_alloc::search::report::AutoReport;
 use stream_alloc::simulate::{SimConfig, ideal, simulate};
 
 #[path = "support/common.rs"]
@@ -34,7 +35,7 @@ fn auto(m: &Model, limit: Option<MemoryLimit>, cfg: &SimConfig) -> (Allocation, 
     options.policy = Policy::new("auto");
     options.memory_limit = limit;
     let (a, report) = search::run(m, options, TaskLimits::from_options(&m.options), Stage::All, *cfg).unwrap();
-    let auto = report.and_then(|r| r.auto).unwrap_or_default();
+    let auto = report.and_then(|r| r.section::<AutoReport>().cloned()).unwrap_or_default();
     if std::env::var("MEMORY_FIT_WHY").is_ok() {
         eprintln!("{} {limit:?}: {}", m.name, auto.why);
         for c in &auto.candidates {

@@ -20,7 +20,7 @@ mod trtllm;
 
 use crate::bail;
 use crate::compile::policy::PolicyReport;
-use crate::compile::policy::report::PeerReport;
+use crate::compile::policy::report::{Section, flattened};
 use crate::compile::{Allocation, Stage, TaskLimits};
 use crate::driver::Session;
 use crate::error::{Error, Result};
@@ -286,7 +286,21 @@ pub fn allocate(
     s.run_to(Stage::All).map_err(|e| Error::new(e.kind, format!("policy {}: {}", peer.name(), e.message)))?;
     let (alloc, _) = s.into_result()?;
     let peer_report = PeerReport { streams: p.streams(), waits: p.waits.len() };
-    Ok((alloc, PolicyReport { peer: Some(peer_report), ..PolicyReport::named(peer.name()) }))
+    Ok((alloc, PolicyReport::with_section(peer.name(), peer_report)))
+}
+
+/// A peer allocator's plan: its streams and waits (`simulate --policy PEER`), a section of
+/// its policy report.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct PeerReport {
+    pub streams: u32,
+    pub waits: usize,
+}
+
+impl Section for PeerReport {
+    fn entries(&self) -> serde_json::Map<String, serde_json::Value> {
+        flattened(self)
+    }
 }
 
 #[cfg(test)]

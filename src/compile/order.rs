@@ -415,7 +415,8 @@ impl<'a> Scheduler<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::policy::{self, Bounded, table};
+    use crate::compile::policy::{self, Bounded, Ctx, budget, list, min_streams, table};
+    use crate::graph::synth::{Family, generate};
 
     /// Streams for `model`: GE's, each policy's within 64 streams, and seeded random ones (some
     /// nodes on no stream), with a name for each.
@@ -519,6 +520,39 @@ mod tests {
             for &b in &xs {
                 assert_eq!(total_key(a).cmp(&total_key(b)), a.total_cmp(&b), "{a} against {b}");
             }
+        }
+    }
+
+    /// A node with no device task runs in no time in every compile-time schedule, whatever its
+    /// `cost_us` says, as in the simulator: erasing those costs changes neither the `list`
+    /// streams, the `budget:N` merge nor the execution order (under GE's streams, where those
+    /// nodes sit on streams too). The dense family gives one node in five no task and a cost
+    /// of 1–9 µs anyway.
+    #[test]
+    fn a_node_without_tasks_costs_nothing_in_list_budget_and_order() {
+        for seed in 1..=4 {
+            let model = generate(Family::Dense { density: 6, mixed: false }, 300, seed).expect("valid");
+            let mut erased = model.clone();
+            for node in erased.nodes.iter_mut().filter(|n| n.tasks == 0) {
+                node.cost_us = 0.0;
+            }
+            assert!(
+                model.nodes.iter().any(|n| n.tasks == 0 && n.cost_us > 0.0),
+                "seed {seed}: a costed node without tasks"
+            );
+            let schedules = |m: &Model| {
+                let ctx = Ctx::new(m, &m.options).expect("GE's pass chain runs");
+                let cover = min_streams::chain_cover(&ctx);
+                assert!(cover.chains.len() > 4, "seed {seed}: more chains than the budgets below");
+                let mut streams = vec![list::assign(&ctx, 4).stream];
+                streams.extend([2, 4].map(|b| budget::merge(&ctx, &cover, b).stream));
+                (streams, critical_path_first(m, &ctx.base.node_stream))
+            };
+            let (before, after) = (schedules(&model), schedules(&erased));
+            for (i, what) in ["list", "budget:2", "budget:4"].iter().enumerate() {
+                assert!(before.0[i] == after.0[i], "seed {seed}: {what}");
+            }
+            assert!(before.1 == after.1, "seed {seed}: execution order");
         }
     }
 }

@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 
 use crate::baseline::{self, Peer};
 use crate::compile::policy;
-use crate::compile::policy::report::CandidateRow;
 use crate::compile::steps::StepTrace;
 use crate::compile::{Stage, TaskLimits};
 use crate::driver::{self, Compiled};
@@ -21,6 +20,7 @@ use crate::graph::{Model, ModelBuilder, Options, json};
 use crate::import::onnx::measured::Measured;
 use crate::import::onnx::{self, ImportOptions, Imported};
 use crate::memory::{AllocationDocument, MemoryPlan};
+use crate::search::report::{AutoReport, CandidateRow};
 use crate::simulate::{Bound, Ideal, SimConfig, SimResult, round3, simulate};
 use crate::{Error, ErrorKind, search, verify};
 use serde_json::json;
@@ -414,7 +414,7 @@ pub fn compare_row(
     if let Some(v) = check.violations.first() {
         return Err(crate::err!(Failed, "{} policy {policy}: checker rule {}: {}", model.name, v.rule, v.message));
     }
-    let (chosen, candidates) = match report.as_ref().and_then(|r| r.auto.as_ref()) {
+    let (chosen, candidates) = match report.as_ref().and_then(|r| r.section::<AutoReport>()) {
         Some(auto) => (auto.chosen.clone(), auto.candidates.clone()),
         None => (String::new(), Vec::new()),
     };

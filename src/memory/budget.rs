@@ -5,7 +5,6 @@
 //! is. `single` is always a candidate, and its plan is the sequential baseline (docs/memory.md).
 
 use super::has_memory_facts;
-use crate::compile::policy::report::CandidateRow;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{Model, Options};
 
@@ -23,27 +22,22 @@ pub fn require_sizes(model: &Model, options: &Options) -> Result<()> {
     }
 }
 
-/// Adds the candidate's peak (its memory plan's `peak_bytes`, when the graph has sizes) to its
-/// report row and says whether it fits `limit` (bytes, `memory_limit` resolved); `smallest`
-/// keeps the lowest peak seen and its policy.
+/// Whether a candidate's peak (its memory plan's `peak_bytes`, when the graph has sizes) fits
+/// `limit` (bytes, `memory_limit` resolved): `None` when it does, else why not, as its report
+/// row says it; `smallest` keeps the lowest peak seen and its policy.
 pub fn judge(
     limit: Option<u64>,
     peak: Option<u64>,
-    row: &mut CandidateRow,
     smallest: &mut Option<(u64, String)>,
     policy: String,
-) -> bool {
-    let Some(peak) = peak else { return true };
-    row.peak_bytes = Some(peak);
+) -> Option<String> {
+    let peak = peak?;
     if smallest.as_ref().is_none_or(|(p, _)| peak < *p) {
         *smallest = Some((peak, policy));
     }
     match limit {
-        Some(max) if peak > max => {
-            row.rejected = Some(format!("peak {peak} bytes > memory_limit {max} bytes"));
-            false
-        }
-        _ => true,
+        Some(max) if peak > max => Some(format!("peak {peak} bytes > memory_limit {max} bytes")),
+        _ => None,
     }
 }
 

@@ -10,8 +10,8 @@
 
 use std::sync::Arc;
 
+use super::report::{AutoReport, CandidatePlan, CandidateRow};
 use crate::bail;
-use crate::compile::policy::report::{AutoReport, CandidatePlan, CandidateRow};
 use crate::compile::policy::{Chosen, Ctx, PolicyReport, ge_logical, table};
 use crate::compile::{Stage, TaskLimits};
 use crate::driver::{Found, KeyMap, Session, Stages, StreamsKey, Trials};
@@ -243,7 +243,9 @@ impl<'m> AutoSearch<'m> {
             return Ok(());
         }
         let limit_bytes = self.limit.as_ref().map(|r| r.bytes);
-        let fits = crate::memory::budget::judge(limit_bytes, outcome.peak, &mut row, &mut tally.smallest, p.name());
+        row.peak_bytes = outcome.peak;
+        row.rejected = crate::memory::budget::judge(limit_bytes, outcome.peak, &mut tally.smallest, p.name());
+        let fits = row.rejected.is_none();
         tally.rows.push(row);
         // A candidate on the streams of an earlier one ties with it at best.
         if !fits || repeat {
@@ -313,7 +315,7 @@ impl<'m> AutoSearch<'m> {
             candidates: rows,
             refine: refined.report,
         };
-        let report = PolicyReport { auto: Some(auto), ..PolicyReport::named("auto") };
+        let report = PolicyReport::with_section("auto", auto);
         Ok(Found { stages, report })
     }
 

@@ -8,7 +8,7 @@
 //! naming the limit and the smallest peak it reached. `auto` keeps the fastest candidate within
 //! the limit (src/search/auto.rs), trying each over-limit candidate in the memory-aware order too.
 
-use crate::compile::policy::report::MemoryFit;
+use super::report::MemoryFit;
 use crate::compile::steps::StepTrace;
 use crate::compile::{Stage, TaskLimits};
 use crate::driver::{self, Compiled, Found, Session};
@@ -88,7 +88,7 @@ pub(super) fn fit(model: &Model, options: &Options, limits: &TaskLimits) -> Resu
             let name = crate::compile::policy::table::resolve(options)?.name();
             let (stages, report) = s.into_stages()?;
             let mut report = report.unwrap_or_else(|| crate::compile::policy::PolicyReport::named(name));
-            report.memory = Some(MemoryFit {
+            report.set_section(MemoryFit {
                 memory_limit: r.limit.to_string(),
                 limit_bytes: r.bytes,
                 single_stream_peak_bytes: r.single_peak,

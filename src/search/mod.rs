@@ -11,6 +11,7 @@
 pub mod auto;
 pub mod fit;
 pub mod refine;
+pub mod report;
 
 use std::ops::Deref;
 

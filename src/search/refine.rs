@@ -25,8 +25,8 @@
 
 use std::collections::BTreeSet;
 
+use super::report::{MovePoint, RefineMove, RefineReport, RefineRun};
 use crate::compile::order::OrderFacts;
-use crate::compile::policy::report::{MovePoint, RefineMove, RefineReport, RefineRun};
 use crate::compile::policy::{Chosen, Ctx, Kind, Role, place_followers};
 use crate::compile::{self, Allocation, Stage, TaskLimits};
 use crate::driver::Session;

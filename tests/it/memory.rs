@@ -9,6 +9,7 @@ use stream_alloc::compile::allocation::{SyncEnd, SyncPair};
 use stream_alloc::compile::policy::PolicyReport;
 use stream_alloc::compile::{Allocation, Stage, TaskLimits};
 use stream_alloc::memory::AllocationDocument;
+use stream_alloc::search::report::{AutoReport, MemoryFit};
 use stream_alloc::{allocate, allocate_from_preassigned};
 
 /// The pipeline under the model's own options, with the policy's report.
@@ -202,7 +203,7 @@ fn memory_limit_rejects_auto_candidates_over_it() {
     let mut model = graph_json::load_file(&path).unwrap();
     model.options.policy = "auto".into();
     let (_, free) = run_policy(&model, Stage::All).unwrap();
-    let rows = free.auto.as_ref().unwrap().candidates.clone();
+    let rows = free.section::<AutoReport>().unwrap().candidates.clone();
     let peaks: Vec<u64> = rows.iter().map(|r| r.peak_bytes.unwrap()).collect();
     let min = *peaks.iter().min().unwrap();
     let max = *peaks.iter().max().unwrap();
@@ -211,7 +212,7 @@ fn memory_limit_rejects_auto_candidates_over_it() {
     model.options.memory_limit = Some(MemoryLimit::Bytes(min));
     let (alloc, report) = run_policy(&model, Stage::All).unwrap();
     assert!(plan_allocation(&model, &alloc).unwrap().peak_bytes <= min);
-    let auto = report.auto.as_ref().unwrap();
+    let auto = report.section::<AutoReport>().unwrap();
     let chosen = auto.chosen.as_str();
     for r in &auto.candidates {
         let over = r.peak_bytes.unwrap() > min;
@@ -242,7 +243,7 @@ fn memory_limit_binds_every_policy() {
                 let (peak, _) = check_plan(&model, &alloc);
                 assert!(peak <= single, "{p}: {peak} > {single}");
                 if p != "auto" {
-                    let fit = report.memory.as_ref().expect("the report says how the plan fit");
+                    let fit = report.section::<MemoryFit>().expect("the report says how the plan fit");
                     assert_eq!((fit.limit_bytes, fit.peak_bytes), (single, peak), "{p}");
                     assert_eq!(fit.single_stream_peak_bytes, Some(single));
                 }

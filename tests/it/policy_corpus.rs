@@ -9,6 +9,7 @@ use stream_alloc::compile::{Stage, TaskLimits};
 use stream_alloc::graph::{Model, json};
 use stream_alloc::memory::AllocationDocument;
 use stream_alloc::search;
+use stream_alloc::search::report::AutoReport;
 use stream_alloc::simulate::{SimConfig, simulate};
 use stream_alloc::verify;
 
@@ -56,7 +57,7 @@ fn corpus_policies() {
             if p == policy("auto") {
                 log_sum += sim.ratio().ln();
                 count += 1;
-                assert!(report.as_ref().unwrap().auto.as_ref().unwrap().candidates.len() >= 5);
+                assert!(report.as_ref().unwrap().section::<AutoReport>().unwrap().candidates.len() >= 5);
             }
         }
         let auto = makespan["auto"];
@@ -96,11 +97,11 @@ fn auto_survives_infeasible_candidates() {
     let limits = TaskLimits::from_options(&m.options);
     let (alloc, report) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
     let report = report.unwrap();
-    let rows = &report.auto.as_ref().unwrap().candidates;
+    let rows = &report.section::<AutoReport>().unwrap().candidates;
     let rejected: Vec<&str> = rows.iter().filter(|r| r.rejected.is_some()).map(|r| r.policy.as_str()).collect();
     assert!(rejected.contains(&"per-operator"), "{rows:?}");
     assert!(rows.iter().all(|r| r.rejected.as_ref().is_none_or(|why| why.contains("SA2003"))));
-    assert!(!rejected.contains(&report.auto.as_ref().unwrap().chosen.as_str()));
+    assert!(!rejected.contains(&report.section::<AutoReport>().unwrap().chosen.as_str()));
     assert!(verify::check(&m, &alloc.to_json(&m)).ok());
 
     // A chain alternating between an AI core operator and an all-reduce (HCCL keeps a stream
@@ -127,7 +128,7 @@ fn auto_survives_infeasible_candidates() {
     let Ok((alloc, Some(report))) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()) else {
         panic!("auto must answer with GE's feasible candidate");
     };
-    let auto = report.auto.as_ref().unwrap();
+    let auto = report.section::<AutoReport>().unwrap();
     assert_eq!(auto.chosen, "ge");
     let rows = &auto.candidates;
     for r in rows.iter().filter(|r| r.policy != "ge") {

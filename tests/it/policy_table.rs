@@ -10,6 +10,7 @@ use stream_alloc::compile::policy::{Ctx, min_streams};
 use stream_alloc::compile::{Stage, TaskLimits};
 use stream_alloc::graph::json;
 use stream_alloc::search;
+use stream_alloc::search::report::AutoReport;
 use stream_alloc::simulate::SimConfig;
 
 use crate::common;
@@ -74,7 +75,7 @@ fn the_driver_runs_each_entry_by_its_table_kind() {
             Kind::Search => {
                 let r = report.expect("a search reports");
                 assert_eq!(r.name, c.name());
-                assert!(r.auto.is_some());
+                assert!(r.section::<AutoReport>().is_some());
             }
             Kind::Assign(_) => {
                 let r = report.expect("a policy reports");
@@ -97,7 +98,7 @@ fn auto_runs_the_table_candidates_in_table_order() {
     assert!(expected.len() > fixed.len(), "googlenet is wide enough for a budget candidate");
     let limits = TaskLimits::from_options(&m.options);
     let (_, report) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
-    let rows = report.unwrap().auto.unwrap().candidates;
+    let rows = report.unwrap().section::<AutoReport>().unwrap().candidates.clone();
     let ran: Vec<&str> = rows.iter().map(|r| r.policy.as_str()).collect();
     assert_eq!(ran, expected);
 }

@@ -518,7 +518,6 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::order::critical_path_first;
     use crate::graph::synth::{Family, generate};
 
     /// The policies' bottom levels, walked by topological position over `Ctx::succ`, are the
@@ -545,37 +544,45 @@ mod tests {
         }
     }
 
-    /// A node with no device task runs in no time in every compile-time schedule, whatever its
-    /// `cost_us` says, as in the simulator: erasing those costs changes neither the `list`
-    /// streams, the `budget:N` merge nor the execution order (under GE's streams, where those
-    /// nodes sit on streams too). The dense family gives one node in five no task and a cost
-    /// of 1–9 µs anyway.
+    /// Every schedule of the compile layer on the engine keeps the engine's invariants (the
+    /// ideal schedule's test is beside it, in `simulate::ideal`): `list` and `earliest:N`
+    /// under caps that bind and one that does not, the budget merges of chains and of
+    /// per-operator's streams (the execution order's test is in `compile::order`); here, beside them, so that the
+    /// engine's file names none of its users.
     #[test]
-    fn a_node_without_tasks_costs_nothing_in_list_budget_and_order() {
-        for seed in 1..=4 {
-            let model = generate(Family::Dense { density: 6, mixed: false }, 300, seed).expect("valid");
-            let mut erased = model.clone();
-            for node in erased.nodes.iter_mut().filter(|n| n.tasks == 0) {
-                node.cost_us = 0.0;
-            }
-            assert!(
-                model.nodes.iter().any(|n| n.tasks == 0 && n.cost_us > 0.0),
-                "seed {seed}: a costed node without tasks"
-            );
-            let schedules = |m: &Model| {
-                let ctx = Ctx::new(m, &m.options).expect("GE's pass chain runs");
-                let cover = min_streams::chain_cover(&ctx);
-                assert!(cover.chains.len() > 4, "seed {seed}: more chains than the budgets below");
-                let mut streams = vec![list::assign(&ctx, 4).stream];
-                streams.extend([2, 4].map(|b| budget::merge(&ctx, &cover, b).stream));
-                (streams, critical_path_first(m, &ctx.base.node_stream))
+    fn every_schedule_on_the_engine_keeps_its_invariants() {
+        let models =
+            crate::graph::synth::test_models(800, Some(6), &["bert_base", "googlenet", "resnet50_train", "vit_b_16"]);
+        let mut runs = 0;
+        for model in &models {
+            let ctx = Ctx::new(model, &model.options).expect("GE's pass chain runs");
+            let n = ctx.order.len();
+            let all: Vec<usize> = (0..n).collect();
+            let preds = |p: usize| ctx.pred.of(crate::graph::Pos::new(p)).iter().map(|q| q.index()).collect();
+            let mut checked = |what: String, traced: Vec<super::schedule::trace::Run>| {
+                for r in &traced {
+                    super::schedule::trace::check(r, n, &all, preds, &format!("{} {what}", model.name));
+                }
+                runs += traced.len();
             };
-            let (before, after) = (schedules(&model), schedules(&erased));
-            for (i, what) in ["list", "budget:2", "budget:4"].iter().enumerate() {
-                assert!(before.0[i] == after.0[i], "seed {seed}: {what}");
+            for cap in [2, 8, 64] {
+                checked(format!("list {cap}"), super::schedule::trace::traced(|| list::assign(&ctx, cap)).1);
+                checked(format!("earliest {cap}"), super::schedule::trace::traced(|| earliest::assign(&ctx, cap)).1);
             }
-            assert!(before.1 == after.1, "seed {seed}: execution order");
+            let chains = min_streams::chain_cover(&ctx).chains;
+            for budget in [2, 4] {
+                checked(
+                    format!("budget {budget}"),
+                    super::schedule::trace::traced(|| budget::merge_groups(&ctx, &chains, budget)).1,
+                );
+            }
+            let per_op = per_operator::assign(&ctx);
+            checked(
+                "per-operator in 3".into(),
+                super::schedule::trace::traced(|| budget::merge_assignment(&ctx, &per_op, 3)).1,
+            );
         }
+        assert!(runs > 60, "{runs} runs checked");
     }
 
     /// Every policy schedule on the engine keeps the engine's invariants

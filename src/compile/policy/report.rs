@@ -3,8 +3,11 @@
 //! for what is set, in key order (serde_json's map is sorted), so a section's field order does
 //! not show.
 
-use serde::Serialize;
-use serde_json::Value;
+use std::any::Any;
+use std::sync::Arc;
+
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
 
 /// The `policy` object: the policy's name and its sections.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -25,29 +28,11 @@ pub struct PolicyReport {
     /// budget:N with costs asked for: the makespan against the unbounded run.
     #[serde(flatten)]
     pub unbounded: Option<Unbounded>,
-    /// auto: the search's choice and every candidate it ran.
+    /// The sections the layers above fill: auto's choice and candidates
+    /// (`search::report::AutoReport`), a peer allocator's plan (`baseline::PeerReport`), the
+    /// memory fit (`search::report::MemoryFit`). Each is defined beside what fills it.
     #[serde(flatten)]
-    pub auto: Option<AutoReport>,
-    /// A peer allocator's plan (`simulate --policy PEER`).
-    #[serde(flatten)]
-    pub peer: Option<PeerReport>,
-    /// Under `memory_limit`: the limit, the plan's peak and the order that fit it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory: Option<MemoryFit>,
-}
-
-/// How a policy's plan fits `memory_limit`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct MemoryFit {
-    /// The option as given (`1.1x`, or bytes).
-    pub memory_limit: String,
-    pub limit_bytes: u64,
-    /// The single-stream plan's peak the limit multiplies, when it is a multiple.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub single_stream_peak_bytes: Option<u64>,
-    pub peak_bytes: u64,
-    /// The execution order of the plan that fit (`critical-path` or `memory`).
-    pub execution_order: String,
+    pub sections: Sections,
 }
 
 impl PolicyReport {
@@ -69,6 +54,66 @@ impl PolicyReport {
     /// The streams the policy made before a budget merged them, when one did.
     pub fn unbudgeted_streams(&self) -> Option<u32> {
         self.budgets.as_ref().and_then(|b| b.unbudgeted_streams)
+    }
+
+    /// The section of type `T`, when a layer above filled one.
+    pub fn section<T: Section>(&self) -> Option<&T> {
+        self.sections.0.iter().find_map(|s| (s.as_ref() as &dyn Any).downcast_ref::<T>())
+    }
+
+    /// Sets the section of type `T`, replacing one set before.
+    pub fn set_section<T: Section>(&mut self, section: T) {
+        self.sections.0.retain(|s| !(s.as_ref() as &dyn Any).is::<T>());
+        self.sections.0.push(Arc::new(section));
+    }
+
+    /// [`Self::set_section`] on a new report named `name`.
+    pub fn with_section<T: Section>(name: impl Into<String>, section: T) -> Self {
+        let mut r = PolicyReport::named(name);
+        r.set_section(section);
+        r
+    }
+}
+
+/// A section of the `policy` object filled by a layer above compile (auto's search, a peer's
+/// plan, the memory fit). The report keeps it typed ([`PolicyReport::section`]) without
+/// compile naming its type, so each section is defined beside what fills it.
+pub trait Section: Any + std::fmt::Debug + Send + Sync {
+    /// The section's keys in the `policy` object, with their values.
+    fn entries(&self) -> Map<String, Value>;
+}
+
+/// The entries of a section serialised at the top of the `policy` object (`#[serde(flatten)]`).
+pub fn flattened(section: &impl Serialize) -> Map<String, Value> {
+    match serde_json::to_value(section).expect("report sections serialise") {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// The sections of a report, at most one of each type; compared and written by their entries.
+#[derive(Clone, Debug, Default)]
+pub struct Sections(Vec<Arc<dyn Section>>);
+
+impl Sections {
+    fn entries(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        for s in &self.0 {
+            m.extend(s.entries());
+        }
+        m
+    }
+}
+
+impl PartialEq for Sections {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries() == other.entries()
+    }
+}
+
+impl Serialize for Sections {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.entries().serialize(s)
     }
 }
 
@@ -125,104 +170,4 @@ pub struct Unbounded {
     pub unbounded_makespan_us: f64,
     pub unbounded_streams: u32,
     pub makespan_vs_unbounded: f64,
-}
-
-/// auto's choice, every candidate it ran and what its improvement pass did.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct AutoReport {
-    /// The name of the policy that won.
-    pub chosen: String,
-    pub makespan_us: f64,
-    pub ideal_us: f64,
-    pub why: String,
-    pub candidates: Vec<CandidateRow>,
-    pub refine: RefineReport,
-}
-
-/// One candidate of `auto`: its simulated plan, or why it was rejected. A candidate stopped by
-/// a device limit before it had a plan has only its name, the reference times and the reason.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct CandidateRow {
-    pub policy: String,
-    pub ideal_us: f64,
-    pub lower_bound_us: f64,
-    /// The simulated plan, when the candidate made one.
-    #[serde(flatten)]
-    pub plan: Option<CandidatePlan>,
-    /// Streams the policy made before a budget merged them.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unbudgeted_streams: Option<u32>,
-    /// The memory plan's peak, when the graph has sizes and no device limit rejected the plan.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub peak_bytes: Option<u64>,
-    /// `memory`: the plan is the candidate's assignment in the memory-aware order, run because
-    /// its own order was over `memory_limit`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub execution_order: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rejected: Option<String>,
-}
-
-/// A candidate's plan as the simulator ran it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct CandidatePlan {
-    pub makespan_us: f64,
-    pub streams: u32,
-    pub syncs: usize,
-    pub event_ids: u32,
-}
-
-/// The improvement pass on auto's winner: skipped (and why), or the trials it ran and the
-/// moves it kept.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct RefineReport {
-    /// The candidate the pass started from.
-    pub from: String,
-    pub trial_budget: usize,
-    /// Why the pass did not run; `ran` is then `None`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<String>,
-    #[serde(flatten)]
-    pub ran: Option<RefineRun>,
-}
-
-/// The trials the improvement pass ran and the moves it kept.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct RefineRun {
-    pub trials: usize,
-    /// Trials whose plan did not fit the budgets.
-    pub rejected_trials: usize,
-    pub makespan_before_us: f64,
-    pub makespan_us: f64,
-    pub moves: Vec<RefineMove>,
-    /// The first refused trial's error: what the budgets stopped.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_refused_trial: Option<String>,
-}
-
-/// A move the improvement pass kept: what it did, where on the critical path, how many nodes it
-/// moved and the makespan after it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct RefineMove {
-    #[serde(rename = "move")]
-    pub kind: String,
-    pub at: MovePoint,
-    pub nodes: usize,
-    pub makespan_us: f64,
-}
-
-/// A point of the critical path, by node names: a node that waited for compute units, or a
-/// record and the node that waits on it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MovePoint {
-    Units(String),
-    Wait([String; 2]),
-}
-
-/// A peer allocator's plan: its streams and waits.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct PeerReport {
-    pub streams: u32,
-    pub waits: usize,
 }
