@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::report::{AutoReport, CandidatePlan, CandidateRow};
 use crate::bail;
 use crate::compile::policy::{Chosen, Ctx, PolicyReport, ge_logical, table};
-use crate::compile::{Stage, TaskLimits};
+use crate::compile::{Allocation, Stage, TaskLimits};
 use crate::driver::{Found, KeyMap, Session, Stages, StreamsKey, Trials};
 use crate::error::{ErrorKind, Result};
 use crate::graph::{ExecutionOrder, Model, Options};
@@ -145,16 +145,7 @@ impl<'m> AutoSearch<'m> {
             Err(seen) => return Ok(Run::Seen(s, seen)),
             Ok(key) => key,
         };
-        let alloc = s.allocation()?;
-        let sim = simulate(model, alloc, cfg)?;
-        let outcome = Outcome {
-            makespan_us: sim.makespan_us,
-            streams: sim.streams,
-            syncs: sim.syncs,
-            ids: super::sync_ids(alloc),
-            logical_count: alloc.logical_count(),
-            peak: None,
-        };
+        let outcome = Outcome::of(model, s.allocation()?, cfg)?;
         let peak = match over_budget(&outcome, self.max_streams, self.max_events) {
             None => s.memory_plan()?.map(|m| m.peak_bytes),
             Some(_) => None,
@@ -349,6 +340,22 @@ struct Outcome {
     peak: Option<u64>,
 }
 
+impl Outcome {
+    /// The simulated plan of `alloc`; its peak is the memory plan's, asked only when the plan
+    /// fits the device.
+    fn of(model: &Model, alloc: &Allocation, cfg: &SimConfig) -> Result<Outcome> {
+        let sim = simulate(model, alloc, cfg)?;
+        Ok(Outcome {
+            makespan_us: sim.makespan_us,
+            streams: sim.streams,
+            syncs: sim.syncs,
+            ids: super::sync_ids(alloc),
+            logical_count: alloc.logical_count(),
+            peak: None,
+        })
+    }
+}
+
 /// How far above the fastest plan `auto` looks for a leaner one without `memory_limit`
 /// (docs/policies.md, "The leanest plan for its speed").
 pub const LEAN_TOLERANCE: f64 = 0.005;
@@ -458,16 +465,7 @@ fn reordered<'m>(
         Err(e) if e.kind == ErrorKind::Limit => return Ok(None),
         r => r?,
     }
-    let alloc = s.allocation()?;
-    let sim = simulate(model, alloc, cfg)?;
-    let outcome = Outcome {
-        makespan_us: sim.makespan_us,
-        streams: sim.streams,
-        syncs: sim.syncs,
-        ids: super::sync_ids(alloc),
-        logical_count: alloc.logical_count(),
-        peak: None,
-    };
+    let outcome = Outcome::of(model, s.allocation()?, cfg)?;
     if over_budget(&outcome, options.stream_budget(), options.event_budget()).is_some() {
         return Ok(None);
     }

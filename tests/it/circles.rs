@@ -21,17 +21,6 @@ struct File {
     bin: bool,
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 fn file_of(rel: &str) -> File {
     let stem = rel.trim_end_matches(".rs");
     let mut module: Vec<String> = stem.split('/').map(str::to_string).collect();
@@ -272,7 +261,7 @@ type Edges = BTreeMap<(String, String), Vec<String>>;
 
 fn edges(src: &Path) -> Edges {
     let mut paths = Vec::new();
-    rust_files(src, &mut paths);
+    super::layers::rust_files(src, &mut paths);
     let files: BTreeMap<String, File> = paths
         .iter()
         .map(|p| {

@@ -544,47 +544,6 @@ mod tests {
         }
     }
 
-    /// Every schedule of the compile layer on the engine keeps the engine's invariants (the
-    /// ideal schedule's test is beside it, in `simulate::ideal`): `list` and `earliest:N`
-    /// under caps that bind and one that does not, the budget merges of chains and of
-    /// per-operator's streams (the execution order's test is in `compile::order`); here, beside them, so that the
-    /// engine's file names none of its users.
-    #[test]
-    fn every_schedule_on_the_engine_keeps_its_invariants() {
-        let models =
-            crate::graph::synth::test_models(800, Some(6), &["bert_base", "googlenet", "resnet50_train", "vit_b_16"]);
-        let mut runs = 0;
-        for model in &models {
-            let ctx = Ctx::new(model, &model.options).expect("GE's pass chain runs");
-            let n = ctx.order.len();
-            let all: Vec<usize> = (0..n).collect();
-            let preds = |p: usize| ctx.pred.of(crate::graph::Pos::new(p)).iter().map(|q| q.index()).collect();
-            let mut checked = |what: String, traced: Vec<super::schedule::trace::Run>| {
-                for r in &traced {
-                    super::schedule::trace::check(r, n, &all, preds, &format!("{} {what}", model.name));
-                }
-                runs += traced.len();
-            };
-            for cap in [2, 8, 64] {
-                checked(format!("list {cap}"), super::schedule::trace::traced(|| list::assign(&ctx, cap)).1);
-                checked(format!("earliest {cap}"), super::schedule::trace::traced(|| earliest::assign(&ctx, cap)).1);
-            }
-            let chains = min_streams::chain_cover(&ctx).chains;
-            for budget in [2, 4] {
-                checked(
-                    format!("budget {budget}"),
-                    super::schedule::trace::traced(|| budget::merge_groups(&ctx, &chains, budget)).1,
-                );
-            }
-            let per_op = per_operator::assign(&ctx);
-            checked(
-                "per-operator in 3".into(),
-                super::schedule::trace::traced(|| budget::merge_assignment(&ctx, &per_op, 3)).1,
-            );
-        }
-        assert!(runs > 60, "{runs} runs checked");
-    }
-
     /// Every policy schedule on the engine keeps the engine's invariants
     /// ([`schedule::trace::check`]; the ideal's and the execution order's tests are beside
     /// them): `list` and `earliest:N`
