@@ -74,12 +74,7 @@ pub(super) fn fit(model: &Model, options: &Options, limits: &TaskLimits) -> Resu
         crate::bail!(Internal, "model '{}': the memory fit ran without memory_limit", model.name);
     };
     let mut tried: Vec<(ExecutionOrder, u64)> = Vec::new();
-    let orders: &[ExecutionOrder] = if options.compat_ge || options.execution_order == ExecutionOrder::Memory {
-        &[options.execution_order]
-    } else {
-        &[ExecutionOrder::CriticalPath, ExecutionOrder::Memory]
-    };
-    for &order in orders {
+    for order in orders_to_try(options, false) {
         let mut s = Session::new(model, within(options, &r, order), *limits).recording();
         s.run_to(Stage::Split)?;
         let peak = s.memory_plan()?.map_or(0, |p| p.peak_bytes);
@@ -115,14 +110,8 @@ pub fn run_from(
     let Some(r) = resolve(model, &options, &limits)? else {
         return driver::run_from(model, options, limits, from, stage);
     };
-    let orders: &[ExecutionOrder] =
-        if from == Stage::Split || options.compat_ge || options.execution_order == ExecutionOrder::Memory {
-            &[options.execution_order]
-        } else {
-            &[ExecutionOrder::CriticalPath, ExecutionOrder::Memory]
-        };
     let mut tried = Vec::new();
-    for &order in orders {
+    for order in orders_to_try(&options, from == Stage::Split) {
         let (c, trace) = driver::run_from(model, within(&options, &r, order), limits, from, stage)?;
         let peak = c.memory(model).map_or(0, |p| p.peak_bytes);
         if peak <= r.bytes {
@@ -131,6 +120,17 @@ pub fn run_from(
         tried.push((order, peak));
     }
     Err(over_limit(model, &format!("the given streams (from stage {})", from.as_str()), &r, &tried))
+}
+
+/// The orders a plan over `memory_limit` is tried in: its own, then the memory-aware one;
+/// only the options' order under `compat=ge`, when that order is already the memory-aware
+/// one, or when the order is `fixed` (the syncs are given).
+fn orders_to_try(options: &Options, fixed: bool) -> Vec<ExecutionOrder> {
+    if fixed || options.compat_ge || options.execution_order == ExecutionOrder::Memory {
+        vec![options.execution_order]
+    } else {
+        vec![ExecutionOrder::CriticalPath, ExecutionOrder::Memory]
+    }
 }
 
 /// The option's spelling of an order.

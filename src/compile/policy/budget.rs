@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, BinaryHeap};
 
 use super::min_streams::ChainCover;
 use super::{Assignment, Ctx, Role, Timing};
-use crate::compile::schedule::{Engine, Hooks, Prio, UNITS};
+use crate::compile::schedule::{Engine, Hooks, Prio};
 use crate::graph::ids::define_index;
 use crate::graph::{IdVec, NodeId, Pos};
 
@@ -96,15 +96,14 @@ fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assign
     let need = ctx.order.ids().map(|p| if group_of[p].is_valid() { timing.units[p] } else { 0 }).collect();
     let mut merge = Merge {
         timing,
-        left: ctx.order.ids().map(|p| ctx.pred.of(p).len() as u32).collect(),
+        left: ctx.pred_counts(),
         group_of,
         need,
         binding: IdVec::filled(groups.len(), Lane::invalid()),
         st: Streams::new(budget),
         unbound: BinaryHeap::new(),
     };
-    let first: Vec<Pos> = ctx.order.ids().filter(|&p| merge.left[p] == 0).collect();
-    Engine::new(UNITS).run(first, |p| ctx.succ.of(p).iter().copied(), &mut merge);
+    ctx.schedule(&mut merge);
     bound_assignment(ctx.model, groups, &merge.binding)
 }
 

@@ -17,7 +17,7 @@
 use std::collections::BinaryHeap;
 
 use super::{Assignment, Ctx, Role, Timing};
-use crate::compile::schedule::{Engine, Hooks, Prio, UNITS};
+use crate::compile::schedule::{Engine, Hooks, Prio};
 use crate::graph::ids::define_index;
 use crate::graph::{IdVec, Pos};
 
@@ -33,14 +33,13 @@ pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
     let mut hooks = Earliest {
         ctx,
         timing: ctx.timing(),
-        left: ctx.order.ids().map(|p| ctx.pred.of(p).len() as u32).collect(),
+        left: ctx.pred_counts(),
         on: IdVec::filled(n, Lane::invalid()),
         end: IdVec::filled(n, 0.0f64),
         tail: IdVec::filled(max_streams.max(1) as usize, 0.0f64),
         ready: BinaryHeap::new(),
     };
-    let first: Vec<Pos> = ctx.order.ids().filter(|&p| hooks.left[p] == 0).collect();
-    Engine::new(UNITS).run(first, |p| ctx.succ.of(p).iter().copied(), &mut hooks);
+    ctx.schedule(&mut hooks);
     let mut renumber: IdVec<Lane, Option<u32>> = IdVec::filled(hooks.tail.len(), None);
     let mut a = Assignment::new(ctx.model);
     for (p, &s) in hooks.on.enumerate() {

@@ -13,7 +13,7 @@
 use std::collections::BTreeSet;
 
 use super::{Assignment, Ctx, Role, Timing};
-use crate::compile::schedule::{Engine, Hooks, Prio, UNITS, WAIT_LATENCY_US};
+use crate::compile::schedule::{Engine, Hooks, Prio, WAIT_LATENCY_US};
 use crate::graph::ids::define_index;
 use crate::graph::{IdVec, Pos};
 
@@ -68,7 +68,7 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
     let mut list = List {
         ctx,
         timing,
-        left: ctx.order.ids().map(|p| ctx.pred.of(p).len() as u32).collect(),
+        left: ctx.pred_counts(),
         on: IdVec::filled(n, Lane::invalid()),
         finish: IdVec::filled(n, 0.0f64),
         st: Streams { last: IdVec::new(), busy: IdVec::new(), idle: BTreeSet::new(), cap },
@@ -79,8 +79,7 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
         rank,
         task,
     };
-    let first: Vec<Pos> = ctx.order.ids().filter(|&p| list.left[p] == 0).collect();
-    let done = Engine::new(UNITS).run(first, |p| ctx.succ.of(p).iter().copied(), &mut list);
+    let done = ctx.schedule(&mut list);
     debug_assert_eq!(done, n, "the root order is a DAG");
     numbered(ctx, &list.on, &list.task, list.st.last.len())
 }
