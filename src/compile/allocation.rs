@@ -261,6 +261,10 @@ pub struct Allocation {
     /// the node with all its syncs does not fit in one piece (GE cuts between Send/Recv nodes
     /// too). Almost always empty, so it lives beside the pairs rather than in every end.
     pub(in crate::compile) end_via: BTreeMap<(u32, bool), InsertedId>,
+    /// The sync stage numbered the ids by lifetime (`ReuseEventsByLifetime`: `event_reuse=lifetime`,
+    /// or a policy's fallback when one id per sync exceeds `max_events`): an id may serve several
+    /// pairs whose lifetimes do not overlap. Allocation JSON's `events.reuse`.
+    pub(in crate::compile) lifetime_ids: bool,
 }
 
 impl Allocation {
@@ -292,6 +296,7 @@ impl Allocation {
             split_to_logic: (0..logical_count).map(StreamId).collect(),
             inserted: IdVec::new(),
             order: Vec::new(),
+            lifetime_ids: false,
         }
     }
 
@@ -301,6 +306,7 @@ impl Allocation {
     pub fn with_given_syncs(mut self, syncs: Vec<SyncPair>) -> Self {
         self.syncs = syncs;
         self.split_syncs_from = None;
+        self.lifetime_ids = false;
         self.stage = self.stage.max(Stage::Sync);
         self
     }
@@ -319,6 +325,12 @@ impl Allocation {
     /// How far the pipeline ran.
     pub fn stage(&self) -> Stage {
         self.stage
+    }
+
+    /// Whether the sync stage numbered the ids by lifetime, an id serving several pairs whose
+    /// lifetimes do not overlap (allocation JSON's `events.reuse`).
+    pub fn ids_reused_by_lifetime(&self) -> bool {
+        self.lifetime_ids
     }
 
     /// Logical stream per node (`None`: runs on no stream).
@@ -663,9 +675,12 @@ impl<M: Serialize> Serialize for Writer<'_, '_, M> {
             Section::Extra(v) => v.serialize(s),
             Section::Memory => self.doc.memory.serialize(s),
             Section::Events => {
-                let mut m = s.serialize_map(Some(3))?;
+                let mut m = s.serialize_map(Some(3 + usize::from(a.lifetime_ids)))?;
                 m.serialize_entry("count", &a.document_sync_count())?;
                 m.serialize_entry("kind", a.sync_kind.as_str())?;
+                if a.lifetime_ids {
+                    m.serialize_entry("reuse", "lifetime")?;
+                }
                 m.serialize_entry("split_count", &a.split_event_count())?;
                 m.end()
             }

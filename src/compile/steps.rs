@@ -614,7 +614,9 @@ pub fn reduce_sync_events(c: &mut StepContext<'_>) -> Result<()> {
 /// whose last wait already happened, together with `ReuseEventForMultiDims` (the fewer ids of
 /// the combinations win: [`reuse::reuse_lifetime_with_multi_dims`]).
 pub fn reuse_events_by_lifetime(c: &mut StepContext<'_>) -> Result<()> {
-    c.renumbering("ReuseEventsByLifetime", |st, _| Ok(reuse::reuse_lifetime_with_multi_dims(st)))
+    c.renumbering("ReuseEventsByLifetime", |st, _| Ok(reuse::reuse_lifetime_with_multi_dims(st)))?;
+    c.alloc.lifetime_ids = true;
+    Ok(())
 }
 
 /// The loop's events of `SetActiveStreamsForLoop`, with the lists the whole activation stage

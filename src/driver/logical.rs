@@ -9,8 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::compile::logical::LogicalResult;
 use crate::compile::order::OrderFacts;
-use crate::compile::policy::{self, Bounded, PolicyInput, PolicyReport};
-use crate::compile::summary::ModelCounts;
+use crate::compile::policy::{self, Bounded, OverBudget, PolicyInput, PolicyReport};
 use crate::compile::sync::ModelFacts;
 use crate::compile::{self, Allocation, Mode};
 use crate::error::Result;
@@ -109,7 +108,7 @@ impl<V> KeyMap<V> {
 /// trial: every trial orders and synchronises the same model's nodes.
 #[derive(Debug, Default)]
 pub struct Trials {
-    over: Mutex<KeyMap<(u32, ModelCounts)>>,
+    over: Mutex<KeyMap<OverBudget>>,
     order: OnceLock<OrderFacts>,
     sync: OnceLock<ModelFacts>,
 }
@@ -123,13 +122,13 @@ impl Trials {
         self.sync.get_or_init(|| ModelFacts::build(model))
     }
 
-    fn over(&self, key: &StreamsKey) -> Option<(u32, ModelCounts)> {
+    fn over(&self, key: &StreamsKey) -> Option<OverBudget> {
         self.over.lock().ok()?.get(key).copied()
     }
 
-    fn record(&self, key: StreamsKey, ids: u32, counts: ModelCounts) {
-        if let Ok(mut over) = self.over.lock() {
-            over.insert(key, (ids, counts));
+    fn record(&self, key: StreamsKey, over: OverBudget) {
+        if let Ok(mut map) = self.over.lock() {
+            map.insert(key, over);
         }
     }
 }
@@ -162,9 +161,9 @@ pub(super) fn assign(
         let trial = max_events != u32::MAX;
         let key = trials.filter(|_| trial).map(|_| StreamsKey::of(&logical));
         if let (Some(t), Some(k)) = (trials, &key)
-            && let Some((ids, counts)) = t.over(k)
+            && let Some(over) = t.over(k)
         {
-            bounded.fewer(ids, &counts, max_events)?;
+            bounded.fewer(&over, max_events)?;
             continue;
         }
         let facts = trials.map(|t| t.order_facts(model));
@@ -172,17 +171,84 @@ pub(super) fn assign(
         if !trial {
             return Ok(Assigned { alloc, report: Some(bounded.into_report()?), synced: None });
         }
-        // Over budget the copy is dropped unfinished: the trial needs only its count.
-        let mut synced = alloc.clone();
         let sync_facts = trials.map(|t| t.sync_facts(model));
-        let counts = compile::sync_stage_within(model, options, &mut synced, max_events, sync_facts)?;
-        let ids = counts.event_num + counts.notify_num;
-        if ids <= max_events {
-            return Ok(Assigned { alloc, report: Some(bounded.into_report()?), synced: Some(synced) });
+        match sync_within_budget(model, options, &alloc, sync_facts)? {
+            Synced::Fits { synced, exact } => {
+                if let Some(exact) = exact {
+                    bounded.reused(exact, max_events);
+                }
+                return Ok(Assigned { alloc, report: Some(bounded.into_report()?), synced: Some(synced) });
+            }
+            Synced::Over(over) => {
+                if let (Some(t), Some(k)) = (trials, key) {
+                    t.record(k, over);
+                }
+                bounded.fewer(&over, max_events)?;
+            }
         }
-        if let (Some(t), Some(k)) = (trials, key) {
-            t.record(k, ids, counts);
-        }
-        bounded.fewer(ids, &counts, max_events)?;
     }
+}
+
+/// The sync stage on a logical allocation under the event budget.
+pub(super) enum Synced {
+    /// The synced allocation, within `max_events`; `exact`: the ids one id per sync needed
+    /// when only ids reused by lifetime fit.
+    Fits { synced: Allocation, exact: Option<u32> },
+    /// Over `max_events` even after the retry, when there was one (the allocation is dropped
+    /// unfinished: the budget's loop needs only the counts).
+    Over(OverBudget),
+}
+
+/// Whether a run under `options` retries with ids reused by lifetime when one id per sync
+/// exceeds `max_events`: every policy but under `compat=ge` (GE's own sync rules and ids) or
+/// with `event_reuse=lifetime` already set; a budget that is not finite never binds.
+pub(super) fn reuses_over_budget(options: &Options) -> bool {
+    !options.compat_ge && !options.event_reuse_lifetime && options.event_budget() != u32::MAX
+}
+
+/// The sync stage on a copy of `alloc` as the event budget runs it: one id per sync first;
+/// over `max_events`, and where [`reuses_over_budget`], the same streams again with ids reused
+/// by lifetime, what GE itself does when its events run out. Where the first run fits, its
+/// result is the plain sync stage's, byte for byte. `facts`: the model's, kept by the caller.
+pub(super) fn sync_within_budget(
+    model: &Model,
+    options: &Options,
+    alloc: &Allocation,
+    facts: Option<&ModelFacts>,
+) -> Result<Synced> {
+    let max_events = options.event_budget();
+    // Over budget the copy is dropped unfinished: the trial needs only its count.
+    let mut synced = alloc.clone();
+    let counts = compile::sync_stage_within(model, options, &mut synced, max_events, facts)?;
+    let ids = counts.event_num + counts.notify_num;
+    if ids <= max_events {
+        return Ok(Synced::Fits { synced, exact: None });
+    }
+    let mut over = OverBudget { ids, counts, reused: None };
+    if reuses_over_budget(options) {
+        let reuse = Options { event_reuse_lifetime: true, ..options.clone() };
+        let mut synced = alloc.clone();
+        let again = compile::sync_stage_within(model, &reuse, &mut synced, max_events, facts)?;
+        let reused = again.event_num + again.notify_num;
+        if reused <= max_events {
+            return Ok(Synced::Fits { synced, exact: Some(ids) });
+        }
+        over.reused = Some(reused);
+    }
+    Ok(Synced::Over(over))
+}
+
+/// Stage 2 on `alloc` for a policy's streams that no budget trial ran ahead of (a search's
+/// changed streams): one id per sync and, over `max_events` where [`reuses_over_budget`], the
+/// same streams again with ids reused by lifetime, kept whatever they need (the caller's
+/// budget check refuses a result still over). Within the budget the plain sync stage's result.
+pub(super) fn sync_stage_or_reused(model: &Model, options: &Options, alloc: &mut Allocation) -> Result<()> {
+    let max_events = options.event_budget();
+    let mut exact = alloc.clone();
+    let counts = compile::sync_stage_within(model, options, &mut exact, max_events, None)?;
+    if counts.event_num + counts.notify_num <= max_events {
+        *alloc = exact;
+        return Ok(());
+    }
+    compile::sync_stage(model, &Options { event_reuse_lifetime: true, ..options.clone() }, alloc)
 }

@@ -480,8 +480,14 @@ impl<M: Deref<Target = Model>> Session<M> {
         self.expect("insert_syncs", SessionStage::Logical)?;
         self.changed();
         let alloc = self.alloc.as_mut().expect("logical stage ran");
+        // A policy's streams that no budget trial ran ahead of (a search's changed streams) get
+        // the trials' way out: ids reused by lifetime when one per sync exceeds `max_events`.
+        let reuse = !self.preassigned
+            && super::logical::reuses_over_budget(&self.options)
+            && matches!(Mode::of(&self.model, &self.options)?, Mode::Policy(_));
         match self.ahead.sync.take() {
             Some(synced) => *alloc = synced.named(alloc.mode().to_string()),
+            None if reuse => super::logical::sync_stage_or_reused(&self.model, &self.options, alloc)?,
             None => compile::sync_stage(&self.model, &self.options, alloc)?,
         }
         if self.record {

@@ -275,11 +275,14 @@ impl<'m> AutoSearch<'m> {
         let Some(base) = stages.logical.as_ref() else {
             bail!(Internal, "policy auto on graph '{}': the chosen run kept no logical stage", model.name);
         };
-        // The improvement pass keeps the chosen run's order and the limit in bytes.
-        let refine_options = match self.limit.as_ref() {
+        // The improvement pass keeps the chosen run's order, the limit in bytes, and ids reused
+        // by lifetime when the chosen streams fit `max_events` only so: its trials then reuse
+        // them at once instead of first running out of ids.
+        let mut refine_options = match self.limit.as_ref() {
             Some(r) => super::fit::within(options, r, chosen_options.execution_order),
             None => options.clone(),
         };
+        refine_options.event_reuse_lifetime |= stages.split.as_ref().is_some_and(Allocation::ids_reused_by_lifetime);
         let refined = super::refine::refine(
             model,
             &refine_options,

@@ -402,11 +402,33 @@ pub fn per_backend(ctx: &Ctx<'_>) -> Assignment {
     a
 }
 
+/// What a trial of the sync stage needed on one assignment when its ids exceeded
+/// `max_events`: the first run's ids and counts (one id per sync, unless `event_reuse=lifetime`
+/// is set), and the ids of the same streams run again with ids reused by lifetime, when the
+/// driver retried them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OverBudget {
+    pub ids: u32,
+    pub counts: ModelCounts,
+    pub reused: Option<u32>,
+}
+
+impl OverBudget {
+    /// The ids the streams need at best: the retry's when there was one.
+    pub fn needed(&self) -> u32 {
+        self.reused.unwrap_or(self.ids)
+    }
+}
+
 /// A policy's assignment within `max_streams`, which the driver narrows further until the
 /// sync ids the sync stage inserts for it fit `max_events`: the driver runs that stage, so
 /// it also runs the loop ([`crate::driver`]). Streams GE pins count against `max_streams`
-/// first. When a budget binds, the report's `budgets` object says so: how many streams the
-/// policy made (`unbudgeted_streams`), how far the sync ids cut them (`event_budget_streams`).
+/// first. Over `max_events` the driver first runs the same streams again with ids reused by
+/// lifetime (GE's own way out when it runs out of events, `_event_multiplexing`), and cuts
+/// streams only when those still do not fit. When a budget binds, the report's `budgets`
+/// object says so: how many streams the policy made (`unbudgeted_streams`), how far the sync
+/// ids cut them (`event_budget_streams`), whether the ids are reused (`event_reuse`,
+/// `exact_event_ids`).
 pub struct Bounded<'m> {
     ctx: Ctx<'m>,
     policy: Chosen,
@@ -417,6 +439,8 @@ pub struct Bounded<'m> {
     /// The cap and `max_streams` of a first run that left its unbounded count to the report
     /// ([`Made::Uncounted`]): a candidate of `auto` that ends in an error never asks.
     uncounted: Option<(u32, u32)>,
+    /// `event_reuse=lifetime` is set: every trial's ids are reused already.
+    lifetime: bool,
 }
 
 impl<'m> Bounded<'m> {
@@ -456,7 +480,8 @@ impl<'m> Bounded<'m> {
             }
             Made::Uncounted => Some((cap, max_streams)),
         };
-        Ok(Bounded { ctx, policy, assign, report, assignment, budgets, uncounted })
+        let lifetime = options.event_reuse_lifetime;
+        Ok(Bounded { ctx, policy, assign, report, assignment, budgets, uncounted, lifetime })
     }
 
     /// The logical result of the current assignment.
@@ -464,23 +489,27 @@ impl<'m> Bounded<'m> {
         finish(&self.ctx, &self.assignment)
     }
 
-    /// Fewer policy streams after a trial needed `counts` (`ids` sync ids) over `max_events`:
-    /// in proportion to the excess, at least one fewer. A `Limit` error when one policy stream
-    /// is already all there is (the streams GE pins need the syncs).
-    pub fn fewer(&mut self, ids: u32, counts: &ModelCounts, max_events: u32) -> Result<()> {
+    /// Fewer policy streams after a trial was `over` `max_events`: in proportion to the excess
+    /// of the ids the streams need at best, at least one fewer. A `Limit` error when one policy
+    /// stream is already all there is (the streams GE pins need the syncs), naming what the
+    /// trial and its retry with reused ids reached.
+    pub fn fewer(&mut self, over: &OverBudget, max_events: u32) -> Result<()> {
         let count = self.assignment.count;
         if count <= 1 {
+            let OverBudget { ids, counts, reused } = *over;
+            let given = if self.lifetime { ", reused by lifetime (event_reuse=lifetime)" } else { "" };
+            let retried = reused.map_or(String::new(), |r| format!(", and {r} with ids reused by lifetime"));
             crate::bail!(
                 Limit,
-                "policy {} on graph '{}': {ids} sync ids ({} events, {} notifies) exceed max_events={max_events} \
-                 even with one policy stream (the streams GE pins need them)",
+                "policy {} on graph '{}': {ids} sync ids ({} events, {} notifies{given}) exceed max_events={max_events} \
+                 even with one policy stream{retried} (the streams GE pins need them)",
                 self.policy.name(),
                 self.ctx.model.name,
                 counts.event_num,
                 counts.notify_num
             );
         }
-        let fewer = (u64::from(count) * u64::from(max_events) / u64::from(ids)) as u32;
+        let fewer = (u64::from(count) * u64::from(max_events) / u64::from(over.needed())) as u32;
         let cap = fewer.min(count - 1).max(1);
         // Within one stream every policy puts every task node on it, which is `single`'s
         // assignment (a test holds every policy to it): the policy's own run, list's
@@ -493,6 +522,14 @@ impl<'m> Bounded<'m> {
         self.budgets.max_events = Some(max_events);
         self.budgets.event_budget_streams = Some(self.assignment.count);
         Ok(())
+    }
+
+    /// The current streams fit `max_events` only with ids reused by lifetime: they needed
+    /// `exact` ids with one per sync. The report's `budgets` says so.
+    pub fn reused(&mut self, exact: u32, max_events: u32) {
+        self.budgets.max_events = Some(max_events);
+        self.budgets.event_reuse = Some("lifetime");
+        self.budgets.exact_event_ids = Some(exact);
     }
 
     /// The policy's report, with the `budgets` object when a budget bound.

@@ -139,6 +139,13 @@ pub struct Budgets {
     /// Policy streams left once the sync ids fit `max_events`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub event_budget_streams: Option<u32>,
+    /// `"lifetime"`: the streams fit `max_events` only with their sync ids reused by lifetime.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_reuse: Option<&'static str>,
+    /// The sync ids the same streams need with one id per sync (over `max_events`), when
+    /// `event_reuse` is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exact_event_ids: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budgeted_makespan_us: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
