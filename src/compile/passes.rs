@@ -264,7 +264,7 @@ pub static PASSES: &[PassEntry] = &[
         ge_name: "ReuseEventsByLifetime",
         name: "reuse_lifetime",
         kind: PassKind::Step(steps::reuse_events_by_lifetime, Stage::Sync),
-        summary: "the project's event_reuse=lifetime: a pair takes an id whose last wait already happened",
+        summary: "the project's event_reuse=lifetime, and a policy's way out when one id per sync exceeds max_events: a pair takes an id whose last wait already happened",
     },
     PassEntry {
         ge_name: "InsertSyncEventsWithAttachedStream",
@@ -387,7 +387,7 @@ pub static SYNC_SEQUENCES: &[SyncSequence] = &[
     },
     SyncSequence {
         name: "exact-lifetime",
-        summary: "event_reuse=lifetime: the exact reduction on the contracted graph, then lifetime reuse",
+        summary: "event_reuse=lifetime, or a policy's streams whose ids one per sync exceed max_events: the exact reduction on the contracted graph, then lifetime reuse",
         chosen: |c| c.event_reuse_lifetime,
         steps: &[
             "ContractTasklessNodes",

@@ -177,7 +177,7 @@ pub(super) fn assign(
                 if let Some(exact) = exact {
                     bounded.reused(exact, max_events);
                 }
-                return Ok(Assigned { alloc, report: Some(bounded.into_report()?), synced: Some(synced) });
+                return Ok(Assigned { alloc, report: Some(bounded.into_report()?), synced: Some(*synced) });
             }
             Synced::Over(over) => {
                 if let (Some(t), Some(k)) = (trials, key) {
@@ -193,7 +193,7 @@ pub(super) fn assign(
 pub(super) enum Synced {
     /// The synced allocation, within `max_events`; `exact`: the ids one id per sync needed
     /// when only ids reused by lifetime fit.
-    Fits { synced: Allocation, exact: Option<u32> },
+    Fits { synced: Box<Allocation>, exact: Option<u32> },
     /// Over `max_events` even after the retry, when there was one (the allocation is dropped
     /// unfinished: the budget's loop needs only the counts).
     Over(OverBudget),
@@ -222,7 +222,7 @@ pub(super) fn sync_within_budget(
     let counts = compile::sync_stage_within(model, options, &mut synced, max_events, facts)?;
     let ids = counts.event_num + counts.notify_num;
     if ids <= max_events {
-        return Ok(Synced::Fits { synced, exact: None });
+        return Ok(Synced::Fits { synced: Box::new(synced), exact: None });
     }
     let mut over = OverBudget { ids, counts, reused: None };
     if reuses_over_budget(options) {
@@ -231,7 +231,7 @@ pub(super) fn sync_within_budget(
         let again = compile::sync_stage_within(model, &reuse, &mut synced, max_events, facts)?;
         let reused = again.event_num + again.notify_num;
         if reused <= max_events {
-            return Ok(Synced::Fits { synced, exact: Some(ids) });
+            return Ok(Synced::Fits { synced: Box::new(synced), exact: Some(ids) });
         }
         over.reused = Some(reused);
     }

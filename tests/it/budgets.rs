@@ -422,3 +422,107 @@ fn event_budget_counts_syncs_through_task_less_nodes() {
     assert!(sync_ids(&a) <= 2, "{} sync ids over max_events=2", sync_ids(&a));
     assert!(verify::check(&m, &a.to_json(&m)).ok());
 }
+
+/// `stages` fork-joins of `width` parallel operators in a row. Every fork's syncs are waited on
+/// by its join, so ids reused by lifetime stay near one stage's count while one id per sync
+/// grows with the stages.
+fn ladder(stages: usize, width: usize) -> Model {
+    let mut b = ModelBuilder::new(format!("ladder{stages}x{width}"));
+    let mut node = |name: String, cost: f64| {
+        let mut s = NodeSpec::new(name, "Relu", "AIcoreEngine");
+        s.cost_us = cost;
+        s.cores = 4;
+        b.add_node(s);
+    };
+    for s in 0..=stages {
+        node(format!("j{s}"), 1.0);
+    }
+    for s in 0..stages {
+        for i in 0..width {
+            node(format!("n{s}_{i}"), 10.0 + i as f64);
+        }
+    }
+    for s in 0..stages {
+        for i in 0..width {
+            b.add_edge(EdgeSpec::data(format!("j{s}"), format!("n{s}_{i}")));
+            b.add_edge(EdgeSpec::data(format!("n{s}_{i}"), format!("j{}", s + 1)));
+        }
+    }
+    b.build().unwrap()
+}
+
+/// Over `max_events`, a policy's streams are synced again with ids reused by lifetime before
+/// any is cut: on a ladder whose syncs need more ids than the budget one per sync, every
+/// policy (auto among them) keeps its parallel streams, the document and the report say the
+/// ids are reused, and the checker accepts the plan. Streams are cut only where even reused
+/// ids do not fit.
+#[test]
+fn ids_are_reused_by_lifetime_before_streams_are_cut() {
+    let max_events = 12;
+    for p in ["list", "per-operator", "min-streams", "budget:4", "auto"] {
+        let mut m = ladder(10, 4);
+        m.options.policy = p.into();
+        m.options.max_events = Some(max_events);
+        let (a, report) = run(&m);
+        let doc = a.to_json(&m);
+        let check = verify::check(&m, &doc);
+        assert!(check.ok(), "{p}: {:?}", check.violations.first());
+        assert!(sync_ids(&a) <= max_events, "{p}: {} ids", sync_ids(&a));
+        assert_eq!(doc["events"]["reuse"], "lifetime", "{p}: {}", doc["events"]);
+        let streams = policy_streams(&m, &a);
+        assert!(streams >= 4, "{p}: {streams} streams; the four parallel operators keep theirs");
+        // The same streams with one id per sync are over the budget: only the reuse fits them.
+        let mut exact = m.clone();
+        exact.options = Options::default();
+        for n in exact.nodes.ids() {
+            exact.nodes[n].stream = a.logical_stream()[n];
+        }
+        let given = stream_alloc::allocate_from_preassigned(&exact, Stage::Sync).unwrap();
+        assert!(!given.ids_reused_by_lifetime());
+        assert!(sync_ids(&given) > max_events, "{p}: one id per sync, the streams need {}", sync_ids(&given));
+        if p != "auto" {
+            let b = report.unwrap().to_json()["budgets"].clone();
+            assert_eq!(b["event_reuse"], "lifetime", "{p}: {b}");
+            assert!(b["exact_event_ids"].as_u64().unwrap() > u64::from(max_events), "{p}: {b}");
+            assert!(b.get("event_budget_streams").is_none(), "{p}: no stream was cut: {b}");
+        }
+    }
+    // Where reused ids still exceed the budget, streams are cut as before.
+    let mut m = ladder(10, 4);
+    m.options.policy = "list".into();
+    m.options.max_events = Some(2);
+    let (a, report) = run(&m);
+    assert!(sync_ids(&a) <= 2);
+    assert!(policy_streams(&m, &a) < 4);
+    assert!(report.unwrap().to_json()["budgets"]["event_budget_streams"].as_u64().is_some());
+}
+
+/// Streams GE pins whose syncs exceed the budget even reused fail with SA2003 naming both
+/// counts; with `event_reuse=lifetime` set, the one count says it is reused already.
+#[test]
+fn pinned_streams_over_the_budget_name_the_reused_count() {
+    let mut b = ModelBuilder::new("pinned_pairs");
+    for i in 0..5 {
+        for (label, name) in [("A", format!("a{i}")), ("B", format!("b{i}"))] {
+            let mut s = NodeSpec::new(name, "Relu", "AIcoreEngine");
+            s.attrs.stream_label = Some(label.into());
+            s.cost_us = 1.0;
+            b.add_node(s);
+        }
+        b.add_edge(EdgeSpec::data(format!("a{i}"), format!("b{i}")));
+    }
+    let mut m = b.build().unwrap();
+    m.options.policy = "list".into();
+    m.options.max_events = Some(2);
+    let limits = TaskLimits::from_options(&m.options);
+    let e = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap_err();
+    assert_eq!(e.code(), "SA2003", "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("5 sync ids (5 events, 0 notifies) exceed max_events=2 even with one policy stream, and 5 with ids reused by lifetime"),
+        "{text}"
+    );
+    m.options.event_reuse_lifetime = true;
+    let e = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap_err();
+    assert!(e.to_string().contains("(5 events, 0 notifies, reused by lifetime (event_reuse=lifetime)) exceed"), "{e}");
+}
