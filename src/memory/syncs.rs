@@ -42,6 +42,11 @@ pub struct Chosen {
     /// `(recording node, waiting node)`, in execution order of the waiting node.
     pub pairs: Vec<(NodeId, NodeId)>,
     pub reserved: u64,
+    /// The most bytes of tensors live at a producer that no sync can free: those with a use at
+    /// or after it in the execution order (or until the end), with its own. They are live
+    /// together in this order whatever the syncs, so every plan of this order and these
+    /// streams needs at least this arena.
+    pub floor: u64,
 }
 
 /// Per tensor, what freeing it asks: the last execution position of a use, and when its uses
@@ -72,7 +77,7 @@ impl Uses {
 /// Chooses pairs so that the bytes reserved at every producer of `alloc` (under its syncs,
 /// `sim` its simulated schedule) come under `target` where freeing earlier tensors can bring
 /// them there.
-pub fn choose(model: &Model, alloc: &Allocation, sim: &SimResult, target: u64) -> Chosen {
+pub fn choose(model: &Model, alloc: &Allocation, sim: &SimResult, latency_us: f64, target: u64) -> Chosen {
     let l = Lifetimes::of(model, alloc);
     let streams = l.hb.streams;
     // The node at each (stream, seq).
@@ -83,7 +88,8 @@ pub fn choose(model: &Model, alloc: &Allocation, sim: &SimResult, target: u64) -
         }
     }
     let uses = Uses::of(&l, sim);
-    let mut c = Choice { l: &l, uses, at_seq, extra: vec![0; streams * streams], out: Chosen::default() };
+    let mut c =
+        Choice { l: &l, uses, sim, latency_us, at_seq, extra: vec![0; streams * streams], out: Chosen::default() };
     c.sweep(target);
     c.out
 }
@@ -92,6 +98,8 @@ pub fn choose(model: &Model, alloc: &Allocation, sim: &SimResult, target: u64) -
 struct Choice<'a> {
     l: &'a Lifetimes,
     uses: Uses,
+    sim: &'a SimResult,
+    latency_us: f64,
     at_seq: Vec<Vec<NodeId>>,
     /// `extra[t * streams + s]`: what stream `t` has seen of stream `s` through the pairs
     /// chosen so far.
@@ -127,8 +135,16 @@ impl Choice<'_> {
                         }
                     }
                 }
-                let reserved: u64 =
-                    live.iter().map(|&a| aligned(t.list[a as usize].bytes)).sum::<u64>() + aligned(t.list[b].bytes);
+                let mine = aligned(t.list[b].bytes);
+                let reserved: u64 = live.iter().map(|&a| aligned(t.list[a as usize].bytes)).sum::<u64>() + mine;
+                let p = t.pos[t.list[b].node];
+                let fixed = live
+                    .iter()
+                    .map(|&a| a as usize)
+                    .filter(|&a| t.until_end[a] || self.uses.last_pos[a] >= p)
+                    .map(|a| aligned(t.list[a].bytes))
+                    .sum::<u64>();
+                self.out.floor = self.out.floor.max(fixed + mine);
                 let freed = if reserved > target { self.free(b, own, &eff, &live, reserved - target) } else { 0 };
                 self.out.reserved = self.out.reserved.max(reserved - freed);
             }
@@ -149,11 +165,8 @@ impl Choice<'_> {
         let (l, uses) = (self.l, &self.uses);
         let t = &l.tensors;
         let p = t.list[b].node;
-        let mut cands: Vec<usize> = live
-            .iter()
-            .map(|&a| a as usize)
-            .filter(|&a| !t.until_end[a] && uses.last_pos[a] < t.pos[p])
-            .collect();
+        let mut cands: Vec<usize> =
+            live.iter().map(|&a| a as usize).filter(|&a| !t.until_end[a] && uses.last_pos[a] < t.pos[p]).collect();
         cands.sort_by(|&x, &y| uses.done_us[x].total_cmp(&uses.done_us[y]).then(x.cmp(&y)));
         let mut want = eff.to_vec();
         let mut freed = 0u64;
@@ -170,10 +183,24 @@ impl Choice<'_> {
         let streams = l.hb.streams;
         for (s, (&w, &e)) in want.iter().zip(eff).enumerate() {
             if w > e && s != own {
-                self.out.pairs.push((self.at_seq[s][w as usize - 1], p));
-                self.extra[own * streams + s] = w;
+                let q = w.max(self.free_reach(s, p));
+                self.out.pairs.push((self.at_seq[s][q as usize - 1], p));
+                self.extra[own * streams + s] = q;
             }
         }
         freed
+    }
+
+    /// How far a wait of `p` on stream `s` can reach at no cost in the simulated schedule: the
+    /// last node of `s` that comes before `p` in the execution order and whose record arrives
+    /// before `p` starts (a node count; 0 for none). Waiting on it rather than on the use the
+    /// tensor needs shows `p`'s stream more of `s`, so later producers need fewer pairs.
+    fn free_reach(&self, s: usize, p: NodeId) -> u32 {
+        let (t, nodes) = (&self.l.tensors, &self.at_seq[s]);
+        let Some((start, _)) = self.sim.span[p] else { return 0 };
+        let before = nodes.partition_point(|&n| t.pos[n] < t.pos[p]);
+        let arrived =
+            nodes[..before].partition_point(|&n| self.sim.span[n].is_some_and(|(_, f)| f + self.latency_us <= start));
+        arrived as u32
     }
 }

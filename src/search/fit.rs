@@ -123,13 +123,14 @@ pub struct Synced<'m> {
 }
 
 /// Rounds of syncs added for memory ([`crate::memory::syncs`]).
-pub const MEMORY_SYNC_ROUNDS: usize = 4;
+pub const MEMORY_SYNC_ROUNDS: usize = 8;
 
 /// `run` (a recording session at the split, over `limit` bytes) again with syncs added for
 /// memory: each round chooses pairs on the latest allocation and its simulated schedule
 /// (under `cfg`), adds them to the run's logical stage and runs the later stages; a round still
-/// over the limit aims lower by what it missed. `None` when [`MEMORY_SYNC_ROUNDS`] rounds do not
-/// fit, no pair is left to add, or a device limit stops a round.
+/// over the limit aims lower by what it missed. `None` when the bytes no sync can free exceed
+/// the limit, when [`MEMORY_SYNC_ROUNDS`] rounds do not fit, no pair is left to add, the plan
+/// that fits needs more sync ids than `max_events`, or a device limit stops a round.
 pub fn memory_synced<'m>(
     model: &'m Model,
     run: &Session<&'m Model>,
@@ -146,8 +147,8 @@ pub fn memory_synced<'m>(
     for _ in 0..MEMORY_SYNC_ROUNDS {
         let current = last.as_ref().unwrap_or(run).allocation()?;
         let sim = simulate(model, current, cfg)?;
-        let chosen = crate::memory::syncs::choose(model, current, &sim, target);
-        if chosen.pairs.is_empty() {
+        let chosen = crate::memory::syncs::choose(model, current, &sim, cfg.wait_latency_us, target);
+        if chosen.floor > limit || chosen.pairs.is_empty() {
             return Ok(None);
         }
         pairs.extend(chosen.pairs);
@@ -163,9 +164,13 @@ pub fn memory_synced<'m>(
         }
         let peak = s.memory_plan()?.map_or(0, |p| p.peak_bytes);
         if peak <= limit {
+            if super::sync_ids(s.allocation()?) > run.options().event_budget() {
+                return Ok(None);
+            }
             s.set_recorded_logical(logical.clone());
             return Ok(Some(Synced { session: s, peak, added: pairs.len() }));
         }
+        // Aim lower by what the placement added over the estimate.
         target = target.saturating_sub(peak - limit);
         last = Some(s);
     }
