@@ -118,15 +118,10 @@ pub fn run(args: DotArgs) -> i32 {
     });
     match result {
         Ok(text) => {
-            if let Some(path) = &args.output {
-                if let Err(e) = std::fs::write(path, text) {
-                    out::error(format_args!("cannot write '{}': {e}", path.display()));
-                    return EXIT_ALLOC_ERROR;
-                }
-            } else if let Err(c) = out::print(&text) {
-                return c;
+            match out::emit(args.output.as_deref(), &text) {
+                Ok(()) => EXIT_OK,
+                Err(c) => c,
             }
-            EXIT_OK
         }
         Err(e) => {
             out::error(e);
