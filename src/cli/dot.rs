@@ -117,12 +117,10 @@ pub fn run(args: DotArgs) -> i32 {
         Ok(if streams { stream_dot(model, &stream, &waits) } else { dot(model, &stream, &waits) })
     });
     match result {
-        Ok(text) => {
-            match out::emit(args.output.as_deref(), &text) {
-                Ok(()) => EXIT_OK,
-                Err(c) => c,
-            }
-        }
+        Ok(text) => match out::emit(args.output.as_deref(), &text) {
+            Ok(()) => EXIT_OK,
+            Err(c) => c,
+        },
         Err(e) => {
             out::error(e);
             EXIT_ALLOC_ERROR
