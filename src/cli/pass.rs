@@ -60,18 +60,8 @@ pub fn run(args: PassArgs) -> i32 {
             (error_json_string(&e), EXIT_ALLOC_ERROR)
         }
     };
-    match &args.output {
-        Some(path) => {
-            if let Err(e) = std::fs::write(path, &text) {
-                out::error(format_args!("cannot write '{}': {e}", path.display()));
-                return EXIT_ALLOC_ERROR;
-            }
-        }
-        None => {
-            if let Err(c) = out::print(&text) {
-                return c;
-            }
-        }
+    match out::emit(args.output.as_deref(), &text) {
+        Ok(()) => code,
+        Err(c) => c,
     }
-    code
 }
