@@ -189,6 +189,47 @@ pub struct Model {
     pub events: Vec<GivenEvent>,
 }
 
+/// The data readers of one output followed through views (nodes whose output aliases an
+/// input): the walk the memory plan and the memory-aware order share. Keeps its buffers between
+/// walks.
+#[derive(Debug, Default)]
+pub struct ViewWalk {
+    stack: Vec<(NodeId, u32)>,
+    seen: Vec<(NodeId, u32)>,
+}
+
+impl ViewWalk {
+    /// Calls `reader` with each node that reads output `port` of `n`, directly or through views
+    /// (a node may come more than once); true when a `NetOutput` reads it.
+    pub fn readers(&mut self, model: &Model, n: NodeId, port: u32, mut reader: impl FnMut(NodeId)) -> bool {
+        let mut until_end = false;
+        self.stack.clear();
+        self.seen.clear();
+        self.stack.push((n, port));
+        while let Some((src, p)) = self.stack.pop() {
+            if self.seen.contains(&(src, p)) {
+                continue;
+            }
+            self.seen.push((src, p));
+            for e in model.out_edges(src) {
+                if e.kind != EdgeKind::Data || e.src_port != p {
+                    continue;
+                }
+                let v = &model.nodes[e.dst];
+                if v.op_type == "NetOutput" {
+                    until_end = true;
+                }
+                if v.alias_input == Some(e.dst_port) {
+                    let ports = v.out_bytes.as_ref().map_or(1, |b| b.len().max(1));
+                    self.stack.extend((0..ports as u32).map(|q| (e.dst, q)));
+                }
+                reader(e.dst);
+            }
+        }
+        until_end
+    }
+}
+
 impl Model {
     pub fn root(&self) -> &Graph {
         &self.graphs[GraphId::ROOT]

@@ -14,7 +14,7 @@
 
 use crate::compile::Allocation;
 use crate::graph::csr::Csr;
-use crate::graph::{EdgeKind, IdVec, Model, NodeId};
+use crate::graph::{IdVec, Model, NodeId, ViewWalk};
 
 /// One output tensor that owns memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,8 +55,7 @@ impl Tensors {
         }
         let bearing = |n: NodeId| model.nodes[n].tasks > 0 && on_stream(n);
         let mut t = Tensors { list: Vec::new(), readers: Vec::new(), until_end: Vec::new(), produced: Vec::new(), pos };
-        let mut stack: Vec<(NodeId, u32)> = Vec::new();
-        let mut seen: Vec<(NodeId, u32)> = Vec::new();
+        let mut walk = ViewWalk::default();
         for &n in order {
             let node = &model.nodes[n];
             if node.alias_input.is_some() {
@@ -69,32 +68,11 @@ impl Tensors {
                 }
                 let port = port as u32;
                 let mut readers = Vec::new();
-                let mut until_end = false;
-                stack.clear();
-                seen.clear();
-                stack.push((n, port));
-                while let Some((src, p)) = stack.pop() {
-                    if seen.contains(&(src, p)) {
-                        continue;
+                let until_end = walk.readers(model, n, port, |d| {
+                    if bearing(d) {
+                        readers.push(d);
                     }
-                    seen.push((src, p));
-                    for e in model.out_edges(src) {
-                        if e.kind != EdgeKind::Data || e.src_port != p {
-                            continue;
-                        }
-                        let v = &model.nodes[e.dst];
-                        if v.op_type == "NetOutput" {
-                            until_end = true;
-                        }
-                        if v.alias_input == Some(e.dst_port) {
-                            let ports = v.out_bytes.as_ref().map_or(1, |b| b.len().max(1));
-                            stack.extend((0..ports as u32).map(|q| (e.dst, q)));
-                        }
-                        if bearing(e.dst) {
-                            readers.push(e.dst);
-                        }
-                    }
-                }
+                });
                 readers.sort_by_key(|&r| (t.pos[r], r));
                 readers.dedup();
                 t.list.push(Tensor { node: n, port, bytes });
