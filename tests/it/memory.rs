@@ -283,13 +283,13 @@ fn memory_syncs_fit_a_two_stream_plan_in_the_single_stream_peak() {
     assert_eq!(alloc.logical_count(), free.logical_count(), "the same streams");
     let (peak, _) = check_plan(&model, &alloc);
     assert!(peak <= single && fit.peak_bytes == peak, "{peak} > {single}");
-    let doc = alloc.to_json(&model);
+    let doc = alloc.to_json_new_plan(&model);
     assert!(verify::check(&model, &doc).ok(), "{:?}", verify::check(&model, &doc).violations);
     // The same placement under the unlimited plan's syncs only: reuse across streams unproved.
     let ends = |d: &Value| -> Vec<(Value, Value)> {
         d["syncs"].as_array().unwrap().iter().map(|s| (s["from"].clone(), s["to"].clone())).collect()
     };
-    let kept = ends(&free.to_json(&model));
+    let kept = ends(&free.to_json_new_plan(&model));
     let mut bare = doc.clone();
     bare["syncs"].as_array_mut().unwrap().retain(|s| kept.contains(&(s["from"].clone(), s["to"].clone())));
     assert!(ends(&bare).len() < ends(&doc).len(), "some syncs are new (others they imply may be gone)");
