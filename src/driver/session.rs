@@ -35,7 +35,7 @@ use crate::graph::{EventId, GraphId, IdVec, Model, NodeId, Options, StreamId, Sy
 use crate::memory::{AllocationDocument, MemoryPlan, plan_allocation};
 use crate::simulate::SimConfig;
 
-use super::logical::Trials;
+use super::logical::TrialCache;
 
 /// Chooses among whole pipeline runs for a search mode (`policy=auto`) under the simulator,
 /// and hands back what the chosen run computed. The searches sit above the session
@@ -167,7 +167,7 @@ pub struct Session<M: Deref<Target = Model>> {
     /// search, for its candidates).
     input: Option<Arc<PolicyInput>>,
     /// The event budget's sync trials, shared with a search's other sessions.
-    trials: Option<Arc<Trials>>,
+    trials: Option<Arc<dyn TrialCache>>,
     /// Keep a copy of the allocation after each stage ([`Self::into_stages`]).
     record: bool,
     recorded: Stages,
@@ -264,8 +264,9 @@ impl<M: Deref<Target = Model>> Session<M> {
     }
 
     /// Stage 1 shares the event budget's sync trials through `trials` with the other sessions
-    /// of the same model and options (a search's candidates, which differ in policy alone).
-    pub fn with_trials(mut self, trials: Arc<Trials>) -> Self {
+    /// of the same model and options (a search's candidates, which differ in policy alone):
+    /// the search's cache.
+    pub fn with_trials(mut self, trials: Arc<dyn TrialCache>) -> Self {
         self.trials = Some(trials);
         self
     }
