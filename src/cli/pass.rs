@@ -45,9 +45,10 @@ pub fn run(args: PassArgs) -> i32 {
         } else {
             TaskLimits::from_options(&options)
         };
+        // A pass list runs outside any session: its allocation is planned here, once.
         let (alloc, trace) = passes::run_list(&model, &options, limits, &list)?;
-        let Some(trace) = trace else { return Ok(alloc.to_json_string(&model)) };
-        let mut doc = alloc.to_json(&model);
+        let Some(trace) = trace else { return Ok(alloc.to_json_string_new_plan(&model)) };
+        let mut doc = alloc.to_json_new_plan(&model);
         doc["steps"] = trace.to_json();
         let mut text = serde_json::to_string_pretty(&doc).expect("JSON values always serialise");
         text.push('\n');
