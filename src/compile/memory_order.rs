@@ -248,41 +248,31 @@ impl GraphFacts {
     /// output port with bytes of a node that is not a view, read through views.
     fn add_tensors(&mut self, model: &Model, g: GraphId, local: &IdVec<NodeId, u32>, bearing: impl Fn(NodeId) -> bool) {
         let mut walk = ViewWalk::default();
-        for &n in &model.graphs[g].order {
-            let node = &model.nodes[n];
-            if node.alias_input.is_some() {
-                continue;
-            }
-            let Some(sizes) = &node.out_bytes else { continue };
-            for (port, &bytes) in sizes.iter().enumerate() {
-                if bytes == 0 {
-                    continue;
-                }
-                let (mut readers, mut elsewhere) = (Vec::new(), false);
-                let until_end = walk.readers(model, n, port as u32, |d| {
-                    if bearing(d) {
-                        match local[d] {
-                            // A reader in another graph: live to the end of this one.
-                            r if r == NONE || model.nodes[d].graph != g => elsewhere = true,
-                            r => readers.push(r),
-                        }
+        for (n, port, bytes) in model.own_outputs(&model.graphs[g].order) {
+            let (mut readers, mut elsewhere) = (Vec::new(), false);
+            let until_end = walk.readers(model, n, port, |d| {
+                if bearing(d) {
+                    match local[d] {
+                        // A reader in another graph: live to the end of this one.
+                        r if r == NONE || model.nodes[d].graph != g => elsewhere = true,
+                        r => readers.push(r),
                     }
-                }) || elsewhere;
-                readers.sort_unstable();
-                readers.dedup();
-                let producer = Some(local[n]).filter(|&p| p != NONE);
-                let t = self.tensors.len() as u32;
-                let bytes = aligned(bytes);
-                match producer {
-                    Some(p) => self.produces[p as usize].push(t),
-                    None if until_end || !readers.is_empty() => self.start_live += bytes,
-                    None => {}
                 }
-                for &r in &readers {
-                    self.reads[r as usize].push(t);
-                }
-                self.tensors.push(Tensor { bytes, readers, until_end });
+            }) || elsewhere;
+            readers.sort_unstable();
+            readers.dedup();
+            let producer = Some(local[n]).filter(|&p| p != NONE);
+            let t = self.tensors.len() as u32;
+            let bytes = aligned(bytes);
+            match producer {
+                Some(p) => self.produces[p as usize].push(t),
+                None if until_end || !readers.is_empty() => self.start_live += bytes,
+                None => {}
             }
+            for &r in &readers {
+                self.reads[r as usize].push(t);
+            }
+            self.tensors.push(Tensor { bytes, readers, until_end });
         }
     }
 

@@ -498,17 +498,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// Stage 2: event / notify insertion and optimisation (GE's `InsertSyncNodesByLogicStream`).
     pub fn insert_syncs(&mut self) -> Result<()> {
         self.expect("insert_syncs", SessionStage::Logical)?;
-        self.changed();
-        let alloc = self.alloc.as_mut().expect("logical stage ran");
-        match self.ahead.sync.take() {
-            Some(synced) => *alloc = synced.named(alloc.mode().to_string()),
-            None => compile::sync_stage(&self.model, &self.options, alloc)?,
-        }
-        if self.record {
-            self.recorded.sync = Some(alloc.clone());
-        }
-        self.stage = SessionStage::Sync;
-        Ok(())
+        self.insert(false)
     }
 
     /// Stage 2 from the host's syncs: the events given with the graph (graph JSON `events`,
@@ -516,9 +506,23 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// insertion and optimisation.
     pub fn insert_given_syncs(&mut self) -> Result<()> {
         self.expect("insert_given_syncs", SessionStage::Logical)?;
+        self.insert(true)
+    }
+
+    fn insert(&mut self, given: bool) -> Result<()> {
         self.changed();
         let alloc = self.alloc.as_mut().expect("logical stage ran");
-        compile::given_sync_stage(&self.model, &self.options, alloc)?;
+        if given {
+            compile::given_sync_stage(&self.model, &self.options, alloc)?;
+        } else {
+            match self.ahead.sync.take() {
+                Some(synced) => *alloc = synced.named(alloc.mode().to_string()),
+                None => compile::sync_stage(&self.model, &self.options, alloc)?,
+            }
+            if self.record {
+                self.recorded.sync = Some(alloc.clone());
+            }
+        }
         self.stage = SessionStage::Sync;
         Ok(())
     }

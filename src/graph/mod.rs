@@ -33,7 +33,7 @@ pub const GRAPH_FORMAT: &str = "stream-graph";
 pub const GRAPH_VERSION: u64 = 1;
 
 pub use attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs};
-pub use builder::{EventSpec, ModelBuilder};
+pub use builder::{EventEnd, EventSpec, ModelBuilder};
 pub use engines::{EngineConf, EngineTable};
 pub use fields::{Node, NodeAttrs};
 pub use ids::{EdgeId, EngineId, EventId, GraphId, IdVec, InsertedId, NodeId, Pos, StreamId, SubgraphId};
@@ -257,6 +257,15 @@ impl Model {
 
     pub fn in_edges(&self, n: NodeId) -> impl Iterator<Item = &Edge> + '_ {
         self.adjacency.in_edges(n).iter().map(|&e| &self.edges[e])
+    }
+
+    /// The outputs of `nodes` that hold memory of their own, as `(node, port, bytes)`: each
+    /// output with bytes of a node that is not a view (a view's output is its input's memory).
+    pub fn own_outputs<'a>(&'a self, nodes: &'a [NodeId]) -> impl Iterator<Item = (NodeId, u32, u64)> + 'a {
+        nodes.iter().filter(|&&n| self.nodes[n].alias_input.is_none()).flat_map(move |&n| {
+            let sizes = self.nodes[n].out_bytes.as_deref().unwrap_or(&[]);
+            sizes.iter().enumerate().filter(|&(_, &b)| b > 0).map(move |(port, &b)| (n, port as u32, b))
+        })
     }
 
     /// Finds a node of `graph` by name.

@@ -56,30 +56,19 @@ impl Tensors {
         let bearing = |n: NodeId| model.nodes[n].tasks > 0 && on_stream(n);
         let mut t = Tensors { list: Vec::new(), readers: Vec::new(), until_end: Vec::new(), produced: Vec::new(), pos };
         let mut walk = ViewWalk::default();
-        for &n in order {
-            let node = &model.nodes[n];
-            if node.alias_input.is_some() {
-                continue;
-            }
-            let Some(sizes) = &node.out_bytes else { continue };
-            for (port, &bytes) in sizes.iter().enumerate() {
-                if bytes == 0 {
-                    continue;
+        for (n, port, bytes) in model.own_outputs(order) {
+            let mut readers = Vec::new();
+            let until_end = walk.readers(model, n, port, |d| {
+                if bearing(d) {
+                    readers.push(d);
                 }
-                let port = port as u32;
-                let mut readers = Vec::new();
-                let until_end = walk.readers(model, n, port, |d| {
-                    if bearing(d) {
-                        readers.push(d);
-                    }
-                });
-                readers.sort_by_key(|&r| (t.pos[r], r));
-                readers.dedup();
-                t.list.push(Tensor { node: n, port, bytes });
-                t.readers.push(readers);
-                t.until_end.push(until_end);
-                t.produced.push(bearing(n));
-            }
+            });
+            readers.sort_by_key(|&r| (t.pos[r], r));
+            readers.dedup();
+            t.list.push(Tensor { node: n, port, bytes });
+            t.readers.push(readers);
+            t.until_end.push(until_end);
+            t.produced.push(bearing(n));
         }
         t
     }
