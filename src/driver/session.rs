@@ -29,22 +29,23 @@ use serde_json::{Map, Value, json};
 use crate::bail;
 use crate::compile::policy::{PolicyInput, PolicyReport};
 use crate::compile::summary::{ModelCounts, StreamAllocationSummary, split_map_string};
-use crate::compile::{self, Allocation, InsertedNode, Mode, NodeSyncs, Stage, TaskCounts, TaskLimits};
+use crate::compile::{self, Allocation, AllocationJson, InsertedNode, Mode, NodeSyncs, Stage, TaskCounts, TaskLimits};
 use crate::error::Result;
 use crate::graph::{EventId, GraphId, IdVec, Model, NodeId, Options, StreamId, SyncKind};
-use crate::memory::{AllocationDocument, MemoryPlan, plan_allocation};
+use crate::memory::{AllocationDocument, MemoryJson, MemoryPlan, plan_allocation};
 use crate::simulate::SimConfig;
 
-use super::logical::Trials;
+use super::logical::TrialCache;
 
 /// Chooses among whole pipeline runs for a search mode (`policy=auto`) under the simulator,
 /// and hands back what the chosen run computed. The searches sit above the session
 /// ([`crate::search`]), so the session is handed one instead of importing it.
 pub type Search = fn(&Model, &Options, &TaskLimits, &SimConfig) -> Result<Found>;
 
-/// What a run hands its caller: the allocation, the policy's report, and the memory plan the
-/// run made (for its checker), planned on first use otherwise; the document writers and the
-/// checker take the plan from here instead of planning again.
+/// What a run hands its caller: the allocation, the policy's report, and the session's memory
+/// plan, carried over ([`Session::into_compiled`]): planned by the session when its checker or a
+/// search asked, otherwise on first use here, once. The document writers, the checker and the
+/// C handles take the plan from here (or from the session) instead of planning again.
 #[derive(Debug)]
 pub struct Compiled {
     pub alloc: Allocation,
@@ -53,14 +54,14 @@ pub struct Compiled {
 }
 
 impl Compiled {
-    /// A result planned by nobody yet (a peer baseline's).
-    pub fn new(alloc: Allocation, report: Option<PolicyReport>) -> Self {
-        Compiled { alloc, report, memory: std::sync::OnceLock::new() }
-    }
-
     /// The allocation's memory plan for `model`, the one it was compiled from.
     pub fn memory(&self, model: &Model) -> Option<&MemoryPlan> {
         self.memory.get_or_init(|| plan_allocation(model, &self.alloc)).as_ref()
+    }
+
+    /// The allocation JSON writer for `model`, with the run's memory plan.
+    pub fn document<'a>(&'a self, model: &'a Model) -> AllocationJson<'a, MemoryJson<'a>> {
+        self.alloc.document(model, self.memory(model))
     }
 }
 
@@ -167,7 +168,7 @@ pub struct Session<M: Deref<Target = Model>> {
     /// search, for its candidates).
     input: Option<Arc<PolicyInput>>,
     /// The event budget's sync trials, shared with a search's other sessions.
-    trials: Option<Arc<Trials>>,
+    trials: Option<Arc<dyn TrialCache>>,
     /// Keep a copy of the allocation after each stage ([`Self::into_stages`]).
     record: bool,
     recorded: Stages,
@@ -264,8 +265,9 @@ impl<M: Deref<Target = Model>> Session<M> {
     }
 
     /// Stage 1 shares the event budget's sync trials through `trials` with the other sessions
-    /// of the same model and options (a search's candidates, which differ in policy alone).
-    pub fn with_trials(mut self, trials: Arc<Trials>) -> Self {
+    /// of the same model and options (a search's candidates, which differ in policy alone):
+    /// the search's cache.
+    pub fn with_trials(mut self, trials: Arc<dyn TrialCache>) -> Self {
         self.trials = Some(trials);
         self
     }
@@ -274,6 +276,24 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// for [`Self::into_stages`].
     pub fn recording(mut self) -> Self {
         self.record = true;
+        self
+    }
+
+    /// The logical stage a [`Self::recording`] session kept, once stage 1 ran.
+    pub fn recorded_logical(&self) -> Option<&Allocation> {
+        self.recorded.logical.as_ref()
+    }
+
+    /// Replaces the logical stage a [`Self::recording`] session kept: a run whose logical stage
+    /// carried pairs for its sync stage hands on the stage without them.
+    pub fn set_recorded_logical(&mut self, logical: Allocation) {
+        self.recorded.logical = Some(logical);
+    }
+
+    /// The policy's report a session adopting a logical stage ([`Self::with_logical`]) carries
+    /// on: the report of the run whose stage it is.
+    pub fn with_report(mut self, report: Option<PolicyReport>) -> Self {
+        self.report = report;
         self
     }
 
@@ -430,7 +450,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     fn assign(&mut self, given: bool) -> Result<()> {
         let mode = Mode::of(&self.model, &self.options)?;
         let (alloc, report) = if let Some(alloc) = self.ahead.logical.take() {
-            (alloc, None)
+            (alloc, self.report.take())
         } else if given {
             let mut alloc = compile::preassigned_logical(&self.model, &self.options)?;
             match self.given_order.take() {
@@ -478,23 +498,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// Stage 2: event / notify insertion and optimisation (GE's `InsertSyncNodesByLogicStream`).
     pub fn insert_syncs(&mut self) -> Result<()> {
         self.expect("insert_syncs", SessionStage::Logical)?;
-        self.changed();
-        let alloc = self.alloc.as_mut().expect("logical stage ran");
-        // A policy's streams that no budget trial ran ahead of (a search's changed streams) get
-        // the trials' way out: ids reused by lifetime when one per sync exceeds `max_events`.
-        let reuse = !self.preassigned
-            && super::logical::reuses_over_budget(&self.options)
-            && matches!(Mode::of(&self.model, &self.options)?, Mode::Policy(_));
-        match self.ahead.sync.take() {
-            Some(synced) => *alloc = synced.named(alloc.mode().to_string()),
-            None if reuse => super::logical::sync_stage_or_reused(&self.model, &self.options, alloc)?,
-            None => compile::sync_stage(&self.model, &self.options, alloc)?,
-        }
-        if self.record {
-            self.recorded.sync = Some(alloc.clone());
-        }
-        self.stage = SessionStage::Sync;
-        Ok(())
+        self.insert(false)
     }
 
     /// Stage 2 from the host's syncs: the events given with the graph (graph JSON `events`,
@@ -502,9 +506,30 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// insertion and optimisation.
     pub fn insert_given_syncs(&mut self) -> Result<()> {
         self.expect("insert_given_syncs", SessionStage::Logical)?;
+        self.insert(true)
+    }
+
+    fn insert(&mut self, given: bool) -> Result<()> {
         self.changed();
         let alloc = self.alloc.as_mut().expect("logical stage ran");
-        compile::given_sync_stage(&self.model, &self.options, alloc)?;
+        if given {
+            compile::given_sync_stage(&self.model, &self.options, alloc)?;
+        } else {
+            // A policy's streams that no budget trial ran ahead of (a search's changed streams)
+            // get the trials' way out: ids reused by lifetime when one per sync exceeds
+            // `max_events`.
+            let reuse = !self.preassigned
+                && super::logical::reuses_over_budget(&self.options)
+                && matches!(Mode::of(&self.model, &self.options)?, Mode::Policy(_));
+            match self.ahead.sync.take() {
+                Some(synced) => *alloc = synced.named(alloc.mode().to_string()),
+                None if reuse => super::logical::sync_stage_or_reused(&self.model, &self.options, alloc)?,
+                None => compile::sync_stage(&self.model, &self.options, alloc)?,
+            }
+            if self.record {
+                self.recorded.sync = Some(alloc.clone());
+            }
+        }
         self.stage = SessionStage::Sync;
         Ok(())
     }
@@ -704,8 +729,10 @@ impl<M: Deref<Target = Model>> Session<M> {
         if self.stage == SessionStage::Generated {
             return Ok(a.document(&self.model, self.memory_plan()?).to_value());
         }
-        // Before stage 4 the document lists only what the host may see.
-        Ok(a.without_sync_nodes(self.stage >= SessionStage::Split).to_json(&self.model))
+        // Before stage 4 the document lists only what the host may see: an allocation of its
+        // own (no Send/Recv nodes, no sync end on one), which no session ran, so it is planned
+        // for itself.
+        Ok(a.without_sync_nodes(self.stage >= SessionStage::Split).to_json_new_plan(&self.model))
     }
 
     /// The nodes the host inserts into its graph, each with its anchor, side, stream and id:

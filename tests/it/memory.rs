@@ -75,7 +75,7 @@ fn two_streams(sync_back: bool) -> (Model, Allocation) {
 #[test]
 fn a_tensor_read_on_another_stream_is_reused_only_after_a_sync_orders_the_read() {
     let (model, alloc) = two_streams(false);
-    let doc = alloc.to_json(&model);
+    let doc = alloc.to_json_new_plan(&model);
     assert!(verify::check(&model, &doc).ok(), "{:?}", verify::check(&model, &doc).violations);
     let (a, c) = (tensor(&doc, "a"), tensor(&doc, "c"));
     let (ao, co) = (a["offset"].as_u64().unwrap(), c["offset"].as_u64().unwrap());
@@ -94,7 +94,7 @@ fn a_tensor_read_on_another_stream_is_reused_only_after_a_sync_orders_the_read()
 
     // With the sync back, c takes a's bytes and the arena shrinks.
     let (model2, alloc2) = two_streams(true);
-    let doc2 = alloc2.to_json(&model2);
+    let doc2 = alloc2.to_json_new_plan(&model2);
     assert!(verify::check(&model2, &doc2).ok(), "{:?}", verify::check(&model2, &doc2).violations);
     assert_eq!(tensor(&doc2, "a")["offset"], tensor(&doc2, "c")["offset"]);
     assert!(doc2["memory"]["peak_bytes"].as_u64() < doc["memory"]["peak_bytes"].as_u64());
@@ -130,7 +130,7 @@ fn chain() -> Model {
 fn a_view_keeps_its_base_alive() {
     let model = chain();
     let alloc = allocate(&model, Stage::All).unwrap();
-    let doc = alloc.to_json(&model);
+    let doc = alloc.to_json_new_plan(&model);
     assert!(verify::check(&model, &doc).ok());
     let mem = &doc["memory"];
     // The view owns nothing; its reader c is a's last user, so c can not take a's bytes but d can.
@@ -186,7 +186,7 @@ fn graphs_without_sizes_have_no_memory_section() {
     b.add_edge(EdgeSpec::data("a", "b"));
     let model = b.build().unwrap();
     let alloc = allocate(&model, Stage::All).unwrap();
-    assert!(alloc.to_json(&model).get("memory").is_none());
+    assert!(alloc.to_json_new_plan(&model).get("memory").is_none());
     assert!(plan_allocation(&model, &alloc).is_none());
     let mut m = model.clone();
     m.options.set_str("memory_limit", "1M").unwrap();
@@ -262,6 +262,48 @@ fn memory_limit_binds_every_policy() {
     }
 }
 
+/// Syncs added for memory: resnet50's per-operator plan runs on two streams and, in either
+/// order, needs more than the single-stream peak, since a tensor read on the side stream stays
+/// reserved until a sync proves the read done. Under `memory_limit=1x` the fit adds such syncs
+/// and the two-stream plan fits; both checkers accept its memory plan, and without the added
+/// pairs the project's checker refuses the same placement (rule 8).
+#[test]
+fn memory_syncs_fit_a_two_stream_plan_in_the_single_stream_peak() {
+    let mut model = graph_json::load_file(common::corpus_graph("resnet50.json")).unwrap();
+    model.options.policy = "single".into();
+    let single = plan_allocation(&model, &run_policy(&model, Stage::All).unwrap().0).unwrap().peak_bytes;
+    model.options.policy = "per-operator".into();
+    let (free, _) = run_policy(&model, Stage::All).unwrap();
+    assert!(plan_allocation(&model, &free).unwrap().peak_bytes > single, "per-operator needs more without a limit");
+    model.options.memory_limit = Some(MemoryLimit::Times(1000));
+    let (alloc, report) = run_policy(&model, Stage::All).unwrap();
+    let fit = report.section::<MemoryFit>().expect("the report says how the plan fit");
+    let added = fit.memory_syncs.expect("the plan fits with syncs added for memory");
+    assert!(added > 0);
+    assert_eq!(alloc.logical_count(), free.logical_count(), "the same streams");
+    let (peak, _) = check_plan(&model, &alloc);
+    assert!(peak <= single && fit.peak_bytes == peak, "{peak} > {single}");
+    let doc = alloc.to_json_new_plan(&model);
+    assert!(verify::check(&model, &doc).ok(), "{:?}", verify::check(&model, &doc).violations);
+    // The same placement under the unlimited plan's syncs only: reuse across streams unproved.
+    let ends = |d: &Value| -> Vec<(Value, Value)> {
+        d["syncs"].as_array().unwrap().iter().map(|s| (s["from"].clone(), s["to"].clone())).collect()
+    };
+    let kept = ends(&free.to_json_new_plan(&model));
+    let mut bare = doc.clone();
+    bare["syncs"].as_array_mut().unwrap().retain(|s| kept.contains(&(s["from"].clone(), s["to"].clone())));
+    assert!(ends(&bare).len() < ends(&doc).len(), "some syncs are new (others they imply may be gone)");
+    assert!(rule8(&model, &bare).iter().any(|m| m.contains("not ordered")), "the added syncs carry the reuse");
+    if let Some(tool) = common::check_alloc_tool("check_alloc.py on syncs added for memory") {
+        let file = common::TempFile::new("memory_syncs", &doc.to_string());
+        let args = [common::corpus_graph("resnet50.json"), file.0.clone()].map(|p| p.display().to_string());
+        let args = [&args[..], &["--json".into(), "--arbitration".into(), "ready".into()]].concat();
+        let (code, report) = common::run_python(&tool, &[args]).remove(0);
+        assert_eq!(code, 0, "check_alloc.py rejects the plan: {}", report["errors"]);
+        assert_eq!(report["memory_peak_bytes"].as_u64(), Some(peak));
+    }
+}
+
 /// Given streams (`allocate --from sync`, `allocate_from_preassigned`) honour `memory_limit`
 /// too: within it the plan is the one without the limit; under every order's peak it is SA2003
 /// naming the given streams, the limit and the smallest peak reached.
@@ -278,7 +320,7 @@ fn memory_limit_binds_given_streams() {
     let peak = plan_allocation(&model, &free).unwrap().peak_bytes;
     model.options.memory_limit = Some(MemoryLimit::Bytes(peak));
     let within = allocate_from_preassigned(&model, Stage::All).unwrap();
-    assert_eq!(within.to_json_string(&model), free.to_json_string(&model));
+    assert_eq!(within.to_json_string_new_plan(&model), free.to_json_string_new_plan(&model));
     model.options.memory_limit = Some(MemoryLimit::Bytes(peak / 4));
     let e = allocate_from_preassigned(&model, Stage::All).unwrap_err();
     assert_eq!(e.code(), "SA2003", "{e}");
@@ -310,7 +352,7 @@ fn the_memory_aware_order_lowers_the_single_stream_peak() {
 
 /// The checker accepts the plan and the arena holds what the simulated schedule keeps live.
 fn check_plan(model: &Model, alloc: &Allocation) -> (u64, u64) {
-    let doc = alloc.to_json(model);
+    let doc = alloc.to_json_new_plan(model);
     let v = rule8(model, &doc);
     assert!(v.is_empty(), "{}: {v:?}", model.name);
     let peak = doc["memory"]["peak_bytes"].as_u64().unwrap();
@@ -335,7 +377,7 @@ fn corpus_plans_pass_the_checker_and_cover_the_simulated_live_bytes() {
         let per_op = check_plan(&m, &run_policy(&m, Stage::All).unwrap().0).0;
         // The logical stage alone has no syncs: plans still pass, with less reuse across streams.
         let logical = allocate(&model, Stage::Logical).unwrap();
-        assert!(rule8(&model, &logical.to_json(&model)).is_empty());
+        assert!(rule8(&model, &logical.to_json_new_plan(&model)).is_empty());
         assert!(single > 0 && ge > 0 && per_op > 0);
     }
 }
