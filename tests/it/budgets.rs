@@ -81,15 +81,18 @@ fn assert_makespan(reported: &serde_json::Value, measured: f64, what: &str) {
     assert!((r - measured).abs() <= 5e-4 + 1e-9 * measured, "{what}: reported {r} us, simulated again {measured} us");
 }
 
+/// An AI Core operator holding 4 units for `cost` us.
+fn op(name: String, cost: f64) -> NodeSpec {
+    let mut s = NodeSpec::new(name, "Relu", "AIcoreEngine");
+    s.cost_us = cost;
+    s.cores = 4;
+    s
+}
+
 /// `src` fans out to `width` independent operators that join in `out`.
 fn fan(width: usize) -> Model {
     let mut b = ModelBuilder::new(format!("fan{width}"));
-    let mut node = |name: String, cost: f64| {
-        let mut s = NodeSpec::new(name, "Relu", "AIcoreEngine");
-        s.cost_us = cost;
-        s.cores = 4;
-        b.add_node(s);
-    };
+    let mut node = |name: String, cost: f64| b.add_node(op(name, cost));
     node("src".into(), 1.0);
     for i in 0..width {
         node(format!("n{i}"), 10.0 + i as f64);
@@ -443,12 +446,7 @@ fn event_budget_counts_syncs_through_task_less_nodes() {
 /// grows with the stages.
 fn ladder(stages: usize, width: usize) -> Model {
     let mut b = ModelBuilder::new(format!("ladder{stages}x{width}"));
-    let mut node = |name: String, cost: f64| {
-        let mut s = NodeSpec::new(name, "Relu", "AIcoreEngine");
-        s.cost_us = cost;
-        s.cores = 4;
-        b.add_node(s);
-    };
+    let mut node = |name: String, cost: f64| b.add_node(op(name, cost));
     for s in 0..=stages {
         node(format!("j{s}"), 1.0);
     }
