@@ -25,13 +25,16 @@ pub(super) struct Assigned {
 }
 
 /// A logical result in compact form (a stream id per node, attached streams only where a node
-/// has some), to recognise an assignment seen before by full comparison.
+/// has some), to recognise an assignment seen before by full comparison; with the execution
+/// order where a policy fixed it (`fifo:N`), since the same streams in another order are
+/// another plan. An order the pipeline chose is a function of the streams and needs no place.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StreamsKey {
     node_stream: Vec<u32>,
     main_stream_count: u32,
     attached: Vec<(u32, Vec<u32>)>,
     attached_count: u32,
+    order: Vec<u32>,
 }
 
 impl StreamsKey {
@@ -52,16 +55,26 @@ impl StreamsKey {
                 .map(|(n, v)| (n as u32, v.iter().map(|s| s.0).collect()))
                 .collect(),
             attached_count,
+            order: Vec::new(),
         }
     }
 
-    fn of(l: &LogicalResult) -> Self {
-        Self::new(l.node_stream.iter().copied(), l.main_stream_count, l.attached.iter(), l.attached_count)
+    /// The key of a policy's logical result, run in `placed` when the policy fixed its order.
+    fn of(l: &LogicalResult, placed: Option<&[crate::graph::NodeId]>) -> Self {
+        let key = Self::new(l.node_stream.iter().copied(), l.main_stream_count, l.attached.iter(), l.attached_count);
+        key.in_order(placed.unwrap_or_default())
     }
 
-    /// The key of an allocation's logical streams.
+    /// The key of an allocation's logical streams in its execution order.
     pub fn of_allocation(a: &Allocation) -> Self {
-        Self::new(a.logical_stream().iter().copied(), a.logical_count(), a.attached().iter(), a.attached_count())
+        let key =
+            Self::new(a.logical_stream().iter().copied(), a.logical_count(), a.attached().iter(), a.attached_count());
+        key.in_order(a.set_order_or_empty())
+    }
+
+    fn in_order(mut self, order: &[crate::graph::NodeId]) -> Self {
+        self.order = order.iter().map(|n| n.0).collect();
+        self
     }
 
     /// A hash to bucket keys by; equal keys have equal hashes on every run.
@@ -156,11 +169,12 @@ pub(super) fn assign(
     let max_events = options.event_budget();
     loop {
         let logical = bounded.logical();
+        let placed = bounded.order();
         // Every finite budget needs the trial: the sync stage contracts task-less nodes, so a
         // dependency through one can need a sync per producer and consumer pair, more than the
         // edges that cross streams. The trial that fits is the sync stage itself, not extra work.
         let trial = max_events != u32::MAX;
-        let key = trials.filter(|_| trial).map(|_| StreamsKey::of(&logical));
+        let key = trials.filter(|_| trial).map(|_| StreamsKey::of(&logical, placed.as_deref()));
         if let (Some(t), Some(k)) = (trials, &key)
             && let Some((ids, counts)) = t.over(k)
         {
@@ -168,7 +182,7 @@ pub(super) fn assign(
             continue;
         }
         let facts = trials.map(|t| t.order_facts(model));
-        let alloc = compile::logical_allocation_with(model, options, mode.name(), logical, facts);
+        let alloc = compile::logical_allocation_with(model, options, mode.name(), logical, facts, placed);
         if !trial {
             return Ok(Assigned { alloc, report: Some(bounded.into_report()?), synced: None });
         }

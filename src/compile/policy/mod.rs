@@ -15,6 +15,7 @@
 
 pub mod budget;
 pub mod earliest;
+pub mod fifo;
 pub mod list;
 pub mod min_streams;
 pub mod per_operator;
@@ -293,15 +294,31 @@ pub fn ge_logical(model: &Model, options: &Options) -> Result<LogicalResult> {
     }
 }
 
-/// A policy's decision for its task nodes: a stream per task node (`0..count`).
+/// A policy's decision for its task nodes: a stream per task node (`0..count`), and the order
+/// the streams run their nodes in when the policy fixes one.
 pub struct Assignment {
     pub stream: IdVec<NodeId, Option<u32>>,
     pub count: u32,
+    /// Every root position once, a topological order, that the streams run their nodes in
+    /// (`fifo:N`'s placement order); empty: the pipeline chooses ([`crate::compile::choose_order`]).
+    pub order: Vec<Pos>,
 }
 
 impl Assignment {
     pub fn new(model: &Model) -> Self {
-        Assignment { stream: IdVec::filled(model.nodes.len(), None), count: 0 }
+        Assignment { stream: IdVec::filled(model.nodes.len(), None), count: 0, order: Vec::new() }
+    }
+
+    /// The assignment's order as every node of the model, nested graphs stitched in as
+    /// [`Model::all_nodes`] does; `None` when the pipeline chooses.
+    pub fn node_order(&self, ctx: &Ctx<'_>) -> Option<Vec<NodeId>> {
+        if self.order.is_empty() {
+            return None;
+        }
+        let model = ctx.model;
+        let mut per_graph: IdVec<GraphId, Vec<NodeId>> = model.graphs.iter().map(|g| g.order.clone()).collect();
+        per_graph[GraphId::ROOT] = self.order.iter().map(|&p| ctx.order[p]).collect();
+        Some(crate::compile::order::stitch(model, &per_graph))
     }
 }
 
@@ -462,6 +479,12 @@ impl<'m> Bounded<'m> {
     /// The logical result of the current assignment.
     pub fn logical(&self) -> LogicalResult {
         finish(&self.ctx, &self.assignment)
+    }
+
+    /// The order the current assignment's streams run in when the policy fixes one
+    /// ([`Assignment::node_order`]).
+    pub fn order(&self) -> Option<Vec<NodeId>> {
+        self.assignment.node_order(&self.ctx)
     }
 
     /// Fewer policy streams after a trial needed `counts` (`ids` sync ids) over `max_events`:
