@@ -582,7 +582,7 @@ mod tests {
 
     /// Every policy schedule on the engine keeps the engine's invariants
     /// ([`schedule::trace::check`]; the ideal's and the execution order's tests are beside
-    /// them): `list` and `earliest:N`
+    /// them): `list`, `earliest:N` and `fifo:N`
     /// under caps that bind and one that does not, the budget merges of chains and of
     /// per-operator's streams.
     #[test]
@@ -605,6 +605,7 @@ mod tests {
             for cap in [2, 8, 64] {
                 checked(format!("list {cap}"), traced(|| list::assign(&ctx, cap)).1);
                 checked(format!("earliest {cap}"), traced(|| earliest::assign(&ctx, cap)).1);
+                checked(format!("fifo {cap}"), traced(|| fifo::assign(&ctx, cap)).1);
             }
             let chains = min_streams::chain_cover(&ctx).chains;
             for budget in [2, 4] {
