@@ -23,9 +23,10 @@ use common::families;
 
 /// A checked plan's makespan and peak.
 fn measure(m: &Model, a: &Allocation, cfg: &SimConfig) -> (f64, u64) {
-    let r = stream_alloc::verify::check(m, &a.to_json(m));
+    let plan = plan_allocation(m, a);
+    let r = stream_alloc::verify::check(m, &a.document(m, plan.as_ref()).to_value());
     assert!(r.ok(), "{}: {:?}", m.name, r.violations.first());
-    (simulate(m, a, cfg).unwrap().makespan_us, plan_allocation(m, a).map_or(0, |p| p.peak_bytes))
+    (simulate(m, a, cfg).unwrap().makespan_us, plan.map_or(0, |p| p.peak_bytes))
 }
 
 /// auto's plan, its choice, and the makespan of its fastest candidate that fits the device and
@@ -84,7 +85,8 @@ fn main() {
                 let (auto_us, auto_peak) = measure(&m, &d, &cfg);
                 let mut best: Option<(String, f64)> = None;
                 for &peer in &peers {
-                    let Ok((p, _)) = baseline::allocate(&m, peer, &m.options, limits) else { continue };
+                    let Ok(c) = baseline::allocate(&m, peer, &m.options, limits) else { continue };
+                    let p = c.alloc;
                     if p.physical_count() > 64 || p.sync_count() > 1024 {
                         continue;
                     }

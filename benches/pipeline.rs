@@ -117,7 +117,7 @@ fn main() {
                     }
                 };
                 let hash = if digest {
-                    format!(" {:016x}", fnv1a(a.to_json_string(&model).as_bytes()))
+                    format!(" {:016x}", fnv1a(a.to_json_string_new_plan(&model).as_bytes()))
                 } else {
                     String::new()
                 };

@@ -49,7 +49,7 @@ fn pipeline_child(path: &str) {
     };
     let pipeline = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
-    let text = alloc.to_json_string(&model);
+    let text = alloc.to_json_string_new_plan(&model);
     let write = t.elapsed().as_secs_f64() * 1e3;
     println!("{pipeline} {write} {}", text.len());
 }
@@ -155,9 +155,9 @@ fn child(spec: &str) {
     let before = status_mb("VmHWM:");
     let t = Instant::now();
     let text = if way == "stream" {
-        alloc.to_json_string(&model)
+        alloc.to_json_string_new_plan(&model)
     } else {
-        let mut s = serde_json::to_string_pretty(&alloc.to_json(&model)).unwrap();
+        let mut s = serde_json::to_string_pretty(&alloc.to_json_new_plan(&model)).unwrap();
         s.push('\n');
         s
     };

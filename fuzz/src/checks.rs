@@ -67,7 +67,7 @@ pub fn json_loader(data: &[u8]) {
                 assert!(!e.message.is_empty());
             }
             Ok(alloc) => {
-                let text = alloc.to_json_string(&model);
+                let text = alloc.to_json_string_new_plan(&model);
                 let doc: Value = serde_json::from_str(&text).expect("allocation JSON reparses");
                 let report = stream_alloc::verify::check(&model, &doc);
                 if let Err(e) = only_unavoidable_task_overflows(&model, &alloc, &report) {
@@ -226,13 +226,13 @@ pub fn pipeline(data: &[u8]) {
     let text = serde_json::to_vec(&doc).unwrap();
     let model = graph_json::load_slice(&text).unwrap_or_else(|e| panic!("generated graph refused: {e}\n{doc}"));
     let alloc = allocate(&model, Stage::All).unwrap_or_else(|e| panic!("pipeline failed: {e}\n{doc}"));
-    let out = alloc.to_json(&model);
+    let out = alloc.to_json_new_plan(&model);
     let report = stream_alloc::verify::check(&model, &out);
     if let Err(e) = only_unavoidable_task_overflows(&model, &alloc, &report) {
         panic!("checker: {e}\n{doc}");
     }
-    let again = allocate(&model, Stage::All).unwrap().to_json_string(&model);
-    assert_eq!(again, alloc.to_json_string(&model), "nondeterministic output\n{doc}");
+    let again = allocate(&model, Stage::All).unwrap().to_json_string_new_plan(&model);
+    assert_eq!(again, alloc.to_json_string_new_plan(&model), "nondeterministic output\n{doc}");
 }
 
 /// The pool against a model: per handle, the models holding it (grants).

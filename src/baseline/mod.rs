@@ -21,8 +21,8 @@ mod trtllm;
 use crate::bail;
 use crate::compile::policy::PolicyReport;
 use crate::compile::policy::report::{Section, flattened};
-use crate::compile::{Allocation, Stage, TaskLimits};
-use crate::driver::Session;
+use crate::compile::{Stage, TaskLimits};
+use crate::driver::{Compiled, Session};
 use crate::error::{Error, Result};
 use crate::graph::{GivenEvent, IdVec, Model, NodeId, Options, Shape, StreamId};
 
@@ -261,12 +261,8 @@ fn trtllm_plan(model: &Model, g: &TaskGraph, streams: u32, cost: bool) -> Plan {
 /// Runs the pipeline on the peer's plan: its streams as the logical streams, its waits as the
 /// syncs (one id each, as the peers do not reuse; GE's event is one record and one wait, so
 /// TensorRT-LLM's event per producer becomes one per wait), then the split and the rest of the stages.
-pub fn allocate(
-    model: &Model,
-    peer: Peer,
-    options: &Options,
-    limits: TaskLimits,
-) -> Result<(Allocation, PolicyReport)> {
+/// The result has the peer's report and the run's memory plan.
+pub fn allocate(model: &Model, peer: Peer, options: &Options, limits: TaskLimits) -> Result<Compiled> {
     let p = plan(model, peer, options)?;
     let mut m = model.clone();
     for (n, node) in m.nodes.iter_mut().enumerate() {
@@ -284,9 +280,12 @@ pub fn allocate(
         s = s.with_order(order);
     }
     s.run_to(Stage::All).map_err(|e| Error::new(e.kind, format!("policy {}: {}", peer.name(), e.message)))?;
-    let (alloc, _) = s.into_result()?;
+    // The session's memory plan comes along: it is `model`'s too, since a plan reads the
+    // graph's edges, tensors and tasks and the allocation, never the streams and events given.
+    let mut compiled = s.into_compiled()?;
     let peer_report = PeerReport { streams: p.streams(), waits: p.waits.len() };
-    Ok((alloc, PolicyReport::with_section(peer.name(), peer_report)))
+    compiled.report = Some(PolicyReport::with_section(peer.name(), peer_report));
+    Ok(compiled)
 }
 
 /// A peer allocator's plan: its streams and waits (`simulate --policy PEER`), a section of
@@ -307,7 +306,6 @@ impl Section for PeerReport {
 mod tests {
     use super::*;
     use crate::graph::json::load_str;
-    use crate::memory::AllocationDocument;
 
     /// a feeds b and c, both feed d; e hangs off a constant. GEMMs: b and c.
     const DIAMOND: &str = r#"{"format": "stream-graph", "version": 1, "name": "diamond",
@@ -371,10 +369,10 @@ mod tests {
     fn every_peer_allocates_and_passes_the_checker() {
         let m = load_str(DIAMOND).unwrap();
         for peer in Peer::ALL {
-            let (a, report) = allocate(&m, peer, &m.options, TaskLimits::from_options(&m.options)).unwrap();
-            let check = crate::verify::check(&m, &a.to_json(&m));
+            let c = allocate(&m, peer, &m.options, TaskLimits::from_options(&m.options)).unwrap();
+            let check = crate::verify::check(&m, &c.document(&m).to_value());
             assert!(check.ok(), "{}: {:?}", peer.name(), check.violations);
-            assert_eq!(report.name, peer.name());
+            assert_eq!(c.report.map(|r| r.name), Some(peer.name()));
         }
     }
 

@@ -18,7 +18,7 @@ use super::{
     write_out,
 };
 use crate::compile::TaskLimits;
-use crate::graph::builder::{EdgeSpec, EventSpec, GraphSpec, NodeSpec, PartitionSpec};
+use crate::graph::builder::{EdgeSpec, EventEnd, EventSpec, GraphSpec, NodeSpec, PartitionSpec};
 use crate::graph::json::{builder_from_slice, set_node_attr, set_node_field};
 use crate::graph::{EdgeKind, Model, ModelBuilder, Shape};
 
@@ -803,14 +803,13 @@ pub unsafe extern "C" fn sa_graph_add_event(
                     format!("argument '{what}' is {v}; an attached stream id, or -1 for the main stream"),
                 )),
             };
+            let end = |node: &str, graph: Option<&str>, at: i64, what: &str| -> Result<EventEnd, ApiError> {
+                Ok(EventEnd { node: node.to_string(), graph: graph.map(str::to_string), attached: attached(at, what)? })
+            };
             let spec = EventSpec {
                 id,
-                from: from.to_string(),
-                to: to.to_string(),
-                from_graph: from_graph.map(str::to_string),
-                to_graph: to_graph.map(str::to_string),
-                from_attached: attached(from_attached, "from_attached")?,
-                to_attached: attached(to_attached, "to_attached")?,
+                from: end(from, from_graph, from_attached, "from_attached")?,
+                to: end(to, to_graph, to_attached, "to_attached")?,
             };
             g.building()?.builder.events.push(spec);
             Ok(())

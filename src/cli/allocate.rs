@@ -306,9 +306,8 @@ pub fn run(args: AllocateArgs) -> i32 {
         Err(e) => (error_json_string(e), None, EXIT_ALLOC_ERROR),
     };
     if let Some(path) = &args.output {
-        if let Err(e) = std::fs::write(path, &text) {
-            out::error(format_args!("cannot write '{}': {e}", path.display()));
-            return EXIT_ALLOC_ERROR;
+        if let Err(c) = out::write_file(path, &text) {
+            return c;
         }
     } else if json_to_stdout && let Err(c) = out::print(&text) {
         return c;

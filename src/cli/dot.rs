@@ -117,17 +117,10 @@ pub fn run(args: DotArgs) -> i32 {
         Ok(if streams { stream_dot(model, &stream, &waits) } else { dot(model, &stream, &waits) })
     });
     match result {
-        Ok(text) => {
-            if let Some(path) = &args.output {
-                if let Err(e) = std::fs::write(path, text) {
-                    out::error(format_args!("cannot write '{}': {e}", path.display()));
-                    return EXIT_ALLOC_ERROR;
-                }
-            } else if let Err(c) = out::print(&text) {
-                return c;
-            }
-            EXIT_OK
-        }
+        Ok(text) => match out::emit(args.output.as_deref(), &text) {
+            Ok(()) => EXIT_OK,
+            Err(c) => c,
+        },
         Err(e) => {
             out::error(e);
             EXIT_ALLOC_ERROR

@@ -163,22 +163,14 @@ pub fn run(args: ExportArgs) -> i32 {
         ));
     }
     let text = part.to_json();
-    match &args.output {
-        Some(p) => {
-            if let Err(e) = std::fs::write(p, &text) {
-                out::error(format_args!("cannot write '{}': {e}", p.display()));
-                return EXIT_ALLOC_ERROR;
-            }
-            if let Err(c) = out::print(&summary) {
-                return c;
-            }
-        }
-        None => {
-            if let Err(c) = out::print(&text) {
-                return c;
-            }
-            out::eprint(&summary);
-        }
+    if let Err(c) = out::emit(args.output.as_deref(), &text) {
+        return c;
+    }
+    // The summary takes standard output when the document went to a file.
+    if args.output.is_none() {
+        out::eprint(&summary);
+    } else if let Err(c) = out::print(&summary) {
+        return c;
     }
     EXIT_OK
 }

@@ -80,18 +80,8 @@ pub fn run(args: ImportArgs) -> i32 {
     };
     let json = imported.json();
     let elapsed = start.elapsed();
-    match &args.output {
-        Some(p) => {
-            if let Err(e) = std::fs::write(p, &json) {
-                out::error(format_args!("cannot write '{}': {e}", p.display()));
-                return EXIT_ALLOC_ERROR;
-            }
-        }
-        None => {
-            if let Err(c) = out::print(&json) {
-                return c;
-            }
-        }
+    if let Err(c) = out::emit(args.output.as_deref(), &json) {
+        return c;
     }
     if !args.quiet {
         out::eprint(&summary(&imported, elapsed.as_secs_f64() * 1e3));

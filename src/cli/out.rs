@@ -6,6 +6,7 @@
 //! ignored, since there is nowhere left to report it.
 
 use std::io::{ErrorKind, Write};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::EXIT_ALLOC_ERROR;
@@ -29,6 +30,22 @@ pub fn print(text: &str) -> Result<(), i32> {
             error(format_args!("cannot write to standard output: {e}"));
             Err(EXIT_ALLOC_ERROR)
         }
+    }
+}
+
+/// Writes `text` to the file `path`; `Err(code)` when it cannot (already reported).
+pub fn write_file(path: &Path, text: &str) -> Result<(), i32> {
+    std::fs::write(path, text).map_err(|e| {
+        error(format_args!("cannot write '{}': {e}", path.display()));
+        EXIT_ALLOC_ERROR
+    })
+}
+
+/// Writes `text` to the file `output` names, else to standard output (`--output`'s rule).
+pub fn emit(output: Option<&Path>, text: &str) -> Result<(), i32> {
+    match output {
+        Some(path) => write_file(path, text),
+        None => print(text),
     }
 }
 

@@ -45,9 +45,10 @@ pub fn run(args: PassArgs) -> i32 {
         } else {
             TaskLimits::from_options(&options)
         };
+        // A pass list runs outside any session: its allocation is planned here, once.
         let (alloc, trace) = passes::run_list(&model, &options, limits, &list)?;
-        let Some(trace) = trace else { return Ok(alloc.to_json_string(&model)) };
-        let mut doc = alloc.to_json(&model);
+        let Some(trace) = trace else { return Ok(alloc.to_json_string_new_plan(&model)) };
+        let mut doc = alloc.to_json_new_plan(&model);
         doc["steps"] = trace.to_json();
         let mut text = serde_json::to_string_pretty(&doc).expect("JSON values always serialise");
         text.push('\n');
@@ -60,18 +61,8 @@ pub fn run(args: PassArgs) -> i32 {
             (error_json_string(&e), EXIT_ALLOC_ERROR)
         }
     };
-    match &args.output {
-        Some(path) => {
-            if let Err(e) = std::fs::write(path, &text) {
-                out::error(format_args!("cannot write '{}': {e}", path.display()));
-                return EXIT_ALLOC_ERROR;
-            }
-        }
-        None => {
-            if let Err(c) = out::print(&text) {
-                return c;
-            }
-        }
+    match out::emit(args.output.as_deref(), &text) {
+        Ok(()) => code,
+        Err(c) => c,
     }
-    code
 }

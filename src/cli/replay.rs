@@ -8,7 +8,6 @@ use clap::{Args, ValueEnum};
 use super::allocate::PlanArgs;
 use super::{EXIT_ALLOC_ERROR, EXIT_OK, out};
 use stream_alloc::compile::Stage;
-use stream_alloc::memory::AllocationDocument;
 use stream_alloc::replay::{Executor, Program, Report, cpu::CpuExecutor, replay, trace};
 use stream_alloc::simulate::{SimConfig, simulate};
 use stream_alloc::verify::doc::Doc;
@@ -88,10 +87,10 @@ fn run_replay(args: &ReplayArgs) -> Result<Report, Error> {
             (doc, None, policy)
         }
         None => {
-            let stream_alloc::driver::Compiled { alloc, report, .. } = inputs.compile(Stage::All, cfg, false)?;
-            let sim = simulate(model, &alloc, &cfg)?;
-            let policy = report.map_or_else(|| "ge".to_string(), |r| r.name);
-            (alloc.to_json(model), Some(sim.makespan_us), policy)
+            let compiled = inputs.compile(Stage::All, cfg, false)?;
+            let sim = simulate(model, &compiled.alloc, &cfg)?;
+            let policy = compiled.report.as_ref().map_or_else(|| "ge".to_string(), |r| r.name.clone());
+            (compiled.document(model).to_value(), Some(sim.makespan_us), policy)
         }
     };
     let doc = Doc::parse(model, &doc_json).map_err(|v| {

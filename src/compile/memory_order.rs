@@ -32,7 +32,7 @@ use std::collections::{BinaryHeap, HashMap};
 use super::order::stitch;
 use super::schedule::{Engine, Hooks, UNITS, fill_bottom_levels, node_cost};
 use crate::graph::ids::define_index;
-use crate::graph::{EdgeKind, GraphId, IdVec, Model, NodeId, StreamId};
+use crate::graph::{GraphId, IdVec, Model, NodeId, StreamId, ViewWalk};
 
 define_index!(
     /// A bearing node's local index, as the scheduling engine sees it.
@@ -247,69 +247,44 @@ impl GraphFacts {
     /// The tensors of the graph's nodes, as the plan's lifetimes define them (rule 8): one per
     /// output port with bytes of a node that is not a view, read through views.
     fn add_tensors(&mut self, model: &Model, g: GraphId, local: &IdVec<NodeId, u32>, bearing: impl Fn(NodeId) -> bool) {
-        let mut stack: Vec<(NodeId, u32)> = Vec::new();
-        let mut seen: Vec<(NodeId, u32)> = Vec::new();
-        for &n in &model.graphs[g].order {
-            let node = &model.nodes[n];
-            if node.alias_input.is_some() {
-                continue;
-            }
-            let Some(sizes) = &node.out_bytes else { continue };
-            for (port, &bytes) in sizes.iter().enumerate() {
-                if bytes == 0 {
-                    continue;
-                }
-                let (mut readers, mut until_end) = (Vec::new(), false);
-                stack.clear();
-                seen.clear();
-                stack.push((n, port as u32));
-                while let Some((src, p)) = stack.pop() {
-                    if seen.contains(&(src, p)) {
-                        continue;
-                    }
-                    seen.push((src, p));
-                    for e in model.out_edges(src) {
-                        if e.kind != EdgeKind::Data || e.src_port != p {
-                            continue;
-                        }
-                        let v = &model.nodes[e.dst];
-                        if v.op_type == "NetOutput" {
-                            until_end = true;
-                        }
-                        if v.alias_input == Some(e.dst_port) {
-                            let ports = v.out_bytes.as_ref().map_or(1, |b| b.len().max(1));
-                            stack.extend((0..ports as u32).map(|q| (e.dst, q)));
-                        }
-                        if bearing(e.dst) {
-                            match local[e.dst] {
-                                // A reader in another graph: live to the end of this one.
-                                r if r == NONE || model.nodes[e.dst].graph != g => until_end = true,
-                                r => readers.push(r),
-                            }
-                        }
+        let mut walk = ViewWalk::default();
+        for (n, port, bytes) in model.own_outputs(&model.graphs[g].order) {
+            let (mut readers, mut elsewhere) = (Vec::new(), false);
+            let until_end = walk.readers(model, n, port, |d| {
+                if bearing(d) {
+                    match local[d] {
+                        // A reader in another graph: live to the end of this one.
+                        r if r == NONE || model.nodes[d].graph != g => elsewhere = true,
+                        r => readers.push(r),
                     }
                 }
-                readers.sort_unstable();
-                readers.dedup();
-                let producer = Some(local[n]).filter(|&p| p != NONE);
-                let t = self.tensors.len() as u32;
-                let bytes = aligned(bytes);
-                match producer {
-                    Some(p) => self.produces[p as usize].push(t),
-                    None if until_end || !readers.is_empty() => self.start_live += bytes,
-                    None => {}
-                }
-                for &r in &readers {
-                    self.reads[r as usize].push(t);
-                }
-                self.tensors.push(Tensor { bytes, readers, until_end });
+            }) || elsewhere;
+            readers.sort_unstable();
+            readers.dedup();
+            let producer = Some(local[n]).filter(|&p| p != NONE);
+            let t = self.tensors.len() as u32;
+            let bytes = aligned(bytes);
+            match producer {
+                Some(p) => self.produces[p as usize].push(t),
+                None if until_end || !readers.is_empty() => self.start_live += bytes,
+                None => {}
             }
+            for &r in &readers {
+                self.reads[r as usize].push(t);
+            }
+            self.tensors.push(Tensor { bytes, readers, until_end });
         }
     }
 
     /// Bytes a node adds while it runs (its outputs), and the net change once it is done
     /// (outputs kept minus inputs it was the last to read), given each tensor's readers left.
     fn step(&self, i: usize, left: &[u32]) -> (u64, i64) {
+        self.step_when(i, |t, _| left[t] == 1)
+    }
+
+    /// [`Self::step`] with `last(t, tensor)` saying whether node `i` is the last reader of its
+    /// input `t`.
+    fn step_when(&self, i: usize, last: impl Fn(usize, &Tensor) -> bool) -> (u64, i64) {
         let out: u64 = self.produces[i].iter().map(|&t| self.tensors[t as usize].bytes).sum();
         let mut net = out as i64;
         for &t in &self.produces[i] {
@@ -320,7 +295,7 @@ impl GraphFacts {
         }
         for &t in &self.reads[i] {
             let x = &self.tensors[t as usize];
-            if left[t as usize] == 1 && !x.until_end {
+            if !x.until_end && last(t as usize, x) {
                 net -= x.bytes as i64;
             }
         }
@@ -477,30 +452,13 @@ impl GraphFacts {
                     if has(&s.set, i) || self.preds[i].iter().any(|&p| p as usize >= base && !has(&s.set, p as usize)) {
                         continue;
                     }
-                    // Readers left of each input: those outside the set (before the segment:
-                    // done; after it: left).
-                    let out: u64 = self.produces[i].iter().map(|&t| self.tensors[t as usize].bytes).sum();
-                    let mut net = out as i64;
-                    for &t in &self.produces[i] {
-                        let x = &self.tensors[t as usize];
-                        if x.readers.is_empty() && !x.until_end {
-                            net -= x.bytes as i64;
-                        }
-                    }
-                    for &t in &self.reads[i] {
-                        let x = &self.tensors[t as usize];
-                        if x.until_end {
-                            continue;
-                        }
-                        // Readers before the segment ran; after it, they are still to run.
-                        let done = x.readers.iter().all(|&r| {
+                    // Readers before the segment ran; after it, they are still to run.
+                    let (out, net) = self.step_when(i, |_, x| {
+                        x.readers.iter().all(|&r| {
                             let r = r as usize;
                             r < base || r == i || (r < base + n && has(&s.set, r))
-                        });
-                        if done {
-                            net -= x.bytes as i64;
-                        }
-                    }
+                        })
+                    });
                     let peak = s.peak.max(s.live + out);
                     if peak > bound {
                         continue;

@@ -29,22 +29,23 @@ use serde_json::{Map, Value, json};
 use crate::bail;
 use crate::compile::policy::{PolicyInput, PolicyReport};
 use crate::compile::summary::{ModelCounts, StreamAllocationSummary, split_map_string};
-use crate::compile::{self, Allocation, InsertedNode, Mode, NodeSyncs, Stage, TaskCounts, TaskLimits};
+use crate::compile::{self, Allocation, AllocationJson, InsertedNode, Mode, NodeSyncs, Stage, TaskCounts, TaskLimits};
 use crate::error::Result;
 use crate::graph::{EventId, GraphId, IdVec, Model, NodeId, Options, StreamId, SyncKind};
-use crate::memory::{AllocationDocument, MemoryPlan, plan_allocation};
+use crate::memory::{AllocationDocument, MemoryJson, MemoryPlan, plan_allocation};
 use crate::simulate::SimConfig;
 
-use super::logical::Trials;
+use super::logical::TrialCache;
 
 /// Chooses among whole pipeline runs for a search mode (`policy=auto`) under the simulator,
 /// and hands back what the chosen run computed. The searches sit above the session
 /// ([`crate::search`]), so the session is handed one instead of importing it.
 pub type Search = fn(&Model, &Options, &TaskLimits, &SimConfig) -> Result<Found>;
 
-/// What a run hands its caller: the allocation, the policy's report, and the memory plan the
-/// run made (for its checker), planned on first use otherwise; the document writers and the
-/// checker take the plan from here instead of planning again.
+/// What a run hands its caller: the allocation, the policy's report, and the session's memory
+/// plan, carried over ([`Session::into_compiled`]): planned by the session when its checker or a
+/// search asked, otherwise on first use here, once. The document writers, the checker and the
+/// C handles take the plan from here (or from the session) instead of planning again.
 #[derive(Debug)]
 pub struct Compiled {
     pub alloc: Allocation,
@@ -53,14 +54,14 @@ pub struct Compiled {
 }
 
 impl Compiled {
-    /// A result planned by nobody yet (a peer baseline's).
-    pub fn new(alloc: Allocation, report: Option<PolicyReport>) -> Self {
-        Compiled { alloc, report, memory: std::sync::OnceLock::new() }
-    }
-
     /// The allocation's memory plan for `model`, the one it was compiled from.
     pub fn memory(&self, model: &Model) -> Option<&MemoryPlan> {
         self.memory.get_or_init(|| plan_allocation(model, &self.alloc)).as_ref()
+    }
+
+    /// The allocation JSON writer for `model`, with the run's memory plan.
+    pub fn document<'a>(&'a self, model: &'a Model) -> AllocationJson<'a, MemoryJson<'a>> {
+        self.alloc.document(model, self.memory(model))
     }
 }
 
@@ -167,7 +168,7 @@ pub struct Session<M: Deref<Target = Model>> {
     /// search, for its candidates).
     input: Option<Arc<PolicyInput>>,
     /// The event budget's sync trials, shared with a search's other sessions.
-    trials: Option<Arc<Trials>>,
+    trials: Option<Arc<dyn TrialCache>>,
     /// Keep a copy of the allocation after each stage ([`Self::into_stages`]).
     record: bool,
     recorded: Stages,
@@ -264,8 +265,9 @@ impl<M: Deref<Target = Model>> Session<M> {
     }
 
     /// Stage 1 shares the event budget's sync trials through `trials` with the other sessions
-    /// of the same model and options (a search's candidates, which differ in policy alone).
-    pub fn with_trials(mut self, trials: Arc<Trials>) -> Self {
+    /// of the same model and options (a search's candidates, which differ in policy alone):
+    /// the search's cache.
+    pub fn with_trials(mut self, trials: Arc<dyn TrialCache>) -> Self {
         self.trials = Some(trials);
         self
     }
@@ -478,17 +480,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// Stage 2: event / notify insertion and optimisation (GE's `InsertSyncNodesByLogicStream`).
     pub fn insert_syncs(&mut self) -> Result<()> {
         self.expect("insert_syncs", SessionStage::Logical)?;
-        self.changed();
-        let alloc = self.alloc.as_mut().expect("logical stage ran");
-        match self.ahead.sync.take() {
-            Some(synced) => *alloc = synced.named(alloc.mode().to_string()),
-            None => compile::sync_stage(&self.model, &self.options, alloc)?,
-        }
-        if self.record {
-            self.recorded.sync = Some(alloc.clone());
-        }
-        self.stage = SessionStage::Sync;
-        Ok(())
+        self.insert(false)
     }
 
     /// Stage 2 from the host's syncs: the events given with the graph (graph JSON `events`,
@@ -496,9 +488,23 @@ impl<M: Deref<Target = Model>> Session<M> {
     /// insertion and optimisation.
     pub fn insert_given_syncs(&mut self) -> Result<()> {
         self.expect("insert_given_syncs", SessionStage::Logical)?;
+        self.insert(true)
+    }
+
+    fn insert(&mut self, given: bool) -> Result<()> {
         self.changed();
         let alloc = self.alloc.as_mut().expect("logical stage ran");
-        compile::given_sync_stage(&self.model, &self.options, alloc)?;
+        if given {
+            compile::given_sync_stage(&self.model, &self.options, alloc)?;
+        } else {
+            match self.ahead.sync.take() {
+                Some(synced) => *alloc = synced.named(alloc.mode().to_string()),
+                None => compile::sync_stage(&self.model, &self.options, alloc)?,
+            }
+            if self.record {
+                self.recorded.sync = Some(alloc.clone());
+            }
+        }
         self.stage = SessionStage::Sync;
         Ok(())
     }
@@ -698,8 +704,10 @@ impl<M: Deref<Target = Model>> Session<M> {
         if self.stage == SessionStage::Generated {
             return Ok(a.document(&self.model, self.memory_plan()?).to_value());
         }
-        // Before stage 4 the document lists only what the host may see.
-        Ok(a.without_sync_nodes(self.stage >= SessionStage::Split).to_json(&self.model))
+        // Before stage 4 the document lists only what the host may see: an allocation of its
+        // own (no Send/Recv nodes, no sync end on one), which no session ran, so it is planned
+        // for itself.
+        Ok(a.without_sync_nodes(self.stage >= SessionStage::Split).to_json_new_plan(&self.model))
     }
 
     /// The nodes the host inserts into its graph, each with its anchor, side, stream and id:

@@ -210,9 +210,7 @@ impl Inputs {
     /// [`Self::compile`] of the whole pipeline, or the peer's baseline allocation.
     pub fn compile_as(&self, peer: Option<Peer>, sim: SimConfig, costs: bool) -> Result<Compiled, Error> {
         match peer {
-            Some(p) => {
-                baseline::allocate(&self.model, p, &self.options, self.limits).map(|(a, r)| Compiled::new(a, Some(r)))
-            }
+            Some(p) => baseline::allocate(&self.model, p, &self.options, self.limits),
             None => self.compile(Stage::All, sim, costs),
         }
     }

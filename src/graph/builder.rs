@@ -96,14 +96,18 @@ pub struct PartitionSpec {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EventSpec {
     pub id: u32,
-    pub from: String,
-    pub to: String,
-    /// Graph of `from` / `to` by name; `None`, `""` or the root's name: the root.
-    pub from_graph: Option<String>,
-    pub to_graph: Option<String>,
+    pub from: EventEnd,
+    pub to: EventEnd,
+}
+
+/// One end of a given event by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventEnd {
+    pub node: String,
+    /// The node's graph by name; `None`, `""` or the root's name: the root.
+    pub graph: Option<String>,
     /// The end sits on this attached stream of its node instead of the node's main stream.
-    pub from_attached: Option<u32>,
-    pub to_attached: Option<u32>,
+    pub attached: Option<u32>,
 }
 
 /// Collects a model piece by piece; [`build`](Self::build) validates it.
@@ -204,11 +208,12 @@ impl ModelBuilder {
         check_aliases(&nodes, &edges, &graphs)?;
         let topo_index = order_graphs(&nodes, &edges, &mut graphs)?;
 
+        let by_name = ByName { nodes: &nodes, graphs: &graphs, graph_by_name: &graph_by_name, name_maps: &name_maps };
         let partition = match partition {
             None => None,
-            Some(entries) => Some(resolve_partition(&entries, &nodes, &graphs, &graph_by_name, &name_maps, &engines)?),
+            Some(entries) => Some(resolve_partition(&entries, &by_name, &engines)?),
         };
-        let given = resolve_events(&events, &nodes, &graphs, &graph_by_name, &name_maps)?;
+        let given = resolve_events(&events, &by_name)?;
         let adjacency = Adjacency::build(nodes.len(), &edges);
         let model = Model {
             name: specs[0].name.clone(),
@@ -571,16 +576,38 @@ fn order_graphs(
     Ok(topo_index)
 }
 
+/// The built model's graphs and nodes by name, for the parts of a document that name them
+/// (given events, `partition`).
+#[derive(Clone, Copy)]
+struct ByName<'a> {
+    nodes: &'a IdVec<NodeId, Node>,
+    graphs: &'a IdVec<GraphId, Graph>,
+    graph_by_name: &'a HashMap<String, GraphId>,
+    name_maps: &'a [GraphNames],
+}
+
+impl ByName<'_> {
+    /// A graph by name: `None`, `""` or the root's name is the root; `Err` gives back a name
+    /// that is no graph's.
+    fn graph<'n>(&self, name: Option<&'n str>) -> std::result::Result<GraphId, &'n str> {
+        match name {
+            None | Some("") => Ok(GraphId::ROOT),
+            Some(name) if name == self.graphs[GraphId::ROOT].name => Ok(GraphId::ROOT),
+            Some(name) => self.graph_by_name.get(name).copied().ok_or(name),
+        }
+    }
+
+    /// A node of graph `g` by name.
+    fn node(&self, g: GraphId, name: &str) -> Option<NodeId> {
+        self.name_maps[g.index()].find(self.nodes, name)
+    }
+}
+
 /// Resolves the given events to node ids. Each end must be a node with a stream (its main one,
 /// or the attached one named), and the two ends must sit on different streams: what GE's event
 /// maps can hold.
-fn resolve_events(
-    specs: &[EventSpec],
-    nodes: &IdVec<NodeId, Node>,
-    graphs: &IdVec<GraphId, Graph>,
-    graph_by_name: &HashMap<String, GraphId>,
-    name_maps: &[GraphNames],
-) -> Result<Vec<super::GivenEvent>> {
+fn resolve_events(specs: &[EventSpec], by_name: &ByName<'_>) -> Result<Vec<super::GivenEvent>> {
+    let ByName { nodes, graphs, .. } = *by_name;
     let mut out = Vec::with_capacity(specs.len());
     for (i, e) in specs.iter().enumerate() {
         if e.id > super::MAX_GIVEN_EVENT_ID {
@@ -591,17 +618,14 @@ fn resolve_events(
                 super::MAX_GIVEN_EVENT_ID
             );
         }
-        let end = |side: &str, graph: &Option<String>, name: &str, attached: Option<u32>| {
-            let g = match graph.as_deref() {
-                None | Some("") => GraphId::ROOT,
-                Some(g) if g == graphs[GraphId::ROOT].name => GraphId::ROOT,
-                Some(g) => *graph_by_name
-                    .get(g)
-                    .ok_or_else(|| err!(UnknownNode, "events[{i}]: {side}_graph '{g}' is not a graph of the model"))?,
-            };
+        let end = |side: &str, at: &EventEnd| {
+            let (name, attached) = (at.node.as_str(), at.attached);
+            let g = by_name
+                .graph(at.graph.as_deref())
+                .map_err(|g| err!(UnknownNode, "events[{i}]: {side}_graph '{g}' is not a graph of the model"))?;
             let where_ = graph_where(&graphs[g].name, g.index());
-            let n = name_maps[g.index()]
-                .find(nodes, name)
+            let n = by_name
+                .node(g, name)
                 .ok_or_else(|| err!(UnknownNode, "events[{i}]: {side} '{name}' is not a node of {where_}"))?;
             let stream = match attached {
                 None => nodes[n].stream.ok_or_else(|| {
@@ -624,14 +648,14 @@ fn resolve_events(
             };
             Ok::<_, crate::Error>((n, attached.map(StreamId), stream))
         };
-        let (from, from_attached, from_stream) = end("from", &e.from_graph, &e.from, e.from_attached)?;
-        let (to, to_attached, to_stream) = end("to", &e.to_graph, &e.to, e.to_attached)?;
+        let (from, from_attached, from_stream) = end("from", &e.from)?;
+        let (to, to_attached, to_stream) = end("to", &e.to)?;
         if from_stream == to_stream {
             bail!(
                 Field,
                 "events[{i}]: '{}' and '{}' are both on stream {from_stream}; an event joins two different streams",
-                e.from,
-                e.to
+                e.from.node,
+                e.to.node
             );
         }
         out.push(super::GivenEvent { id: e.id, from, from_attached, to, to_attached });
@@ -787,22 +811,16 @@ fn check_node_attrs(spec: &NodeSpec, where_: &str) -> Result<()> {
 
 fn resolve_partition(
     entries: &[PartitionSpec],
-    nodes: &IdVec<NodeId, Node>,
-    graphs: &IdVec<GraphId, Graph>,
-    graph_by_name: &HashMap<String, GraphId>,
-    name_maps: &[GraphNames],
+    by_name: &ByName<'_>,
     engines: &EngineTable,
 ) -> Result<Vec<EngineSubgraph>> {
+    let graphs = by_name.graphs;
     let mut seen: HashMap<NodeId, usize> = HashMap::new();
     let mut out = Vec::with_capacity(entries.len());
     for (i, e) in entries.iter().enumerate() {
-        let graph = match e.graph.as_deref() {
-            None | Some("") => GraphId::ROOT,
-            Some(name) if name == graphs[GraphId::ROOT].name => GraphId::ROOT,
-            Some(name) => *graph_by_name
-                .get(name)
-                .ok_or_else(|| err!(Partition, "partition[{i}] ('{}'): graph '{name}' does not exist", e.name))?,
-        };
+        let graph = by_name
+            .graph(e.graph.as_deref())
+            .map_err(|name| err!(Partition, "partition[{i}] ('{}'): graph '{name}' does not exist", e.name))?;
         let engine = engines.lookup(&e.engine).ok_or_else(|| {
             err!(
                 UnknownEngine,
@@ -817,7 +835,7 @@ fn resolve_partition(
         }
         let mut ids = Vec::with_capacity(e.nodes.len());
         for n in &e.nodes {
-            let id = name_maps[graph.index()].find(nodes, n).ok_or_else(|| {
+            let id = by_name.node(graph, n).ok_or_else(|| {
                 err!(
                     Partition,
                     "partition[{i}] ('{}'): node '{n}' is not a node of {}",

@@ -109,29 +109,24 @@ impl DeviceProfile {
         if self.element_bytes == 0 {
             bail!(InvalidOption, "device profile {what}: 'element_bytes' must be at least 1");
         }
-        let positive = [
-            ("peak_flops", self.peak_flops),
-            ("memory_bandwidth", self.memory_bandwidth),
-            ("flops_per_unit", self.flops_per_unit),
-            ("bytes_per_unit", self.bytes_per_unit),
-            ("aicpu_flops", self.aicpu_flops),
-            ("aicpu_bandwidth", self.aicpu_bandwidth),
-            ("collective_bandwidth", self.collective_bandwidth),
+        // Rates must be above 0; latencies and floors (`true`: 0 allowed) at least 0.
+        let fields = [
+            ("peak_flops", self.peak_flops, false),
+            ("memory_bandwidth", self.memory_bandwidth, false),
+            ("flops_per_unit", self.flops_per_unit, false),
+            ("bytes_per_unit", self.bytes_per_unit, false),
+            ("aicpu_flops", self.aicpu_flops, false),
+            ("aicpu_bandwidth", self.aicpu_bandwidth, false),
+            ("collective_bandwidth", self.collective_bandwidth, false),
+            ("wait_latency_us", self.wait_latency_us, true),
+            ("launch_us", self.launch_us, true),
+            ("aicpu_launch_us", self.aicpu_launch_us, true),
+            ("collective_latency_us", self.collective_latency_us, true),
         ];
-        for (key, v) in positive {
-            if !(v.is_finite() && v > 0.0) {
-                bail!(InvalidOption, "device profile {what}: '{key}' must be a finite number > 0, got {v}");
-            }
-        }
-        let non_negative = [
-            ("wait_latency_us", self.wait_latency_us),
-            ("launch_us", self.launch_us),
-            ("aicpu_launch_us", self.aicpu_launch_us),
-            ("collective_latency_us", self.collective_latency_us),
-        ];
-        for (key, v) in non_negative {
-            if !(v.is_finite() && v >= 0.0) {
-                bail!(InvalidOption, "device profile {what}: '{key}' must be a finite number >= 0, got {v}");
+        for (key, v, zero_ok) in fields {
+            let (ok, rule) = if zero_ok { (v >= 0.0, ">=") } else { (v > 0.0, ">") };
+            if !(v.is_finite() && ok) {
+                bail!(InvalidOption, "device profile {what}: '{key}' must be a finite number {rule} 0, got {v}");
             }
         }
         Ok(())

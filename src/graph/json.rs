@@ -22,7 +22,9 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visi
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::builder::{EdgeSpec, EventSpec, GraphSpec, LoadedEdge, ModelBuilder, NodeSpec, PartitionSpec, no_memory};
+use super::builder::{
+    EdgeSpec, EventEnd, EventSpec, GraphSpec, LoadedEdge, ModelBuilder, NodeSpec, PartitionSpec, no_memory,
+};
 use super::engines::EngineOverride;
 use super::fields::{AttrsDoc, NODE_FIELDS, NodeAttrs, NodeDoc};
 use super::json_check::{
@@ -668,12 +670,16 @@ fn read_parts(b: &mut ModelBuilder, top: Top<'_>, bytes: &[u8]) -> Result<()> {
         let what = format!("events[{i}]");
         b.events.push(EventSpec {
             id: e.id.ok_or_else(|| missing(&what, "id"))?,
-            from: e.from.ok_or_else(|| missing(&what, "from"))?,
-            to: e.to.ok_or_else(|| missing(&what, "to"))?,
-            from_graph: e.from_graph,
-            to_graph: e.to_graph,
-            from_attached: e.from_attached,
-            to_attached: e.to_attached,
+            from: EventEnd {
+                node: e.from.ok_or_else(|| missing(&what, "from"))?,
+                graph: e.from_graph,
+                attached: e.from_attached,
+            },
+            to: EventEnd {
+                node: e.to.ok_or_else(|| missing(&what, "to"))?,
+                graph: e.to_graph,
+                attached: e.to_attached,
+            },
         });
     }
     Ok(())

@@ -33,7 +33,7 @@ pub const GRAPH_FORMAT: &str = "stream-graph";
 pub const GRAPH_VERSION: u64 = 1;
 
 pub use attrs::{AttachedFormat, AttachedStreamInfo, GeAttrs};
-pub use builder::{EventSpec, ModelBuilder};
+pub use builder::{EventEnd, EventSpec, ModelBuilder};
 pub use engines::{EngineConf, EngineTable};
 pub use fields::{Node, NodeAttrs};
 pub use ids::{EdgeId, EngineId, EventId, GraphId, IdVec, InsertedId, NodeId, Pos, StreamId, SubgraphId};
@@ -189,6 +189,47 @@ pub struct Model {
     pub events: Vec<GivenEvent>,
 }
 
+/// The data readers of one output followed through views (nodes whose output aliases an
+/// input): the walk the memory plan and the memory-aware order share. Keeps its buffers between
+/// walks.
+#[derive(Debug, Default)]
+pub struct ViewWalk {
+    stack: Vec<(NodeId, u32)>,
+    seen: Vec<(NodeId, u32)>,
+}
+
+impl ViewWalk {
+    /// Calls `reader` with each node that reads output `port` of `n`, directly or through views
+    /// (a node may come more than once); true when a `NetOutput` reads it.
+    pub fn readers(&mut self, model: &Model, n: NodeId, port: u32, mut reader: impl FnMut(NodeId)) -> bool {
+        let mut until_end = false;
+        self.stack.clear();
+        self.seen.clear();
+        self.stack.push((n, port));
+        while let Some((src, p)) = self.stack.pop() {
+            if self.seen.contains(&(src, p)) {
+                continue;
+            }
+            self.seen.push((src, p));
+            for e in model.out_edges(src) {
+                if e.kind != EdgeKind::Data || e.src_port != p {
+                    continue;
+                }
+                let v = &model.nodes[e.dst];
+                if v.op_type == "NetOutput" {
+                    until_end = true;
+                }
+                if v.alias_input == Some(e.dst_port) {
+                    let ports = v.out_bytes.as_ref().map_or(1, |b| b.len().max(1));
+                    self.stack.extend((0..ports as u32).map(|q| (e.dst, q)));
+                }
+                reader(e.dst);
+            }
+        }
+        until_end
+    }
+}
+
 impl Model {
     pub fn root(&self) -> &Graph {
         &self.graphs[GraphId::ROOT]
@@ -216,6 +257,15 @@ impl Model {
 
     pub fn in_edges(&self, n: NodeId) -> impl Iterator<Item = &Edge> + '_ {
         self.adjacency.in_edges(n).iter().map(|&e| &self.edges[e])
+    }
+
+    /// The outputs of `nodes` that hold memory of their own, as `(node, port, bytes)`: each
+    /// output with bytes of a node that is not a view (a view's output is its input's memory).
+    pub fn own_outputs<'a>(&'a self, nodes: &'a [NodeId]) -> impl Iterator<Item = (NodeId, u32, u64)> + 'a {
+        nodes.iter().filter(|&&n| self.nodes[n].alias_input.is_none()).flat_map(move |&n| {
+            let sizes = self.nodes[n].out_bytes.as_deref().unwrap_or(&[]);
+            sizes.iter().enumerate().filter(|&(_, &b)| b > 0).map(move |(port, &b)| (n, port as u32, b))
+        })
     }
 
     /// Finds a node of `graph` by name.

@@ -311,16 +311,22 @@ fn parse_bool(key: &str, v: &Value) -> Result<bool> {
     }
 }
 
-fn parse_count(key: &str, v: &Value) -> Result<u32> {
+/// A whole number from a JSON number or a decimal string, kept when `fits`; else the error says
+/// what was `expected`.
+fn parse_u32(key: &str, v: &Value, fits: impl Fn(u64) -> bool, expected: &str) -> Result<u32> {
     let n = match v {
         Value::Number(n) => n.as_u64(),
         Value::String(s) => s.trim().parse::<u64>().ok(),
         _ => None,
     };
     match n {
-        Some(n) if n >= 1 && n <= u64::from(u32::MAX) => Ok(n as u32),
-        _ => Err(invalid(key, &value_text(v), "expected an integer >= 1")),
+        Some(n) if fits(n) => Ok(n as u32),
+        _ => Err(invalid(key, &value_text(v), expected)),
     }
+}
+
+fn parse_count(key: &str, v: &Value) -> Result<u32> {
+    parse_u32(key, v, |n| n >= 1 && n <= u64::from(u32::MAX), "expected an integer >= 1")
 }
 
 /// A budget: an integer >= 1 or `unlimited` (`u32::MAX`).
@@ -328,28 +334,12 @@ fn parse_budget(key: &str, v: &Value) -> Result<u32> {
     if v.as_str().is_some_and(|s| s.trim() == "unlimited") {
         return Ok(u32::MAX);
     }
-    let n = match v {
-        Value::Number(n) => n.as_u64(),
-        Value::String(s) => s.trim().parse::<u64>().ok(),
-        _ => None,
-    };
-    match n {
-        Some(n) if n >= 1 && n < u64::from(u32::MAX) => Ok(n as u32),
-        _ => Err(invalid(key, &value_text(v), "expected an integer >= 1 or \"unlimited\"")),
-    }
+    parse_u32(key, v, |n| n >= 1 && n < u64::from(u32::MAX), "expected an integer >= 1 or \"unlimited\"")
 }
 
 /// A stream id: an integer in [0, 2^20) (GE's stream ids are small; tables are sized by them).
 fn parse_stream_id(key: &str, v: &Value) -> Result<u32> {
-    let n = match v {
-        Value::Number(n) => n.as_u64(),
-        Value::String(s) => s.trim().parse::<u64>().ok(),
-        _ => None,
-    };
-    match n {
-        Some(n) if n < 1 << 20 => Ok(n as u32),
-        _ => Err(invalid(key, &value_text(v), "expected a stream id, an integer in [0, 1048575]")),
-    }
+    parse_u32(key, v, |n| n < 1 << 20, "expected a stream id, an integer in [0, 1048575]")
 }
 
 /// Bytes as GE's memory-size options take them (`ge.graphMemoryMaxSize`): a decimal integer

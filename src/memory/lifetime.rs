@@ -14,7 +14,7 @@
 
 use crate::compile::Allocation;
 use crate::graph::csr::Csr;
-use crate::graph::{EdgeKind, IdVec, Model, NodeId};
+use crate::graph::{IdVec, Model, NodeId, ViewWalk};
 
 /// One output tensor that owns memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,53 +55,20 @@ impl Tensors {
         }
         let bearing = |n: NodeId| model.nodes[n].tasks > 0 && on_stream(n);
         let mut t = Tensors { list: Vec::new(), readers: Vec::new(), until_end: Vec::new(), produced: Vec::new(), pos };
-        let mut stack: Vec<(NodeId, u32)> = Vec::new();
-        let mut seen: Vec<(NodeId, u32)> = Vec::new();
-        for &n in order {
-            let node = &model.nodes[n];
-            if node.alias_input.is_some() {
-                continue;
-            }
-            let Some(sizes) = &node.out_bytes else { continue };
-            for (port, &bytes) in sizes.iter().enumerate() {
-                if bytes == 0 {
-                    continue;
+        let mut walk = ViewWalk::default();
+        for (n, port, bytes) in model.own_outputs(order) {
+            let mut readers = Vec::new();
+            let until_end = walk.readers(model, n, port, |d| {
+                if bearing(d) {
+                    readers.push(d);
                 }
-                let port = port as u32;
-                let mut readers = Vec::new();
-                let mut until_end = false;
-                stack.clear();
-                seen.clear();
-                stack.push((n, port));
-                while let Some((src, p)) = stack.pop() {
-                    if seen.contains(&(src, p)) {
-                        continue;
-                    }
-                    seen.push((src, p));
-                    for e in model.out_edges(src) {
-                        if e.kind != EdgeKind::Data || e.src_port != p {
-                            continue;
-                        }
-                        let v = &model.nodes[e.dst];
-                        if v.op_type == "NetOutput" {
-                            until_end = true;
-                        }
-                        if v.alias_input == Some(e.dst_port) {
-                            let ports = v.out_bytes.as_ref().map_or(1, |b| b.len().max(1));
-                            stack.extend((0..ports as u32).map(|q| (e.dst, q)));
-                        }
-                        if bearing(e.dst) {
-                            readers.push(e.dst);
-                        }
-                    }
-                }
-                readers.sort_by_key(|&r| (t.pos[r], r));
-                readers.dedup();
-                t.list.push(Tensor { node: n, port, bytes });
-                t.readers.push(readers);
-                t.until_end.push(until_end);
-                t.produced.push(bearing(n));
-            }
+            });
+            readers.sort_by_key(|&r| (t.pos[r], r));
+            readers.dedup();
+            t.list.push(Tensor { node: n, port, bytes });
+            t.readers.push(readers);
+            t.until_end.push(until_end);
+            t.produced.push(bearing(n));
         }
         t
     }

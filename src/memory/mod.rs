@@ -128,14 +128,23 @@ impl Serialize for TensorJson<'_> {
 
 /// The whole allocation JSON document of an allocation: the compile layer's sections and,
 /// when the graph gives `out_bytes`, the `memory` section of its plan.
+///
+/// The plan is the one the run made: a `driver::Session` plans once per stage and hands its
+/// plan on to `driver::Compiled`, and every writer of a session's result takes it from there
+/// (`Session::memory_plan`, `Compiled::document`), the C handles included. The `*_new_plan`
+/// writers are for an allocation that no session holds and so has no plan yet: a pass list's
+/// result (`stream-alloc pass`), the host's view before stage 4 (no Send/Recv nodes: another
+/// allocation than the session's, with its own plan), one a test built. They plan here, every
+/// time they are called, and say so in their names.
 pub trait AllocationDocument {
     /// The document writer with the memory section of `plan` (made by [`plan_allocation`]).
     fn document<'a>(&'a self, model: &'a Model, plan: Option<&'a MemoryPlan>) -> AllocationJson<'a, MemoryJson<'a>>;
-    /// The document as a value, for readers that walk it (the checker); plans memory.
-    fn to_json(&self, model: &Model) -> Value;
-    /// Pretty document text, newline-terminated; plans memory. Byte-identical for identical
-    /// results.
-    fn to_json_string(&self, model: &Model) -> String;
+    /// The document as a value, for readers that walk it (the checker), with a memory plan
+    /// made here for an allocation no session planned.
+    fn to_json_new_plan(&self, model: &Model) -> Value;
+    /// Pretty document text, newline-terminated, with a memory plan made here for an
+    /// allocation no session planned. Byte-identical for identical results.
+    fn to_json_string_new_plan(&self, model: &Model) -> String;
 }
 
 impl AllocationDocument for Allocation {
@@ -143,12 +152,12 @@ impl AllocationDocument for Allocation {
         self.json(model).with_memory(plan.map(|p| MemoryJson::new(p, model)))
     }
 
-    fn to_json(&self, model: &Model) -> Value {
+    fn to_json_new_plan(&self, model: &Model) -> Value {
         let plan = plan_allocation(model, self);
         self.document(model, plan.as_ref()).to_value()
     }
 
-    fn to_json_string(&self, model: &Model) -> String {
+    fn to_json_string_new_plan(&self, model: &Model) -> String {
         let plan = plan_allocation(model, self);
         self.document(model, plan.as_ref()).to_string_pretty()
     }

@@ -10,11 +10,12 @@
 
 use std::sync::Arc;
 
+use super::cache::{KeyMap, StreamsKey, Trials};
 use super::report::{AutoReport, CandidatePlan, CandidateRow};
 use crate::bail;
 use crate::compile::policy::{Chosen, Ctx, PolicyReport, ge_logical, table};
 use crate::compile::{Allocation, Stage, TaskLimits};
-use crate::driver::{Found, KeyMap, Session, Stages, StreamsKey, Trials};
+use crate::driver::{Found, Session, Stages};
 use crate::error::{ErrorKind, Result};
 use crate::graph::{ExecutionOrder, Model, Options};
 use crate::simulate::{SimConfig, ideal, round3, simulate};
@@ -125,7 +126,7 @@ impl<'m> AutoSearch<'m> {
         let p = self.candidates[i];
         let mut s = Session::new(model, p.options(options), *limits)
             .with_policy_input(Arc::clone(self.ctx.input()))
-            .with_trials(Arc::clone(&self.trials))
+            .with_trials(self.trials.clone())
             .recording();
         // A candidate past a device limit (streams, events, notifies) is not an answer, but
         // another candidate may be: it is reported and dropped, never fatal.

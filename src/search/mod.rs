@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auto;
+pub mod cache;
 pub mod fit;
 pub mod refine;
 pub mod report;

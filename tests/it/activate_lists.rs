@@ -47,7 +47,7 @@ fn split_pieces_join_the_lists_that_held_their_origin() {
     assert_eq!(a.physical_count(), 8);
     assert_eq!(list(&m, &a, "act"), vec![1, 6, 7]);
     assert_eq!(list(&m, &a, "loop"), vec![4]);
-    let j = a.to_json(&m);
+    let j = a.to_json_new_plan(&m);
     let acts = j["activations"].as_array().unwrap();
     assert!(acts.iter().any(|x| x["node"] == "sw_StreamActive_0" && x["streams"] == serde_json::json!([2, 3])));
 }

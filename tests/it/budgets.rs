@@ -54,7 +54,7 @@ fn measure(m: &Model, a: &stream_alloc::Allocation) -> Measured {
             ((m.graph_label(n.graph).to_string(), n.name.clone()), (u64::from(n.tasks), n.cost_us, u64::from(n.cores)))
         })
         .collect();
-    let doc = a.to_json(m);
+    let doc = a.to_json_new_plan(m);
     let len = |k: &str| doc[k].as_array().map_or(0, |v| v.len() as u64);
     Measured {
         makespan_us: simulate_reference::reference_makespan(&facts, &doc, Arbitration::Ready),
@@ -132,7 +132,7 @@ fn per_operator_merged_to_the_stream_budget() {
     m.options.max_streams = Some(2);
     let (a, report) = run(&m);
     assert!(a.logical_count() <= 2, "{} streams", a.logical_count());
-    let r = verify::check(&m, &a.to_json(&m));
+    let r = verify::check(&m, &a.to_json_new_plan(&m));
     assert!(r.ok(), "{:?}", r.violations);
     assert_eq!(Some(a.syncs().len()), r.edge_sync_minimum);
     let report = report.unwrap();
@@ -166,7 +166,7 @@ fn event_budget_cuts_streams() {
             m.options.max_events = Some(max_events);
             let (a, report) = run(&m);
             assert!(sync_ids(&a) <= max_events, "{p:?} max_events={max_events}: {} ids", sync_ids(&a));
-            assert!(verify::check(&m, &a.to_json(&m)).ok(), "{p:?}");
+            assert!(verify::check(&m, &a.to_json_new_plan(&m)).ok(), "{p:?}");
             if max_events == 1 && p != policy("per-backend") {
                 assert_eq!(report.unwrap().to_json()["budgets"]["event_budget_streams"], 1, "{p:?}");
             }
@@ -188,16 +188,31 @@ fn unlimited_reproduces_unbound_output() {
             }
             let unlimited = load(&path, &[&policy, "max_streams=unlimited", "max_events=unlimited"]);
             let (b, _) = run(&unlimited);
-            assert_eq!(a.to_json(&default).to_string(), b.to_json(&unlimited).to_string(), "{} {p}", path.display());
+            assert_eq!(
+                a.to_json_new_plan(&default).to_string(),
+                b.to_json_new_plan(&unlimited).to_string(),
+                "{} {p}",
+                path.display()
+            );
         }
         let tight = load(&path, &["max_streams=1", "max_events=1"]);
         let (a, _) = run(&tight);
         let (b, _) = run(&load(&path, &[]));
-        assert_eq!(a.to_json(&tight).to_string(), b.to_json(&tight).to_string(), "{}: ge", path.display());
+        assert_eq!(
+            a.to_json_new_plan(&tight).to_string(),
+            b.to_json_new_plan(&tight).to_string(),
+            "{}: ge",
+            path.display()
+        );
         let compat = load(&path, &["compat=ge", "max_streams=1", "max_events=1"]);
         let (c, _) = run(&compat);
         let (d, _) = run(&load(&path, &["compat=ge"]));
-        assert_eq!(c.to_json(&compat).to_string(), d.to_json(&compat).to_string(), "{}: compat=ge", path.display());
+        assert_eq!(
+            c.to_json_new_plan(&compat).to_string(),
+            d.to_json_new_plan(&compat).to_string(),
+            "{}: compat=ge",
+            path.display()
+        );
     }
 }
 
@@ -212,7 +227,7 @@ fn corpus_budget_binds_on_the_training_graph() {
     let m = load(&path, &["policy=min-streams"]);
     let (a, report) = run(&m);
     assert!(a.logical_count() <= 64);
-    assert!(verify::check(&m, &a.to_json(&m)).ok());
+    assert!(verify::check(&m, &a.to_json_new_plan(&m)).ok());
     let d = report.unwrap().to_json()["budgets"].as_object().unwrap().clone();
     assert_eq!(d["unbudgeted_streams"], policy_streams(&free_model, &free));
     assert_makespan(&d["budgeted_makespan_us"], measure(&m, &a).makespan_us, "budgeted");
@@ -289,7 +304,7 @@ fn auto_reports_every_candidate() {
         assert!(d["ideal_us"].as_f64().unwrap() <= d["makespan_us"].as_f64().unwrap() + 1e-9);
         assert!(a.logical_count() <= m.options.stream_budget());
         assert!(sync_ids(&a) <= m.options.event_budget());
-        assert!(verify::check(&m, &a.to_json(&m)).ok());
+        assert!(verify::check(&m, &a.to_json_new_plan(&m)).ok());
     }
 }
 
@@ -337,7 +352,7 @@ proptest! {
             let (a, _) = run(&m);
             prop_assert!(a.logical_count() <= max_streams, "{:?}: {} streams > {}", p, a.logical_count(), max_streams);
             prop_assert!(sync_ids(&a) <= max_events, "{:?}: {} ids > {}", p, sync_ids(&a), max_events);
-            let r = verify::check(&m, &a.to_json(&m));
+            let r = verify::check(&m, &a.to_json_new_plan(&m));
             prop_assert!(r.ok(), "{:?}: {:?}", p, r.violations.first());
             prop_assert_eq!(Some(a.syncs().len()), r.edge_sync_minimum, "{:?}", p);
         }
@@ -373,7 +388,7 @@ fn budgets_keep_a_wide_fan_within_the_device() {
         rows.iter().filter(|r| r.get("unbudgeted_streams").is_some()).map(|r| r["policy"].as_str().unwrap()).collect();
     assert!(merged.contains(&"per-operator") && merged.contains(&"min-streams"), "{merged:?}");
     assert!(a.logical_count() <= 64 && sync_ids(&a) <= 1024);
-    assert!(verify::check(&m, &a.to_json(&m)).ok());
+    assert!(verify::check(&m, &a.to_json_new_plan(&m)).ok());
 }
 
 /// A dynamic-shape root runs on one stream unless the host enables multi-stream for it; then,
@@ -387,7 +402,7 @@ fn dynamic_multi_stream_lets_the_policy_choose() {
     let m = load(&path, &["policy=auto", "dynamic_multi_stream=true"]);
     let many = run(&m).0;
     assert!(many.physical_count() > 1, "auto keeps one stream with multi-stream enabled");
-    let report = verify::check(&m, &many.to_json(&m));
+    let report = verify::check(&m, &many.to_json_new_plan(&m));
     assert!(report.ok(), "{:?}", report.violations);
     let ge = load(&path, &["compat=ge", "dynamic_multi_stream=true"]);
     let ge_policy = load(&path, &["policy=per-operator", "compat=ge", "dynamic_multi_stream=true"]);
@@ -420,5 +435,5 @@ fn event_budget_counts_syncs_through_task_less_nodes() {
     m.options.policy = "per-operator".into();
     let (a, _) = run(&m);
     assert!(sync_ids(&a) <= 2, "{} sync ids over max_events=2", sync_ids(&a));
-    assert!(verify::check(&m, &a.to_json(&m)).ok());
+    assert!(verify::check(&m, &a.to_json_new_plan(&m)).ok());
 }

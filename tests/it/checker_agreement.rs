@@ -45,7 +45,7 @@ fn allocation(m: &Model) -> Value {
     let limits = TaskLimits::from_options(&m.options);
     let (alloc, _) = search::run(m, m.options.clone(), limits, Stage::All, SimConfig::default())
         .unwrap_or_else(|e| panic!("{}: {e}", m.name));
-    alloc.to_json(m)
+    alloc.to_json_new_plan(m)
 }
 
 /// One document for both checkers, and what both must say.

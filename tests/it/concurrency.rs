@@ -40,7 +40,7 @@ fn rust_session(path: &Path, opts: &[(&str, &str)]) -> String {
         b.options.set_str(k, v).unwrap();
     }
     let model = b.build().unwrap();
-    allocate(&model, Stage::All).unwrap().to_json_string(&model)
+    allocate(&model, Stage::All).unwrap().to_json_string_new_plan(&model)
 }
 
 fn c_session(path: &Path, opts: &[(&str, &str)]) -> String {
@@ -110,11 +110,11 @@ fn one_model_shared_by_sixteen_threads() {
         b.options.set_str(k, v).unwrap();
     }
     let model = Arc::new(b.build().unwrap());
-    let reference = allocate(&model, Stage::All).unwrap().to_json_string(&model);
+    let reference = allocate(&model, Stage::All).unwrap().to_json_string_new_plan(&model);
     let outs: Vec<String> = (0..THREADS)
         .map(|_| {
             let m = model.clone();
-            std::thread::spawn(move || allocate(&m, Stage::All).unwrap().to_json_string(&m))
+            std::thread::spawn(move || allocate(&m, Stage::All).unwrap().to_json_string_new_plan(&m))
         })
         .collect::<Vec<_>>()
         .into_iter()

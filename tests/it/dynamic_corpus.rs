@@ -31,8 +31,8 @@ fn logical(model: &Model) -> Allocation {
 
 /// Two independent runs give byte-identical allocation JSON.
 fn assert_deterministic(doc: &Value, options: &[&str]) {
-    let a = logical(&load(doc, options)).to_json_string(&load(doc, options));
-    let b = logical(&load(doc, options)).to_json_string(&load(doc, options));
+    let a = logical(&load(doc, options)).to_json_string_new_plan(&load(doc, options));
+    let b = logical(&load(doc, options)).to_json_string_new_plan(&load(doc, options));
     assert_eq!(a, b, "allocation JSON differs between runs with {options:?}");
 }
 
@@ -42,11 +42,11 @@ fn assert_deterministic(doc: &Value, options: &[&str]) {
 fn full(doc: &Value, options: &[&str]) -> Allocation {
     let model = load(doc, options);
     let alloc = allocate(&model, Stage::All).expect("the whole pipeline succeeds");
-    let json = alloc.to_json(&model);
+    let json = alloc.to_json_new_plan(&model);
     let report = stream_alloc::verify::check(&model, &json);
     assert!(report.violations.is_empty(), "checker with {options:?}: {:?}", report.violations);
-    let again = allocate(&load(doc, options), Stage::All).expect("second run").to_json_string(&model);
-    assert_eq!(alloc.to_json_string(&model), again, "allocation JSON differs between runs with {options:?}");
+    let again = allocate(&load(doc, options), Stage::All).expect("second run").to_json_string_new_plan(&model);
+    assert_eq!(alloc.to_json_string_new_plan(&model), again, "allocation JSON differs between runs with {options:?}");
     let sync_nodes = ["Send", "Recv", "SendNotify", "RecvNotify"];
     assert!(
         !alloc.inserted().iter().any(|n| sync_nodes.contains(&n.op_type())),

@@ -61,7 +61,7 @@ fn the_critical_branch_runs_first_on_its_stream() {
     };
     let cfg = SimConfig::default();
     let (m, default) = run(false);
-    let doc = default.to_json(&m);
+    let doc = default.to_json_new_plan(&m);
     assert!(verify::check(&m, &doc).ok(), "{:?}", verify::check(&m, &doc).violations);
     assert_eq!(stream_list(&doc, 0), ["crit1", "short", "join", "out"]);
     assert_eq!(stream_list(&doc, 1), ["crit2"]);
@@ -70,7 +70,7 @@ fn the_critical_branch_runs_first_on_its_stream() {
     assert_eq!(simulate(&m, &default, &cfg).unwrap().makespan_us, 23.0);
 
     let (m, ge) = run(true);
-    let doc = ge.to_json(&m);
+    let doc = ge.to_json_new_plan(&m);
     assert!(verify::check(&m, &doc).ok(), "{:?}", verify::check(&m, &doc).violations);
     assert_eq!(stream_list(&doc, 0), ["short", "crit1", "join", "out"]);
     assert_eq!(&*ge.order(&m), &m.all_nodes()[..], "compat=ge keeps GE's GetAllNodes order");
@@ -94,7 +94,7 @@ fn equal_levels_keep_declaration_order() {
     b.options.compat_ge = false;
     let m = b.build().unwrap();
     let a = stream_alloc::allocate_from_preassigned(&m, Stage::All).unwrap();
-    let doc = a.to_json(&m);
+    let doc = a.to_json_new_plan(&m);
     assert!(verify::check(&m, &doc).ok(), "{:?}", verify::check(&m, &doc).violations);
     assert_eq!(stream_list(&doc, 0), ["short", "crit1", "join", "out"]);
 }
@@ -117,7 +117,7 @@ fn corpus_orders() {
                     assert!(a.has_ge_order(), "{} {policy:?} compat={compat_ge}: GE's order", m.name);
                     assert_eq!(&*order, &m.all_nodes()[..]);
                 }
-                let r = verify::check(&m, &a.to_json(&m));
+                let r = verify::check(&m, &a.to_json_new_plan(&m));
                 assert!(r.ok(), "{} {policy:?} compat={compat_ge}: {:?}", m.name, r.violations.first());
             }
         }
@@ -136,7 +136,7 @@ fn resnet50_train_overlaps_more_under_the_chosen_order() {
         let m = load(&path, policy("ge"), compat_ge);
         let a = stream_alloc::allocate(&m, Stage::All).unwrap();
         let ours = simulate(&m, &a, &SimConfig::default()).unwrap().makespan_us;
-        let mut doc = a.to_json(&m);
+        let mut doc = a.to_json_new_plan(&m);
         let reference = simulate_reference::reference_makespan(&facts, &doc, Arbitration::Ready);
         assert!(
             (ours - reference).abs() <= 1e-6 * ours,
@@ -190,7 +190,7 @@ fn fifo_runs_in_its_placement_order_where_that_order_is_the_fastest_plan() {
     }
     let ours = simulate(&m, &a, &cfg).unwrap().makespan_us;
     assert!((ours - fifo).abs() <= 1e-3 && stream_alloc::search::sync_ids(&a) <= 32, "{ours} us");
-    let mut doc = a.to_json(&m);
+    let mut doc = a.to_json_new_plan(&m);
     assert!(verify::check(&m, &doc).ok());
     if let Some(tool) = common::check_alloc_tool("check_alloc.py on fifo:2's plan of resnet50_train") {
         let theirs = checked_makespan(&tool, &path, &mut doc, "fifo_order");

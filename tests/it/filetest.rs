@@ -109,7 +109,7 @@ pub fn error_line(e: &stream_alloc::Error) -> String {
 /// The independent checker's verdict on an allocation: `checker ok`, or one
 /// `checker rule R: MESSAGE` line per violation.
 pub fn checker_lines(model: &Model, alloc: &Allocation) -> String {
-    let report = stream_alloc::verify::check(model, &alloc.to_json(model));
+    let report = stream_alloc::verify::check(model, &alloc.to_json_new_plan(model));
     if report.ok() {
         return "checker ok\n".to_string();
     }

@@ -140,7 +140,7 @@ fn finding_unordered_edge_into_dsa() {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/json_loader/unordered_edge_into_dsa.json");
     let model = stream_alloc::graph::json::load_file(&path).unwrap();
     let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
-    let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
+    let report = stream_alloc::verify::check(&model, &alloc.to_json_new_plan(&model));
     assert!(report.violations.is_empty(), "{:?}", report.violations);
 }
 
@@ -154,7 +154,7 @@ fn finding_notify_split_events_unchecked() {
     let model = stream_alloc::graph::json::load_file(&path).unwrap();
     let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
     assert!(alloc.split_event_count() > 0, "the finding needs a split in notify mode");
-    let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
+    let report = stream_alloc::verify::check(&model, &alloc.to_json_new_plan(&model));
     // Rules 1 and 4 hold. The graph's max_task_count of 30 leaves a room of 3 tasks per stream,
     // less than a node of 3 to 5 tasks with its own SendNotify (1) / RecvNotify (2) nodes and
     // the split's wait (2) and record (1): these streams cannot be kept within it (rule 7
@@ -187,7 +187,7 @@ fn finding_taskless_node_behind_a_moved_node() {
                {"src":"h","dst":"c"}]}"#;
     let model = stream_alloc::graph::json::load_str(doc).unwrap();
     let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
-    let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
+    let report = stream_alloc::verify::check(&model, &alloc.to_json_new_plan(&model));
     assert!(report.violations.is_empty(), "{:?}", report.violations);
     let b = model.find_node(stream_alloc::graph::GraphId::ROOT, "b").unwrap();
     assert!(alloc.stream()[b].is_some());
@@ -202,6 +202,6 @@ fn finding_no_node_on_a_stream() {
     let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
     assert_eq!(alloc.physical_count(), 1);
     assert!(alloc.stream().iter().all(Option::is_none));
-    let report = stream_alloc::verify::check(&model, &alloc.to_json(&model));
+    let report = stream_alloc::verify::check(&model, &alloc.to_json_new_plan(&model));
     assert!(report.violations.is_empty(), "{:?}", report.violations);
 }

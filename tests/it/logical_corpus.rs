@@ -184,7 +184,7 @@ fn corpus_static_multi_logical() {
             }
             assert!(used.iter().all(|u| *u), "{what}: stream ids are not continuous: {used:?}");
             let again = allocate(&model, Stage::Logical).unwrap();
-            assert_eq!(a.to_json_string(&model), again.to_json_string(&model), "{what}: runs differ");
+            assert_eq!(a.to_json_string_new_plan(&model), again.to_json_string_new_plan(&model), "{what}: runs differ");
 
             // Each node's stream; u32::MAX for none.
             let stream: Vec<u32> = dag

@@ -51,12 +51,12 @@ fn check_model(m: &Model, cfg: &SimConfig, raised: &mut usize, under_ideal: bool
     if m.graphs.len() == 1 {
         let peers = Peer::ALL.into_iter().chain([Peer::Trtllm { streams: 16, cost: true }]);
         for peer in peers {
-            let (alloc, _) = baseline::allocate(m, peer, &m.options, limits).unwrap();
+            let alloc = baseline::allocate(m, peer, &m.options, limits).unwrap().alloc;
             plans.push((peer.name(), alloc));
         }
     }
     for (p, alloc) in plans {
-        let r = verify::check(m, &alloc.to_json(m));
+        let r = verify::check(m, &alloc.to_json_new_plan(m));
         assert!(r.ok(), "{} {p}: {:?}", m.name, r.violations.first());
         let sim = simulate(m, &alloc, cfg).unwrap();
         assert!(

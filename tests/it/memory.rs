@@ -75,7 +75,7 @@ fn two_streams(sync_back: bool) -> (Model, Allocation) {
 #[test]
 fn a_tensor_read_on_another_stream_is_reused_only_after_a_sync_orders_the_read() {
     let (model, alloc) = two_streams(false);
-    let doc = alloc.to_json(&model);
+    let doc = alloc.to_json_new_plan(&model);
     assert!(verify::check(&model, &doc).ok(), "{:?}", verify::check(&model, &doc).violations);
     let (a, c) = (tensor(&doc, "a"), tensor(&doc, "c"));
     let (ao, co) = (a["offset"].as_u64().unwrap(), c["offset"].as_u64().unwrap());
@@ -94,7 +94,7 @@ fn a_tensor_read_on_another_stream_is_reused_only_after_a_sync_orders_the_read()
 
     // With the sync back, c takes a's bytes and the arena shrinks.
     let (model2, alloc2) = two_streams(true);
-    let doc2 = alloc2.to_json(&model2);
+    let doc2 = alloc2.to_json_new_plan(&model2);
     assert!(verify::check(&model2, &doc2).ok(), "{:?}", verify::check(&model2, &doc2).violations);
     assert_eq!(tensor(&doc2, "a")["offset"], tensor(&doc2, "c")["offset"]);
     assert!(doc2["memory"]["peak_bytes"].as_u64() < doc["memory"]["peak_bytes"].as_u64());
@@ -130,7 +130,7 @@ fn chain() -> Model {
 fn a_view_keeps_its_base_alive() {
     let model = chain();
     let alloc = allocate(&model, Stage::All).unwrap();
-    let doc = alloc.to_json(&model);
+    let doc = alloc.to_json_new_plan(&model);
     assert!(verify::check(&model, &doc).ok());
     let mem = &doc["memory"];
     // The view owns nothing; its reader c is a's last user, so c can not take a's bytes but d can.
@@ -186,7 +186,7 @@ fn graphs_without_sizes_have_no_memory_section() {
     b.add_edge(EdgeSpec::data("a", "b"));
     let model = b.build().unwrap();
     let alloc = allocate(&model, Stage::All).unwrap();
-    assert!(alloc.to_json(&model).get("memory").is_none());
+    assert!(alloc.to_json_new_plan(&model).get("memory").is_none());
     assert!(plan_allocation(&model, &alloc).is_none());
     let mut m = model.clone();
     m.options.set_str("memory_limit", "1M").unwrap();
@@ -278,7 +278,7 @@ fn memory_limit_binds_given_streams() {
     let peak = plan_allocation(&model, &free).unwrap().peak_bytes;
     model.options.memory_limit = Some(MemoryLimit::Bytes(peak));
     let within = allocate_from_preassigned(&model, Stage::All).unwrap();
-    assert_eq!(within.to_json_string(&model), free.to_json_string(&model));
+    assert_eq!(within.to_json_string_new_plan(&model), free.to_json_string_new_plan(&model));
     model.options.memory_limit = Some(MemoryLimit::Bytes(peak / 4));
     let e = allocate_from_preassigned(&model, Stage::All).unwrap_err();
     assert_eq!(e.code(), "SA2003", "{e}");
@@ -310,7 +310,7 @@ fn the_memory_aware_order_lowers_the_single_stream_peak() {
 
 /// The checker accepts the plan and the arena holds what the simulated schedule keeps live.
 fn check_plan(model: &Model, alloc: &Allocation) -> (u64, u64) {
-    let doc = alloc.to_json(model);
+    let doc = alloc.to_json_new_plan(model);
     let v = rule8(model, &doc);
     assert!(v.is_empty(), "{}: {v:?}", model.name);
     let peak = doc["memory"]["peak_bytes"].as_u64().unwrap();
@@ -335,7 +335,7 @@ fn corpus_plans_pass_the_checker_and_cover_the_simulated_live_bytes() {
         let per_op = check_plan(&m, &run_policy(&m, Stage::All).unwrap().0).0;
         // The logical stage alone has no syncs: plans still pass, with less reuse across streams.
         let logical = allocate(&model, Stage::Logical).unwrap();
-        assert!(rule8(&model, &logical.to_json(&model)).is_empty());
+        assert!(rule8(&model, &logical.to_json_new_plan(&model)).is_empty());
         assert!(single > 0 && ge > 0 && per_op > 0);
     }
 }

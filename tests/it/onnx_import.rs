@@ -530,7 +530,7 @@ fn imported_cnns_and_transformers_pass_the_checker_under_every_policy() {
             let limits = TaskLimits::from_options(&model.options);
             let (alloc, _) = search::run(&model, model.options.clone(), limits, Stage::All, SimConfig::default())
                 .unwrap_or_else(|e| panic!("{m} {p}: {e}"));
-            let doc = alloc.to_json(&model);
+            let doc = alloc.to_json_new_plan(&model);
             let report = verify::check(&model, &doc);
             assert!(report.ok(), "{m} {p}: {:?}", report.violations.first());
             let alloc_file = common::TempFile::new(
@@ -651,7 +651,7 @@ fn real(name: &str) -> (Imported, HashMap<String, Value>) {
         let limits = TaskLimits::from_options(&model.options);
         let (alloc, _) = search::run(&model, model.options.clone(), limits, Stage::All, SimConfig::default())
             .unwrap_or_else(|e| panic!("{name} {p}: {e}"));
-        let report = verify::check(&model, &alloc.to_json(&model));
+        let report = verify::check(&model, &alloc.to_json_new_plan(&model));
         assert!(report.ok(), "{name} {p}: {:?}", report.violations.first());
     }
     let n = nodes(&doc(&i), None);

@@ -31,8 +31,8 @@ fn no_baseline_that_fits_the_device_is_faster_than_auto() {
             let (auto, _) = search::run(&m, options, limits, Stage::All, cfg).unwrap();
             let auto_us = simulate(&m, &auto, &cfg).unwrap().makespan_us;
             for &peer in &peers {
-                let (alloc, _) = baseline::allocate(&m, peer, &m.options, limits).unwrap();
-                let r = verify::check(&m, &alloc.to_json(&m));
+                let alloc = baseline::allocate(&m, peer, &m.options, limits).unwrap().alloc;
+                let r = verify::check(&m, &alloc.to_json_new_plan(&m));
                 assert!(r.ok(), "{} {}: {:?}", m.name, peer.name(), r.violations.first());
                 if alloc.physical_count() > STREAMS || alloc.sync_count() > EVENT_IDS {
                     continue;

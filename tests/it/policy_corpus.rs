@@ -30,7 +30,7 @@ fn corpus_policies() {
             let m = load(&path, p);
             let limits = TaskLimits::from_options(&m.options);
             let (alloc, report) = search::run(&m, m.options.clone(), limits, Stage::All, cfg).unwrap();
-            let r = verify::check(&m, &alloc.to_json(&m));
+            let r = verify::check(&m, &alloc.to_json_new_plan(&m));
             assert!(r.ok(), "{} {p:?}: {:?}", m.name, r.violations.first());
             if p != policy("ge") {
                 assert_eq!(
@@ -102,7 +102,7 @@ fn auto_survives_infeasible_candidates() {
     assert!(rejected.contains(&"per-operator"), "{rows:?}");
     assert!(rows.iter().all(|r| r.rejected.as_ref().is_none_or(|why| why.contains("SA2003"))));
     assert!(!rejected.contains(&report.section::<AutoReport>().unwrap().chosen.as_str()));
-    assert!(verify::check(&m, &alloc.to_json(&m)).ok());
+    assert!(verify::check(&m, &alloc.to_json_new_plan(&m)).ok());
 
     // A chain alternating between an AI core operator and an all-reduce (HCCL keeps a stream
     // of its own under every policy but GE's, which keeps the chain together): every other
@@ -135,5 +135,5 @@ fn auto_survives_infeasible_candidates() {
         let why = r.rejected.as_deref().unwrap_or_else(|| panic!("{} was not rejected", r.policy));
         assert!(why.starts_with("SA2003") && why.contains("1119 notifies"), "{why}");
     }
-    assert!(verify::check(&m, &alloc.to_json(&m)).ok());
+    assert!(verify::check(&m, &alloc.to_json_new_plan(&m)).ok());
 }

@@ -60,7 +60,7 @@ fn streams(m: &Model, a: &stream_alloc::Allocation) -> String {
 
 fn checked(m: &Model) -> stream_alloc::Allocation {
     let a = allocate(m, Stage::All).unwrap();
-    let r = verify::check(m, &a.to_json(m));
+    let r = verify::check(m, &a.to_json_new_plan(m));
     assert!(r.ok(), "{:?}", r.violations);
     assert_eq!(Some(a.sync_count() as usize), r.edge_sync_minimum, "syncs equal the checker's edge minimum");
     a

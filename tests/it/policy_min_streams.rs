@@ -59,7 +59,7 @@ fn width_certificate_and_chains_on_random_dags() {
             }
         }
         let a = allocate(&m, Stage::All).unwrap();
-        let r = verify::check(&m, &a.to_json(&m));
+        let r = verify::check(&m, &a.to_json_new_plan(&m));
         assert!(r.ok(), "seed {seed}: {:?}", r.violations);
         assert_eq!(Some(a.sync_count() as usize), r.edge_sync_minimum, "seed {seed}");
         assert_eq!(a.logical_count() as usize, width.max(1), "seed {seed}");
@@ -74,7 +74,7 @@ fn budget_never_exceeds_its_stream_count() {
             m.options.policy = format!("budget:{b}").as_str().into();
             let a = allocate(&m, Stage::All).unwrap();
             assert!(a.logical_count() <= b, "seed {seed} budget {b}: {} streams", a.logical_count());
-            let r = verify::check(&m, &a.to_json(&m));
+            let r = verify::check(&m, &a.to_json_new_plan(&m));
             assert!(r.ok(), "seed {seed}: {:?}", r.violations);
             assert_eq!(Some(a.sync_count() as usize), r.edge_sync_minimum);
         }
@@ -89,7 +89,7 @@ fn synthetic_generators_allocate_under_every_policy() {
         for p in [policy("per-operator"), policy("min-streams"), policy("budget:2")] {
             m.options.policy = p.policy();
             let a = allocate(&m, Stage::All).unwrap();
-            let r = verify::check(&m, &a.to_json(&m));
+            let r = verify::check(&m, &a.to_json_new_plan(&m));
             assert!(r.ok(), "{} {p:?}: {:?}", m.name, r.violations.first());
             assert_eq!(Some(a.sync_count() as usize), r.edge_sync_minimum, "{} {p:?}", m.name);
         }

@@ -37,7 +37,7 @@ fn auto_within_one_percent_of_the_ideal_on_the_corpus() {
         let limits = TaskLimits::from_options(&m.options);
         let (alloc, report) = search::run(&m, m.options.clone(), limits, Stage::All, cfg).unwrap();
         let report = report.unwrap();
-        let r = verify::check(&m, &alloc.to_json(&m));
+        let r = verify::check(&m, &alloc.to_json_new_plan(&m));
         assert!(r.ok(), "{}: {:?}", m.name, r.violations.first());
         assert_eq!(Some(alloc.syncs().len() + alloc.split_events().len()), r.edge_sync_minimum, "{}", m.name);
         assert!(alloc.logical_count() <= m.options.stream_budget(), "{}", m.name);
@@ -61,7 +61,7 @@ fn auto_within_one_percent_of_the_ideal_on_the_corpus() {
         }
         // Deterministic: a second run writes the same bytes.
         let (again, _) = search::run(&m, m.options.clone(), limits, Stage::All, cfg).unwrap();
-        assert_eq!(alloc.to_json_string(&m), again.to_json_string(&m), "{}", m.name);
+        assert_eq!(alloc.to_json_string_new_plan(&m), again.to_json_string_new_plan(&m), "{}", m.name);
         let reference = ideal(&m, &cfg).unwrap();
         let ratio = sim.makespan_us / reference.makespan_us;
         println!("{}: makespan / ideal {ratio:.4}, {pass}", m.name);
@@ -92,7 +92,7 @@ fn refine_keeps_the_budgets() {
         let (alloc, report) = search::run(&m, m.options.clone(), limits, Stage::All, cfg).unwrap();
         assert!(alloc.logical_count() <= streams, "{streams} {events}: {}", alloc.logical_count());
         assert!(sync_ids(&alloc) <= events, "{streams} {events}: {}", sync_ids(&alloc));
-        assert!(verify::check(&m, &alloc.to_json(&m)).ok());
+        assert!(verify::check(&m, &alloc.to_json_new_plan(&m)).ok());
         let pass = &report.unwrap().to_json()["refine"];
         if let Some(before) = pass.get("makespan_before_us") {
             assert!(pass["makespan_us"].as_f64().unwrap() <= before.as_f64().unwrap(), "{pass}");

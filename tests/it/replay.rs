@@ -30,7 +30,7 @@ fn plan(model: &stream_alloc::Model, policy: &str) -> serde_json::Value {
     options.set_assignment(&format!("policy={policy}")).unwrap();
     let limits = TaskLimits::from_options(&options);
     let (alloc, _) = stream_alloc::search::run(model, options, limits, Stage::All, SimConfig::default()).unwrap();
-    alloc.to_json(model)
+    alloc.to_json_new_plan(model)
 }
 
 #[test]

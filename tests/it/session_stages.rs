@@ -132,7 +132,7 @@ fn task_counts_set_between_the_stages_change_the_split() {
     // Same result as the one-shot pipeline on a graph that carries those counts itself.
     s.generate_send_recv().unwrap();
     let carried = json::load_str(&graph(5)).unwrap();
-    assert_eq!(s.allocation_json().unwrap(), allocate(&carried, Stage::All).unwrap().to_json(&carried));
+    assert_eq!(s.allocation_json().unwrap(), allocate(&carried, Stage::All).unwrap().to_json_new_plan(&carried));
     assert!(s.verify().unwrap().violations.is_empty());
 }
 
@@ -190,6 +190,6 @@ fn every_corpus_graph_staged_equals_one_shot() {
         let mut s = common::session(Arc::clone(&model));
         s.run_all().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let one_shot = allocate(&model, Stage::All).unwrap();
-        assert_eq!(s.allocation_json().unwrap(), one_shot.to_json(&model), "{}", path.display());
+        assert_eq!(s.allocation_json().unwrap(), one_shot.to_json_new_plan(&model), "{}", path.display());
     }
 }

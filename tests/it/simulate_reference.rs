@@ -287,7 +287,7 @@ fn simulator_agrees_with_the_reference_and_check_alloc_on_the_corpus() {
         for &policy in POLICIES {
             let m = with_options(&path, policy);
             let alloc = allocate(&m, Stage::All).unwrap();
-            let doc = alloc.to_json(&m);
+            let doc = alloc.to_json_new_plan(&m);
             assert_simulator_agrees(&m, &alloc, &facts, &doc, policy);
             let ours = simulate(&m, &alloc, &SimConfig::default()).unwrap().makespan_us;
             // The independent checker reads `syncs` alone; identical documents run once, and
@@ -346,7 +346,7 @@ fn simulator_agrees_with_the_reference_on_synthetic_graphs() {
                     m.options.set_assignment(policy).unwrap();
                 }
                 let alloc = allocate(&m, Stage::All).unwrap();
-                let doc = alloc.to_json(&m);
+                let doc = alloc.to_json_new_plan(&m);
                 assert_simulator_agrees(&m, &alloc, &facts, &doc, policy);
             }
             assert_ideal_agrees(&base);
@@ -441,7 +441,7 @@ fn an_inserted_send_takes_a_round_and_gives_way() {
       "edges": [{"src": "p", "dst": "q"}, {"src": "p", "dst": "t"}]}"#;
     let m = json::load_str(text).unwrap();
     let alloc = allocate_from_preassigned(&m, Stage::All).unwrap();
-    let doc = alloc.to_json(&m);
+    let doc = alloc.to_json_new_plan(&m);
     let order: Vec<&str> = doc["nodes"].as_array().unwrap().iter().map(|n| n["type"].as_str().unwrap()).collect();
     assert_eq!(order, ["Add", "Send", "Add", "Add", "Recv", "Add"]);
     let r = simulate(&m, &alloc, &SimConfig { arbitration: Arbitration::StreamId, ..SimConfig::default() }).unwrap();

@@ -115,8 +115,8 @@ fn every_corpus_graph_single_stream() {
                 assert_eq!(a.stream()[id], None, "{}: {}", path.display(), node.name);
             }
         }
-        let first = a.to_json_string(&m);
-        let again = allocate(&m, Stage::All).unwrap().to_json_string(&m);
+        let first = a.to_json_string_new_plan(&m);
+        let again = allocate(&m, Stage::All).unwrap().to_json_string_new_plan(&m);
         assert_eq!(first, again, "{}: output must be deterministic", path.display());
         let doc: serde_json::Value = serde_json::from_str(&first).unwrap();
         assert_eq!(doc["nodes"].as_array().unwrap().len(), m.nodes.len());

@@ -135,7 +135,7 @@ fn single_stream_uses_the_huge_stream_and_still_splits_once() {
     assert_eq!(a.physical_count(), 2);
     assert_eq!((phys(&m, &a, "a"), phys(&m, &a, "b")), (0, 1));
     assert_eq!(a.huge_streams(), vec![StreamId(0), StreamId(1)]);
-    let j = a.to_json(&m);
+    let j = a.to_json_new_plan(&m);
     assert_eq!(j["streams"]["huge"], serde_json::json!([0, 1]));
     // Below the normal limit: no huge stream.
     let m = model(single, &[node("a", 500, 0, "")], &[]);
@@ -252,7 +252,7 @@ fn attached_streams_split_too() {
     assert_eq!(sync.from, SyncEnd { node: id(&m, "a"), attached: Some(StreamId(1)) });
     assert_eq!(sync.to, SyncEnd { node: id(&m, "b"), attached: Some(StreamId(2)) });
     assert_eq!(a.inserted()[stream_alloc::graph::InsertedId(1)].stream, StreamId(2));
-    let j = a.to_json(&m);
+    let j = a.to_json_new_plan(&m);
     assert_eq!(j["syncs"][0]["from"], "a@attached");
     // HCCL attached count.
     let h = r#"{"name":"h","type":"HcomAllReduce","engine":"DNN_HCCL","tasks":1,"stream":0,
@@ -308,7 +308,7 @@ fn notify_mode_lists_split_events_in_syncs() {
     // Two split events (ids 0 and 1), none of them a sync.
     assert_eq!((a.sync_count(), a.split_event_count(), a.split_events().len(), a.syncs().len()), (0, 2, 2, 0));
     assert_eq!((a.split_events()[0].id.0, a.split_events()[1].id.0), (0, 1));
-    let j = a.to_json(&m);
+    let j = a.to_json_new_plan(&m);
     assert_eq!(j["events"]["split_count"], 2);
     assert_eq!(j["split_events"][0]["to"], "a9");
     assert_eq!(j["split_events"][1]["to"], "a16");
@@ -332,7 +332,7 @@ fn notify_mode_lists_split_events_in_syncs() {
     let m = model_with_events(r#""event":"notify","max_task_count":37"#, &nodes, &edges, &[("a19", "b")]);
     let a = run(&m);
     assert_eq!((a.sync_count(), a.split_event_count()), (1, 2));
-    let j = a.to_json(&m);
+    let j = a.to_json_new_plan(&m);
     assert!(stream_alloc::verify::check(&m, &j).ok());
     let ids: Vec<(u64, Option<&str>)> =
         j["syncs"].as_array().unwrap().iter().map(|s| (s["id"].as_u64().unwrap(), s["kind"].as_str())).collect();

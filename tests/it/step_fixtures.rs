@@ -126,7 +126,7 @@ fn actual(case: &Case) -> String {
         } else {
             panic!("unknown run directive '{run}'")
         };
-        Ok(render(&alloc.to_json(&model), &trace))
+        Ok(render(&alloc.to_json_new_plan(&model), &trace))
     })();
     result.unwrap_or_else(|e: stream_alloc::Error| filetest::error_line(&e))
 }

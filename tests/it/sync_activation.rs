@@ -30,10 +30,10 @@ fn ge_mode_activation_orderings_are_proven_after_the_split() {
         let m = ge_model(&fixture(name));
         let all = allocate_from_preassigned(&m, Stage::All).unwrap();
         assert!(!all.activations().is_empty(), "{name}: no activation lists");
-        let report = verify::check(&m, &all.to_json(&m));
+        let report = verify::check(&m, &all.to_json_new_plan(&m));
         assert!(report.ok(), "{name}: {:?}", report.violations);
         let sync = allocate_from_preassigned(&m, Stage::Sync).unwrap();
-        let early = verify::check(&m, &sync.to_json(&m));
+        let early = verify::check(&m, &sync.to_json_new_plan(&m));
         if early.violations.iter().any(|v| v.rule == 1) {
             flagged_at_sync += 1;
         }
@@ -87,7 +87,7 @@ fn checker_refuses_backward_syncs_outside_a_loop_and_shared_loop_ids() {
     let graph = fixture("loop_events").clone();
     let m = ge_model(&graph);
     let a = allocate_from_preassigned(&m, Stage::All).unwrap();
-    let doc = a.to_json(&m);
+    let doc = a.to_json_new_plan(&m);
     // The same document against a graph whose StreamActive is no loop: the backward syncs break rule 3.
     let mut plain = graph.clone();
     plain["nodes"][1].as_object_mut().unwrap().remove("ge_attrs");

@@ -50,7 +50,7 @@ fn corpus_default_mode_is_minimal_and_ge_mode_is_not_below() {
         for (ge, lifetime) in [(false, false), (true, false), (false, true)] {
             let m = with_test_assignment(&path, ge, lifetime);
             let alloc = allocate_from_preassigned(&m, Stage::Sync).unwrap();
-            let report = verify::check(&m, &alloc.to_json(&m));
+            let report = verify::check(&m, &alloc.to_json_new_plan(&m));
             assert!(report.ok(), "{} ge={ge} lifetime={lifetime}: {:?}", m.name, report.violations);
             if !ge && !lifetime {
                 assert_eq!(Some(alloc.syncs().len()), report.edge_sync_minimum, "{}: default mode not minimal", m.name);

@@ -38,7 +38,7 @@ fn notify_limit_is_a_limit_error() {
     assert_eq!(a.sync_count(), 1024);
     assert_eq!(a.inserted()[stream_alloc::graph::InsertedId(0)].op_type(), "SendNotify");
     assert_eq!(a.inserted()[stream_alloc::graph::InsertedId(0)].name(&m), "ladder_Send_Notify_0");
-    assert!(verify::check(&m, &a.to_json(&m)).ok());
+    assert!(verify::check(&m, &a.to_json_new_plan(&m)).ok());
 }
 
 #[test]
@@ -88,7 +88,7 @@ fn dynamic_graphs_get_no_send_recv_nodes() {
     let a = allocate_from_preassigned(&m, Stage::Sync).unwrap();
     assert_eq!(a.syncs().len(), 3);
     assert!(a.inserted().is_empty());
-    let doc = a.to_json(&m);
+    let doc = a.to_json_new_plan(&m);
     assert_eq!(doc["nodes"][0]["send"], serde_json::json!([0]));
 }
 
@@ -114,8 +114,8 @@ fn check_command_reports_and_exits() {
     }
     std::fs::write(&graph, gdoc.to_string()).unwrap();
     let good = dir.join("good.json");
-    std::fs::write(&good, a.to_json_string(&m)).unwrap();
-    let mut broken = a.to_json(&m);
+    std::fs::write(&good, a.to_json_string_new_plan(&m)).unwrap();
+    let mut broken = a.to_json_new_plan(&m);
     broken["syncs"].as_array_mut().unwrap().remove(1);
     let bad = dir.join("bad.json");
     std::fs::write(&bad, broken.to_string()).unwrap();

@@ -58,11 +58,11 @@ proptest! {
         for mode in ["default", "ge", "lifetime", "notify"] {
             let m = build(n, &edges, &streams, mode);
             let alloc = allocate_from_preassigned(&m, Stage::Sync).unwrap();
-            let report = verify::check(&m, &alloc.to_json(&m));
+            let report = verify::check(&m, &alloc.to_json_new_plan(&m));
             prop_assert!(report.ok(), "{mode}: {:?}", report.violations);
             if mode == "default" && !alloc.syncs().is_empty() {
                 // Each kept pair is needed: without it some edge is unordered.
-                let mut doc = alloc.to_json(&m);
+                let mut doc = alloc.to_json_new_plan(&m);
                 let drop = (n * 7 + edges.len()) % alloc.syncs().len();
                 doc["syncs"].as_array_mut().unwrap().remove(drop);
                 let broken = verify::check(&m, &doc);

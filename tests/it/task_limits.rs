@@ -45,7 +45,7 @@ fn zero_task_stream_receiving_hundreds_of_events() {
         m.options.max_task_count = Some(64);
         m.options.compat_ge = compat;
         let alloc = allocate_from_preassigned(&m, Stage::All).unwrap();
-        let doc = alloc.to_json(&m);
+        let doc = alloc.to_json_new_plan(&m);
         let report = verify::check(&m, &doc);
         assert!(report.ok(), "compat={compat}: {:?}", report.violations);
         if let Some(ok) = independent(&path, &doc, 64, &format!("zero{compat}")) {
@@ -100,7 +100,7 @@ fn corpus_streams_stay_within_the_task_limit() {
                 m.options.set_assignment(policy).unwrap();
                 m.options.max_task_count = Some(limit);
                 let alloc = allocate(&m, Stage::All).unwrap();
-                let bad = rule7(&verify::check(&m, &alloc.to_json(&m)));
+                let bad = rule7(&verify::check(&m, &alloc.to_json_new_plan(&m)));
                 assert!(bad.is_empty(), "{} {policy} limit {limit}: {bad:?}", m.name);
                 if alloc.has_end_via() {
                     separated.push(format!("{} {policy} {limit}", m.name));
@@ -146,7 +146,7 @@ fn a_node_with_more_syncs_than_a_piece_holds_is_cut_between_them() {
         }
         let m = b.build().unwrap();
         let alloc = allocate_from_preassigned(&m, Stage::All).unwrap();
-        let doc = alloc.to_json(&m);
+        let doc = alloc.to_json_new_plan(&m);
         let report = verify::check(&m, &doc);
         assert!(report.ok(), "mode {mode}: {:?}", report.violations);
         let (_, fullest) = report.max_stream_tasks.unwrap();
@@ -226,7 +226,7 @@ proptest! {
         let m = build(&nodes, &edges, limit, mode);
         let alloc = if mode == 2 { allocate(&m, Stage::All) } else { allocate_from_preassigned(&m, Stage::All) };
         let alloc = alloc.unwrap();
-        let report = verify::check(&m, &alloc.to_json(&m));
+        let report = verify::check(&m, &alloc.to_json_new_plan(&m));
         prop_assert!(report.ok(), "limit {limit} mode {mode}: {:?}", report.violations);
     }
 }

@@ -16,7 +16,7 @@ fn both_minimum_algorithms_agree_on_the_corpus() {
         b.options.set_str("max_parallel_num", "AIcoreEngine:4").unwrap();
         let model = b.build().unwrap();
         let alloc = allocate(&model, Stage::Sync).unwrap();
-        let value = alloc.to_json(&model);
+        let value = alloc.to_json_new_plan(&model);
         let doc = verify::doc::Doc::parse(&model, &value).unwrap();
         let dense = metrics::edge_sync_minimum(&doc, &doc.dependencies(&model));
         let sparse = metrics::edge_sync_minimum_by_stream_reach(&doc, &doc.dependencies(&model));
@@ -47,7 +47,7 @@ fn large_graphs_get_a_minimum() {
     }
     let model = b.build().unwrap();
     let alloc = allocate_from_preassigned(&model, Stage::Sync).unwrap();
-    let report = verify::check(&model, &alloc.to_json(&model));
+    let report = verify::check(&model, &alloc.to_json_new_plan(&model));
     assert!(report.violations.is_empty(), "{:?}", report.violations.first());
     assert_eq!(report.edge_sync_minimum, Some(alloc.syncs().len()));
 }
@@ -57,7 +57,7 @@ fn more_streams_than_the_device_creates_is_a_violation() {
     let path = &common::corpus_paths()[0];
     let model = json::load_slice(&std::fs::read(path).unwrap()).unwrap();
     let alloc = allocate(&model, Stage::All).unwrap();
-    let mut value = alloc.to_json(&model);
+    let mut value = alloc.to_json_new_plan(&model);
     assert!(verify::check(&model, &value).ok());
     value["streams"]["physical"] = serde_json::json!(2024);
     let report = verify::check(&model, &value);

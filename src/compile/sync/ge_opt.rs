@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use super::insert::ActivationMaps;
-use super::{NodeFacts, SyncState};
+use super::{NodeFacts, NodeLists, SyncState};
 use crate::graph::{EdgeKind, NodeId};
 
 /// GE: `OptimizeBySendEvents`. A receiving stream runs in order, so one signal from a sender
@@ -13,22 +13,14 @@ use crate::graph::{EdgeKind, NodeId};
 pub fn optimize_by_send_events(st: &mut SyncState<'_>) {
     let mut seen_stamp: Vec<u32> = vec![u32::MAX; st.model.nodes.len()];
     let recvs = st.recv_lists();
-    for (stamp, nodes) in st.stream_nodes().into_iter().enumerate() {
-        for n in nodes {
-            for &r in recvs.of(n) {
-                let s = st.syncs[r as usize];
-                if !s.alive || s.to.attached.is_some() || s.from.attached.is_some() {
-                    continue;
-                }
-                let sender = s.from.node.index();
-                if seen_stamp[sender] == stamp as u32 {
-                    st.remove(r);
-                } else {
-                    seen_stamp[sender] = stamp as u32;
-                }
-            }
+    each_main_sync(st, &recvs, |st, stamp, r| {
+        let sender = st.syncs[r as usize].from.node.index();
+        if seen_stamp[sender] == stamp {
+            st.remove(r);
+        } else {
+            seen_stamp[sender] = stamp;
         }
-    }
+    });
 }
 
 /// GE: `OptimizeByRecvEvents`. A sending stream runs in order, so of several signals to one
@@ -36,20 +28,28 @@ pub fn optimize_by_send_events(st: &mut SyncState<'_>) {
 pub fn optimize_by_recv_events(st: &mut SyncState<'_>) {
     let mut last: Vec<(u32, u32)> = vec![(u32::MAX, 0); st.model.nodes.len()];
     let sends = st.send_lists();
+    each_main_sync(st, &sends, |st, stamp, r| {
+        let slot = &mut last[st.syncs[r as usize].to.node.index()];
+        if slot.0 == stamp {
+            let pre = slot.1;
+            slot.1 = r;
+            st.remove(pre);
+        } else {
+            *slot = (stamp, r);
+        }
+    });
+}
+
+/// Both optimisations' walk: each stream's nodes in stream order, and of each node the syncs
+/// `lists` gives it that are still alive and join two main streams; `f` gets the stream's
+/// index and the sync.
+fn each_main_sync(st: &mut SyncState<'_>, lists: &NodeLists, mut f: impl FnMut(&mut SyncState<'_>, u32, u32)) {
     for (stamp, nodes) in st.stream_nodes().into_iter().enumerate() {
         for n in nodes {
-            for &r in sends.of(n) {
+            for &r in lists.of(n) {
                 let s = st.syncs[r as usize];
-                if !s.alive || s.to.attached.is_some() || s.from.attached.is_some() {
-                    continue;
-                }
-                let slot = &mut last[s.to.node.index()];
-                if slot.0 == stamp as u32 {
-                    let pre = slot.1;
-                    slot.1 = r;
-                    st.remove(pre);
-                } else {
-                    *slot = (stamp as u32, r);
+                if s.alive && s.to.attached.is_none() && s.from.attached.is_none() {
+                    f(st, stamp as u32, r);
                 }
             }
         }

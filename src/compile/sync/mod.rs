@@ -211,21 +211,11 @@ impl<'m> SyncState<'m> {
         attached: IdVec<NodeId, Vec<StreamId>>,
         kind: SyncKind,
     ) -> Self {
-        Self::in_order(model, stream, attached, kind, None)
+        Self::in_order_with(model, stream, attached, kind, None, None)
     }
 
-    /// [`SyncState::new`] in an allocation's execution order (`None`: GE's `GetAllNodes`).
-    pub fn in_order(
-        model: &'m Model,
-        stream: IdVec<NodeId, Option<StreamId>>,
-        attached: IdVec<NodeId, Vec<StreamId>>,
-        kind: SyncKind,
-        order: Option<Vec<NodeId>>,
-    ) -> Self {
-        Self::in_order_with(model, stream, attached, kind, order, None)
-    }
-
-    /// [`SyncState::in_order`] from the model's [`ModelFacts`] when the caller keeps them.
+    /// [`SyncState::new`] in an allocation's execution order (`None`: GE's `GetAllNodes`), from
+    /// the model's [`ModelFacts`] when the caller keeps them.
     pub fn in_order_with(
         model: &'m Model,
         stream: IdVec<NodeId, Option<StreamId>>,

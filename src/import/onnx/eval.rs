@@ -711,48 +711,56 @@ fn reduce(e: &Ev) -> Option<Vec<Val>> {
     if let (Val::Int(xs), "ReduceSum" | "ReduceProd" | "ReduceMin" | "ReduceMax" | "ReduceL1" | "ReduceSumSquare") =
         (v, e.op)
     {
-        let init = match e.op {
-            "ReduceProd" => 1,
-            "ReduceMin" => i64::MAX,
-            "ReduceMax" => i64::MIN,
-            _ => 0,
-        };
-        let mut acc = vec![init; n];
-        for (&t, &x) in target.iter().zip(xs) {
-            let a = &mut acc[t];
-            *a = match e.op {
+        let acc = fold_reduce(e.op, [1, i64::MAX, i64::MIN, 0], &target, n, xs.iter().copied(), |a, x| {
+            Some(match e.op {
                 "ReduceProd" => a.wrapping_mul(x),
-                "ReduceMin" => (*a).min(x),
-                "ReduceMax" => (*a).max(x),
+                "ReduceMin" => a.min(x),
+                "ReduceMax" => a.max(x),
                 "ReduceL1" => a.wrapping_add(x.wrapping_abs()),
                 "ReduceSumSquare" => a.wrapping_add(x.wrapping_mul(x)),
                 _ => a.wrapping_add(x),
-            };
-        }
+            })
+        })?;
         return Some(vec![Val::Int(acc)]);
     }
-    let init = match e.op {
-        "ReduceProd" => 1.0,
-        "ReduceMin" => f64::INFINITY,
-        "ReduceMax" => f64::NEG_INFINITY,
-        _ => 0.0,
-    };
-    let mut acc = vec![init; n];
-    for (&t, &x) in target.iter().zip(&v.floats()) {
-        let a = &mut acc[t];
-        *a = match e.op {
-            "ReduceProd" => *a * x,
-            "ReduceMin" => float_binary("Min", *a, x, false)?,
-            "ReduceMax" => float_binary("Max", *a, x, false)?,
-            "ReduceL1" => *a + x.abs(),
-            "ReduceSumSquare" => *a + x * x,
-            _ => *a + x,
-        };
-    }
+    let init = [1.0, f64::INFINITY, f64::NEG_INFINITY, 0.0];
+    let mut acc = fold_reduce(e.op, init, &target, n, v.floats(), |a, x| {
+        Some(match e.op {
+            "ReduceProd" => a * x,
+            "ReduceMin" => float_binary("Min", a, x, false)?,
+            "ReduceMax" => float_binary("Max", a, x, false)?,
+            "ReduceL1" => a + x.abs(),
+            "ReduceSumSquare" => a + x * x,
+            _ => a + x,
+        })
+    })?;
     if e.op == "ReduceMean" {
         acc.iter_mut().for_each(|a| *a /= count);
     }
     Some(vec![Val::Float(acc)])
+}
+
+/// Folds each input element into the output element `target` names, each output starting
+/// from the operator's identity (`ids`: ReduceProd's, ReduceMin's, ReduceMax's, the sums').
+fn fold_reduce<T: Copy>(
+    op: &str,
+    ids: [T; 4],
+    target: &[usize],
+    n: usize,
+    xs: impl IntoIterator<Item = T>,
+    f: impl Fn(T, T) -> Option<T>,
+) -> Option<Vec<T>> {
+    let init = match op {
+        "ReduceProd" => ids[0],
+        "ReduceMin" => ids[1],
+        "ReduceMax" => ids[2],
+        _ => ids[3],
+    };
+    let mut acc = vec![init; n];
+    for (&t, x) in target.iter().zip(xs) {
+        acc[t] = f(acc[t], x)?;
+    }
+    Some(acc)
 }
 
 fn arg_reduce(e: &Ev) -> Option<Vec<Val>> {

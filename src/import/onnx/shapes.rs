@@ -363,15 +363,7 @@ fn gemm(c: &Cx) -> R<Vec<Tensor>> {
     };
     let ((m, bm), k1) = side(ta, c.a.i_or("transA", 0) != 0);
     let (k2, (n, bn)) = side(tb, c.a.i_or("transB", 0) != 0);
-    if meet(k1, k2).is_none() {
-        return bad(format!(
-            "shape conflict: A {} and B {} disagree on the inner dimension ({} vs {})",
-            fmt_dims(&ta.dims),
-            fmt_dims(&tb.dims),
-            k1.0,
-            k2.0
-        ));
-    }
+    inner_dims_agree(k1, k2, ["A ", "B "], ta, tb)?;
     one(Tensor { dims: vec![m, n], elem: ta.elem, value: None, bound: bm as u16 | (bn as u16) << 1 })
 }
 
@@ -733,6 +725,23 @@ pub fn broadcast(a: &[u64], b: &[u64]) -> R<Vec<u64>> {
     broadcast_bounded(a, 0, b, 0).map(|(d, _)| d)
 }
 
+/// A matrix product's inner dimensions `k1` (of `a`) and `k2` (of `b`) must agree; `names`
+/// prefix the operands' shapes in the error.
+fn inner_dims_agree(k1: (u64, bool), k2: (u64, bool), names: [&str; 2], a: &Tensor, b: &Tensor) -> R<()> {
+    if meet(k1, k2).is_none() {
+        return bad(format!(
+            "shape conflict: {}{} and {}{} disagree on the inner dimension ({} vs {})",
+            names[0],
+            fmt_dims(&a.dims),
+            names[1],
+            fmt_dims(&b.dims),
+            k1.0,
+            k2.0
+        ));
+    }
+    Ok(())
+}
+
 /// Two dimensions meeting (a matrix product's inner dimension, a Concat's other axes, an
 /// element-wise pair neither of which is 1), each with its bound bit: equal sizes agree (bounded
 /// only when both are); a bounded one yields to a fixed one no larger; two bounded ones take the
@@ -989,15 +998,7 @@ fn matmul(c: &Cx) -> R<Vec<Tensor>> {
     }
     let (m, k1) = (a[a.len() - 2], a[a.len() - 1]);
     let (k2, n) = (b[b.len() - 2], b[b.len() - 1]);
-    if meet(k1, k2).is_none() {
-        return bad(format!(
-            "shape conflict: {} and {} disagree on the inner dimension ({} vs {})",
-            fmt_dims(&x.dims),
-            fmt_dims(&y.dims),
-            k1.0,
-            k2.0
-        ));
-    }
+    inner_dims_agree(k1, k2, ["", ""], x, y)?;
     let split = |v: &[(u64, bool)]| -> (Vec<u64>, u16) {
         (v.iter().map(|d| d.0).collect(), v.iter().enumerate().fold(0, |m, (i, d)| m | (d.1 as u16) << i))
     };
