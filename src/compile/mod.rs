@@ -46,8 +46,8 @@ pub fn logical_allocation(
 }
 
 /// [`logical_allocation`] with the model's [`order::OrderFacts`] when the caller keeps them
-/// (`None`: computed here if the order needs them), and the order the policy placed the nodes
-/// in when it fixes one (`placed`, [`policy::Assignment::node_order`]).
+/// (`None`: computed here if the order needs them), and the order the policy placed the root
+/// graph's nodes in when it fixes one (`placed`, [`policy::Assignment::root_order`]).
 pub fn logical_allocation_with(
     model: &Model,
     options: &Options,
@@ -78,9 +78,10 @@ pub(crate) fn choose_order(model: &Model, options: &Options, alloc: &mut Allocat
 }
 
 /// [`choose_order`] from the model's [`order::OrderFacts`] when the caller keeps them, and
-/// with the order a policy placed the nodes in (`placed`: every node once, a topological
-/// order) in place of the critical path first: a policy that fixes its order (`fifo:N`) runs
-/// in it wherever the pipeline would run its own schedule, and nowhere else.
+/// with the order a policy placed the root graph's nodes in (`placed`: each once, a
+/// topological order; nested graphs keep GE's) in place of the critical path first: a policy
+/// that fixes its order (`fifo:N`) runs in it wherever the pipeline would run its own
+/// schedule, and nowhere else.
 pub(crate) fn choose_order_with(
     model: &Model,
     options: &Options,
@@ -100,7 +101,8 @@ pub(crate) fn choose_order_with(
     if options.compat_ge || alloc.logical_count + alloc.attached_count <= 1 {
         return;
     }
-    if let Some(order) = placed {
+    if let Some(root) = placed {
+        let order = order::with_root_order(model, root);
         alloc.order = if order == model.all_nodes() { Vec::new() } else { order };
         return;
     }

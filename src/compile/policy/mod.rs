@@ -309,16 +309,9 @@ impl Assignment {
         Assignment { stream: IdVec::filled(model.nodes.len(), None), count: 0, order: Vec::new() }
     }
 
-    /// The assignment's order as every node of the model, nested graphs stitched in as
-    /// [`Model::all_nodes`] does; `None` when the pipeline chooses.
-    pub fn node_order(&self, ctx: &Ctx<'_>) -> Option<Vec<NodeId>> {
-        if self.order.is_empty() {
-            return None;
-        }
-        let model = ctx.model;
-        let mut per_graph: IdVec<GraphId, Vec<NodeId>> = model.graphs.iter().map(|g| g.order.clone()).collect();
-        per_graph[GraphId::ROOT] = self.order.iter().map(|&p| ctx.order[p]).collect();
-        Some(crate::compile::order::stitch(model, &per_graph))
+    /// The assignment's order as root-graph nodes; `None` when the pipeline chooses.
+    pub fn root_order(&self, ctx: &Ctx<'_>) -> Option<Vec<NodeId>> {
+        (!self.order.is_empty()).then(|| self.order.iter().map(|&p| ctx.order[p]).collect())
     }
 }
 
@@ -481,10 +474,10 @@ impl<'m> Bounded<'m> {
         finish(&self.ctx, &self.assignment)
     }
 
-    /// The order the current assignment's streams run in when the policy fixes one
-    /// ([`Assignment::node_order`]).
+    /// The order the current assignment's streams run the root graph's nodes in when the
+    /// policy fixes one ([`Assignment::root_order`]).
     pub fn order(&self) -> Option<Vec<NodeId>> {
-        self.assignment.node_order(&self.ctx)
+        self.assignment.root_order(&self.ctx)
     }
 
     /// Fewer policy streams after a trial needed `counts` (`ids` sync ids) over `max_events`:
