@@ -20,6 +20,20 @@ static void check_setter_nulls(sa_status (*set)(sa_graph *, const char *, const 
     CHECK_STATUS(set(g, NULL, "n", key, NULL), SA_NULL_POINTER);
 }
 
+/* A node setter refuses, naming what is wrong: a value of the wrong kind for `key` (SA_FIELD,
+ * the message containing `bad_says`), an unknown key (SA_FIELD, `unknown_says`), a node that
+ * does not exist (SA_NOT_FOUND). */
+static void check_setter_refusals(sa_status (*set)(sa_graph *, const char *, const char *, const char *, const char *),
+                                  sa_graph *g, const char *key, const char *bad, const char *bad_says,
+                                  const char *unknown_says) {
+    CHECK_STATUS(set(g, NULL, "n", key, bad), SA_FIELD);
+    check_graph_error(g, "SA1003", bad_says);
+    CHECK_STATUS(set(g, NULL, "n", "colour", "1"), SA_FIELD);
+    check_graph_error(g, "SA1003", unknown_says);
+    CHECK_STATUS(set(g, NULL, "missing", key, "1"), SA_NOT_FOUND);
+    check_graph_error(g, "SA3006", "missing");
+}
+
 static void test_new(void) {
     sa_graph *g = SENTINEL;
     CHECK_STATUS(sa_graph_new(NULL, &g), SA_NULL_POINTER);
@@ -133,13 +147,8 @@ static void test_options_and_attrs(void) {
     CHECK_OK(sa_graph_set_node_attr(g, NULL, "n", "rts_label_node", "true"));
     CHECK_OK(sa_graph_set_node_attr(g, NULL, "n", "event_multiplexing", "[\"SendTo;peer;0\"]"));
     check_setter_nulls(sa_graph_set_node_attr, g, "dims", "2");
-    CHECK_STATUS(sa_graph_set_node_attr(g, NULL, "n", "dims", "\"two\""), SA_FIELD);
-    check_graph_error(g, "SA1003", "dims");
-    CHECK_STATUS(sa_graph_set_node_attr(g, NULL, "n", "colour", "1"), SA_FIELD);
-    check_graph_error(g, "SA1003", "colour");
+    check_setter_refusals(sa_graph_set_node_attr, g, "dims", "\"two\"", "dims", "colour");
     CHECK_STATUS(sa_graph_set_node_attr(g, NULL, "n", "dims", "{"), SA_JSON);
-    CHECK_STATUS(sa_graph_set_node_attr(g, NULL, "missing", "dims", "1"), SA_NOT_FOUND);
-    check_graph_error(g, "SA3006", "missing");
 
     CHECK_OK(sa_graph_set_node_attr_str(g, NULL, "n", "user_stream_label", "u1"));
     CHECK_OK(sa_graph_set_node_attr_str(g, NULL, "n", "user_stream_label", ""));
@@ -151,13 +160,10 @@ static void test_options_and_attrs(void) {
     CHECK_OK(sa_graph_set_node_field(g, NULL, "n", "cores", "8"));
     CHECK_OK(sa_graph_set_node_field(g, NULL, "n", "out_bytes", "null"));
     check_setter_nulls(sa_graph_set_node_field, g, "cores", "8");
-    CHECK_STATUS(sa_graph_set_node_field(g, NULL, "n", "cores", "-8"), SA_FIELD);
-    check_graph_error(g, "SA1003", "field 'cores' must be an integer");
-    CHECK_STATUS(sa_graph_set_node_field(g, NULL, "n", "colour", "1"), SA_FIELD);
-    check_graph_error(g, "SA1003", "unknown field 'colour' (known fields: name, type, engine");
+    check_setter_refusals(sa_graph_set_node_field, g, "cores", "-8", "field 'cores' must be an integer",
+                          "unknown field 'colour' (known fields: name, type, engine");
     CHECK_STATUS(sa_graph_set_node_field(g, NULL, "n", "name", "\"m\""), SA_INVALID_ARGUMENT);
     CHECK_STATUS(sa_graph_set_node_field(g, NULL, "n", "type", "null"), SA_FIELD);
-    CHECK_STATUS(sa_graph_set_node_field(g, NULL, "missing", "cores", "1"), SA_NOT_FOUND);
 
     CHECK_OK(sa_graph_set_node_ge_attr(g, NULL, "n", "_hccl_task_num", "3"));
     check_setter_nulls(sa_graph_set_node_ge_attr, g, "k", "1");

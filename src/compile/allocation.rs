@@ -361,6 +361,19 @@ impl Allocation {
         &self.syncs
     }
 
+    /// Adds record/wait pairs between main streams, `(recording node, waiting node)`, each
+    /// with an id of its own after the ones held, to a logical allocation: the sync stage keeps
+    /// them ahead of the pairs it inserts and reduces them together (syncs added for memory,
+    /// src/memory/syncs.rs). Each pair must go forward in the execution order.
+    pub fn add_syncs(&mut self, pairs: &[(NodeId, NodeId)]) {
+        let next = self.sync_count();
+        self.syncs.extend(pairs.iter().enumerate().map(|(k, &(from, to))| SyncPair {
+            id: EventId(next + k as u32),
+            from: SyncEnd::main(from),
+            to: SyncEnd::main(to),
+        }));
+    }
+
     /// Distinct sync ids: ids are dense, so one past the largest.
     pub fn sync_count(&self) -> u32 {
         self.syncs.iter().map(|p| p.id.0 + 1).max().unwrap_or(0)

@@ -279,6 +279,24 @@ impl<M: Deref<Target = Model>> Session<M> {
         self
     }
 
+    /// The logical stage a [`Self::recording`] session kept, once stage 1 ran.
+    pub fn recorded_logical(&self) -> Option<&Allocation> {
+        self.recorded.logical.as_ref()
+    }
+
+    /// Replaces the logical stage a [`Self::recording`] session kept: a run whose logical stage
+    /// carried pairs for its sync stage hands on the stage without them.
+    pub fn set_recorded_logical(&mut self, logical: Allocation) {
+        self.recorded.logical = Some(logical);
+    }
+
+    /// The policy's report a session adopting a logical stage ([`Self::with_logical`]) carries
+    /// on: the report of the run whose stage it is.
+    pub fn with_report(mut self, report: Option<PolicyReport>) -> Self {
+        self.report = report;
+        self
+    }
+
     /// Stage 1 takes the logical streams given with the graph (`stream`, `attached_stream_ids`)
     /// instead of computing them: the entry for assignments made elsewhere.
     pub fn from_preassigned(mut self) -> Self {
@@ -432,7 +450,7 @@ impl<M: Deref<Target = Model>> Session<M> {
     fn assign(&mut self, given: bool) -> Result<()> {
         let mode = Mode::of(&self.model, &self.options)?;
         let (alloc, report) = if let Some(alloc) = self.ahead.logical.take() {
-            (alloc, None)
+            (alloc, self.report.take())
         } else if given {
             let mut alloc = compile::preassigned_logical(&self.model, &self.options)?;
             match self.given_order.take() {

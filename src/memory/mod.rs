@@ -8,6 +8,7 @@
 pub mod budget;
 pub mod lifetime;
 pub mod plan;
+pub mod syncs;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;

@@ -155,13 +155,48 @@ impl<'m> AutoSearch<'m> {
         if let (Some(r), Some(p)) = (self.limit.as_ref(), peak)
             && p > r.bytes
             && !options.compat_ge
-            && options.execution_order != ExecutionOrder::Memory
-            && let Some((s2, o2)) = reordered(model, &self.candidates[i].options(options), limits, cfg, &self.ctx, r)?
-            && o2.peak.is_some_and(|q| q < p)
         {
-            return Ok(Run::Reordered(s2, o2));
+            return self.over_limit(i, s, key, outcome, r, p);
         }
         Ok(Run::Own(s, key, outcome))
+    }
+
+    /// Candidate `i`, whose run `s` is over the limit `r` with peak `p`: its assignment in the
+    /// memory-aware order when that fits; otherwise the run with syncs added for memory, in its
+    /// own order and then in the memory-aware one, the first that fits; otherwise the
+    /// memory-aware order if it lowered the peak, else its own run (to be rejected).
+    fn over_limit(
+        &self,
+        i: usize,
+        s: Session<&'m Model>,
+        key: StreamsKey,
+        outcome: Outcome,
+        r: &super::fit::Resolved,
+        p: u64,
+    ) -> Result<Run<'m>> {
+        let (model, options, limits, cfg) = (self.model, &self.options, self.limits, self.cfg);
+        let re = match options.execution_order {
+            ExecutionOrder::Memory => None,
+            _ => reordered(model, &self.candidates[i].options(options), limits, cfg, &self.ctx, r)?
+                .filter(|(_, o2)| o2.peak.is_some_and(|q| q < p)),
+        };
+        if let Some((_, o2)) = &re
+            && o2.peak.is_some_and(|q| q <= r.bytes)
+        {
+            return Ok(re.map_or(Run::Own(s, key, outcome), |(s2, o2)| Run::Reordered(s2, o2)));
+        }
+        for run in std::iter::once(&s).chain(re.as_ref().map(|x| &x.0)) {
+            if let Some(synced) = super::fit::memory_synced(model, run, r.bytes, cfg)? {
+                let o3 = Outcome::of(model, synced.session.allocation()?, cfg)?;
+                if over_budget(&o3, self.max_streams, self.max_events).is_none() {
+                    return Ok(Run::Synced(synced.session, Outcome { peak: Some(synced.peak), ..o3 }, synced.added));
+                }
+            }
+        }
+        Ok(match re {
+            Some((s2, o2)) => Run::Reordered(s2, o2),
+            None => Run::Own(s, key, outcome),
+        })
     }
 
     /// Candidates `start..end`, side by side when there are several.
@@ -189,6 +224,7 @@ impl<'m> AutoSearch<'m> {
     /// Takes candidate `i`'s run: its report row, and a place in the pool if it may be chosen.
     fn take(&self, i: usize, run: Run<'m>, tally: &mut Tally) -> Result<()> {
         let p = self.candidates[i];
+        let mut memory_syncs = None;
         let (s, outcome, repeat) = match run {
             Run::Rejected(why) => {
                 tally.rows.push(CandidateRow {
@@ -203,6 +239,10 @@ impl<'m> AutoSearch<'m> {
             Run::Seen(s, seen) => (s, seen, true),
             // Its own streams in another order: not an outcome another candidate can repeat.
             Run::Reordered(s, outcome) => (s, outcome, false),
+            Run::Synced(s, outcome, added) => {
+                memory_syncs = Some(added);
+                (s, outcome, false)
+            }
             // An earlier candidate of the same batch may have ended on the same streams: then
             // this one is its repeat, as it would have been one after the other.
             Run::Own(s, key, outcome) => match tally.outcomes.get(&key) {
@@ -227,6 +267,7 @@ impl<'m> AutoSearch<'m> {
             execution_order: (s.options().execution_order == ExecutionOrder::Memory
                 && self.options.execution_order != ExecutionOrder::Memory)
                 .then(|| "memory".to_string()),
+            memory_syncs,
             ..CandidateRow::default()
         };
         if let Some(why) = over_budget(&outcome, self.max_streams, self.max_events) {
@@ -447,6 +488,9 @@ enum Run<'m> {
     Own(Session<&'m Model>, StreamsKey, Outcome),
     /// Its assignment in the memory-aware order, its own order being over `memory_limit`.
     Reordered(Session<&'m Model>, Outcome),
+    /// Its run (in its own order or the memory-aware one) with syncs added for memory (how
+    /// many), being over `memory_limit` without them.
+    Synced(Session<&'m Model>, Outcome, usize),
 }
 
 /// A candidate's assignment in the memory-aware order gated at the limit `r`, through the

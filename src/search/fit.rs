@@ -13,7 +13,8 @@ use crate::compile::steps::StepTrace;
 use crate::compile::{Stage, TaskLimits};
 use crate::driver::{self, Compiled, Found, Session};
 use crate::error::{Error, ErrorKind, Result};
-use crate::graph::{ExecutionOrder, MemoryLimit, Model, Options};
+use crate::graph::{ExecutionOrder, MemoryLimit, Model, NodeId, Options};
+use crate::simulate::{SimConfig, simulate};
 
 /// A resolved limit: its bytes, and the single-stream peak when the limit is a multiple of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,32 +69,112 @@ pub fn within(options: &Options, r: &Resolved, order: ExecutionOrder) -> Options
     Options { memory_limit: Some(MemoryLimit::Bytes(r.bytes)), execution_order: order, ..options.clone() }
 }
 
-/// A fixed policy under `memory_limit`: its own order, then the memory-aware order.
+/// A fixed policy under `memory_limit`: its own order, then the memory-aware order; over the
+/// limit in each, the same run again with syncs added for memory ([`memory_synced`]).
 pub(super) fn fit(model: &Model, options: &Options, limits: &TaskLimits) -> Result<Found> {
     let Some(r) = resolve(model, options, limits)? else {
         crate::bail!(Internal, "model '{}': the memory fit ran without memory_limit", model.name);
     };
+    let name = crate::compile::policy::table::resolve(options)?.name();
+    let fits = |s: Session<&Model>, order: ExecutionOrder, peak: u64, added: Option<usize>| -> Result<Found> {
+        let (stages, report) = s.into_stages()?;
+        let mut report = report.unwrap_or_else(|| crate::compile::policy::PolicyReport::named(name.clone()));
+        report.set_section(MemoryFit {
+            memory_limit: r.limit.to_string(),
+            limit_bytes: r.bytes,
+            single_stream_peak_bytes: r.single_peak,
+            peak_bytes: peak,
+            execution_order: order_name(order).into(),
+            memory_syncs: added,
+        });
+        Ok(Found { stages, report })
+    };
     let mut tried: Vec<(ExecutionOrder, u64)> = Vec::new();
+    let mut over: Vec<(ExecutionOrder, Session<&Model>)> = Vec::new();
     for order in orders_to_try(options, false) {
         let mut s = Session::new(model, within(options, &r, order), *limits).recording();
         s.run_to(Stage::Split)?;
         let peak = s.memory_plan()?.map_or(0, |p| p.peak_bytes);
         tried.push((order, peak));
         if peak <= r.bytes {
-            let name = crate::compile::policy::table::resolve(options)?.name();
-            let (stages, report) = s.into_stages()?;
-            let mut report = report.unwrap_or_else(|| crate::compile::policy::PolicyReport::named(name));
-            report.set_section(MemoryFit {
-                memory_limit: r.limit.to_string(),
-                limit_bytes: r.bytes,
-                single_stream_peak_bytes: r.single_peak,
-                peak_bytes: peak,
-                execution_order: order_name(order).into(),
-            });
-            return Ok(Found { stages, report });
+            return fits(s, order, peak, None);
+        }
+        over.push((order, s));
+    }
+    if !options.compat_ge {
+        let cfg = SimConfig::default();
+        for (order, s) in &over {
+            if let Some(synced) = memory_synced(model, s, r.bytes, &cfg)? {
+                return fits(synced.session, *order, synced.peak, Some(synced.added));
+            }
         }
     }
     Err(over_limit(model, &policy_text(options), &r, &tried))
+}
+
+/// A run brought under `memory_limit` by syncs added for memory.
+pub struct Synced<'m> {
+    /// The run with the syncs, to the split; its recorded logical stage is the run's own,
+    /// without them (the sync stage adds them).
+    pub session: Session<&'m Model>,
+    pub peak: u64,
+    /// Pairs added (the sync stage may drop those that others imply).
+    pub added: usize,
+}
+
+/// Rounds of syncs added for memory ([`crate::memory::syncs`]).
+pub const MEMORY_SYNC_ROUNDS: usize = 8;
+
+/// `run` (a recording session at the split, over `limit` bytes) again with syncs added for
+/// memory: each round chooses pairs on the latest allocation and its simulated schedule
+/// (under `cfg`), adds them to the run's logical stage and runs the later stages; a round still
+/// over the limit aims lower by what it missed. `None` when the bytes no sync can free exceed
+/// the limit, when [`MEMORY_SYNC_ROUNDS`] rounds do not fit, no pair is left to add, the plan
+/// that fits needs more sync ids than `max_events`, or a device limit stops a round.
+pub fn memory_synced<'m>(
+    model: &'m Model,
+    run: &Session<&'m Model>,
+    limit: u64,
+    cfg: &SimConfig,
+) -> Result<Option<Synced<'m>>> {
+    let Some(logical) = run.recorded_logical() else { return Ok(None) };
+    if logical.logical_count() + logical.attached_count() <= 1 {
+        return Ok(None);
+    }
+    let mut pairs: Vec<(NodeId, NodeId)> = Vec::new();
+    let mut target = limit;
+    let mut last: Option<Session<&'m Model>> = None;
+    for _ in 0..MEMORY_SYNC_ROUNDS {
+        let current = last.as_ref().unwrap_or(run).allocation()?;
+        let sim = simulate(model, current, cfg)?;
+        let chosen = crate::memory::syncs::choose(model, current, &sim, cfg.wait_latency_us, target);
+        if chosen.floor > limit || chosen.pairs.is_empty() {
+            return Ok(None);
+        }
+        pairs.extend(chosen.pairs);
+        let mut seeded = logical.clone();
+        seeded.add_syncs(&pairs);
+        let mut s = Session::new(model, run.options().clone(), *run.limits())
+            .with_logical(seeded)
+            .with_report(run.report().cloned())
+            .recording();
+        match s.run_to(Stage::Split) {
+            Err(e) if e.kind == ErrorKind::Limit => return Ok(None),
+            r => r?,
+        }
+        let peak = s.memory_plan()?.map_or(0, |p| p.peak_bytes);
+        if peak <= limit {
+            if super::sync_ids(s.allocation()?) > run.options().event_budget() {
+                return Ok(None);
+            }
+            s.set_recorded_logical(logical.clone());
+            return Ok(Some(Synced { session: s, peak, added: pairs.len() }));
+        }
+        // Aim lower by what the placement added over the estimate.
+        target = target.saturating_sub(peak - limit);
+        last = Some(s);
+    }
+    Ok(None)
 }
 
 /// `allocate --from sync|split` under `memory_limit`: the given streams (and, from split,

@@ -40,6 +40,10 @@ pub struct CandidateRow {
     /// its own order was over `memory_limit`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub execution_order: Option<String>,
+    /// Syncs added for memory (src/memory/syncs.rs): the plan is the candidate's with these
+    /// pairs added, run because it was over `memory_limit` without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_syncs: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rejected: Option<String>,
 }
@@ -113,6 +117,9 @@ pub struct MemoryFit {
     pub peak_bytes: u64,
     /// The execution order of the plan that fit (`critical-path` or `memory`).
     pub execution_order: String,
+    /// Syncs added for memory to make it fit (src/memory/syncs.rs), when any were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_syncs: Option<usize>,
 }
 
 impl Section for AutoReport {

@@ -262,6 +262,48 @@ fn memory_limit_binds_every_policy() {
     }
 }
 
+/// Syncs added for memory: resnet50's per-operator plan runs on two streams and, in either
+/// order, needs more than the single-stream peak, since a tensor read on the side stream stays
+/// reserved until a sync proves the read done. Under `memory_limit=1x` the fit adds such syncs
+/// and the two-stream plan fits; both checkers accept its memory plan, and without the added
+/// pairs the project's checker refuses the same placement (rule 8).
+#[test]
+fn memory_syncs_fit_a_two_stream_plan_in_the_single_stream_peak() {
+    let mut model = graph_json::load_file(common::corpus_graph("resnet50.json")).unwrap();
+    model.options.policy = "single".into();
+    let single = plan_allocation(&model, &run_policy(&model, Stage::All).unwrap().0).unwrap().peak_bytes;
+    model.options.policy = "per-operator".into();
+    let (free, _) = run_policy(&model, Stage::All).unwrap();
+    assert!(plan_allocation(&model, &free).unwrap().peak_bytes > single, "per-operator needs more without a limit");
+    model.options.memory_limit = Some(MemoryLimit::Times(1000));
+    let (alloc, report) = run_policy(&model, Stage::All).unwrap();
+    let fit = report.section::<MemoryFit>().expect("the report says how the plan fit");
+    let added = fit.memory_syncs.expect("the plan fits with syncs added for memory");
+    assert!(added > 0);
+    assert_eq!(alloc.logical_count(), free.logical_count(), "the same streams");
+    let (peak, _) = check_plan(&model, &alloc);
+    assert!(peak <= single && fit.peak_bytes == peak, "{peak} > {single}");
+    let doc = alloc.to_json_new_plan(&model);
+    assert!(verify::check(&model, &doc).ok(), "{:?}", verify::check(&model, &doc).violations);
+    // The same placement under the unlimited plan's syncs only: reuse across streams unproved.
+    let ends = |d: &Value| -> Vec<(Value, Value)> {
+        d["syncs"].as_array().unwrap().iter().map(|s| (s["from"].clone(), s["to"].clone())).collect()
+    };
+    let kept = ends(&free.to_json_new_plan(&model));
+    let mut bare = doc.clone();
+    bare["syncs"].as_array_mut().unwrap().retain(|s| kept.contains(&(s["from"].clone(), s["to"].clone())));
+    assert!(ends(&bare).len() < ends(&doc).len(), "some syncs are new (others they imply may be gone)");
+    assert!(rule8(&model, &bare).iter().any(|m| m.contains("not ordered")), "the added syncs carry the reuse");
+    if let Some(tool) = common::check_alloc_tool("check_alloc.py on syncs added for memory") {
+        let file = common::TempFile::new("memory_syncs", &doc.to_string());
+        let args = [common::corpus_graph("resnet50.json"), file.0.clone()].map(|p| p.display().to_string());
+        let args = [&args[..], &["--json".into(), "--arbitration".into(), "ready".into()]].concat();
+        let (code, report) = common::run_python(&tool, &[args]).remove(0);
+        assert_eq!(code, 0, "check_alloc.py rejects the plan: {}", report["errors"]);
+        assert_eq!(report["memory_peak_bytes"].as_u64(), Some(peak));
+    }
+}
+
 /// Given streams (`allocate --from sync`, `allocate_from_preassigned`) honour `memory_limit`
 /// too: within it the plan is the one without the limit; under every order's peak it is SA2003
 /// naming the given streams, the limit and the smallest peak reached.
