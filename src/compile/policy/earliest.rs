@@ -138,16 +138,7 @@ mod tests {
     fn streams_stay_under_the_cap_and_branches_spread() {
         crate::compile::policy::testing::each_synth_ctx(|name, ctx| {
             for cap in [1, 2, 4, 8] {
-                let a = assign(ctx, cap);
-                assert!(a.count <= cap, "{name}: {} streams over cap {cap}", a.count);
-                for n in ctx.task_nodes() {
-                    assert!(a.stream[n].is_some_and(|s| s < a.count), "{name}: task node without a stream");
-                }
-                for &n in &ctx.order {
-                    if ctx.role[n] != Role::Task {
-                        assert!(a.stream[n].is_none(), "{name}: a node the policy does not place got a stream");
-                    }
-                }
+                crate::compile::policy::testing::assert_streams_within(name, ctx, &assign(ctx, cap), cap);
             }
         });
         let m = crate::graph::json::load_str(

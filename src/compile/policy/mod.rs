@@ -534,6 +534,20 @@ pub(crate) mod testing {
     use super::Ctx;
     use crate::graph::synth::{Family, generate};
 
+    /// `a`, a schedule's assignment under `cap` on `ctx` (of graph `name`), is within the cap
+    /// and gives every task node a stream and no other node one.
+    pub fn assert_streams_within(name: &str, ctx: &Ctx<'_>, a: &super::Assignment, cap: u32) {
+        assert!(a.count <= cap, "{name}: {} streams over cap {cap}", a.count);
+        for &n in &ctx.order {
+            match ctx.role[n] {
+                super::Role::Task => {
+                    assert!(a.stream[n].is_some_and(|s| s < a.count), "{name}: task node without a stream")
+                }
+                _ => assert!(a.stream[n].is_none(), "{name}: a node the policy does not place got a stream"),
+            }
+        }
+    }
+
     /// Runs `check` on the context of a 3000-node graph of each of three synthetic families
     /// (layered, Inception-like, random; seed 7), with the family's name.
     pub fn each_synth_ctx(mut check: impl FnMut(&str, &Ctx<'_>)) {

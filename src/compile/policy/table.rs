@@ -111,7 +111,7 @@ pub static POLICIES: &[Entry] = &[
     },
     Entry {
         name: "budget",
-        arg: Some(Arg { usage: "N", rule: " (N >= 1)", parse: |a| a.parse::<u32>().ok().filter(|&n| n >= 1) }),
+        arg: Some(AT_LEAST_ONE),
         kind: Kind::Assign(|ctx, n, cap, report| {
             let cover = ctx.chain_cover();
             report.budget = Some(n);
@@ -137,29 +137,30 @@ pub static POLICIES: &[Entry] = &[
     },
     Entry {
         name: "earliest",
-        arg: Some(Arg { usage: "N", rule: " (N >= 1)", parse: |a| a.parse::<u32>().ok().filter(|&n| n >= 1) }),
-        kind: Kind::Assign(|ctx, n, cap, _| {
-            // At or under the cap, the cap did not bind.
-            let a = earliest::assign(ctx, n.min(cap));
-            let made = if n <= cap { Made::Streams(a.count) } else { Made::Uncounted };
-            Ok((a, made))
-        }),
+        arg: Some(AT_LEAST_ONE),
+        kind: Kind::Assign(|ctx, n, cap, _| Ok(at_most(earliest::assign(ctx, n.min(cap)), n, cap))),
         candidate: Candidate::With(few_streams),
         compare_with: None,
     },
     Entry {
         name: "fifo",
-        arg: Some(Arg { usage: "N", rule: " (N >= 1)", parse: |a| a.parse::<u32>().ok().filter(|&n| n >= 1) }),
-        kind: Kind::Assign(|ctx, n, cap, _| {
-            let a = fifo::assign(ctx, n.min(cap));
-            let made = if n <= cap { Made::Streams(a.count) } else { Made::Uncounted };
-            Ok((a, made))
-        }),
+        arg: Some(AT_LEAST_ONE),
+        kind: Kind::Assign(|ctx, n, cap, _| Ok(at_most(fifo::assign(ctx, n.min(cap)), n, cap))),
         candidate: Candidate::With(few_streams),
         compare_with: None,
     },
     Entry { name: "auto", arg: None, kind: Kind::Search, candidate: Candidate::No, compare_with: None },
 ];
+
+/// The argument `N >= 1` of `budget:N`, `earliest:N` and `fifo:N`.
+const AT_LEAST_ONE: Arg = Arg { usage: "N", rule: " (N >= 1)", parse: |a| a.parse::<u32>().ok().filter(|&n| n >= 1) };
+
+/// The assignment of a schedule onto at most `n` streams run with `min(n, cap)`, and how many
+/// streams it made: at or under the cap, the cap did not bind.
+fn at_most(a: Assignment, n: u32, cap: u32) -> (Assignment, Made) {
+    let made = if n <= cap { Made::Streams(a.count) } else { Made::Uncounted };
+    (a, made)
+}
 
 /// The stream counts `earliest:N` and `fifo:N` are tried with on a graph whose chain cover is
 /// `width` wide: 2, 4 and 8 up to the first at or above the width. More streams than the
