@@ -140,7 +140,9 @@ Options (--option KEY=VALUE; GE's option names are accepted too):
   max_streams=N|unlimited               policy streams of every policy but ge (default 64); more are merged
   max_events=N|unlimited                sync ids of every policy but ge (default 1024); more merge streams
   compat=ge                             reproduce GE's results exactly in every stage
-  event_reuse=lifetime                  reuse sync ids whose lifetimes do not overlap
+  event_reuse=lifetime|never            lifetime: reuse sync ids whose lifetimes do not overlap;
+                                        never: one id per sync even over max_events (default:
+                                        a policy over max_events reuses before it cuts streams)
   verify=true|false                     run the checker on the result; `allocate` reports it
                                         (summary line, `verify` object in the JSON)
   memory_limit=BYTES[K|M|G|KiB|MiB|GiB]|Nx

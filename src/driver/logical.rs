@@ -125,10 +125,14 @@ pub(super) enum Synced {
 }
 
 /// Whether a run under `options` retries with ids reused by lifetime when one id per sync
-/// exceeds `max_events`: every policy but under `compat=ge` (GE's own sync rules and ids) or
-/// with `event_reuse=lifetime` already set; a budget that is not finite never binds.
+/// exceeds `max_events`: every policy but under `compat=ge` (GE's own sync rules and ids), with
+/// `event_reuse=lifetime` already set, or with `event_reuse=never`; a budget that is not
+/// finite never binds.
 pub(super) fn reuses_over_budget(options: &Options) -> bool {
-    !options.compat_ge && !options.event_reuse_lifetime && options.event_budget() != u32::MAX
+    !options.compat_ge
+        && !options.event_reuse_lifetime
+        && !options.event_reuse_never
+        && options.event_budget() != u32::MAX
 }
 
 /// The sync stage on a copy of `alloc` as the event budget runs it: one id per sync first;

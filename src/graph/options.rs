@@ -204,6 +204,9 @@ pub struct Options {
     pub compat_ge: bool,
     /// `event_reuse=lifetime`.
     pub event_reuse_lifetime: bool,
+    /// `event_reuse=never`: one id per sync even over `max_events` (a policy's streams are cut
+    /// instead of its ids reused by lifetime).
+    pub event_reuse_never: bool,
     /// Run the checker on the result.
     pub verify: bool,
     /// `memory_limit` (also `max_memory`, `ge.graphMemoryMaxSize`): the memory plan's arena at most.
@@ -480,10 +483,11 @@ impl Options {
                 }
             }
             "event_reuse" => {
-                self.event_reuse_lifetime = match parse_string(key, value)? {
-                    "lifetime" => true,
-                    "" | "none" => false,
-                    other => return Err(invalid(key, other, "expected \"lifetime\" or absent")),
+                (self.event_reuse_lifetime, self.event_reuse_never) = match parse_string(key, value)? {
+                    "lifetime" => (true, false),
+                    "never" => (false, true),
+                    "" | "none" => (false, false),
+                    other => return Err(invalid(key, other, "expected \"lifetime\", \"never\" or absent")),
                 }
             }
             "verify" => self.verify = parse_bool(key, value)?,

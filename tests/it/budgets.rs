@@ -500,14 +500,20 @@ fn ids_are_reused_by_lifetime_before_streams_are_cut() {
             assert!(b.get("event_budget_streams").is_none(), "{p}: no stream was cut: {b}");
         }
     }
-    // Where reused ids still exceed the budget, streams are cut as before.
-    let mut m = ladder(10, 4);
-    m.options.policy = "list".into();
-    m.options.max_events = Some(2);
-    let (a, report) = run(&m);
-    assert!(sync_ids(&a) <= 2);
-    assert!(policy_streams(&m, &a) < 4);
-    assert!(report.unwrap().to_json()["budgets"]["event_budget_streams"].as_u64().is_some());
+    // Where reused ids still exceed the budget, and under `event_reuse=never`, streams are cut
+    // as before reuse existed, and the ids are each a sync's own.
+    for (max_events, never) in [(2, false), (max_events, true)] {
+        let mut m = ladder(10, 4);
+        m.options.policy = "list".into();
+        m.options.max_events = Some(max_events);
+        m.options.event_reuse_never = never;
+        let (a, report) = run(&m);
+        assert!(sync_ids(&a) <= max_events);
+        assert!(policy_streams(&m, &a) < 4, "max_events={max_events}, never={never}");
+        assert!(!a.ids_reused_by_lifetime() || !never);
+        let b = report.unwrap().to_json()["budgets"].clone();
+        assert!(b["event_budget_streams"].as_u64().is_some(), "{b}");
+    }
 }
 
 /// Streams GE pins whose syncs exceed the budget even reused fail with SA2003 naming both

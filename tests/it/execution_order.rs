@@ -166,16 +166,18 @@ fn checked_makespan(tool: &std::path::Path, path: &std::path::Path, doc: &mut Va
 
 /// `fifo:N` runs each stream in the order it placed the nodes (TensorRT-LLM's launch order)
 /// instead of the pipeline's critical path first. On resnet50_train within 6 streams and 32
-/// sync ids that order is what wins: `fifo:2` needs 25 ids and is strictly the fastest of
-/// auto's candidates, and auto keeps it; the same streams in the pipeline's order need more
-/// ids than the budget and run slower. The plan passes the checker and check_alloc.py, which
-/// times it as the simulator does.
+/// sync ids, one id per sync (`event_reuse=never`: with ids reused by lifetime other
+/// candidates keep more streams and win), that order is what wins: `fifo:2` needs 25 ids and
+/// is strictly the fastest of auto's candidates, and auto keeps it; the same streams in the
+/// pipeline's order need more ids than the budget and run slower. The plan passes the checker
+/// and check_alloc.py, which times it as the simulator does.
 #[test]
 fn fifo_runs_in_its_placement_order_where_that_order_is_the_fastest_plan() {
     let path = common::corpus_graph("resnet50_train.json");
     let mut m = load(&path, policy("auto"), false);
     m.options.set_str("max_streams", "6").unwrap();
     m.options.set_str("max_events", "32").unwrap();
+    m.options.set_str("event_reuse", "never").unwrap();
     let limits = TaskLimits::from_options(&m.options);
     let cfg = SimConfig::default();
     let (a, report) = search::run(&m, m.options.clone(), limits, Stage::All, cfg).unwrap();
