@@ -80,17 +80,8 @@ pub(crate) fn no_memory(what: &str, n: usize) -> crate::Error {
     crate::Error::new(crate::error::ErrorKind::Limit, format!("cannot allocate memory for {n} {what}"))
 }
 
-/// A `partition` entry by name.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PartitionSpec {
-    pub name: String,
-    pub engine: String,
-    /// Nested subgraph name; `None` for the root.
-    pub graph: Option<String>,
-    pub stream_label: Option<String>,
-    pub user_stream_label: Option<String>,
-    pub nodes: Vec<String>,
-}
+/// A `partition` entry by name: engine, nested subgraph (`None` for the root) and nodes.
+pub type PartitionSpec = EngineSubgraph<String, Option<String>, String>;
 
 /// A given event by name (graph JSON `events`): record after `from`, wait before `to`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -11,18 +11,20 @@ use super::Model;
 use super::csr::Csr;
 use super::ids::{EdgeId, EngineId, GraphId, IdVec, NodeId, SubgraphId};
 
-/// One engine subgraph.
-#[derive(Clone, Debug, PartialEq)]
-pub struct EngineSubgraph {
+/// One engine subgraph. A document's `partition` entry is the same record by name
+/// ([`PartitionSpec`](super::builder::PartitionSpec)) until the builder resolves it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EngineSubgraph<E = EngineId, G = GraphId, N = NodeId> {
     pub name: String,
-    pub engine: EngineId,
-    pub graph: GraphId,
+    pub engine: E,
+    /// By name: `None` for the root.
+    pub graph: G,
     /// `_stream_label` of the subgraph's first node.
     pub stream_label: Option<String>,
     /// `_user_stream_label` of the subgraph's first node.
     pub user_stream_label: Option<String>,
     /// Nodes in topological order (in a graph file's `partition`, as the file lists them).
-    pub nodes: Vec<NodeId>,
+    pub nodes: Vec<N>,
 }
 
 /// The engine subgraphs of every graph of a model.
