@@ -124,6 +124,10 @@ pub struct Synced<'m> {
 
 /// Runs of one plan with syncs added for memory, at most ([`memory_synced`]).
 pub const MEMORY_SYNC_ROUNDS: usize = 8;
+/// Nodes + edges summed over the runs of one plan with syncs added for memory: a graph of N
+/// nodes + edges gets `min(MEMORY_SYNC_ROUNDS, MEMORY_SYNC_WORK / N)` runs, none above
+/// 1,000,000 (bounded effort, as `auto`'s improvement pass).
+pub const MEMORY_SYNC_WORK: usize = 1_000_000;
 
 /// `run` (a recording session at the split, over `limit` bytes) again with syncs added for
 /// memory ([`crate::memory::syncs`]), chosen on its allocation and simulated schedule (under
@@ -131,7 +135,7 @@ pub const MEMORY_SYNC_ROUNDS: usize = 8;
 /// its estimate, so the target is searched: it starts at the limit, goes down by what a run
 /// missed and up by what a run had to spare (fewer pairs: fewer waits and ids), then bisects
 /// between the highest target that fit and the lowest that did not, for at most
-/// [`MEMORY_SYNC_ROUNDS`] runs. The answer is the fitting run with the highest target within
+/// [`MEMORY_SYNC_ROUNDS`] runs and [`MEMORY_SYNC_WORK`] nodes + edges. The answer is the fitting run with the highest target within
 /// `max_events`. `None` when none fits, or at once when the bytes no sync can free exceed the
 /// limit; a device limit ends the search.
 pub fn memory_synced<'m>(
@@ -150,7 +154,8 @@ pub fn memory_synced<'m>(
     // Highest target whose run fit (with the run when it also fit the ids), lowest that did not.
     let (mut fit_at, mut best, mut miss_at): (Option<u64>, Option<(u64, Synced<'m>)>, Option<u64>) = (None, None, None);
     let mut target = limit;
-    for _ in 0..MEMORY_SYNC_ROUNDS {
+    let runs = MEMORY_SYNC_ROUNDS.min(MEMORY_SYNC_WORK / (model.nodes.len() + model.edges.len()).max(1));
+    for _ in 0..runs {
         let chosen = crate::memory::syncs::choose(model, base, &sim, cfg.wait_latency_us, target);
         if chosen.floor > limit {
             return Ok(None);
