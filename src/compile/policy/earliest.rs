@@ -33,7 +33,6 @@ pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
     let mut hooks = Earliest {
         ctx,
         timing: ctx.timing(),
-        left: ctx.pred_counts(),
         on: IdVec::filled(n, Lane::invalid()),
         end: IdVec::filled(n, 0.0f64),
         tail: IdVec::filled(max_streams.max(1) as usize, 0.0f64),
@@ -60,7 +59,6 @@ pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
 struct Earliest<'c, 'm> {
     ctx: &'c Ctx<'m>,
     timing: &'c Timing,
-    left: IdVec<Pos, u32>,
     on: IdVec<Pos, Lane>,
     end: IdVec<Pos, f64>,
     /// When each stream's last node ends.
@@ -69,10 +67,6 @@ struct Earliest<'c, 'm> {
 }
 
 impl Hooks<Pos> for Earliest<'_, '_> {
-    fn left(&mut self, p: Pos) -> &mut u32 {
-        &mut self.left[p]
-    }
-
     fn ready(&mut self, p: Pos, _: &mut Engine<Pos>) {
         self.ready.push(Prio { level: self.timing.level[p], tie: p });
     }
