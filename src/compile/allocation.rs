@@ -483,6 +483,11 @@ impl Allocation {
         Ok(())
     }
 
+    /// The execution order as set: empty when it is GE's `GetAllNodes` order.
+    pub fn set_order_or_empty(&self) -> &[NodeId] {
+        &self.order
+    }
+
     /// Whether the execution order is GE's `GetAllNodes` order.
     pub fn has_ge_order(&self) -> bool {
         self.order.is_empty()

@@ -42,17 +42,19 @@ pub fn logical_allocation(
     mode: impl Into<String>,
     logical: logical::LogicalResult,
 ) -> Allocation {
-    logical_allocation_with(model, options, mode, logical, None)
+    logical_allocation_with(model, options, mode, logical, None, None)
 }
 
 /// [`logical_allocation`] with the model's [`order::OrderFacts`] when the caller keeps them
-/// (`None`: computed here if the order needs them).
+/// (`None`: computed here if the order needs them), and the order the policy placed the root
+/// graph's nodes in when it fixes one (`placed`, [`policy::Assignment::root_order`]).
 pub fn logical_allocation_with(
     model: &Model,
     options: &Options,
     mode: impl Into<String>,
     logical: logical::LogicalResult,
     facts: Option<&order::OrderFacts>,
+    placed: Option<Vec<NodeId>>,
 ) -> Allocation {
     let mut alloc = Allocation::from_logical(
         mode,
@@ -62,7 +64,7 @@ pub fn logical_allocation_with(
         logical.attached,
         logical.attached_count,
     );
-    choose_order_with(model, options, &mut alloc, facts);
+    choose_order_with(model, options, &mut alloc, facts, placed);
     alloc
 }
 
@@ -72,15 +74,20 @@ pub fn logical_allocation_with(
 /// model and the logical streams alone, so a run from given streams orders as the whole
 /// pipeline does.
 pub(crate) fn choose_order(model: &Model, options: &Options, alloc: &mut Allocation) {
-    choose_order_with(model, options, alloc, None);
+    choose_order_with(model, options, alloc, None, None);
 }
 
-/// [`choose_order`] from the model's [`order::OrderFacts`] when the caller keeps them.
+/// [`choose_order`] from the model's [`order::OrderFacts`] when the caller keeps them, and
+/// with the order a policy placed the root graph's nodes in (`placed`: each once, a
+/// topological order; nested graphs keep GE's) in place of the critical path first: a policy
+/// that fixes its order (`fifo:N`) runs in it wherever the pipeline would run its own
+/// schedule, and nowhere else.
 pub(crate) fn choose_order_with(
     model: &Model,
     options: &Options,
     alloc: &mut Allocation,
     facts: Option<&order::OrderFacts>,
+    placed: Option<Vec<NodeId>>,
 ) {
     if options.execution_order == ExecutionOrder::Memory && !options.compat_ge {
         let limit = match options.memory_limit {
@@ -92,6 +99,11 @@ pub(crate) fn choose_order_with(
         return;
     }
     if options.compat_ge || alloc.logical_count + alloc.attached_count <= 1 {
+        return;
+    }
+    if let Some(root) = placed {
+        let order = order::with_root_order(model, root);
+        alloc.order = if order == model.all_nodes() { Vec::new() } else { order };
         return;
     }
     alloc.order = match facts {

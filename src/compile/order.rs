@@ -164,6 +164,14 @@ fn from_total_key(k: u64) -> f64 {
     f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
 }
 
+/// Every node of `model`, the root graph's in `root` and every nested graph's in its own
+/// order, stitched as [`Model::all_nodes`] stitches them.
+pub fn with_root_order(model: &Model, root: Vec<NodeId>) -> Vec<NodeId> {
+    let mut per_graph: IdVec<GraphId, Vec<NodeId>> = model.graphs.iter().map(|g| g.order.clone()).collect();
+    per_graph[GraphId::ROOT] = root;
+    stitch(model, &per_graph)
+}
+
 /// The graphs' orders in [`Model::all_nodes`]'s structure.
 pub(super) fn stitch(model: &Model, per_graph: &IdVec<GraphId, Vec<NodeId>>) -> Vec<NodeId> {
     if model.graphs.len() == 1 {

@@ -13,7 +13,7 @@ use crate::compile::summary::ModelCounts;
 use crate::compile::sync::ModelFacts;
 use crate::compile::{self, Allocation, Mode};
 use crate::error::Result;
-use crate::graph::{Model, Options};
+use crate::graph::{Model, NodeId, Options};
 
 /// What stage 1 computed: the logical allocation, the policy's report and, when the event
 /// budget needed a trial, the sync stage's result for that allocation.
@@ -43,8 +43,15 @@ pub trait TrialCache: std::fmt::Debug + Send + Sync {
     fn order_facts(&self, model: &Model) -> &OrderFacts;
     /// The model's facts for its sync stage.
     fn sync_facts(&self, model: &Model) -> &ModelFacts;
-    /// `run(logical)`, or what it answered before for an equal logical result.
-    fn trial(&self, logical: LogicalResult, run: &mut dyn FnMut(LogicalResult) -> Result<Trial>) -> Result<Trial>;
+    /// `run(logical)`, or what it answered before for an equal logical result run in an equal
+    /// `order` (the policy's own, [`Bounded::order`]; empty where the pipeline chooses it, a
+    /// function of the logical result).
+    fn trial(
+        &self,
+        logical: LogicalResult,
+        order: &[NodeId],
+        run: &mut dyn FnMut(LogicalResult) -> Result<Trial>,
+    ) -> Result<Trial>;
 }
 
 /// Stage 1 in the (non-search) mode `options` select, from the model's policy input (GE's
@@ -67,21 +74,23 @@ pub(super) fn assign(
     };
     let mut bounded = Bounded::new(model, options, p, input.cloned())?;
     let max_events = options.event_budget();
-    let place = |logical| {
+    let place = |logical, placed| {
         let facts = trials.map(|t| t.order_facts(model));
-        compile::logical_allocation_with(model, options, mode.name(), logical, facts)
+        compile::logical_allocation_with(model, options, mode.name(), logical, facts, placed)
     };
     loop {
         let logical = bounded.logical();
+        let placed = bounded.order();
         // Every finite budget needs the trial: the sync stage contracts task-less nodes, so a
         // dependency through one can need a sync per producer and consumer pair, more than the
         // edges that cross streams. The trial that fits is the sync stage itself, not extra work.
         if max_events == u32::MAX {
-            let alloc = place(logical);
+            let alloc = place(logical, placed);
             return Ok(Assigned { alloc, report: Some(bounded.into_report()?), synced: None });
         }
+        let order = placed.clone().unwrap_or_default();
         let mut run = |logical| -> Result<Trial> {
-            let alloc = place(logical);
+            let alloc = place(logical, placed.clone());
             // Over budget the copy is dropped unfinished: the trial needs only its count.
             let mut synced = alloc.clone();
             let sync_facts = trials.map(|t| t.sync_facts(model));
@@ -94,7 +103,7 @@ pub(super) fn assign(
             })
         };
         let trial = match trials {
-            Some(t) => t.trial(logical, &mut run)?,
+            Some(t) => t.trial(logical, &order, &mut run)?,
             None => run(logical)?,
         };
         match trial {

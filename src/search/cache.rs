@@ -15,16 +15,19 @@ use crate::compile::summary::ModelCounts;
 use crate::compile::sync::ModelFacts;
 use crate::driver::{Trial, TrialCache};
 use crate::error::Result;
-use crate::graph::{Model, StreamId};
+use crate::graph::{Model, NodeId, StreamId};
 
 /// A logical result in compact form (a stream id per node, attached streams only where a node
-/// has some), to recognise an assignment seen before by full comparison.
+/// has some), to recognise an assignment seen before by full comparison; with the execution
+/// order where a policy fixed it (`fifo:N`), since the same streams in another order are
+/// another plan. An order the pipeline chose is a function of the streams and needs no place.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StreamsKey {
     node_stream: Vec<u32>,
     main_stream_count: u32,
     attached: Vec<(u32, Vec<u32>)>,
     attached_count: u32,
+    order: Vec<u32>,
 }
 
 impl StreamsKey {
@@ -45,16 +48,25 @@ impl StreamsKey {
                 .map(|(n, v)| (n as u32, v.iter().map(|s| s.0).collect()))
                 .collect(),
             attached_count,
+            order: Vec::new(),
         }
     }
 
-    fn of(l: &LogicalResult) -> Self {
+    /// The key of a policy's logical result, run in `order` when the policy fixed it.
+    fn of(l: &LogicalResult, order: &[NodeId]) -> Self {
         Self::new(l.node_stream.iter().copied(), l.main_stream_count, l.attached.iter(), l.attached_count)
+            .in_order(order)
     }
 
-    /// The key of an allocation's logical streams.
+    /// The key of an allocation's logical streams in its execution order.
     pub fn of_allocation(a: &Allocation) -> Self {
         Self::new(a.logical_stream().iter().copied(), a.logical_count(), a.attached().iter(), a.attached_count())
+            .in_order(a.set_order_or_empty())
+    }
+
+    fn in_order(mut self, order: &[NodeId]) -> Self {
+        self.order = order.iter().map(|n| n.0).collect();
+        self
     }
 
     /// A hash to bucket keys by; equal keys have equal hashes on every run.
@@ -116,8 +128,13 @@ impl TrialCache for Trials {
         self.sync.get_or_init(|| ModelFacts::build(model))
     }
 
-    fn trial(&self, logical: LogicalResult, run: &mut dyn FnMut(LogicalResult) -> Result<Trial>) -> Result<Trial> {
-        let key = StreamsKey::of(&logical);
+    fn trial(
+        &self,
+        logical: LogicalResult,
+        order: &[NodeId],
+        run: &mut dyn FnMut(LogicalResult) -> Result<Trial>,
+    ) -> Result<Trial> {
+        let key = StreamsKey::of(&logical, order);
         if let Some((ids, counts)) = self.over.lock().ok().and_then(|over| over.get(&key).copied()) {
             return Ok(Trial::Over { ids, counts });
         }

@@ -90,7 +90,21 @@ impl Trials<'_> {
     /// fit or a stage refuses it.
     fn eval(&mut self, stream: &Streams) -> Option<Eval> {
         self.run += 1;
-        match self.try_eval(stream) {
+        let tried = self.try_eval(stream);
+        self.count(tried)
+    }
+
+    /// The candidate's own logical allocation as it stands, its execution order included (a
+    /// policy may fix its own, which the trials' computed order would not repeat).
+    fn eval_as_is(&mut self, logical: Allocation) -> Option<Eval> {
+        self.run += 1;
+        let tried = self.try_run(logical);
+        self.count(tried)
+    }
+
+    /// A trial's result, a refused one counted.
+    fn count(&mut self, tried: Result<Option<Eval>>) -> Option<Eval> {
+        match tried {
             Ok(Some(e)) => Some(e),
             Ok(None) => {
                 self.rejected += 1;
@@ -117,7 +131,12 @@ impl Trials<'_> {
             attached,
             self.attached_count,
         );
-        compile::choose_order_with(self.model, self.options, &mut logical, Some(&self.order));
+        compile::choose_order_with(self.model, self.options, &mut logical, Some(&self.order), None);
+        self.try_run(logical)
+    }
+
+    /// The later stages and the simulator on `logical`, its order chosen.
+    fn try_run(&self, logical: Allocation) -> Result<Option<Eval>> {
         // The session runs the later stages; the checker is the caller's, once, on the result.
         let options = Options { verify: false, ..self.options.clone() };
         let mut session = Session::new(self.model, options, *self.limits).with_logical(logical.clone());
@@ -395,7 +414,7 @@ pub fn refine(
         first_error: None,
         order: OrderFacts::of(model),
     };
-    let Some(mut cur) = t.eval(base.logical_stream()) else {
+    let Some(mut cur) = t.eval_as_is(base.clone()) else {
         return Ok(skip("the candidate's own plan does not fit the budgets as a trial", f64::NAN));
     };
     let start_us = cur.sim.makespan_us;

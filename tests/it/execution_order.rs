@@ -11,6 +11,7 @@ use crate::{common, simulate_reference};
 use serde_json::Value;
 use stream_alloc::compile::{Allocation, Stage, TaskLimits};
 use stream_alloc::graph::{IdVec, Model, NodeId, json};
+use stream_alloc::search::report::AutoReport;
 use stream_alloc::simulate::{Arbitration, SimConfig, simulate};
 use stream_alloc::{search, verify};
 
@@ -142,13 +143,7 @@ fn resnet50_train_overlaps_more_under_the_chosen_order() {
             "compat={compat_ge}: project {ours} us, reference {reference} us"
         );
         if let Some(tool) = &tool {
-            doc.as_object_mut().unwrap().remove("memory");
-            let file = common::TempFile::new(&format!("order_{compat_ge}"), &doc.to_string());
-            let args = [&path, &file.0].map(|p| p.display().to_string());
-            let args = [&args[..], &["--json".into(), "--arbitration".into(), "ready".into()]].concat();
-            let (code, report) = common::run_python(tool, &[args]).remove(0);
-            assert_eq!(code, 0, "check_alloc.py rejects compat={compat_ge}: {}", report["errors"]);
-            let theirs = report["makespan_us"].as_f64().unwrap();
+            let theirs = checked_makespan(tool, &path, &mut doc, &format!("order_{compat_ge}"));
             assert!((ours - theirs).abs() <= 5e-4, "compat={compat_ge}: project {ours} us, check_alloc.py {theirs} us");
         }
         ours
@@ -156,4 +151,64 @@ fn resnet50_train_overlaps_more_under_the_chosen_order() {
     let (default, ge) = (makespan(false), makespan(true));
     // GE's order runs the streams as declared: nothing overlaps beyond what its syncs allow.
     assert!(default < 0.95 * ge, "critical path first: {default} us, GE's order {ge} us");
+}
+
+/// check_alloc.py's makespan of the plan `doc` of the graph at `path`, which it must accept.
+fn checked_makespan(tool: &std::path::Path, path: &std::path::Path, doc: &mut Value, tag: &str) -> f64 {
+    doc.as_object_mut().unwrap().remove("memory");
+    let file = common::TempFile::new(tag, &doc.to_string());
+    let args = [path, &file.0].map(|p| p.display().to_string());
+    let args = [&args[..], &["--json".into(), "--arbitration".into(), "ready".into()]].concat();
+    let (code, report) = common::run_python(tool, &[args]).remove(0);
+    assert_eq!(code, 0, "check_alloc.py rejects {tag}: {}", report["errors"]);
+    report["makespan_us"].as_f64().unwrap()
+}
+
+/// `fifo:N` runs each stream in the order it placed the nodes (TensorRT-LLM's launch order)
+/// instead of the pipeline's critical path first. On resnet50_train within 6 streams and 32
+/// sync ids that order is what wins: `fifo:2` needs 25 ids and is strictly the fastest of
+/// auto's candidates, and auto keeps it; the same streams in the pipeline's order need more
+/// ids than the budget and run slower. The plan passes the checker and check_alloc.py, which
+/// times it as the simulator does.
+#[test]
+fn fifo_runs_in_its_placement_order_where_that_order_is_the_fastest_plan() {
+    let path = common::corpus_graph("resnet50_train.json");
+    let mut m = load(&path, policy("auto"), false);
+    m.options.set_str("max_streams", "6").unwrap();
+    m.options.set_str("max_events", "32").unwrap();
+    let limits = TaskLimits::from_options(&m.options);
+    let cfg = SimConfig::default();
+    let (a, report) = search::run(&m, m.options.clone(), limits, Stage::All, cfg).unwrap();
+    let auto = report.unwrap().section::<AutoReport>().cloned().unwrap();
+    assert_eq!(auto.chosen, "fifo:2", "{}", auto.why);
+    let makespan =
+        |name: &str| auto.candidates.iter().find(|r| r.policy == name).and_then(|r| r.plan).unwrap().makespan_us;
+    let fifo = makespan("fifo:2");
+    for r in auto.candidates.iter().filter(|r| r.policy != "fifo:2") {
+        let us = r.plan.map_or(f64::INFINITY, |p| p.makespan_us);
+        assert!(us > fifo, "{} at {us} us against fifo:2's {fifo} us", r.policy);
+    }
+    let ours = simulate(&m, &a, &cfg).unwrap().makespan_us;
+    assert!((ours - fifo).abs() <= 1e-3 && stream_alloc::search::sync_ids(&a) <= 32, "{ours} us");
+    let mut doc = a.to_json_new_plan(&m);
+    assert!(verify::check(&m, &doc).ok());
+    if let Some(tool) = common::check_alloc_tool("check_alloc.py on fifo:2's plan of resnet50_train") {
+        let theirs = checked_makespan(&tool, &path, &mut doc, "fifo_order");
+        assert!((ours - theirs).abs() <= 5e-4, "project {ours} us, check_alloc.py {theirs} us");
+    }
+    // The same streams, in the order the pipeline chooses for them.
+    let mut given = m.clone();
+    for n in given.nodes.ids() {
+        given.nodes[n].stream = a.logical_stream()[n];
+        given.nodes[n].attached_stream_ids = a.attached()[n].clone();
+    }
+    given.options.set_str("max_events", "1024").unwrap();
+    let b = stream_alloc::allocate_from_preassigned(&given, Stage::All).unwrap();
+    assert_eq!(b.logical_stream(), a.logical_stream());
+    assert!(
+        stream_alloc::search::sync_ids(&b) > 32,
+        "{} ids in the pipeline's order",
+        stream_alloc::search::sync_ids(&b)
+    );
+    assert!(simulate(&m, &b, &cfg).unwrap().makespan_us > ours);
 }

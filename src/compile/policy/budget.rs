@@ -25,7 +25,7 @@ pub fn merge(ctx: &Ctx<'_>, cover: &ChainCover, budget: u32) -> Assignment {
 /// A policy's streams on at most `budget` streams: each stream's task nodes as a group.
 pub fn merge_assignment(ctx: &Ctx<'_>, a: &Assignment, budget: u32) -> Assignment {
     if a.count <= budget {
-        return Assignment { stream: a.stream.clone(), count: a.count };
+        return Assignment { stream: a.stream.clone(), count: a.count, order: a.order.clone() };
     }
     let mut groups: IdVec<Group, Vec<NodeId>> = IdVec::filled(a.count as usize, Vec::new());
     for &n in &ctx.order {

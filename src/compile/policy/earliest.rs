@@ -29,14 +29,23 @@ define_index!(
 /// The schedule's streams for the task nodes, at most `max_streams` (at least one) of them,
 /// numbered by their first node in topological order.
 pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
+    place(ctx, max_streams, &ctx.timing().level).0
+}
+
+/// The schedule by `priority` (higher first; ties by topological position): the streams of
+/// [`assign`], and the root positions in the order the schedule placed them (every root
+/// position once, a topological order).
+pub(super) fn place(ctx: &Ctx<'_>, max_streams: u32, priority: &IdVec<Pos, f64>) -> (Assignment, Vec<Pos>) {
     let n = ctx.order.len();
     let mut hooks = Earliest {
         ctx,
         timing: ctx.timing(),
+        priority,
         on: IdVec::filled(n, Lane::invalid()),
         end: IdVec::filled(n, 0.0f64),
         tail: IdVec::filled(max_streams.max(1) as usize, 0.0f64),
         ready: BinaryHeap::new(),
+        placed: Vec::with_capacity(n),
     };
     ctx.schedule(&mut hooks);
     let mut renumber: IdVec<Lane, Option<u32>> = IdVec::filled(hooks.tail.len(), None);
@@ -50,7 +59,7 @@ pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
             a.stream[ctx.order[p]] = Some(id);
         }
     }
-    a
+    (a, hooks.placed)
 }
 
 /// `earliest:N`'s hooks on the scheduling [`Engine`], which has no clock to keep here: the
@@ -59,16 +68,20 @@ pub fn assign(ctx: &Ctx<'_>, max_streams: u32) -> Assignment {
 struct Earliest<'c, 'm> {
     ctx: &'c Ctx<'m>,
     timing: &'c Timing,
+    /// The ready order's key, higher first.
+    priority: &'c IdVec<Pos, f64>,
     on: IdVec<Pos, Lane>,
     end: IdVec<Pos, f64>,
     /// When each stream's last node ends.
     tail: IdVec<Lane, f64>,
     ready: BinaryHeap<Prio<Pos>>,
+    /// The positions in the order they were placed.
+    placed: Vec<Pos>,
 }
 
 impl Hooks<Pos> for Earliest<'_, '_> {
     fn ready(&mut self, p: Pos, _: &mut Engine<Pos>) {
-        self.ready.push(Prio { level: self.timing.level[p], tie: p });
+        self.ready.push(Prio { level: self.priority[p], tie: p });
     }
 
     fn dispatch(&mut self, eng: &mut Engine<Pos>) {
@@ -89,6 +102,7 @@ impl Hooks<Pos> for Earliest<'_, '_> {
         } else {
             self.end[p] = at + cost;
         }
+        self.placed.push(p);
         eng.finish_now(p);
     }
 }
@@ -118,16 +132,7 @@ mod tests {
     fn streams_stay_under_the_cap_and_branches_spread() {
         crate::compile::policy::testing::each_synth_ctx(|name, ctx| {
             for cap in [1, 2, 4, 8] {
-                let a = assign(ctx, cap);
-                assert!(a.count <= cap, "{name}: {} streams over cap {cap}", a.count);
-                for n in ctx.task_nodes() {
-                    assert!(a.stream[n].is_some_and(|s| s < a.count), "{name}: task node without a stream");
-                }
-                for &n in &ctx.order {
-                    if ctx.role[n] != Role::Task {
-                        assert!(a.stream[n].is_none(), "{name}: a node the policy does not place got a stream");
-                    }
-                }
+                crate::compile::policy::testing::assert_streams_within(name, ctx, &assign(ctx, cap), cap);
             }
         });
         let m = crate::graph::json::load_str(

@@ -15,6 +15,7 @@
 
 pub mod budget;
 pub mod earliest;
+pub mod fifo;
 pub mod list;
 pub mod min_streams;
 pub mod per_operator;
@@ -287,15 +288,24 @@ pub fn ge_logical(model: &Model, options: &Options) -> Result<LogicalResult> {
     }
 }
 
-/// A policy's decision for its task nodes: a stream per task node (`0..count`).
+/// A policy's decision for its task nodes: a stream per task node (`0..count`), and the order
+/// the streams run their nodes in when the policy fixes one.
 pub struct Assignment {
     pub stream: IdVec<NodeId, Option<u32>>,
     pub count: u32,
+    /// Every root position once, a topological order, that the streams run their nodes in
+    /// (`fifo:N`'s placement order); empty: the pipeline chooses ([`crate::compile::choose_order`]).
+    pub order: Vec<Pos>,
 }
 
 impl Assignment {
     pub fn new(model: &Model) -> Self {
-        Assignment { stream: IdVec::filled(model.nodes.len(), None), count: 0 }
+        Assignment { stream: IdVec::filled(model.nodes.len(), None), count: 0, order: Vec::new() }
+    }
+
+    /// The assignment's order as root-graph nodes; `None` when the pipeline chooses.
+    pub fn root_order(&self, ctx: &Ctx<'_>) -> Option<Vec<NodeId>> {
+        (!self.order.is_empty()).then(|| self.order.iter().map(|&p| ctx.order[p]).collect())
     }
 }
 
@@ -458,6 +468,12 @@ impl<'m> Bounded<'m> {
         finish(&self.ctx, &self.assignment)
     }
 
+    /// The order the current assignment's streams run the root graph's nodes in when the
+    /// policy fixes one ([`Assignment::root_order`]).
+    pub fn order(&self) -> Option<Vec<NodeId>> {
+        self.assignment.root_order(&self.ctx)
+    }
+
     /// Fewer policy streams after a trial needed `counts` (`ids` sync ids) over `max_events`:
     /// in proportion to the excess, at least one fewer. A `Limit` error when one policy stream
     /// is already all there is (the streams GE pins need the syncs).
@@ -512,6 +528,20 @@ pub(crate) mod testing {
     use super::Ctx;
     use crate::graph::synth::{Family, generate};
 
+    /// `a`, a schedule's assignment under `cap` on `ctx` (of graph `name`), is within the cap
+    /// and gives every task node a stream and no other node one.
+    pub fn assert_streams_within(name: &str, ctx: &Ctx<'_>, a: &super::Assignment, cap: u32) {
+        assert!(a.count <= cap, "{name}: {} streams over cap {cap}", a.count);
+        for &n in &ctx.order {
+            match ctx.role[n] {
+                super::Role::Task => {
+                    assert!(a.stream[n].is_some_and(|s| s < a.count), "{name}: task node without a stream")
+                }
+                _ => assert!(a.stream[n].is_none(), "{name}: a node the policy does not place got a stream"),
+            }
+        }
+    }
+
     /// Runs `check` on the context of a 3000-node graph of each of three synthetic families
     /// (layered, Inception-like, random; seed 7), with the family's name.
     pub fn each_synth_ctx(mut check: impl FnMut(&str, &Ctx<'_>)) {
@@ -553,7 +583,7 @@ mod tests {
 
     /// Every policy schedule on the engine keeps the engine's invariants
     /// ([`schedule::trace::check`]; the ideal's and the execution order's tests are beside
-    /// them): `list` and `earliest:N`
+    /// them): `list`, `earliest:N` and `fifo:N`
     /// under caps that bind and one that does not, the budget merges of chains and of
     /// per-operator's streams.
     #[test]
@@ -576,6 +606,7 @@ mod tests {
             for cap in [2, 8, 64] {
                 checked(format!("list {cap}"), traced(|| list::assign(&ctx, cap)).1);
                 checked(format!("earliest {cap}"), traced(|| earliest::assign(&ctx, cap)).1);
+                checked(format!("fifo {cap}"), traced(|| fifo::assign(&ctx, cap)).1);
             }
             let chains = min_streams::chain_cover(&ctx).chains;
             for budget in [2, 4] {

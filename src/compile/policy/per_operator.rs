@@ -129,5 +129,5 @@ pub fn assign(ctx: &Ctx<'_>) -> Assignment {
             stream[v] = Some(used.binary_search(&s).expect("id listed") as u32);
         }
     }
-    Assignment { stream, count: used.len() as u32 }
+    Assignment { stream, count: used.len() as u32, order: Vec::new() }
 }

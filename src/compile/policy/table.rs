@@ -5,7 +5,7 @@
 //! auto's candidates. docs/policies.md, "Adding a policy", walks through a new entry.
 
 use super::report::Cover;
-use super::{Assignment, Ctx, PolicyReport, budget, earliest, list, per_backend, per_operator, single};
+use super::{Assignment, Ctx, PolicyReport, budget, earliest, fifo, list, per_backend, per_operator, single};
 use crate::error::Result;
 use crate::graph::Options;
 use crate::graph::options::invalid;
@@ -111,7 +111,7 @@ pub static POLICIES: &[Entry] = &[
     },
     Entry {
         name: "budget",
-        arg: Some(Arg { usage: "N", rule: " (N >= 1)", parse: |a| a.parse::<u32>().ok().filter(|&n| n >= 1) }),
+        arg: Some(AT_LEAST_ONE),
         kind: Kind::Assign(|ctx, n, cap, report| {
             let cover = ctx.chain_cover();
             report.budget = Some(n);
@@ -137,20 +137,38 @@ pub static POLICIES: &[Entry] = &[
     },
     Entry {
         name: "earliest",
-        arg: Some(Arg { usage: "N", rule: " (N >= 1)", parse: |a| a.parse::<u32>().ok().filter(|&n| n >= 1) }),
-        kind: Kind::Assign(|ctx, n, cap, _| {
-            // At or under the cap, the cap did not bind.
-            let a = earliest::assign(ctx, n.min(cap));
-            let made = if n <= cap { Made::Streams(a.count) } else { Made::Uncounted };
-            Ok((a, made))
-        }),
-        // A few streams: the greedy packing pays where few streams suffice; at or above the
-        // width, min-streams and list cover the graph.
-        candidate: Candidate::With(|width| [2, 4, 8].into_iter().filter(|&n| (n as usize) < width).collect()),
+        arg: Some(AT_LEAST_ONE),
+        kind: Kind::Assign(|ctx, n, cap, _| Ok(at_most(earliest::assign(ctx, n.min(cap)), n, cap))),
+        candidate: Candidate::With(few_streams),
+        compare_with: None,
+    },
+    Entry {
+        name: "fifo",
+        arg: Some(AT_LEAST_ONE),
+        kind: Kind::Assign(|ctx, n, cap, _| Ok(at_most(fifo::assign(ctx, n.min(cap)), n, cap))),
+        candidate: Candidate::With(few_streams),
         compare_with: None,
     },
     Entry { name: "auto", arg: None, kind: Kind::Search, candidate: Candidate::No, compare_with: None },
 ];
+
+/// The argument `N >= 1` of `budget:N`, `earliest:N` and `fifo:N`.
+const AT_LEAST_ONE: Arg = Arg { usage: "N", rule: " (N >= 1)", parse: |a| a.parse::<u32>().ok().filter(|&n| n >= 1) };
+
+/// The assignment of a schedule onto at most `n` streams run with `min(n, cap)`, and how many
+/// streams it made: at or under the cap, the cap did not bind.
+fn at_most(a: Assignment, n: u32, cap: u32) -> (Assignment, Made) {
+    let made = if n <= cap { Made::Streams(a.count) } else { Made::Uncounted };
+    (a, made)
+}
+
+/// The stream counts `earliest:N` and `fifo:N` are tried with on a graph whose chain cover is
+/// `width` wide: 2, 4 and 8 up to the first at or above the width. More streams than the
+/// graph is wide seldom pay, but as many can: the greedy packing then still beats min-streams'
+/// and list's on inception-1000 of the synthetic families (docs/compare.md).
+fn few_streams(width: usize) -> Vec<u32> {
+    [2, 4, 8].into_iter().filter(|&n| (n as usize) / 2 < width).collect()
+}
 
 /// A policy's own assignment merged down to `cap` streams, and how many it made.
 fn fit(ctx: &Ctx<'_>, a: Assignment, cap: u32) -> (Assignment, Made) {
