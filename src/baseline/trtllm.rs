@@ -87,15 +87,14 @@ pub fn assign(model: &Model, g: &TaskGraph, streams: u32, cost: bool) -> Answer 
         g,
         weight: &weight,
         distance: &distance,
-        left: g.preds.iter().map(|p| p.len() as u32).collect(),
         ready: BinaryHeap::new(),
         tail: vec![0.0f64; streams.max(1) as usize],
         end: vec![0.0f64; n],
         stream: vec![0u32; n],
         order: Vec::with_capacity(n),
     };
-    let first: Vec<Vertex> = (0..n).filter(|&v| hooks.left[v] == 0).map(Vertex::new).collect();
-    Engine::new(UNITS).run(first, |v: Vertex| succ[v.index()].iter().map(|&w| Vertex::new(w)), &mut hooks);
+    let preds = g.preds.iter().enumerate().map(|(v, p)| (Vertex::new(v), p.len() as u32));
+    Engine::new(UNITS).run(preds, |v: Vertex| succ[v.index()].iter().map(|&w| Vertex::new(w)), &mut hooks);
     let Pass { stream, order, .. } = hooks;
     // A wait on every cross-stream edge, in assignment order (each on its producer's event).
     let mut waits = Vec::new();
@@ -117,7 +116,6 @@ struct Pass<'a> {
     g: &'a TaskGraph,
     weight: &'a [f64],
     distance: &'a [f64],
-    left: Vec<u32>,
     ready: BinaryHeap<Ready>,
     tail: Vec<f64>,
     end: Vec<f64>,
@@ -126,10 +124,6 @@ struct Pass<'a> {
 }
 
 impl Hooks<Vertex> for Pass<'_> {
-    fn left(&mut self, v: Vertex) -> &mut u32 {
-        &mut self.left[v.index()]
-    }
-
     fn ready(&mut self, v: Vertex, _: &mut Engine<Vertex>) {
         let v = v.index();
         self.ready.push(Ready { distance: self.distance[v], index: Reverse(v) });

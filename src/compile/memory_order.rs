@@ -47,8 +47,6 @@ struct Gated<'f> {
     limit: u64,
     /// Readers each tensor still waits for.
     left: Vec<u32>,
-    /// Predecessors each node still waits for.
-    waiting: Vec<u32>,
     ready: BinaryHeap<std::cmp::Reverse<(u32, u32)>>,
     live: u64,
     peak: u64,
@@ -57,10 +55,6 @@ struct Gated<'f> {
 }
 
 impl Hooks<Local> for Gated<'_> {
-    fn left(&mut self, i: Local) -> &mut u32 {
-        &mut self.waiting[i.index()]
-    }
-
     fn ready(&mut self, i: Local, _: &mut Engine<Local>) {
         self.ready.push(std::cmp::Reverse((self.facts.rank[i.index()], i.0)));
     }
@@ -310,15 +304,14 @@ impl GraphFacts {
             facts: self,
             limit,
             left: self.tensors.iter().map(|t| t.readers.len() as u32).collect(),
-            waiting: self.preds.iter().map(|p| p.len() as u32).collect(),
             ready: BinaryHeap::new(),
             live: self.start_live,
             peak: self.start_live,
             order: Vec::with_capacity(m),
             looked: Vec::with_capacity(SCAN),
         };
-        let first: Vec<Local> = (0..m).filter(|&i| hooks.waiting[i] == 0).map(Local::new).collect();
-        Engine::new(UNITS).run(first, |i: Local| self.succs[i.index()].iter().map(|&s| Local(s)), &mut hooks);
+        let preds = self.preds.iter().enumerate().map(|(i, p)| (Local::new(i), p.len() as u32));
+        Engine::new(UNITS).run(preds, |i: Local| self.succs[i.index()].iter().map(|&s| Local(s)), &mut hooks);
         (hooks.order, hooks.peak)
     }
 

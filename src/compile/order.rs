@@ -191,8 +191,10 @@ pub(super) fn stitch(model: &Model, per_graph: &IdVec<GraphId, Vec<NodeId>>) -> 
 }
 
 /// Everything the schedule reads or writes of one node, in one place (32 bytes): its earliest
-/// start from the predecessors finished so far, its duration, the predecessors it still waits
-/// for, its stream (invalid: none), its [`ready_ranks`] place and the units it holds.
+/// start from the predecessors finished so far, its duration, what it still waits for when
+/// the streams are interleaved ([`Scheduler::interleave`]; the engine counts down the
+/// schedule's own), its stream (invalid: none), its [`ready_ranks`] place and the units it
+/// holds.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     ready_at: f64,
@@ -251,10 +253,6 @@ impl Queues {
 }
 
 impl Hooks<NodeId> for Queues {
-    fn left(&mut self, n: NodeId) -> &mut u32 {
-        &mut self.slot[n].preds_left
-    }
-
     /// A node on no stream runs at once; one that waits for a wait latency wakes when it is
     /// over; the others join their stream's queue.
     fn ready(&mut self, n: NodeId, eng: &mut Engine<NodeId>) {
@@ -357,8 +355,8 @@ impl<'a> Scheduler<'a> {
         let nodes = &self.model.graphs[g].order;
         let q = &mut self.queues;
         q.started = Vec::with_capacity(nodes.len());
-        let first = nodes.iter().copied().filter(|&n| facts.pred_count[n] == 0);
-        self.engine.run(first, |n| facts.succ.of(n).iter().copied(), q);
+        let preds = nodes.iter().map(|&n| (n, facts.pred_count[n]));
+        self.engine.run(preds, |n| facts.succ.of(n).iter().copied(), q);
         q.blocked.clear();
         let order = std::mem::take(&mut q.started);
         if order.len() != nodes.len() {

@@ -128,8 +128,6 @@ from_ord!(Prio, Timed);
 /// starts when, and what a finish frees besides units. `P` indexes the schedule's nodes (a
 /// `NodeId`, or a `Pos` in the root order).
 pub trait Hooks<P: Idx + Ord> {
-    /// The countdown of predecessors `p` still waits for, which the engine decrements.
-    fn left(&mut self, p: P) -> &mut u32;
     /// `p`'s last predecessor finished (or the wake-up [`Engine::wake_at`] set came): queue it,
     /// or start it at once ([`Engine::start`], [`Engine::finish_now`]).
     fn ready(&mut self, p: P, eng: &mut Engine<P>);
@@ -169,6 +167,9 @@ pub struct Engine<P> {
     /// Nodes that finished in no time this round ([`Engine::finish_now`]).
     instant: Vec<P>,
     due: Vec<Entry<P>>,
+    /// The count of predecessors each node still waits for (by index), set at the start of
+    /// a run and kept from run to run.
+    left: Vec<u32>,
     started: usize,
     finished: usize,
     /// Rounds run (dispatches), for the invariant tests' trace.
@@ -185,6 +186,7 @@ impl<P: Idx + Ord> Engine<P> {
             newly: Vec::new(),
             instant: Vec::new(),
             due: Vec::new(),
+            left: Vec::new(),
             started: 0,
             finished: 0,
             rounds: 0,
@@ -239,10 +241,12 @@ impl<P: Idx + Ord> Engine<P> {
         self.timeline.push(Timed { time, key: Entry { node: p, held: WAKE } });
     }
 
-    /// Runs the schedule: `first` are the nodes with no predecessor, `succ` each node's
-    /// successors (one per edge). Returns how many nodes finished: fewer than the nodes when
-    /// the edges hold a cycle. The engine is left at the makespan, ready for another run.
-    pub fn run<H, S, I>(&mut self, first: impl IntoIterator<Item = P>, succ: S, hooks: &mut H) -> usize
+    /// Runs the schedule: `preds` is every node to place with its count of predecessors (one
+    /// per edge), in the order the nodes with none are first handed to [`Hooks::ready`];
+    /// `succ` is each node's successors (one per edge). Returns how many nodes finished: fewer
+    /// than the nodes when the edges hold a cycle. The engine is left at the makespan, ready
+    /// for another run.
+    pub fn run<H, S, I>(&mut self, preds: impl IntoIterator<Item = (P, u32)>, succ: S, hooks: &mut H) -> usize
     where
         H: Hooks<P>,
         S: Fn(P) -> I,
@@ -252,7 +256,16 @@ impl<P: Idx + Ord> Engine<P> {
         self.free = self.units;
         self.started = 0;
         self.finished = 0;
-        self.newly.extend(first);
+        for (p, count) in preds {
+            let i = p.to_index();
+            if i >= self.left.len() {
+                self.left.resize(i + 1, 0);
+            }
+            self.left[i] = count;
+            if count == 0 {
+                self.newly.push(p);
+            }
+        }
         #[cfg(test)]
         trace::begin(self.units);
         loop {
@@ -306,7 +319,7 @@ impl<P: Idx + Ord> Engine<P> {
         hooks.finished(p, self.now);
         for q in succ(p) {
             hooks.released(p, q, self.now);
-            let left = hooks.left(q);
+            let left = &mut self.left[q.to_index()];
             *left -= 1;
             if *left == 0 {
                 self.newly.push(q);

@@ -13,7 +13,7 @@ use crate::compile::steps::StepTrace;
 use crate::compile::{Stage, TaskLimits};
 use crate::driver::{self, Compiled, Found, Session};
 use crate::error::{Error, ErrorKind, Result};
-use crate::graph::{ExecutionOrder, MemoryLimit, Model, NodeId, Options};
+use crate::graph::{ExecutionOrder, MemoryLimit, Model, Options};
 use crate::simulate::{SimConfig, simulate};
 
 /// A resolved limit: its bytes, and the single-stream peak when the limit is a multiple of it.
@@ -122,15 +122,22 @@ pub struct Synced<'m> {
     pub added: usize,
 }
 
-/// Rounds of syncs added for memory ([`crate::memory::syncs`]).
+/// Runs of one plan with syncs added for memory, at most ([`memory_synced`]).
 pub const MEMORY_SYNC_ROUNDS: usize = 8;
+/// Nodes + edges summed over the runs of one plan with syncs added for memory: a graph of N
+/// nodes + edges gets `min(MEMORY_SYNC_ROUNDS, MEMORY_SYNC_WORK / N)` runs, none above
+/// 1,000,000 (bounded effort, as `auto`'s improvement pass).
+pub const MEMORY_SYNC_WORK: usize = 1_000_000;
 
 /// `run` (a recording session at the split, over `limit` bytes) again with syncs added for
-/// memory: each round chooses pairs on the latest allocation and its simulated schedule
-/// (under `cfg`), adds them to the run's logical stage and runs the later stages; a round still
-/// over the limit aims lower by what it missed. `None` when the bytes no sync can free exceed
-/// the limit, when [`MEMORY_SYNC_ROUNDS`] rounds do not fit, no pair is left to add, the plan
-/// that fits needs more sync ids than `max_events`, or a device limit stops a round.
+/// memory ([`crate::memory::syncs`]), chosen on its allocation and simulated schedule (under
+/// `cfg`). The sweep frees bytes down to a target; the placement may need more or less than
+/// its estimate, so the target is searched: it starts at the limit, goes down by what a run
+/// missed and up by what a run had to spare (fewer pairs: fewer waits and ids), then bisects
+/// between the highest target that fit and the lowest that did not, for at most
+/// [`MEMORY_SYNC_ROUNDS`] runs and [`MEMORY_SYNC_WORK`] nodes + edges. The answer is the fitting run with the highest target within
+/// `max_events`. `None` when none fits, or at once when the bytes no sync can free exceed the
+/// limit; a device limit ends the search.
 pub fn memory_synced<'m>(
     model: &'m Model,
     run: &Session<&'m Model>,
@@ -141,40 +148,59 @@ pub fn memory_synced<'m>(
     if logical.logical_count() + logical.attached_count() <= 1 {
         return Ok(None);
     }
-    let mut pairs: Vec<(NodeId, NodeId)> = Vec::new();
+    let base = run.allocation()?;
+    let sim = simulate(model, base, cfg)?;
+    let budget = run.options().event_budget();
+    // Highest target whose run fit (with the run when it also fit the ids), lowest that did not.
+    let (mut fit_at, mut best, mut miss_at): (Option<u64>, Option<(u64, Synced<'m>)>, Option<u64>) = (None, None, None);
     let mut target = limit;
-    let mut last: Option<Session<&'m Model>> = None;
-    for _ in 0..MEMORY_SYNC_ROUNDS {
-        let current = last.as_ref().unwrap_or(run).allocation()?;
-        let sim = simulate(model, current, cfg)?;
-        let chosen = crate::memory::syncs::choose(model, current, &sim, cfg.wait_latency_us, target);
-        if chosen.floor > limit || chosen.pairs.is_empty() {
+    let runs = MEMORY_SYNC_ROUNDS.min(MEMORY_SYNC_WORK / (model.nodes.len() + model.edges.len()).max(1));
+    for _ in 0..runs {
+        let chosen = crate::memory::syncs::choose(model, base, &sim, cfg.wait_latency_us, target);
+        if chosen.floor > limit {
             return Ok(None);
         }
-        pairs.extend(chosen.pairs);
-        let mut seeded = logical.clone();
-        seeded.add_syncs(&pairs);
-        let mut s = Session::new(model, run.options().clone(), *run.limits())
-            .with_logical(seeded)
-            .with_report(run.report().cloned())
-            .recording();
-        match s.run_to(Stage::Split) {
-            Err(e) if e.kind == ErrorKind::Limit => return Ok(None),
-            r => r?,
-        }
-        let peak = s.memory_plan()?.map_or(0, |p| p.peak_bytes);
-        if peak <= limit {
-            if super::sync_ids(s.allocation()?) > run.options().event_budget() {
-                return Ok(None);
+        let peak = if chosen.pairs.is_empty() {
+            run.memory_plan()?.map_or(0, |p| p.peak_bytes)
+        } else {
+            let mut seeded = logical.clone();
+            seeded.add_syncs(&chosen.pairs);
+            let mut s = Session::new(model, run.options().clone(), *run.limits())
+                .with_logical(seeded)
+                .with_report(run.report().cloned())
+                .recording();
+            match s.run_to(Stage::Split) {
+                Err(e) if e.kind == ErrorKind::Limit => break,
+                r => r?,
             }
-            s.set_recorded_logical(logical.clone());
-            return Ok(Some(Synced { session: s, peak, added: pairs.len() }));
+            let peak = s.memory_plan()?.map_or(0, |p| p.peak_bytes);
+            if peak <= limit
+                && super::sync_ids(s.allocation()?) <= budget
+                && best.as_ref().is_none_or(|(t, _)| target > *t)
+            {
+                s.set_recorded_logical(logical.clone());
+                best = Some((target, Synced { session: s, peak, added: chosen.pairs.len() }));
+            }
+            peak
+        };
+        if peak <= limit {
+            fit_at = Some(fit_at.map_or(target, |f| f.max(target)));
+        } else {
+            miss_at = Some(miss_at.map_or(target, |m| m.min(target)));
         }
-        // Aim lower by what the placement added over the estimate.
-        target = target.saturating_sub(peak - limit);
-        last = Some(s);
+        let next = match (fit_at, miss_at) {
+            (Some(lo), Some(hi)) if hi > lo => lo + (hi - lo) / 2,
+            // A lower target missed where a higher one fit: nothing left to bisect.
+            (Some(_), Some(_)) => break,
+            (Some(lo), None) => lo + (limit - peak).max(crate::memory::ALIGN),
+            (None, _) => target.saturating_sub(peak - limit),
+        };
+        if next.abs_diff(target) < crate::memory::ALIGN || next == 0 {
+            break;
+        }
+        target = next;
     }
-    Ok(None)
+    Ok(best.map(|(_, synced)| synced))
 }
 
 /// `allocate --from sync|split` under `memory_limit`: the given streams (and, from split,

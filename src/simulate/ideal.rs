@@ -63,8 +63,11 @@ pub fn ideal(model: &Model, cfg: &SimConfig) -> Result<Ideal> {
     let work: f64 = model.nodes.ids().map(|n| dur(n) * need(n) as f64).sum();
     let work_bound = work / cfg.units as f64;
 
+    let mut preds: IdVec<NodeId, u32> = IdVec::filled(nn, 0);
+    for e in model.edges.iter() {
+        preds[e.dst] += 1;
+    }
     let mut hooks = Ready {
-        left: IdVec::filled(nn, 0),
         by_units: vec![BinaryHeap::new(); cfg.units as usize + 1],
         level: &bottom_level,
         need,
@@ -72,12 +75,8 @@ pub fn ideal(model: &Model, cfg: &SimConfig) -> Result<Ideal> {
         start: IdVec::filled(nn, 0.0f64),
         order: Vec::with_capacity(nn),
     };
-    for e in model.edges.iter() {
-        hooks.left[e.dst] += 1;
-    }
-    let first: Vec<NodeId> = model.nodes.ids().filter(|&n| hooks.left[n] == 0).collect();
     let mut engine = Engine::new(cfg.units);
-    engine.run(first, |n| model.out_edges(n).map(|e| e.dst), &mut hooks);
+    engine.run(preds.enumerate().map(|(n, &c)| (n, c)), |n| model.out_edges(n).map(|e| e.dst), &mut hooks);
     let (t, start, order) = (engine.now(), hooks.start, hooks.order);
     if order.len() < nn {
         bail!(Failed, "ideal schedule of '{}': {} of {nn} nodes never became ready (a cycle)", model.name, order.len());
@@ -96,7 +95,6 @@ pub fn ideal(model: &Model, cfg: &SimConfig) -> Result<Ideal> {
 /// The ideal schedule's hooks: nothing but the ready nodes, by the units they need, each list
 /// in priority order; every ready node that fits starts, highest priority first.
 struct Ready<'a, N, D> {
-    left: IdVec<NodeId, u32>,
     by_units: Vec<BinaryHeap<Prio>>,
     level: &'a IdVec<NodeId, f64>,
     need: N,
@@ -106,10 +104,6 @@ struct Ready<'a, N, D> {
 }
 
 impl<N: Fn(NodeId) -> u32, D: Fn(NodeId) -> f64> Hooks<NodeId> for Ready<'_, N, D> {
-    fn left(&mut self, n: NodeId) -> &mut u32 {
-        &mut self.left[n]
-    }
-
     fn ready(&mut self, n: NodeId, _: &mut Engine<NodeId>) {
         self.by_units[(self.need)(n) as usize].push(Prio { level: self.level[n], tie: n });
     }

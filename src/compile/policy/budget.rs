@@ -96,7 +96,6 @@ fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assign
     let need = ctx.order.ids().map(|p| if group_of[p].is_valid() { timing.units[p] } else { 0 }).collect();
     let mut merge = Merge {
         timing,
-        left: ctx.pred_counts(),
         group_of,
         need,
         binding: IdVec::filled(groups.len(), Lane::invalid()),
@@ -112,7 +111,6 @@ fn schedule_groups(ctx: &Ctx<'_>, groups: &[Vec<NodeId>], budget: u32) -> Assign
 /// starts on. Nodes of no group start at once, on no stream.
 struct Merge<'c> {
     timing: &'c Timing,
-    left: IdVec<Pos, u32>,
     group_of: IdVec<Pos, Group>,
     need: IdVec<Pos, u32>,
     binding: IdVec<Group, Lane>,
@@ -130,10 +128,6 @@ impl Merge<'_> {
 }
 
 impl Hooks<Pos> for Merge<'_> {
-    fn left(&mut self, p: Pos) -> &mut u32 {
-        &mut self.left[p]
-    }
-
     fn ready(&mut self, p: Pos, eng: &mut Engine<Pos>) {
         let g = self.group_of[p];
         if g.is_invalid() {

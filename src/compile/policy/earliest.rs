@@ -41,7 +41,6 @@ pub(super) fn place(ctx: &Ctx<'_>, max_streams: u32, priority: &IdVec<Pos, f64>)
         ctx,
         timing: ctx.timing(),
         priority,
-        left: ctx.pred_counts(),
         on: IdVec::filled(n, Lane::invalid()),
         end: IdVec::filled(n, 0.0f64),
         tail: IdVec::filled(max_streams.max(1) as usize, 0.0f64),
@@ -71,7 +70,6 @@ struct Earliest<'c, 'm> {
     timing: &'c Timing,
     /// The ready order's key, higher first.
     priority: &'c IdVec<Pos, f64>,
-    left: IdVec<Pos, u32>,
     on: IdVec<Pos, Lane>,
     end: IdVec<Pos, f64>,
     /// When each stream's last node ends.
@@ -82,10 +80,6 @@ struct Earliest<'c, 'm> {
 }
 
 impl Hooks<Pos> for Earliest<'_, '_> {
-    fn left(&mut self, p: Pos) -> &mut u32 {
-        &mut self.left[p]
-    }
-
     fn ready(&mut self, p: Pos, _: &mut Engine<Pos>) {
         self.ready.push(Prio { level: self.priority[p], tie: p });
     }

@@ -68,7 +68,6 @@ fn schedule(ctx: &Ctx<'_>, cap: usize) -> Assignment {
     let mut list = List {
         ctx,
         timing,
-        left: ctx.pred_counts(),
         on: IdVec::filled(n, Lane::invalid()),
         finish: IdVec::filled(n, 0.0f64),
         st: Streams { last: IdVec::new(), busy: IdVec::new(), idle: BTreeSet::new(), cap },
@@ -91,7 +90,6 @@ struct List<'c, 'm> {
     ctx: &'c Ctx<'m>,
     timing: &'c Timing,
     task: IdVec<Pos, bool>,
-    left: IdVec<Pos, u32>,
     /// Stream of each position as the schedule sees it (followers take their first producer's).
     on: IdVec<Pos, Lane>,
     finish: IdVec<Pos, f64>,
@@ -104,10 +102,6 @@ struct List<'c, 'm> {
 }
 
 impl Hooks<Pos> for List<'_, '_> {
-    fn left(&mut self, p: Pos) -> &mut u32 {
-        &mut self.left[p]
-    }
-
     /// Nodes that take no stream start at once.
     fn ready(&mut self, p: Pos, eng: &mut Engine<Pos>) {
         if self.task[p] {

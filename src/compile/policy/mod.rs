@@ -243,17 +243,11 @@ impl Ctx<'_> {
         if self.role[n] == Role::Task { schedule::node_units(self.model, n, schedule::UNITS) } else { 0 }
     }
 
-    /// Each position's count of predecessors: the countdown a list schedule's hooks keep for
-    /// the engine ([`schedule::Hooks::left`]).
-    pub fn pred_counts(&self) -> IdVec<Pos, u32> {
-        self.order.ids().map(|p| self.pred.of(p).len() as u32).collect()
-    }
-
-    /// Runs `hooks` on the scheduling engine over the root order, from the positions with no
-    /// predecessor; the count of positions placed.
+    /// Runs `hooks` on the scheduling engine over the root order, each position counting down
+    /// its predecessors ([`Self::pred`]); the count of positions placed.
     pub fn schedule<H: schedule::Hooks<Pos>>(&self, hooks: &mut H) -> usize {
-        let first: Vec<Pos> = self.order.ids().filter(|&p| self.pred.of(p).is_empty()).collect();
-        schedule::Engine::new(schedule::UNITS).run(first, |p| self.succ.of(p).iter().copied(), hooks)
+        let preds = self.order.ids().map(|p| (p, self.pred.of(p).len() as u32));
+        schedule::Engine::new(schedule::UNITS).run(preds, |p| self.succ.of(p).iter().copied(), hooks)
     }
 
     /// Bottom levels of the root graph by `dur`, by position: [`schedule::fill_bottom_levels`]
