@@ -159,7 +159,19 @@ pub fn split_stage(
 ) -> Result<()> {
     alloc.stage = Stage::Split;
     split::split_streams_with(model, options, alloc, limits, tasks)?;
-    check_stream_count(model, alloc.physical_count() + alloc.attached_count, "physical")
+    let streams = alloc.physical_count() + alloc.attached_count;
+    // Ids reused because the event budget bound keep every logical stream; past the device's
+    // stream limit, cutting streams to one id per sync (the older rule) may still fit.
+    if alloc.ids_reused_by_lifetime() && !options.event_reuse_lifetime {
+        return check_stream_count(model, streams, "physical").map_err(|mut e| {
+            e.message.push_str(
+                ", or event_reuse=never (its sync ids were reused by lifetime to keep its streams \
+                 within max_events; never cuts the streams to one id per sync instead)",
+            );
+            e
+        });
+    }
+    check_stream_count(model, streams, "physical")
 }
 
 /// Stage 4, GE's `GenerateSyncEventNodes` handing the Send/Recv nodes to the host: the sync
