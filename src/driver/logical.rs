@@ -9,9 +9,10 @@ use std::sync::Arc;
 use crate::compile::logical::LogicalResult;
 use crate::compile::order::OrderFacts;
 use crate::compile::policy::{self, Bounded, OverBudget, PolicyInput, PolicyReport};
+use crate::compile::summary::ModelCounts;
 use crate::compile::sync::ModelFacts;
-use crate::compile::{self, Allocation, Mode};
-use crate::error::Result;
+use crate::compile::{self, Allocation, Mode, TaskCounts, TaskLimits};
+use crate::error::{ErrorKind, Result};
 use crate::graph::{Model, NodeId, Options};
 
 /// What stage 1 computed: the logical allocation, the policy's report and, when the event
@@ -60,6 +61,7 @@ pub trait TrialCache: std::fmt::Debug + Send + Sync {
 pub(super) fn assign(
     model: &Model,
     options: &Options,
+    limits: &TaskLimits,
     input: Option<&Arc<PolicyInput>>,
     trials: Option<&dyn TrialCache>,
 ) -> Result<Assigned> {
@@ -104,6 +106,13 @@ pub(super) fn assign(
         match trial {
             Trial::Fits { alloc, synced, exact } => {
                 if let Some(exact) = exact {
+                    // Reused ids keep every stream; where those split past the device's stream
+                    // limit, the streams are cut as one id per sync would cut them.
+                    if bounded.streams() > 1 && !splits_within_device(model, options, limits, &synced) {
+                        let over = OverBudget { ids: exact, counts: ModelCounts::default(), reused: None };
+                        bounded.fewer(&over, max_events)?;
+                        continue;
+                    }
                     bounded.reused(exact, max_events);
                 }
                 let report = Some(bounded.into_report()?);
@@ -112,6 +121,13 @@ pub(super) fn assign(
             Trial::Over(over) => bounded.fewer(&over, max_events)?,
         }
     }
+}
+
+/// Whether the split of `synced` (the graph's task counts) stays within the device's streams.
+fn splits_within_device(model: &Model, options: &Options, limits: &TaskLimits, synced: &Allocation) -> bool {
+    let mut split = synced.clone();
+    let result = compile::split_stage(model, options, &mut split, limits, &TaskCounts::default());
+    !matches!(result, Err(e) if e.kind == ErrorKind::Limit)
 }
 
 /// The sync stage on a logical allocation under the event budget.

@@ -479,8 +479,13 @@ impl<M: Deref<Target = Model>> Session<M> {
             };
             (alloc.named(mode.name()), Some(found.report))
         } else {
-            let assigned =
-                super::logical::assign(&self.model, &self.options, self.input.as_ref(), self.trials.as_deref())?;
+            let assigned = super::logical::assign(
+                &self.model,
+                &self.options,
+                &self.limits,
+                self.input.as_ref(),
+                self.trials.as_deref(),
+            )?;
             self.ahead.sync = assigned.synced;
             (assigned.alloc, assigned.report)
         };

@@ -546,21 +546,22 @@ fn pinned_streams_over_the_budget_name_the_reused_count() {
     assert!(e.to_string().contains("(5 events, 0 notifies, reused by lifetime (event_reuse=lifetime)) exceed"), "{e}");
 }
 
-/// Ids reused because the budget bound keep every stream; where those streams then split past
-/// the device's stream limit, the SA2003 names `event_reuse=never`, and that option, cutting
-/// streams to one id per sync instead, gives a plan.
+/// Ids reused because the budget bound keep every stream; where those streams would split past
+/// the device's stream limit, the budget cuts the streams as one id per sync would, so the run
+/// still gives a plan (layered-w8 at 1M nodes under `list` answered SA2003 before).
 #[test]
-fn reused_ids_past_the_stream_limit_name_event_reuse_never() {
+fn reused_ids_never_split_past_the_device_stream_limit() {
     let mut m = generate(Family::Layered { width: 8 }, 64_000, 7).unwrap();
     for (k, v) in [("policy", "list"), ("max_task_count", "64"), ("max_events", "64")] {
         m.options.set(k, &serde_json::Value::String(v.into())).unwrap();
     }
     let limits = TaskLimits::from_options(&m.options);
-    let e = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap_err();
-    assert_eq!(e.code(), "SA2003", "{e}");
-    assert!(e.message.contains("physical streams") && e.message.contains("event_reuse=never"), "{e}");
-    m.options.set("event_reuse", &serde_json::Value::String("never".into())).unwrap();
     let (a, _) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
-    assert!(!a.ids_reused_by_lifetime());
+    let max = stream_alloc::graph::device::MAX_STREAM_NUM as u32;
+    assert!(a.physical_count() < max, "{} physical streams", a.physical_count());
     assert!(verify::check(&m, &a.to_json_new_plan(&m)).ok());
+    // Reuse alone would keep more streams than the device creates.
+    m.options.set("event_reuse", &serde_json::Value::String("lifetime".into())).unwrap();
+    let e = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap_err();
+    assert!(e.message.contains("physical streams"), "{e}");
 }

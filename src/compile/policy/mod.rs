@@ -534,6 +534,11 @@ impl<'m> Bounded<'m> {
         Ok(())
     }
 
+    /// The policy streams of the current assignment.
+    pub fn streams(&self) -> u32 {
+        self.assignment.count
+    }
+
     /// The current streams fit `max_events` only with ids reused by lifetime: they needed
     /// `exact` ids with one per sync. The report's `budgets` says so.
     pub fn reused(&mut self, exact: u32, max_events: u32) {
