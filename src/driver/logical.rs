@@ -21,6 +21,8 @@ pub(super) struct Assigned {
     pub alloc: Allocation,
     pub report: Option<PolicyReport>,
     pub synced: Option<Allocation>,
+    /// `synced` split with the graph's task counts, when the budget split it already.
+    pub split: Option<Allocation>,
 }
 
 /// A sync-stage trial of one logical result under the event budget: it fits, and its
@@ -72,7 +74,7 @@ pub(super) fn assign(
             None => policy::ge_logical(model, options)?,
         };
         let alloc = compile::logical_allocation(model, options, mode.name(), logical);
-        return Ok(Assigned { alloc, report: None, synced: None });
+        return Ok(Assigned { alloc, report: None, synced: None, split: None });
     };
     let mut bounded = Bounded::new(model, options, p, input.cloned())?;
     let max_events = options.event_budget();
@@ -88,7 +90,7 @@ pub(super) fn assign(
         // edges that cross streams. The trial that fits is the sync stage itself, not extra work.
         if max_events == u32::MAX {
             let alloc = place(logical, placed);
-            return Ok(Assigned { alloc, report: Some(bounded.into_report()?), synced: None });
+            return Ok(Assigned { alloc, report: Some(bounded.into_report()?), synced: None, split: None });
         }
         let order = placed.clone().unwrap_or_default();
         let mut run = |logical| -> Result<Trial> {
@@ -105,29 +107,38 @@ pub(super) fn assign(
         };
         match trial {
             Trial::Fits { alloc, synced, exact } => {
+                let mut split = None;
                 if let Some(exact) = exact {
                     // Reused ids keep every stream; where those split past the device's stream
                     // limit, the streams are cut as one id per sync would cut them.
-                    if bounded.streams() > 1 && !splits_within_device(model, options, limits, &synced) {
+                    let result = split_with_graph_tasks(model, options, limits, &synced);
+                    if bounded.streams() > 1 && matches!(&result, Err(e) if e.kind == ErrorKind::Limit) {
                         let over = OverBudget { ids: exact, counts: ModelCounts::default(), reused: None };
                         bounded.fewer(&over, max_events)?;
                         continue;
                     }
                     bounded.reused(exact, max_events);
+                    split = result.ok();
                 }
                 let report = Some(bounded.into_report()?);
-                return Ok(Assigned { alloc: *alloc, report, synced: Some(*synced) });
+                return Ok(Assigned { alloc: *alloc, report, synced: Some(*synced), split });
             }
             Trial::Over(over) => bounded.fewer(&over, max_events)?,
         }
     }
 }
 
-/// Whether the split of `synced` (the graph's task counts) stays within the device's streams.
-fn splits_within_device(model: &Model, options: &Options, limits: &TaskLimits, synced: &Allocation) -> bool {
+/// Stage 3 on a copy of `synced` with the graph's task counts: whether the streams the reused
+/// ids kept fit the device, and the session's split when they do.
+fn split_with_graph_tasks(
+    model: &Model,
+    options: &Options,
+    limits: &TaskLimits,
+    synced: &Allocation,
+) -> Result<Allocation> {
     let mut split = synced.clone();
-    let result = compile::split_stage(model, options, &mut split, limits, &TaskCounts::default());
-    !matches!(result, Err(e) if e.kind == ErrorKind::Limit)
+    compile::split_stage(model, options, &mut split, limits, &TaskCounts::default())?;
+    Ok(split)
 }
 
 /// The sync stage on a logical allocation under the event budget.

@@ -487,6 +487,9 @@ impl<M: Deref<Target = Model>> Session<M> {
                 self.trials.as_deref(),
             )?;
             self.ahead.sync = assigned.synced;
+            // The budget's split of those syncs, adopted by stage 3 like a search's; the
+            // `verify` option's check runs only where stage 3 splits itself.
+            self.ahead.split = assigned.split.filter(|_| !self.options.verify);
             (assigned.alloc, assigned.report)
         };
         if self.record {
