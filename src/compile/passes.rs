@@ -443,8 +443,9 @@ pub fn sync_stage(model: &Model, options: &Options, alloc: &mut Allocation, cfg:
 /// [`sync_stage`] as a trial of the event budget runs it: the allocation's counts after the
 /// stage, and the allocation complete only when its sync ids (events plus notifies) are at
 /// most `max_ids`. Over that, the pairs and their Send/Recv nodes are never written (the
-/// allocation keeps the syncs it came with): the trial only needs the count. Errors and
-/// counts are [`sync_stage`]'s. `facts`: the model's, when the caller keeps them.
+/// allocation keeps the syncs it came with): the trial only needs the count, and GE's notify
+/// limit is left to the caller, which reuses ids or cuts streams first. Errors and counts are
+/// otherwise [`sync_stage`]'s. `facts`: the model's, when the caller keeps them.
 pub fn sync_stage_within(
     model: &Model,
     options: &Options,
@@ -456,15 +457,14 @@ pub fn sync_stage_within(
     let mut ctx = StepContext::for_stage_with(model, options, cfg, alloc, IdRule::Position, facts);
     run_steps(&mut ctx, &chain(sync_sequence(&cfg).steps))?;
     let counts = ctx.pending_counts();
-    let (_, report) = if counts.event_num + counts.notify_num <= max_ids {
-        ctx.finish()
-    } else {
-        let report = ctx.report();
-        drop(ctx);
-        (None, report)
-    };
+    if counts.event_num + counts.notify_num > max_ids {
+        // GE asserts kMaxNotifyNum on its final count, after every reuse it runs; over the
+        // budget the caller may still reuse ids or cut streams, and checks what it keeps.
+        return Ok(counts);
+    }
+    let (_, report) = ctx.finish();
     check_notify_count(model, cfg, report.ids)?;
-    debug_assert!(counts.event_num + counts.notify_num > max_ids || counts == ModelCounts::of(alloc));
+    debug_assert_eq!(counts, ModelCounts::of(alloc));
     Ok(counts)
 }
 

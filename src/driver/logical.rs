@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::compile::logical::LogicalResult;
 use crate::compile::order::OrderFacts;
-use crate::compile::policy::{self, Bounded, OverBudget, PolicyInput, PolicyReport};
+use crate::compile::policy::{self, Bounded, OverBudget, PolicyInput, PolicyReport, SplitOver};
 use crate::compile::summary::ModelCounts;
 use crate::compile::sync::ModelFacts;
 use crate::compile::{self, Allocation, Mode, TaskCounts, TaskLimits};
@@ -107,23 +107,61 @@ pub(super) fn assign(
         };
         match trial {
             Trial::Fits { alloc, synced, exact } => {
-                let mut split = None;
-                if let Some(exact) = exact {
+                let split = split_with_graph_tasks(model, options, limits, &synced);
+                match within_split(&split, exact, &synced, max_events) {
+                    AfterSplit::Fits => {}
                     // Reused ids keep every stream; where those split past the device's stream
                     // limit, the streams are cut as one id per sync would cut them.
-                    let result = split_with_graph_tasks(model, options, limits, &synced);
-                    if bounded.streams() > 1 && matches!(&result, Err(e) if e.kind == ErrorKind::Limit) {
-                        let over = OverBudget { ids: exact, counts: ModelCounts::default(), reused: None };
+                    AfterSplit::PastDevice(exact) if bounded.streams() > 1 => {
+                        bounded.fewer_for_device(exact, max_events)?;
+                        continue;
+                    }
+                    AfterSplit::PastDevice(_) => {}
+                    // The split's own events count against the budget as the sync stage's do.
+                    AfterSplit::Over(over) => {
                         bounded.fewer(&over, max_events)?;
                         continue;
                     }
+                }
+                if let Some(exact) = exact {
                     bounded.reused(exact, max_events);
-                    split = result.ok();
                 }
                 let report = Some(bounded.into_report()?);
-                return Ok(Assigned { alloc: *alloc, report, synced: Some(*synced), split });
+                return Ok(Assigned { alloc: *alloc, report, synced: Some(*synced), split: split.ok() });
             }
             Trial::Over(over) => bounded.fewer(&over, max_events)?,
+        }
+    }
+}
+
+/// What the split of a trial that fit the sync stage leaves of the budget.
+enum AfterSplit {
+    /// Within `max_events` with the split's events, or a split that failed other than on the
+    /// device's stream limit (stage 3 runs again and reports it), or past that limit with one
+    /// id per sync (as before ids were reused: stage 3 reports it).
+    Fits,
+    /// Past the device's stream limit with ids reused by lifetime; the ids one per sync needed.
+    PastDevice(u32),
+    /// The sync stage's ids and the split's events exceed `max_events`.
+    Over(OverBudget),
+}
+
+/// Whether `split`, the split of `synced` (whose ids one per sync were `exact` when they were
+/// reused), keeps the trial within `max_events`: the split adds an event per cut of a stream
+/// over the task limit, which the sync stage could not count.
+fn within_split(split: &Result<Allocation>, exact: Option<u32>, synced: &Allocation, max_events: u32) -> AfterSplit {
+    match (split, exact) {
+        (Err(e), Some(exact)) if e.kind == ErrorKind::Limit => AfterSplit::PastDevice(exact),
+        (Err(_), _) => AfterSplit::Fits,
+        (Ok(split), _) => {
+            let counts = ModelCounts::of(split);
+            let ids = counts.event_num + counts.notify_num;
+            if ids <= max_events {
+                return AfterSplit::Fits;
+            }
+            let before = ModelCounts::of(synced);
+            let events = ids - (before.event_num + before.notify_num);
+            AfterSplit::Over(OverBudget { ids, counts, reused: None, split: Some(SplitOver { events, exact }) })
         }
     }
 }
@@ -180,7 +218,7 @@ pub(super) fn sync_within_budget(
     if ids <= max_events {
         return Ok(Synced::Fits { synced: Box::new(synced), exact: None });
     }
-    let mut over = OverBudget { ids, counts, reused: None };
+    let mut over = OverBudget { ids, counts, reused: None, split: None };
     if reuses_over_budget(options) {
         let reuse = Options { event_reuse_lifetime: true, ..options.clone() };
         let mut synced = alloc.clone();

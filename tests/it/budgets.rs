@@ -552,16 +552,48 @@ fn pinned_streams_over_the_budget_name_the_reused_count() {
 #[test]
 fn reused_ids_never_split_past_the_device_stream_limit() {
     let mut m = generate(Family::Layered { width: 8 }, 64_000, 7).unwrap();
-    for (k, v) in [("policy", "list"), ("max_task_count", "64"), ("max_events", "64")] {
+    // The split's events count against `max_events` too: 64,000 tasks at 64 a stream need
+    // about 1,900 of them whatever the streams.
+    for (k, v) in [("policy", "list"), ("max_task_count", "64"), ("max_events", "2500")] {
         m.options.set(k, &serde_json::Value::String(v.into())).unwrap();
     }
     let limits = TaskLimits::from_options(&m.options);
-    let (a, _) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
+    let (a, report) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
     let max = stream_alloc::graph::device::MAX_STREAM_NUM as u32;
     assert!(a.physical_count() < max, "{} physical streams", a.physical_count());
     assert!(verify::check(&m, &a.to_json_new_plan(&m)).ok());
+    // The report names the cut for what it is: the device's stream limit, not the event budget.
+    let b = report.unwrap().to_json()["budgets"].clone();
+    assert!(b["device_limit_streams"].as_u64().is_some_and(|s| s >= 1), "{b}");
+    assert!(b.get("event_budget_streams").is_none(), "{b}");
     // Reuse alone would keep more streams than the device creates.
     m.options.set("event_reuse", &serde_json::Value::String("lifetime".into())).unwrap();
     let e = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap_err();
     assert!(e.message.contains("physical streams"), "{e}");
+}
+
+/// The physical split adds an event per cut of a stream over the task limit, after the sync
+/// stage: the budget counts them, so where the sync ids fit `max_events` but the split's take
+/// the plan over, the streams are cut until both fit (before, the plan came out over the
+/// budget, and `auto` rejected such a candidate).
+#[test]
+fn the_split_events_count_against_the_event_budget() {
+    let mut m = generate(Family::Layered { width: 8 }, 2000, 7).unwrap();
+    m.options.set("max_task_count", &serde_json::Value::String("150".into())).unwrap();
+    for p in ["list", "budget:4", "per-operator"] {
+        m.options.policy = policy(p).policy();
+        m.options.max_events = Some(u32::MAX);
+        let (a, _) = run(&m);
+        let (total, split) = (sync_ids(&a), a.split_event_count());
+        assert!(split >= 2, "{p}: the task limit splits streams ({split} events)");
+        // The sync stage's ids fit, the split's events do not.
+        let max_events = total - split / 2;
+        m.options.max_events = Some(max_events);
+        let (b, report) = run(&m);
+        assert!(sync_ids(&b) <= max_events, "{p}: {} ids after the split > {max_events}", sync_ids(&b));
+        assert!(b.split_event_count() > 0, "{p}: still split");
+        let budgets = report.unwrap().to_json()["budgets"].clone();
+        assert!(budgets["event_budget_streams"].as_u64().is_some(), "{p}: {budgets}");
+        assert!(verify::check(&m, &b.to_json_new_plan(&m)).ok(), "{p}");
+    }
 }

@@ -415,6 +415,17 @@ pub struct OverBudget {
     pub ids: u32,
     pub counts: ModelCounts,
     pub reused: Option<u32>,
+    /// Set when the sync stage fit and the physical split's own events took the ids over:
+    /// `ids` and `counts` are then the split's.
+    pub split: Option<SplitOver>,
+}
+
+/// The physical split's share of an [`OverBudget`]: its events (one per cut of a stream over
+/// the task limit), and the ids the sync stage needed one per sync when it reused them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitOver {
+    pub events: u32,
+    pub exact: Option<u32>,
 }
 
 impl OverBudget {
@@ -506,20 +517,51 @@ impl<'m> Bounded<'m> {
     pub fn fewer(&mut self, over: &OverBudget, max_events: u32) -> Result<()> {
         let count = self.assignment.count;
         if count <= 1 {
-            let OverBudget { ids, counts, reused } = *over;
+            let OverBudget { ids, counts, reused, split } = *over;
             let given = if self.lifetime { ", reused by lifetime (event_reuse=lifetime)" } else { "" };
             let retried = reused.map_or(String::new(), |r| format!(", and {r} with ids reused by lifetime"));
+            let split = split.map_or(String::new(), |s| {
+                let exact = s.exact.map_or(String::new(), |e| format!("; ids reused by lifetime, {e} one per sync"));
+                format!(" after the physical split ({} of them its events{exact})", s.events)
+            });
             crate::bail!(
                 Limit,
-                "policy {} on graph '{}': {ids} sync ids ({} events, {} notifies{given}) exceed max_events={max_events} \
-                 even with one policy stream{retried} (the streams GE pins need them)",
+                "policy {} on graph '{}': {ids} sync ids ({} events, {} notifies{given}){split} exceed \
+                 max_events={max_events} even with one policy stream{retried} (the streams GE pins need them)",
                 self.policy.name(),
                 self.ctx.model.name,
                 counts.event_num,
                 counts.notify_num
             );
         }
-        let fewer = (u64::from(count) * u64::from(max_events) / u64::from(over.needed())) as u32;
+        // The split's events follow the task count, not the streams, and the streams GE pins
+        // hold most ids: a proportional cut would walk down a stream or two at a time.
+        let halve = over.split.is_some();
+        self.narrow(over.needed(), max_events, halve)?;
+        self.budgets.max_events = Some(max_events);
+        self.budgets.event_budget_streams = Some(self.assignment.count);
+        Ok(())
+    }
+
+    /// Fewer policy streams where the streams that ids reused by lifetime kept within
+    /// `max_events` split into more physical streams than the device creates: cut as one id per
+    /// sync (`exact` ids) would cut them. The report's `budgets` records the cut as the device's
+    /// (`device_limit_streams`), not the event budget's. Only with more than one policy stream.
+    pub fn fewer_for_device(&mut self, exact: u32, max_events: u32) -> Result<()> {
+        self.narrow(exact, max_events, false)?;
+        self.budgets.max_events = Some(max_events);
+        self.budgets.device_limit_streams = Some(self.assignment.count);
+        Ok(())
+    }
+
+    /// The policy's assignment again with fewer streams: in proportion to `needed` ids over
+    /// `max_events`, at least one fewer (at least half fewer when `halve`), at least one.
+    fn narrow(&mut self, needed: u32, max_events: u32, halve: bool) -> Result<()> {
+        let count = self.assignment.count;
+        let mut fewer = (u64::from(count) * u64::from(max_events) / u64::from(needed)) as u32;
+        if halve {
+            fewer = fewer.min(count / 2);
+        }
         let cap = fewer.min(count - 1).max(1);
         // Within one stream every policy puts every task node on it, which is `single`'s
         // assignment (a test holds every policy to it): the policy's own run, list's
@@ -529,8 +571,6 @@ impl<'m> Bounded<'m> {
         } else {
             (self.assign)(&self.ctx, self.policy.arg, cap, &mut PolicyReport::default())?.0
         };
-        self.budgets.max_events = Some(max_events);
-        self.budgets.event_budget_streams = Some(self.assignment.count);
         Ok(())
     }
 
