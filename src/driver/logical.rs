@@ -78,6 +78,21 @@ pub(super) fn assign(
     };
     let mut bounded = Bounded::new(model, options, p, input.cloned())?;
     let max_events = options.event_budget();
+    // With one id per sync whatever the trials do, the syncs the pinned streams force decide
+    // before any trial whether one can fit.
+    if max_events != u32::MAX && !options.event_reuse_lifetime && !reuses_over_budget(options) {
+        let own;
+        let facts = match trials {
+            Some(t) => t.sync_facts(model),
+            None => {
+                own = ModelFacts::build(model);
+                &own
+            }
+        };
+        if let Some(e) = bounded.forced_over(options, facts, max_events) {
+            return Err(e);
+        }
+    }
     let place = |logical, placed| {
         let facts = trials.map(|t| t.order_facts(model));
         compile::logical_allocation_with(model, options, mode.name(), logical, facts, placed)

@@ -30,6 +30,8 @@ use std::sync::{Arc, OnceLock};
 use crate::compile::logical::LogicalResult;
 use crate::compile::schedule;
 use crate::compile::summary::ModelCounts;
+use crate::compile::sync::ModelFacts;
+use crate::compile::sync::bound::{ForcedSyncs, Place, forced_syncs};
 use crate::error::Result;
 use crate::graph::csr::Csr;
 use crate::graph::{GraphId, IdVec, Model, NodeId, Options, Pos, Shape, StreamId};
@@ -99,6 +101,8 @@ pub struct PolicyInput {
     /// The list schedules' durations, units and bottom levels, computed on first use
     /// ([`Ctx::timing`]).
     timing: OnceLock<Timing>,
+    /// The syncs the pinned streams force, computed on first use ([`Bounded::forced_over`]).
+    forced: OnceLock<ForcedSyncs>,
 }
 
 /// What the policies' list schedules (`list`, the budget merges) read of every root node, by
@@ -226,7 +230,17 @@ impl PolicyInput {
         debug_assert!(model.root().edges.is_sorted());
         let succ = Csr::group(order.len(), edges.clone());
         let pred = Csr::group(order.len(), edges.map(|(s, d)| (d, s)));
-        PolicyInput { base, role, order, pos, succ, pred, cover: OnceLock::new(), timing: OnceLock::new() }
+        PolicyInput {
+            base,
+            role,
+            order,
+            pos,
+            succ,
+            pred,
+            cover: OnceLock::new(),
+            timing: OnceLock::new(),
+            forced: OnceLock::new(),
+        }
     }
 }
 
@@ -574,6 +588,37 @@ impl<'m> Bounded<'m> {
         Ok(())
     }
 
+    /// The SA2003 error when the syncs the pinned streams force exceed `max_events` with one
+    /// id per sync ([`pinned_forced_syncs`]): no assignment or order of the policy's streams
+    /// then fits, so the trials need not run. `None` where the bound fits.
+    pub fn forced_over(&self, options: &Options, facts: &ModelFacts, max_events: u32) -> Option<crate::Error> {
+        let forced = self.ctx.input.forced.get_or_init(|| pinned_forced_syncs(&self.ctx, options, facts));
+        if forced.ids <= max_events {
+            return None;
+        }
+        let model = self.ctx.model;
+        let mut streams: Vec<(u32, u32)> = forced.fixed.clone();
+        streams.sort_by_key(|&(s, chain)| (std::cmp::Reverse(chain), s));
+        let named: Vec<String> = streams
+            .iter()
+            .take(4)
+            .map(|&(s, chain)| format!("{chain} waiting in GE's stream {s} ({})", pinned_by(&self.ctx, s)))
+            .collect();
+        let more = streams.len().saturating_sub(named.len());
+        let more = if more > 0 { format!(", {more} more pinned streams") } else { String::new() };
+        let free = if forced.free > 0 { format!(", {} in the policy's streams", forced.free) } else { String::new() };
+        let why = if options.compat_ge { "compat=ge" } else { "event_reuse=never" };
+        Some(crate::err!(
+            Limit,
+            "policy {} on graph '{}': the streams GE pins force at least {} sync ids with one id per sync ({}{more}{free}), \
+             over max_events={max_events} whatever the policy's streams and order ({why}: ids are not reused)",
+            self.policy.name(),
+            model.name,
+            forced.ids,
+            named.join(", "),
+        ))
+    }
+
     /// The policy streams of the current assignment.
     pub fn streams(&self) -> u32 {
         self.assignment.count
@@ -602,6 +647,46 @@ impl<'m> Bounded<'m> {
         }
         Ok(report)
     }
+}
+
+/// The syncs every plan of `ctx`'s model under `options` needs with one id per sync
+/// ([`forced_syncs`]): pinned nodes keep their GE streams, task nodes run on the policy's
+/// streams (none of them pinned), followers and nodes on no stream may run anywhere.
+pub fn pinned_forced_syncs(ctx: &Ctx<'_>, options: &Options, facts: &ModelFacts) -> ForcedSyncs {
+    let place = ctx
+        .model
+        .nodes
+        .ids()
+        .map(|n| match (ctx.role[n], ctx.base.node_stream[n]) {
+            (Role::Pinned, Some(s)) => Place::Fixed(s.0),
+            (Role::Task, _) => Place::Free,
+            _ => Place::Unknown,
+        })
+        .collect();
+    forced_syncs(ctx.model, facts, &place, !options.compat_ge)
+}
+
+/// What pins GE's stream `s`, from its first pinned node: the label, group or engine.
+fn pinned_by(ctx: &Ctx<'_>, s: u32) -> String {
+    let model = ctx.model;
+    let Some(n) =
+        model.nodes.ids().find(|&n| ctx.role[n] == Role::Pinned && ctx.base.node_stream[n].is_some_and(|t| t.0 == s))
+    else {
+        return "pinned".into();
+    };
+    let (node, a) = (&model.nodes[n], &model.nodes[n].attrs);
+    let why = if let Some(l) = &a.stream_label {
+        format!("stream label '{l}'")
+    } else if let Some(l) = &a.user_stream_label {
+        format!("user stream label '{l}'")
+    } else if let Some(g) = &a.parallel_group {
+        format!("parallel group '{g}'")
+    } else if model.engine(n).independent {
+        format!("engine {}", node.engine)
+    } else {
+        format!("{} '{}'", node.op_type, node.name)
+    };
+    format!("{why}, first node '{}'", node.name)
 }
 
 /// The policies' unit-test inputs.
