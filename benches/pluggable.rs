@@ -31,6 +31,9 @@ use stream_alloc::compile::Stage;
 use stream_alloc::memory::{Lifetimes, plan_allocation};
 use stream_alloc::runtime::{Runtime, RuntimeOps, pluggable};
 
+#[path = "support/heap_rt.rs"]
+mod heap_rt;
+
 type Ptr = *mut c_void;
 
 // ---- the fake runtime: heap memory with byte counters, events as heap flags ----
@@ -110,25 +113,6 @@ unsafe extern "C" fn event_synchronize(_: Ptr, e: Ptr) -> i32 {
 unsafe extern "C" fn stream_wait_event(_: Ptr, _: Ptr, _: Ptr) -> i32 {
     0
 }
-/// Streams and notifies (required by the seam, unused by the pool): a heap byte each.
-unsafe extern "C" fn handle_create(_: Ptr, out: *mut Ptr, _: i32, _: u32) -> i32 {
-    // SAFETY: the seam's out pointer; freed by handle_destroy.
-    unsafe { out.write(Box::into_raw(Box::new(0u8)).cast()) };
-    0
-}
-unsafe extern "C" fn handle_destroy(_: Ptr, h: Ptr, _: i32) -> i32 {
-    // SAFETY: from handle_create, destroyed once.
-    drop(unsafe { Box::from_raw(h.cast::<u8>()) });
-    0
-}
-unsafe extern "C" fn notify_create(_: Ptr, out: *mut Ptr, _: i32) -> i32 {
-    // SAFETY: as handle_create.
-    unsafe { handle_create(std::ptr::null_mut(), out, 0, 0) }
-}
-unsafe extern "C" fn notify_destroy(_: Ptr, h: Ptr) -> i32 {
-    // SAFETY: as handle_destroy.
-    unsafe { handle_destroy(std::ptr::null_mut(), h, 0) }
-}
 unsafe extern "C" fn get_device(_: Ptr, d: *mut i32) -> i32 {
     // SAFETY: the seam's out pointer.
     unsafe { d.write(0) };
@@ -136,20 +120,19 @@ unsafe extern "C" fn get_device(_: Ptr, d: *mut i32) -> i32 {
 }
 
 fn register_fake() {
-    let mut ops = RuntimeOps::empty();
-    ops.stream_create = Some(handle_create);
-    ops.stream_destroy = Some(handle_destroy);
-    ops.notify_create = Some(notify_create);
-    ops.notify_destroy = Some(notify_destroy);
-    ops.mem_malloc = Some(mem_malloc);
-    ops.mem_free = Some(mem_free);
-    ops.event_create = Some(event_create);
-    ops.event_destroy = Some(event_destroy);
-    ops.event_record = Some(event_record);
-    ops.event_query = Some(event_query);
-    ops.event_synchronize = Some(event_synchronize);
-    ops.stream_wait_event = Some(stream_wait_event);
-    ops.get_device = Some(get_device);
+    let ops = RuntimeOps {
+        mem_malloc: Some(mem_malloc),
+        mem_free: Some(mem_free),
+        event_create: Some(event_create),
+        event_destroy: Some(event_destroy),
+        event_record: Some(event_record),
+        event_query: Some(event_query),
+        event_synchronize: Some(event_synchronize),
+        stream_wait_event: Some(stream_wait_event),
+        get_device: Some(get_device),
+        // Streams and notifies: required by the seam, unused by the pool.
+        ..heap_rt::streams_and_notifies()
+    };
     Runtime::register(Some(&ops)).expect("the fake table registers");
 }
 

@@ -15,7 +15,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::c_void;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 
@@ -24,51 +23,25 @@ use stream_alloc::capi::reusable_pool::{
     sa_reusable_pool_new,
 };
 use stream_alloc::runtime::consts::RT_STREAM_PERSISTENT;
-use stream_alloc::runtime::{PoolOptions, ReusableStreamPool, Runtime, RuntimeOps};
+use stream_alloc::runtime::{PoolOptions, ReusableStreamPool, Runtime};
 
-// ---- the fake runtime: a heap object per stream, ids from a counter, no lock ----
+#[path = "support/heap_rt.rs"]
+mod heap_rt;
+use heap_rt::{stream_create, stream_destroy, stream_get_id};
 
-struct FakeStream {
-    id: i32,
-}
+// ---- the fake runtime (support/heap_rt.rs: a heap object per stream, ids from a counter, no lock) ----
 
-static NEXT_ID: AtomicI32 = AtomicI32::new(0);
-
-unsafe extern "C" fn stream_create(_: *mut c_void, out: *mut *mut c_void, _: i32, _: u32) -> i32 {
-    let s = Box::new(FakeStream { id: NEXT_ID.fetch_add(1, Ordering::Relaxed) });
-    // SAFETY: the seam passes a valid out pointer.
-    unsafe { out.write(Box::into_raw(s).cast()) };
-    0
-}
-unsafe extern "C" fn stream_destroy(_: *mut c_void, s: *mut c_void, _: i32) -> i32 {
-    // SAFETY: `s` came from `stream_create` and is destroyed once.
-    drop(unsafe { Box::from_raw(s.cast::<FakeStream>()) });
-    0
-}
-unsafe extern "C" fn stream_get_id(_: *mut c_void, s: *mut c_void, id: *mut i32) -> i32 {
-    // SAFETY: `s` is a live stream from `stream_create`; `id` is a valid out pointer.
-    unsafe { id.write((*s.cast::<FakeStream>()).id) };
-    0
-}
-unsafe extern "C" fn unused_create(_: *mut c_void, _: *mut *mut c_void, _: u32) -> i32 {
+unsafe extern "C" fn unused_event_create(_: *mut c_void, _: *mut *mut c_void, _: u32) -> i32 {
     1
 }
-unsafe extern "C" fn unused_notify_create(_: *mut c_void, _: *mut *mut c_void, _: i32) -> i32 {
-    1
-}
-unsafe extern "C" fn unused_destroy(_: *mut c_void, _: *mut c_void) -> i32 {
+unsafe extern "C" fn unused_event_destroy(_: *mut c_void, _: *mut c_void) -> i32 {
     1
 }
 
 fn register_fake() {
-    let mut ops = RuntimeOps::empty();
-    ops.stream_create = Some(stream_create);
-    ops.stream_destroy = Some(stream_destroy);
-    ops.stream_get_id = Some(stream_get_id);
-    ops.event_create = Some(unused_create);
-    ops.event_destroy = Some(unused_destroy);
-    ops.notify_create = Some(unused_notify_create);
-    ops.notify_destroy = Some(unused_destroy);
+    let mut ops = heap_rt::streams_and_notifies();
+    ops.event_create = Some(unused_event_create);
+    ops.event_destroy = Some(unused_event_destroy);
     Runtime::register(Some(&ops)).expect("the fake table is complete");
 }
 

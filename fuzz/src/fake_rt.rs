@@ -11,14 +11,17 @@
 //! stream may still be using without completion or ordering, and when `aclrtFree` returns
 //! memory a queued kernel still uses. Events complete when the device is advanced
 //! ([`Fake::run_all`]), synchronised, or, if asked, on every k-th query.
+//! The limit and capability queries answer what a test sets ([`Fake::tasks`], [`Fake::unlimited`],
+//! [`Fake::limit_fails`]), and a test may script the addresses the device hands out
+//! ([`Fake::addresses`]: a real runtime hands a freed address out again).
 //! Shared by tests/ (through `#[path]`) and fuzz/ so both check the same model.
 
 #![allow(dead_code)]
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 use stream_alloc::runtime::consts::*;
@@ -57,6 +60,20 @@ pub struct Fake {
     pub queries: AtomicU64,
     pub syncs: AtomicU64,
     pub dev: Mutex<Dev>,
+    /// `(priority, flags)` of the last stream create.
+    pub last_create: Mutex<Option<(i32, u32)>>,
+    /// Stream destroys with `force` set.
+    pub forced: AtomicU64,
+    /// Tasks a stream holds, as `max_stream_and_task` answers for normal `[0]` and huge `[1]`
+    /// streams (1024 each in [`new_fake`]).
+    pub tasks: [AtomicU32; 2],
+    /// Runtime code `max_stream_and_task` fails with for normal `[0]` and huge `[1]` streams;
+    /// 0: it answers.
+    pub limit_fails: [AtomicI32; 2],
+    /// The unlimited-depth capability's value.
+    pub unlimited: AtomicI64,
+    /// Addresses the next stream creates hand out, before the fake's own unique ones.
+    pub addresses: Mutex<VecDeque<usize>>,
 }
 
 /// A stream of the device model.
@@ -160,7 +177,8 @@ impl Fake {
                 self.stream_budget.fetch_sub(1, Ordering::SeqCst);
             }
         }
-        let h = 0x1000 + 16 * self.next.fetch_add(1, Ordering::SeqCst) + kind;
+        let scripted = if kind == STREAM { self.addresses.lock().pop_front() } else { None };
+        let h = scripted.unwrap_or_else(|| 0x1000 + 16 * self.next.fetch_add(1, Ordering::SeqCst) + kind);
         self.live.lock().insert(h);
         self.creates[kind].fetch_add(1, Ordering::SeqCst);
         // SAFETY: the library passes a writable out-pointer.
@@ -420,11 +438,16 @@ fn fake(user: *mut c_void) -> &'static Fake {
     unsafe { &*(user as *const Fake) }
 }
 
-unsafe extern "C" fn stream_create(u: *mut c_void, s: *mut *mut c_void, _p: i32, _f: u32) -> i32 {
+unsafe extern "C" fn stream_create(u: *mut c_void, s: *mut *mut c_void, p: i32, f: u32) -> i32 {
+    *fake(u).last_create.lock() = Some((p, f));
     fake(u).create(STREAM, "stream_create", s)
 }
-unsafe extern "C" fn stream_destroy(u: *mut c_void, s: *mut c_void, _force: i32) -> i32 {
-    fake(u).destroy(STREAM, "stream_destroy", s)
+unsafe extern "C" fn stream_destroy(u: *mut c_void, s: *mut c_void, force: i32) -> i32 {
+    let rc = fake(u).destroy(STREAM, "stream_destroy", s);
+    if rc == 0 && force != 0 {
+        fake(u).forced.fetch_add(1, Ordering::SeqCst);
+    }
+    rc
 }
 unsafe extern "C" fn stream_get_id(u: *mut c_void, s: *mut c_void, id: *mut i32) -> i32 {
     if fake(u).inject("stream_get_id") {
@@ -454,17 +477,23 @@ unsafe extern "C" fn capability(u: *mut c_void, feat: i32, _i: i32, v: *mut i64)
         return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
     }
     // SAFETY: writable by the seam's contract.
-    unsafe { v.write(0) };
+    unsafe { v.write(fake(u).unlimited.load(Ordering::SeqCst)) };
     0
 }
-unsafe extern "C" fn limits(u: *mut c_void, _ty: u32, s: *mut u32, t: *mut u32) -> i32 {
-    if fake(u).inject("max_stream_and_task") {
+unsafe extern "C" fn limits(u: *mut c_void, ty: u32, s: *mut u32, t: *mut u32) -> i32 {
+    let f = fake(u);
+    if f.inject("max_stream_and_task") {
         return INJECTED;
+    }
+    let k = usize::from(ty == RT_HUGE_STREAM);
+    let rc = f.limit_fails[k].load(Ordering::SeqCst);
+    if rc != 0 {
+        return rc;
     }
     // SAFETY: writable by the seam's contract.
     unsafe {
         s.write(1024);
-        t.write(1024);
+        t.write(f.tasks[k].load(Ordering::SeqCst));
     }
     0
 }
@@ -496,23 +525,33 @@ pub fn new_fake() -> (Arc<Runtime>, &'static Fake) {
     let f: &'static Fake = Box::leak(Box::default());
     f.stream_budget.store(u64::MAX, Ordering::SeqCst);
     f.mem_capacity.store(u64::MAX, Ordering::SeqCst);
-    let mut ops = RuntimeOps::empty();
-    ops.user = f as *const Fake as *mut c_void;
-    ops.stream_create = Some(stream_create);
-    ops.stream_destroy = Some(stream_destroy);
-    ops.stream_get_id = Some(stream_get_id);
-    ops.event_create = Some(event_create);
-    ops.event_destroy = Some(event_destroy);
-    ops.notify_create = Some(notify_create);
-    ops.notify_destroy = Some(notify_destroy);
-    ops.get_rt_capability = Some(capability);
-    ops.max_stream_and_task = Some(limits);
-    ops.event_record = Some(event_record);
-    ops.stream_wait_event = Some(stream_wait_event);
-    ops.event_query = Some(event_query);
-    ops.event_synchronize = Some(event_synchronize);
-    ops.event_elapsed_time = Some(event_elapsed_time);
-    ops.mem_malloc = Some(mem_malloc);
-    ops.mem_free = Some(mem_free);
-    (Runtime::from_ops(&ops, RuntimeSource::Registered).expect("a complete table"), f)
+    for t in &f.tasks {
+        t.store(1024, Ordering::SeqCst);
+    }
+    (Runtime::from_ops(&f.ops(), RuntimeSource::Registered).expect("a complete table"), f)
+}
+
+impl Fake {
+    /// The seam table that calls this fake, for [`Runtime::from_ops`] or [`Runtime::register`].
+    pub fn ops(&'static self) -> RuntimeOps {
+        let mut ops = RuntimeOps::empty();
+        ops.user = self as *const Fake as *mut c_void;
+        ops.stream_create = Some(stream_create);
+        ops.stream_destroy = Some(stream_destroy);
+        ops.stream_get_id = Some(stream_get_id);
+        ops.event_create = Some(event_create);
+        ops.event_destroy = Some(event_destroy);
+        ops.notify_create = Some(notify_create);
+        ops.notify_destroy = Some(notify_destroy);
+        ops.get_rt_capability = Some(capability);
+        ops.max_stream_and_task = Some(limits);
+        ops.event_record = Some(event_record);
+        ops.stream_wait_event = Some(stream_wait_event);
+        ops.event_query = Some(event_query);
+        ops.event_synchronize = Some(event_synchronize);
+        ops.event_elapsed_time = Some(event_elapsed_time);
+        ops.mem_malloc = Some(mem_malloc);
+        ops.mem_free = Some(mem_free);
+        ops
+    }
 }

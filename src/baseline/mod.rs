@@ -308,16 +308,7 @@ mod tests {
     use crate::graph::json::load_str;
 
     /// a feeds b and c, both feed d; e hangs off a constant. GEMMs: b and c.
-    const DIAMOND: &str = r#"{"format": "stream-graph", "version": 1, "name": "diamond",
-      "nodes": [
-        {"name": "k", "type": "Const", "engine": "DNN_VM_GE_LOCAL", "tasks": 0},
-        {"name": "a", "type": "Add", "engine": "AIcoreEngine", "cost_us": 1},
-        {"name": "b", "type": "MatMul", "engine": "AIcoreEngine", "cost_us": 5},
-        {"name": "c", "type": "MatMul", "engine": "AIcoreEngine", "cost_us": 5},
-        {"name": "d", "type": "Add", "engine": "AIcoreEngine", "cost_us": 1},
-        {"name": "e", "type": "Cast", "engine": "DNN_VM_AICPU", "cost_us": 1}],
-      "edges": [{"src": "a", "dst": "b"}, {"src": "a", "dst": "c"}, {"src": "b", "dst": "d"},
-                {"src": "c", "dst": "d"}, {"src": "k", "dst": "e"}, {"src": "a", "dst": "d"}]}"#;
+    const DIAMOND: &str = include_str!("../../tests/fixtures/peers/diamond.json");
 
     fn streams(m: &Model, p: &Plan) -> Vec<i64> {
         m.nodes.ids().map(|n| p.stream[n].map_or(-1, |s| i64::from(s.0))).collect()

@@ -188,19 +188,8 @@ mod tests {
 
     /// A fork into a long GEMM branch and a short one that meet again, and a view.
     fn graph() -> (Model, TaskGraph) {
-        let m = crate::graph::json::load_str(
-            r#"{"format": "stream-graph", "version": 1, "name": "fork",
-              "nodes": [
-                {"name": "a", "type": "Add", "engine": "AIcoreEngine", "cost_us": 1},
-                {"name": "g1", "type": "MatMul", "engine": "AIcoreEngine", "cost_us": 2},
-                {"name": "g2", "type": "MatMul", "engine": "AIcoreEngine", "cost_us": 2},
-                {"name": "r", "type": "Relu", "engine": "AIcoreEngine", "cost_us": 9},
-                {"name": "v", "type": "Reshape", "engine": "AIcoreEngine", "cost_us": 1},
-                {"name": "d", "type": "Add", "engine": "AIcoreEngine", "cost_us": 1}],
-              "edges": [{"src": "a", "dst": "g1"}, {"src": "g1", "dst": "g2"}, {"src": "a", "dst": "r"},
-                        {"src": "r", "dst": "v"}, {"src": "g2", "dst": "d"}, {"src": "v", "dst": "d"}]}"#,
-        )
-        .unwrap();
+        let m = crate::graph::json::load_str(include_str!("../../tests/fixtures/peers/fork_gemm_branch_and_view.json"))
+            .unwrap();
         let g = TaskGraph::of(&m);
         (m, g)
     }

@@ -96,6 +96,7 @@ impl<'m> AutoSearch<'m> {
     fn new(model: &'m Model, options: &Options, limits: &'m TaskLimits, cfg: &'m SimConfig) -> Result<Self> {
         let ctx = Ctx::with_base(model, options, ge_logical(model, options)?);
         let width = ctx.chain_cover().chains.len();
+        let candidates = table::candidates(width, ctx.policy_cap(options.stream_budget()));
         let limit = super::fit::resolve(model, options, limits)?;
         let options = match limit.as_ref() {
             Some(r) => super::fit::within(options, r, options.execution_order),
@@ -114,7 +115,7 @@ impl<'m> AutoSearch<'m> {
             max_streams: options.stream_budget(),
             max_events: options.event_budget(),
             trials: Arc::new(Trials::default()),
-            candidates: table::candidates(width),
+            candidates,
             options,
         })
     }

@@ -31,7 +31,7 @@ use crate::compile::policy::{Chosen, Ctx, Kind, Role, place_followers};
 use crate::compile::{self, Allocation, Stage, TaskLimits};
 use crate::driver::Session;
 use crate::error::Result;
-use crate::graph::{IdVec, Model, NodeId, Options, StreamId};
+use crate::graph::{GraphId, IdVec, Model, NodeId, Options, StreamId};
 use crate::simulate::{SimConfig, SimResult, round3, simulate};
 
 /// Most trial runs (sync, split and simulation of one changed assignment) per graph.
@@ -83,6 +83,11 @@ struct Trials<'a> {
     first_error: Option<String>,
     /// What every trial's execution order reads of the model, computed once.
     order: OrderFacts,
+    /// The root graph's order of the plan the trials start from, when the policy fixed its own
+    /// (`fifo:N`'s placement order): a trial moves nodes between streams and keeps that order,
+    /// still a topological one, instead of choosing another, which would undo what the
+    /// policy's order gained. `None`: every trial chooses its order.
+    kept_order: Option<Vec<NodeId>>,
 }
 
 impl Trials<'_> {
@@ -131,7 +136,7 @@ impl Trials<'_> {
             attached,
             self.attached_count,
         );
-        compile::choose_order_with(self.model, self.options, &mut logical, Some(&self.order), None);
+        compile::choose_order_with(self.model, self.options, &mut logical, Some(&self.order), self.kept_order.clone());
         self.try_run(logical)
     }
 
@@ -153,6 +158,14 @@ impl Trials<'_> {
         let sim = simulate(self.model, &done, self.cfg)?;
         Ok(Some(Eval { logical, sim, done }))
     }
+}
+
+/// Whether `base`'s execution order is one its policy fixed (`fixes` the order, as `fifo:N`
+/// does): the order the pipeline would choose for its streams is another.
+fn fixes_its_order(model: &Model, options: &Options, base: &Allocation, facts: &OrderFacts) -> bool {
+    let mut chosen = base.clone();
+    compile::choose_order_with(model, options, &mut chosen, Some(facts), None);
+    chosen.set_order_or_empty() != base.set_order_or_empty()
 }
 
 /// Stream ids made dense again after moves emptied some: main streams keep their relative
@@ -413,10 +426,12 @@ pub fn refine(
         rejected: 0,
         first_error: None,
         order: OrderFacts::of(model),
+        kept_order: None,
     };
     let Some(mut cur) = t.eval_as_is(base.clone()) else {
         return Ok(skip("the candidate's own plan does not fit the budgets as a trial", f64::NAN));
     };
+    let keeps_order = fixes_its_order(model, &fixed, base, &t.order);
     let start_us = cur.sim.makespan_us;
     let mut tried = BTreeSet::new();
     tried.insert(digest(base.logical_stream()));
@@ -424,9 +439,13 @@ pub fn refine(
     'search: while t.run < budget && cur.sim.makespan_us > ideal_us + 1e-6 {
         let points = critical_points(model, &cur, cfg);
         let logical = cur.logical.logical_stream().clone();
-        // Trials start from this plan's (dense) ids.
+        // Trials start from this plan's (dense) ids, and its order where the policy fixed it.
         t.main_count = cur.logical.logical_count();
         t.attached = cur.logical.attached().clone();
+        if keeps_order {
+            let order = cur.logical.order(model);
+            t.kept_order = Some(order.iter().copied().filter(|&n| model.nodes[n].graph == GraphId::ROOT).collect());
+        }
         // Streams a task node may move to: main streams holding no pinned node.
         let pinned: BTreeSet<StreamId> =
             model.nodes.ids().filter(|&n| ctx.role[n] == Role::Pinned).filter_map(|n| logical[n]).collect();

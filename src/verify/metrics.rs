@@ -339,15 +339,7 @@ mod tests {
     /// redundant edges.
     #[test]
     fn stream_reach_minimum_agrees_with_bitsets() {
-        let doc = r#"{"format":"stream-graph","version":1,"name":"g","nodes":[
-            {"name":"a","type":"X","engine":"AIcoreEngine","stream":0},
-            {"name":"b","type":"X","engine":"AIcoreEngine","stream":1},
-            {"name":"c","type":"X","engine":"AIcoreEngine","stream":0},
-            {"name":"d","type":"X","engine":"AIcoreEngine","stream":2},
-            {"name":"e","type":"X","engine":"AIcoreEngine","stream":1},
-            {"name":"f","type":"X","engine":"AIcoreEngine","stream":2}],
-          "edges":[{"src":"a","dst":"b"},{"src":"a","dst":"d"},{"src":"b","dst":"d"},{"src":"a","dst":"e"},
-                   {"src":"c","dst":"f"},{"src":"b","dst":"f"},{"src":"d","dst":"e"},{"src":"a","dst":"f"}]}"#;
+        let doc = include_str!("../../tests/fixtures/verify/stream_reach_forks_joins.json");
         let model = json::load_str(doc).unwrap();
         // The stages a session from given streams runs up to sync (the checker sits beside the
         // driver, so it calls the compile stages itself).

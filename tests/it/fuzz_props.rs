@@ -4,6 +4,8 @@
 use crate::checks;
 use std::path::PathBuf;
 use stream_alloc::memory::AllocationDocument;
+use stream_alloc::verify::Report;
+use stream_alloc::{Allocation, Model};
 
 use proptest::prelude::*;
 
@@ -36,6 +38,14 @@ fn regressions(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
         .collect();
     v.sort();
     v
+}
+
+/// A kept `json_loader` finding allocated with its own options, and the checker's report on it.
+fn allocate_finding(name: &str) -> (Model, Allocation, Report) {
+    let model = stream_alloc::graph::json::load_file(regressions_dir().join("json_loader").join(name)).unwrap();
+    let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
+    let report = stream_alloc::verify::check(&model, &alloc.to_json_new_plan(&model));
+    (model, alloc, report)
 }
 
 /// Every input the fuzzers found is replayed. The folder must hold them: a missing or empty
@@ -136,11 +146,7 @@ proptest! {
 /// insertion, so its control edge to n2 (DSAEngine, stream 3) went unsynchronised.
 #[test]
 fn finding_unordered_edge_into_dsa() {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/json_loader/unordered_edge_into_dsa.json");
-    let model = stream_alloc::graph::json::load_file(&path).unwrap();
-    let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
-    let report = stream_alloc::verify::check(&model, &alloc.to_json_new_plan(&model));
+    let (_, _, report) = allocate_finding("unordered_edge_into_dsa.json");
     assert!(report.violations.is_empty(), "{:?}", report.violations);
 }
 
@@ -149,12 +155,8 @@ fn finding_unordered_edge_into_dsa() {
 /// (rule 1). They are in `syncs` now, numbered after the notifies.
 #[test]
 fn finding_notify_split_events_unchecked() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/regressions/json_loader/notify_split_events_unchecked.json");
-    let model = stream_alloc::graph::json::load_file(&path).unwrap();
-    let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
+    let (model, alloc, report) = allocate_finding("notify_split_events_unchecked.json");
     assert!(alloc.split_event_count() > 0, "the finding needs a split in notify mode");
-    let report = stream_alloc::verify::check(&model, &alloc.to_json_new_plan(&model));
     // Rules 1 and 4 hold. The graph's max_task_count of 30 leaves a room of 3 tasks per stream,
     // less than a node of 3 to 5 tasks with its own SendNotify (1) / RecvNotify (2) nodes and
     // the split's wait (2) and record (1): these streams cannot be kept within it (rule 7
@@ -177,17 +179,7 @@ fn finding_notify_split_events_unchecked() {
 /// moved to stream 0 stayed on no stream, and sync insertion refused the edge into it.
 #[test]
 fn finding_taskless_node_behind_a_moved_node() {
-    let doc = r#"{"format":"stream-graph","version":1,"name":"g","nodes":[
-        {"name":"x","type":"Data","engine":"DNN_VM_GE_LOCAL","tasks":0},
-        {"name":"a","type":"Identity","engine":"DNN_VM_GE_LOCAL","tasks":1},
-        {"name":"b","type":"Identity","engine":"DNN_VM_GE_LOCAL","tasks":0},
-        {"name":"c","type":"Conv2D","engine":"AIcoreEngine"},
-        {"name":"h","type":"HcomAllReduce","engine":"DNN_HCCL"}],
-      "edges":[{"src":"x","dst":"a"},{"src":"a","dst":"b"},{"src":"b","dst":"c"},{"src":"x","dst":"h"},
-               {"src":"h","dst":"c"}]}"#;
-    let model = stream_alloc::graph::json::load_str(doc).unwrap();
-    let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
-    let report = stream_alloc::verify::check(&model, &alloc.to_json_new_plan(&model));
+    let (model, alloc, report) = allocate_finding("taskless_node_behind_a_moved_node.json");
     assert!(report.violations.is_empty(), "{:?}", report.violations);
     let b = model.find_node(stream_alloc::graph::GraphId::ROOT, "b").unwrap();
     assert!(alloc.stream()[b].is_some());
@@ -197,11 +189,8 @@ fn finding_taskless_node_behind_a_moved_node() {
 /// one stream; the checker took the empty stream 0 for a hole in the stream ids.
 #[test]
 fn finding_no_node_on_a_stream() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/json_loader/no_node_on_a_stream.json");
-    let model = stream_alloc::graph::json::load_file(&path).unwrap();
-    let alloc = stream_alloc::allocate(&model, stream_alloc::compile::Stage::All).unwrap();
+    let (_, alloc, report) = allocate_finding("no_node_on_a_stream.json");
     assert_eq!(alloc.physical_count(), 1);
     assert!(alloc.stream().iter().all(Option::is_none));
-    let report = stream_alloc::verify::check(&model, &alloc.to_json_new_plan(&model));
     assert!(report.violations.is_empty(), "{:?}", report.violations);
 }

@@ -26,7 +26,7 @@ use stream_alloc::verify;
 /// Every policy name to try: the table's, each parameterised one with the arguments auto
 /// tries on a wide graph, and auto.
 fn policies() -> Vec<String> {
-    let mut v: Vec<String> = table::candidates(64).iter().map(|c| c.name()).collect();
+    let mut v: Vec<String> = table::candidates(64, 64).iter().map(|c| c.name()).collect();
     v.extend(POLICIES.iter().filter(|e| e.arg.is_none()).map(|e| e.name.to_string()));
     v.sort();
     v.dedup();

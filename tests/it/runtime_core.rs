@@ -1,138 +1,13 @@
 //! The runtime allocators, the V1 pool and the RT2 plumbing against a fake device runtime
-//! registered from Rust as a seam table.
+//! registered from Rust as a seam table (`fuzz/src/fake_rt.rs`).
 
-use std::collections::HashSet;
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-use parking_lot::Mutex;
+use crate::fake_rt::{EVENT, NOTIFY, STREAM, new_fake};
 use stream_alloc::runtime::consts::*;
 use stream_alloc::runtime::*;
-
-/// A fake device runtime: unique handles, per-kind counters, a live set that catches double and
-/// stray destroys, fail-at-the-k-th-create injection, configurable limits.
-#[derive(Default)]
-struct Fake {
-    next: AtomicUsize,
-    creates: [AtomicU64; 3],
-    destroys: [AtomicU64; 3],
-    forced: AtomicU64,
-    /// 1-based index of the create call (any kind) that fails; 0 = none.
-    fail_at: AtomicU64,
-    calls: AtomicU64,
-    max_tasks: AtomicU32,
-    unlimited: AtomicI64,
-    live: Mutex<HashSet<usize>>,
-    errors: Mutex<Vec<String>>,
-    last_create: Mutex<Option<(i32, u32)>>,
-}
-
-const STREAM: usize = 0;
-const EVENT: usize = 1;
-const NOTIFY: usize = 2;
-
-fn fake(user: *mut c_void) -> &'static Fake {
-    unsafe { &*(user as *const Fake) }
-}
-
-impl Fake {
-    fn create(&self, kind: usize, out: *mut *mut c_void) -> i32 {
-        let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
-        if n == self.fail_at.load(Ordering::SeqCst) {
-            return [ACL_ERROR_RT_NO_STREAM_RESOURCE, ACL_ERROR_RT_NO_EVENT_RESOURCE, ACL_ERROR_RT_NO_NOTIFY_RESOURCE]
-                [kind];
-        }
-        let h = 0x1000 + 16 * self.next.fetch_add(1, Ordering::SeqCst) + kind;
-        self.live.lock().insert(h);
-        self.creates[kind].fetch_add(1, Ordering::SeqCst);
-        unsafe { out.write(h as *mut c_void) };
-        0
-    }
-    fn destroy(&self, kind: usize, h: *mut c_void) -> i32 {
-        if !self.live.lock().remove(&(h as usize)) || (h as usize) % 16 != kind {
-            self.errors.lock().push(format!("destroy of unknown or dead handle {h:p} (kind {kind})"));
-            return ACL_ERROR_RT_PARAM_INVALID;
-        }
-        self.destroys[kind].fetch_add(1, Ordering::SeqCst);
-        0
-    }
-    fn balanced(&self) {
-        assert!(self.errors.lock().is_empty(), "{:?}", self.errors.lock());
-        for k in 0..3 {
-            assert_eq!(self.creates[k].load(Ordering::SeqCst), self.destroys[k].load(Ordering::SeqCst), "kind {k}");
-        }
-        assert!(self.live.lock().is_empty());
-    }
-    fn count(&self, a: &[AtomicU64; 3], k: usize) -> u64 {
-        a[k].load(Ordering::SeqCst)
-    }
-}
-
-unsafe extern "C" fn f_stream_create(u: *mut c_void, s: *mut *mut c_void, p: i32, f: u32) -> i32 {
-    *fake(u).last_create.lock() = Some((p, f));
-    fake(u).create(STREAM, s)
-}
-unsafe extern "C" fn f_stream_destroy(u: *mut c_void, s: *mut c_void, force: i32) -> i32 {
-    let r = fake(u).destroy(STREAM, s);
-    if r == 0 && force != 0 {
-        fake(u).forced.fetch_add(1, Ordering::SeqCst);
-    }
-    r
-}
-unsafe extern "C" fn f_stream_get_id(_u: *mut c_void, s: *mut c_void, id: *mut i32) -> i32 {
-    unsafe { id.write(((s as usize) / 16) as i32) };
-    0
-}
-unsafe extern "C" fn f_event_create(u: *mut c_void, e: *mut *mut c_void, _flag: u32) -> i32 {
-    fake(u).create(EVENT, e)
-}
-unsafe extern "C" fn f_event_destroy(u: *mut c_void, e: *mut c_void) -> i32 {
-    fake(u).destroy(EVENT, e)
-}
-unsafe extern "C" fn f_notify_create(u: *mut c_void, n: *mut *mut c_void, _d: i32) -> i32 {
-    fake(u).create(NOTIFY, n)
-}
-unsafe extern "C" fn f_notify_destroy(u: *mut c_void, n: *mut c_void) -> i32 {
-    fake(u).destroy(NOTIFY, n)
-}
-unsafe extern "C" fn f_capability(u: *mut c_void, feat: i32, _i: i32, v: *mut i64) -> i32 {
-    if feat != FEATURE_TYPE_PERSISTENT_STREAM_UNLIMITED_DEPTH {
-        return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
-    }
-    unsafe { v.write(fake(u).unlimited.load(Ordering::SeqCst)) };
-    0
-}
-unsafe extern "C" fn f_limits(u: *mut c_void, _ty: u32, s: *mut u32, t: *mut u32) -> i32 {
-    unsafe {
-        s.write(1024);
-        t.write(fake(u).max_tasks.load(Ordering::SeqCst));
-    }
-    0
-}
-
-/// The fake's table: every entry it serves but `stream_get_id`, which only [`new_fake`] adds.
-fn fake_ops(f: &'static Fake) -> RuntimeOps {
-    let mut ops = RuntimeOps::empty();
-    ops.user = f as *const Fake as *mut c_void;
-    ops.stream_create = Some(f_stream_create);
-    ops.stream_destroy = Some(f_stream_destroy);
-    ops.event_create = Some(f_event_create);
-    ops.event_destroy = Some(f_event_destroy);
-    ops.notify_create = Some(f_notify_create);
-    ops.notify_destroy = Some(f_notify_destroy);
-    ops.get_rt_capability = Some(f_capability);
-    ops.max_stream_and_task = Some(f_limits);
-    ops
-}
-
-fn new_fake() -> (Arc<Runtime>, &'static Fake) {
-    let f: &'static Fake = Box::leak(Box::new(Fake::default()));
-    f.max_tasks.store(1024, Ordering::SeqCst);
-    let mut ops = fake_ops(f);
-    ops.stream_get_id = Some(f_stream_get_id);
-    (Runtime::from_ops(&ops, RuntimeSource::Registered).unwrap(), f)
-}
 
 unsafe fn header(v: *mut VecHeader) -> (usize, usize, Vec<*mut c_void>) {
     unsafe {
@@ -169,7 +44,7 @@ fn stream_allocator_slot0_growth_and_destroy() {
         assert_eq!(f.count(&f.creates, STREAM), 4);
     }
     assert_eq!(f.count(&f.destroys, STREAM), 4, "slots 1..size-1, never slot 0");
-    f.balanced();
+    f.check_balanced().unwrap();
 }
 
 #[test]
@@ -177,16 +52,18 @@ fn stream_allocator_full_capacity_and_partial_failure() {
     let (rt, f) = new_fake();
     {
         let a = StreamAllocator::with_runtime(0, 0, rt).unwrap();
-        f.fail_at.store(4, Ordering::SeqCst);
+        // The device has three streams left: the fourth create fails.
+        f.stream_budget.store(3, Ordering::SeqCst);
         let e = a.acquire(10).unwrap_err();
         assert_eq!((e.kind, e.runtime_code), (RtErrorKind::Device, ACL_ERROR_RT_NO_STREAM_RESOURCE));
         assert_eq!(a.size(), 4, "the three created before the failure stay");
         assert_eq!(a.created(), 3);
+        f.stream_budget.store(u64::MAX, Ordering::SeqCst);
         let v = a.acquire(2023).unwrap();
         assert_eq!(unsafe { header(v) }.1, 2023);
     }
     assert_eq!(f.count(&f.creates, STREAM), 2022);
-    f.balanced();
+    f.check_balanced().unwrap();
 }
 
 #[test]
@@ -210,7 +87,7 @@ fn event_and_notify_allocators() {
     }
     assert_eq!(f.count(&f.destroys, EVENT), 4096);
     assert_eq!(f.count(&f.destroys, NOTIFY), 1023);
-    f.balanced();
+    f.check_balanced().unwrap();
 }
 
 #[test]
@@ -235,7 +112,7 @@ fn warm_acquire_from_many_threads() {
         assert_eq!(a.size(), 64);
     }
     assert_eq!(f.count(&f.creates, STREAM), 63);
-    f.balanced();
+    f.check_balanced().unwrap();
 }
 
 const P: u32 = RT_STREAM_PERSISTENT;
@@ -255,13 +132,13 @@ fn pool_without_reuse_is_ge_exact() {
     assert_eq!(pool.destroy(0x77 as *mut c_void, false).unwrap_err().kind, RtErrorKind::UnknownHandle);
     assert_eq!(pool.destroy(std::ptr::null_mut(), false).unwrap_err().kind, RtErrorKind::Null);
     assert_eq!(pool.stats().live, 0);
-    f.balanced();
+    f.check_balanced().unwrap();
 }
 
 #[test]
 fn pool_reuse_rules() {
     let (rt, f) = new_fake();
-    f.max_tasks.store(200, Ordering::SeqCst);
+    f.tasks[0].store(200, Ordering::SeqCst);
     let pool = ReusableStreamPool::with_runtime(PoolOptions { reuse: true, task_limit: None }, rt);
     let (a, _) = pool.get_or_create(1, 0, P, 100).unwrap();
     let (b, _) = pool.get_or_create(1, 0, P, 20).unwrap();
@@ -303,7 +180,7 @@ fn pool_reuse_rules() {
 #[test]
 fn pool_unlimited_depth_and_override_and_failures() {
     let (rt, f) = new_fake();
-    f.max_tasks.store(10, Ordering::SeqCst);
+    f.tasks[0].store(10, Ordering::SeqCst);
     f.unlimited.store(1, Ordering::SeqCst);
     let pool = ReusableStreamPool::with_runtime(PoolOptions { reuse: true, task_limit: None }, rt.clone());
     let (a, _) = pool.get_or_create(1, 0, P, 5000).unwrap();
@@ -312,13 +189,85 @@ fn pool_unlimited_depth_and_override_and_failures() {
     let (b, _) = pool2.get_or_create(1, 0, P, 73).unwrap();
     assert_eq!(pool2.get_or_create(2, 0, P, 0).unwrap(), (b, true), "73 + 0 + 27 ≤ 100");
     assert!(!pool2.get_or_create(3, 0, P, 1).unwrap().1, "73 + 1 + 27 > 100");
-    // A failed create leaves the pool unchanged.
-    f.fail_at.store(f.calls.load(Ordering::SeqCst) + 1, Ordering::SeqCst);
+    // A failed create (the device has no stream left) leaves the pool unchanged.
+    f.stream_budget.store(0, Ordering::SeqCst);
     let e = pool2.get_or_create(9, 0, 0, 0).unwrap_err();
     assert_eq!(e.runtime_code, ACL_ERROR_RT_NO_STREAM_RESOURCE);
     assert_eq!(pool2.stats().live, 2);
     assert!(PoolOptions::parse("reuse=maybe").is_err());
     assert!(PoolOptions::parse("color=red").unwrap_err().message.contains("color"));
+}
+
+/// A device that hands out `addresses` for the next stream creates (a real runtime reuses a
+/// freed address): the pool's records, not the handles, tell its streams apart.
+fn fake_handing_out(addresses: &[usize]) -> (Arc<Runtime>, &'static crate::fake_rt::Fake) {
+    let (rt, f) = new_fake();
+    f.addresses.lock().extend(addresses);
+    (rt, f)
+}
+
+const REUSE: PoolOptions = PoolOptions { reuse: true, task_limit: Some(1 << 20) };
+
+#[test]
+fn pool_an_address_handed_out_again_is_a_new_stream() {
+    let (rt, f) = fake_handing_out(&[0x100, 0x100]);
+    let pool = ReusableStreamPool::with_runtime(PoolOptions::default(), rt);
+    let (a, _) = pool.get_or_create(1, 0, P, 5).unwrap();
+    pool.destroy(a, false).unwrap();
+    let (b, _) = pool.get_or_create(2, 0, P, 7).unwrap();
+    assert_eq!((a as usize, b as usize), (0x100, 0x100));
+    assert_eq!(pool.models_of(b), vec![2]);
+    assert_eq!(pool.task_num_of(b), Some(7));
+    pool.destroy(b, false).unwrap(); // the new stream: a device call
+    pool.destroy(b, false).unwrap(); // now destroyed: none
+    assert_eq!(f.count(&f.destroys, STREAM), 2);
+    let st = pool.stats();
+    assert_eq!((st.created, st.destroyed, st.live, st.grants), (2, 2, 0, 0));
+    assert_eq!(pool.stream_id(b), None);
+    f.check_balanced().unwrap();
+}
+
+#[test]
+fn pool_a_freed_slot_reused_by_a_new_stream_is_shared_correctly() {
+    let (rt, f) = fake_handing_out(&[0x100, 0x200, 0x300]);
+    let pool = ReusableStreamPool::with_runtime(REUSE, rt);
+    let (a, _) = pool.get_or_create(1, 0, P, 5).unwrap();
+    pool.destroy(a, false).unwrap();
+    let (b, shared) = pool.get_or_create(1, 0, P, 5).unwrap();
+    assert_eq!((b as usize, shared), (0x200, false), "a destroyed stream is never granted");
+    assert_eq!(pool.get_or_create(2, 0, P, 5).unwrap(), (b, true));
+    assert_eq!(pool.models_of(b), vec![1, 2]);
+    assert_eq!(pool.task_num_of(b), Some(10));
+    pool.destroy(b, false).unwrap();
+    pool.destroy(b, false).unwrap();
+    let (c, shared) = pool.get_or_create(3, 0, P, 5).unwrap();
+    assert_eq!((c as usize, shared), (0x300, false), "the dead stream left the reuse index");
+    // 0x100 and 0x200 were destroyed on the device; 0x300 lives.
+    assert_eq!(f.count(&f.destroys, STREAM), 2);
+    assert_eq!(f.live.lock().iter().copied().collect::<Vec<_>>(), [0x300]);
+    pool.destroy(c, false).unwrap();
+    f.check_balanced().unwrap();
+}
+
+#[test]
+fn pool_a_live_address_handed_out_again_retires_the_old_record() {
+    let (rt, f) = fake_handing_out(&[0x100, 0x100]);
+    let pool = ReusableStreamPool::with_runtime(REUSE, rt);
+    let (a, _) = pool.get_or_create(1, 0, P, 5).unwrap();
+    // Same model: not shared, so the runtime is asked, and answers the live address.
+    let (b, shared) = pool.get_or_create(1, 0, P, 9).unwrap();
+    assert_eq!((a as usize, b as usize, shared), (0x100, 0x100, false));
+    let st = pool.stats();
+    assert_eq!((st.created, st.live, st.grants), (2, 1, 1));
+    assert_eq!(pool.task_num_of(b), Some(9), "the newest record answers for the address");
+    assert_eq!(pool.get_or_create(2, 0, P, 1).unwrap(), (b, true), "one entry in the reuse index");
+    assert_eq!(pool.task_num_of(b), Some(10));
+    pool.destroy(b, false).unwrap();
+    pool.destroy(b, false).unwrap();
+    pool.destroy(b, false).unwrap();
+    assert_eq!(f.count(&f.destroys, STREAM), 1, "one device stream at 0x100, destroyed once");
+    assert_eq!(pool.stats().live, 0);
+    f.check_balanced().unwrap();
 }
 
 #[test]
@@ -354,7 +303,7 @@ fn pool_stress_sixteen_threads() {
         assert_eq!((st.live, st.grants), (0, 0));
         assert_eq!(st.created, st.destroyed);
     }
-    f.balanced();
+    f.check_balanced().unwrap();
 }
 
 #[test]
@@ -373,8 +322,8 @@ fn registered_table_validation() {
 fn global_registration_and_queries() {
     // The only test touching the process-wide registration.
     let (_, f) = new_fake();
-    let ops = fake_ops(f);
-    f.max_tasks.store(2013, Ordering::SeqCst);
+    let ops = f.ops();
+    f.tasks[0].store(2013, Ordering::SeqCst);
     Runtime::register(Some(&ops)).unwrap();
     assert_eq!(Runtime::current().unwrap().source(), RuntimeSource::Registered);
     assert_eq!(task_limits(), Some((1024, 2013)));
@@ -385,7 +334,7 @@ fn global_registration_and_queries() {
         Runtime::register(None).unwrap();
         // The allocator keeps the table it created its streams with.
     }
-    f.balanced();
+    f.check_balanced().unwrap();
     assert_eq!(f.count(&f.destroys, STREAM), 2);
 }
 
@@ -431,7 +380,7 @@ fn resource_counts_and_all_or_none() {
         occupy(&counts, 0x6 as *mut c_void, 0, &ExternalAllocators::default(), (&bs, &be, &bn)).unwrap();
         assert_eq!(bs.handles()[0], 0x6 as *mut c_void);
     }
-    f.balanced();
+    f.check_balanced().unwrap();
 }
 
 #[test]

@@ -5,88 +5,38 @@
 //! and take one lock: no other test sees the registration.
 
 use crate::common::RUNTIME_LOCK;
-use std::ffi::c_void;
-use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use crate::fake_rt::{Fake, new_fake};
+use std::sync::atomic::Ordering;
 use stream_alloc::driver::resolve_task_limits;
 
 use stream_alloc::compile::split::TaskLimits;
 use stream_alloc::graph::{Model, json};
+use stream_alloc::runtime::Runtime;
 use stream_alloc::runtime::consts::*;
-use stream_alloc::runtime::{Runtime, RuntimeOps};
 use stream_alloc::{ErrorKind, Stage, allocate};
 
-/// The device's answers; the query count shows whether the seam was asked at all.
-static NORMAL_TASKS: AtomicU32 = AtomicU32::new(0);
-static HUGE_TASKS: AtomicU32 = AtomicU32::new(0);
-/// Runtime error code of the normal / huge query (0 = success).
-static NORMAL_FAILS: AtomicI32 = AtomicI32::new(0);
-static HUGE_FAILS: AtomicI32 = AtomicI32::new(0);
-static UNLIMITED: AtomicI64 = AtomicI64::new(0);
-static QUERIES: AtomicU64 = AtomicU64::new(0);
-
-unsafe extern "C" fn create(_u: *mut c_void, out: *mut *mut c_void, _a: i32, _b: u32) -> i32 {
-    unsafe { out.write(0x10 as *mut c_void) };
-    0
+/// Registers a fake device (`fuzz/src/fake_rt.rs`) answering `normal` / `huge` tasks and the
+/// unlimited-depth capability; the guard unregisters it. Its call count shows whether the seam
+/// was asked at all.
+struct Device<'a> {
+    fake: &'static Fake,
+    _lock: parking_lot::MutexGuard<'a, ()>,
 }
-unsafe extern "C" fn destroy(_u: *mut c_void, _h: *mut c_void, _f: i32) -> i32 {
-    0
-}
-unsafe extern "C" fn event_create(_u: *mut c_void, out: *mut *mut c_void, _f: u32) -> i32 {
-    unsafe { out.write(0x20 as *mut c_void) };
-    0
-}
-unsafe extern "C" fn notify_create(_u: *mut c_void, out: *mut *mut c_void, _d: i32) -> i32 {
-    unsafe { out.write(0x30 as *mut c_void) };
-    0
-}
-unsafe extern "C" fn destroy1(_u: *mut c_void, _h: *mut c_void) -> i32 {
-    0
-}
-unsafe extern "C" fn limits(_u: *mut c_void, ty: u32, streams: *mut u32, tasks: *mut u32) -> i32 {
-    QUERIES.fetch_add(1, Ordering::SeqCst);
-    let (fail, t) = if ty == RT_HUGE_STREAM { (&HUGE_FAILS, &HUGE_TASKS) } else { (&NORMAL_FAILS, &NORMAL_TASKS) };
-    let code = fail.load(Ordering::SeqCst);
-    if code != 0 {
-        return code;
-    }
-    unsafe {
-        streams.write(1024);
-        tasks.write(t.load(Ordering::SeqCst));
-    }
-    0
-}
-unsafe extern "C" fn capability(_u: *mut c_void, feature: i32, _info: i32, value: *mut i64) -> i32 {
-    QUERIES.fetch_add(1, Ordering::SeqCst);
-    if feature != FEATURE_TYPE_PERSISTENT_STREAM_UNLIMITED_DEPTH {
-        return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
-    }
-    unsafe { value.write(UNLIMITED.load(Ordering::SeqCst)) };
-    0
-}
-
-/// Registers the fake answering `normal` / `huge` tasks and the unlimited-depth capability;
-/// the guard unregisters it.
-struct Device<'a>(#[allow(dead_code)] parking_lot::MutexGuard<'a, ()>);
 
 fn device(normal: u32, huge: u32, unlimited: bool) -> Device<'static> {
-    let guard = RUNTIME_LOCK.lock();
-    NORMAL_TASKS.store(normal, Ordering::SeqCst);
-    HUGE_TASKS.store(huge, Ordering::SeqCst);
-    NORMAL_FAILS.store(0, Ordering::SeqCst);
-    HUGE_FAILS.store(0, Ordering::SeqCst);
-    UNLIMITED.store(i64::from(unlimited), Ordering::SeqCst);
-    QUERIES.store(0, Ordering::SeqCst);
-    let mut ops = RuntimeOps::empty();
-    ops.stream_create = Some(create);
-    ops.stream_destroy = Some(destroy);
-    ops.event_create = Some(event_create);
-    ops.event_destroy = Some(destroy1);
-    ops.notify_create = Some(notify_create);
-    ops.notify_destroy = Some(destroy1);
-    ops.max_stream_and_task = Some(limits);
-    ops.get_rt_capability = Some(capability);
-    Runtime::register(Some(&ops)).unwrap();
-    Device(guard)
+    let lock = RUNTIME_LOCK.lock();
+    let (_, fake) = new_fake();
+    fake.tasks[0].store(normal, Ordering::SeqCst);
+    fake.tasks[1].store(huge, Ordering::SeqCst);
+    fake.unlimited.store(i64::from(unlimited), Ordering::SeqCst);
+    Runtime::register(Some(&fake.ops())).unwrap();
+    Device { fake, _lock: lock }
+}
+
+impl Device<'_> {
+    fn queries(&self) -> u64 {
+        self.fake.calls.load(Ordering::SeqCst)
+    }
 }
 
 impl Drop for Device<'_> {
@@ -122,14 +72,14 @@ fn limits_of(options: &str) -> TaskLimits {
 
 #[test]
 fn the_device_answers_when_the_options_are_silent() {
-    let _d = device(2013, 6000, false);
+    let d = device(2013, 6000, false);
     assert_eq!(limits_of(""), TaskLimits { normal: 2013, huge: Some(6000), unlimited_depth: false });
-    assert!(QUERIES.load(Ordering::SeqCst) >= 3, "normal, huge and capability queries");
+    assert!(d.queries() >= 3, "normal, huge and capability queries");
 }
 
 #[test]
 fn options_win_field_by_field() {
-    let _d = device(2013, 6000, true);
+    let d = device(2013, 6000, true);
     assert_eq!(
         limits_of(r#""max_task_count":500"#),
         TaskLimits { normal: 500, huge: Some(6000), unlimited_depth: true }
@@ -138,26 +88,26 @@ fn options_win_field_by_field() {
         limits_of(r#""max_huge_task_count":7000,"unlimited_depth":false"#),
         TaskLimits { normal: 2013, huge: Some(7000), unlimited_depth: false }
     );
-    QUERIES.store(0, Ordering::SeqCst);
+    let asked = d.queries();
     assert_eq!(
         limits_of(r#""max_task_count":100,"max_huge_task_count":200,"unlimited_depth":false"#),
         TaskLimits { normal: 100, huge: Some(200), unlimited_depth: false }
     );
-    assert_eq!(QUERIES.load(Ordering::SeqCst), 0, "all three options given: the seam is not asked");
+    assert_eq!(d.queries(), asked, "all three options given: the seam is not asked");
 }
 
 #[test]
 fn a_failing_huge_query_means_no_huge_streams() {
-    let _d = device(1018, 0, false);
+    let d = device(1018, 0, false);
     assert_eq!(limits_of("").huge, None, "0 huge tasks: no huge streams");
-    HUGE_FAILS.store(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, Ordering::SeqCst);
+    d.fake.limit_fails[1].store(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, Ordering::SeqCst);
     assert_eq!(limits_of(""), TaskLimits { normal: 1018, huge: None, unlimited_depth: false });
 }
 
 #[test]
 fn a_failing_normal_query_fails_the_compile_unless_the_options_say_it_all() {
-    let _d = device(1024, 8192, false);
-    NORMAL_FAILS.store(ACL_ERROR_RT_PARAM_INVALID, Ordering::SeqCst);
+    let d = device(1024, 8192, false);
+    d.fake.limit_fails[0].store(ACL_ERROR_RT_PARAM_INVALID, Ordering::SeqCst);
     let m = chain("", 3, 1);
     let e = resolve_task_limits(&m.options).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Failed);
@@ -184,15 +134,15 @@ fn allocate_splits_at_the_device_limit() {
     // reserved), not over the 1024-task stub.
     let m = chain("", 60, 5);
     {
-        let _d = device(200, 0, false);
+        let d = device(200, 0, false);
         let a = allocate_at_the_edge(&m).unwrap();
         assert_eq!(a.physical_count(), 2, "split at the device's 200 tasks");
         // The compile itself never asks the device: its output depends on its inputs alone.
         assert_eq!(allocate(&m, Stage::All).unwrap().physical_count(), 1, "the library call splits at the options'");
-        UNLIMITED.store(RT_CAPABILITY_SUPPORT, Ordering::SeqCst);
+        d.fake.unlimited.store(RT_CAPABILITY_SUPPORT, Ordering::SeqCst);
         assert_eq!(allocate_at_the_edge(&m).unwrap().physical_count(), 1, "unlimited depth: no split");
         let opts = chain(r#""max_task_count":1024"#, 60, 5);
-        UNLIMITED.store(0, Ordering::SeqCst);
+        d.fake.unlimited.store(0, Ordering::SeqCst);
         assert_eq!(allocate_at_the_edge(&opts).unwrap().physical_count(), 1, "the option wins over the device");
     }
     let _guard = RUNTIME_LOCK.lock();

@@ -165,6 +165,25 @@ impl<'m> Ctx<'m> {
         self.input.cover.get_or_init(|| min_streams::chain_cover(self))
     }
 
+    /// The streams a policy may make within `max_streams`: what GE's pinned streams (labels,
+    /// parallel groups, HCCL, control flow, nested graphs) leave, at least one.
+    pub fn policy_cap(&self, max_streams: u32) -> u32 {
+        if max_streams == u32::MAX {
+            return u32::MAX;
+        }
+        let mut pinned: Vec<u32> = self
+            .model
+            .nodes
+            .ids()
+            .filter(|&n| self.role[n] == Role::Pinned)
+            .filter_map(|n| self.base.node_stream[n])
+            .map(|s| s.0)
+            .collect();
+        pinned.sort_unstable();
+        pinned.dedup();
+        max_streams.saturating_sub(pinned.len() as u32).max(1)
+    }
+
     /// Each root position's duration, units and bottom level, computed once per input.
     pub fn timing(&self) -> &Timing {
         self.input.timing.get_or_init(|| {
@@ -485,18 +504,8 @@ impl<'m> Bounded<'m> {
             None => Ctx::new(model, options)?,
         };
         let mut report = PolicyReport::named(policy.name());
-        let mut pinned: Vec<u32> = model
-            .nodes
-            .ids()
-            .filter(|&n| ctx.role[n] == Role::Pinned)
-            .filter_map(|n| ctx.base.node_stream[n])
-            .map(|s| s.0)
-            .collect();
-        pinned.sort_unstable();
-        pinned.dedup();
         let max_streams = options.stream_budget();
-        let cap =
-            if max_streams == u32::MAX { u32::MAX } else { max_streams.saturating_sub(pinned.len() as u32).max(1) };
+        let cap = ctx.policy_cap(max_streams);
         let (assignment, made) = assign(&ctx, policy.arg, cap, &mut report)?;
         let mut budgets = Budgets::default();
         let uncounted = match made {

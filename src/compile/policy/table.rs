@@ -54,8 +54,9 @@ pub struct Arg {
 pub enum Candidate {
     No,
     Yes,
-    /// A parameterised policy: the arguments to try for a graph whose chain cover is this wide.
-    With(fn(usize) -> Vec<u32>),
+    /// A parameterised policy: the arguments to try for a graph whose chain cover is this wide
+    /// (the first) when the budget leaves a policy this many streams of its own (the second).
+    With(fn(usize, u32) -> Vec<u32>),
 }
 
 /// One policy.
@@ -120,7 +121,7 @@ pub static POLICIES: &[Entry] = &[
             Ok((budget::merge(ctx, cover, n.min(cap)), Made::Streams(made)))
         }),
         // Budgets below the width: at or above it, a budget is min-streams.
-        candidate: Candidate::With(|width| [2, 4, 8, 16].into_iter().filter(|&b| (b as usize) < width).collect()),
+        candidate: Candidate::With(|width, _| [2, 4, 8, 16].into_iter().filter(|&b| (b as usize) < width).collect()),
         compare_with: Some("min-streams"),
     },
     Entry {
@@ -139,14 +140,14 @@ pub static POLICIES: &[Entry] = &[
         name: "earliest",
         arg: Some(AT_LEAST_ONE),
         kind: Kind::Assign(|ctx, n, cap, _| Ok(at_most(earliest::assign(ctx, n.min(cap)), n, cap))),
-        candidate: Candidate::With(few_streams),
+        candidate: Candidate::With(|width, cap| few_streams(width, cap, 8)),
         compare_with: None,
     },
     Entry {
         name: "fifo",
         arg: Some(AT_LEAST_ONE),
         kind: Kind::Assign(|ctx, n, cap, _| Ok(at_most(fifo::assign(ctx, n.min(cap)), n, cap))),
-        candidate: Candidate::With(few_streams),
+        candidate: Candidate::With(|width, cap| few_streams(width, cap, 64)),
         compare_with: None,
     },
     Entry { name: "auto", arg: None, kind: Kind::Search, candidate: Candidate::No, compare_with: None },
@@ -163,11 +164,15 @@ fn at_most(a: Assignment, n: u32, cap: u32) -> (Assignment, Made) {
 }
 
 /// The stream counts `earliest:N` and `fifo:N` are tried with on a graph whose chain cover is
-/// `width` wide: 2, 4 and 8 up to the first at or above the width. More streams than the
-/// graph is wide seldom pay, but as many can: the greedy packing then still beats min-streams'
-/// and list's on inception-1000 of the synthetic families (docs/compare.md).
-fn few_streams(width: usize) -> Vec<u32> {
-    [2, 4, 8].into_iter().filter(|&n| (n as usize) / 2 < width).collect()
+/// `width` wide, where the budget leaves a policy `cap` streams: the powers of two from 2 to
+/// `most`, up to the first at or above the width, and past 8 up to the first at or above the
+/// cap (a count past the cap runs as the cap, so the next one would repeat it). More streams than the graph
+/// is wide seldom pay, but as many can: the greedy packing then still beats min-streams' and
+/// list's on inception-1000 of the synthetic families (docs/compare.md). `fifo:N` goes up to
+/// 64, `earliest:N` to 8: on the wide synthetic graphs `fifo:32` and `fifo:64` are the fastest
+/// plans, and `earliest:N` past 8 never beats `fifo:N` at the same count (docs/policies.md).
+fn few_streams(width: usize, cap: u32, most: u32) -> Vec<u32> {
+    (1..=most.ilog2()).map(|k| 1 << k).filter(|&n| (n as usize) / 2 < width && (n <= 8 || n / 2 < cap)).collect()
 }
 
 /// A policy's own assignment merged down to `cap` streams, and how many it made.
@@ -272,12 +277,13 @@ pub fn usage() -> String {
     all.join("|")
 }
 
-/// `auto`'s candidates for a graph whose chain cover is `width` wide: the fixed policies in
-/// table order, then each parameterised one's arguments.
-pub fn candidates(width: usize) -> Vec<Chosen> {
+/// `auto`'s candidates for a graph whose chain cover is `width` wide, where the budget leaves a
+/// policy `cap` streams ([`super::Ctx::policy_cap`]): the fixed policies in table order, then
+/// each parameterised one's arguments.
+pub fn candidates(width: usize, cap: u32) -> Vec<Chosen> {
     let fixed = POLICIES.iter().filter(|e| matches!(e.candidate, Candidate::Yes)).map(|entry| Chosen { entry, arg: 0 });
     let with = POLICIES.iter().flat_map(|entry| match entry.candidate {
-        Candidate::With(args) => args(width).into_iter().map(|arg| Chosen { entry, arg }).collect(),
+        Candidate::With(args) => args(width, cap).into_iter().map(|arg| Chosen { entry, arg }).collect(),
         _ => Vec::new(),
     });
     fixed.chain(with).collect()
