@@ -468,6 +468,47 @@ pub fn sync_stage_within(
     Ok(counts)
 }
 
+/// [`sync_stage_within`] one id per sync and, over `max_ids`, with ids reused by lifetime on
+/// the same streams, as the event budget's trials run the two: the steps the default sequence
+/// and the `exact-lifetime` one share (contraction, insertion, the exact reduction) run once.
+/// Returns the counts one id per sync and, when those were over, the reused counts; `alloc` is
+/// complete with the first that fits (the reused result where only that fits), each
+/// byte for byte what [`sync_stage_within`] gives under its own options.
+pub fn sync_stage_reusing(
+    model: &Model,
+    options: &Options,
+    alloc: &mut Allocation,
+    cfg: SyncConfig,
+    max_ids: u32,
+    facts: Option<&ModelFacts>,
+) -> Result<(ModelCounts, Option<ModelCounts>)> {
+    let reuse_cfg = SyncConfig { event_reuse_lifetime: true, ..cfg };
+    let reuse_options = Options { event_reuse_lifetime: true, ..options.clone() };
+    let (exact, reused) = (sync_sequence(&cfg).steps, sync_sequence(&reuse_cfg).steps);
+    let shared = exact.iter().zip(reused).take_while(|(a, b)| a == b).count();
+    let mut other = alloc.clone();
+    let mut ctx = StepContext::for_stage_with(model, options, cfg, alloc, IdRule::Position, facts);
+    run_steps(&mut ctx, &chain(&exact[..shared]))?;
+    let mut again = ctx.fork(&reuse_options, reuse_cfg, &mut other);
+    run_steps(&mut ctx, &chain(&exact[shared..]))?;
+    let counts = ctx.pending_counts();
+    if counts.event_num + counts.notify_num <= max_ids {
+        drop(again);
+        let (_, report) = ctx.finish();
+        check_notify_count(model, cfg, report.ids)?;
+        return Ok((counts, None));
+    }
+    drop(ctx);
+    run_steps(&mut again, &chain(&reused[shared..]))?;
+    let second = again.pending_counts();
+    if second.event_num + second.notify_num <= max_ids {
+        let (_, report) = again.finish();
+        check_notify_count(model, reuse_cfg, report.ids)?;
+        *alloc = other;
+    }
+    Ok((counts, Some(second)))
+}
+
 /// GE refuses more notifies than `kMaxNotifyNum`.
 fn check_notify_count(model: &Model, cfg: SyncConfig, ids: u32) -> Result<()> {
     if cfg.kind == SyncKind::Notify && ids as usize > MAX_NOTIFY_NUM {

@@ -217,8 +217,9 @@ pub(super) fn reuses_over_budget(options: &Options) -> bool {
 
 /// The sync stage on a copy of `alloc` as the event budget runs it: one id per sync first;
 /// over `max_events`, and where [`reuses_over_budget`], the same streams again with ids reused
-/// by lifetime, what GE itself does when its events run out. Where the first run fits, its
-/// result is the plain sync stage's, byte for byte. `facts`: the model's, kept by the caller.
+/// by lifetime, what GE itself does when its events run out (the steps the two share run
+/// once). Where the first run fits, its result is the plain sync stage's, byte for byte.
+/// `facts`: the model's, kept by the caller.
 pub(super) fn sync_within_budget(
     model: &Model,
     options: &Options,
@@ -228,23 +229,22 @@ pub(super) fn sync_within_budget(
     let max_events = options.event_budget();
     // Over budget the copy is dropped unfinished: the trial needs only its count.
     let mut synced = alloc.clone();
-    let counts = compile::sync_stage_within(model, options, &mut synced, max_events, facts)?;
+    let (counts, reused) = if reuses_over_budget(options) {
+        compile::sync_stage_reusing(model, options, &mut synced, max_events, facts)?
+    } else {
+        (compile::sync_stage_within(model, options, &mut synced, max_events, facts)?, None)
+    };
     let ids = counts.event_num + counts.notify_num;
     if ids <= max_events {
         return Ok(Synced::Fits { synced: Box::new(synced), exact: None });
     }
-    let mut over = OverBudget { ids, counts, reused: None, split: None };
-    if reuses_over_budget(options) {
-        let reuse = Options { event_reuse_lifetime: true, ..options.clone() };
-        let mut synced = alloc.clone();
-        let again = compile::sync_stage_within(model, &reuse, &mut synced, max_events, facts)?;
-        let reused = again.event_num + again.notify_num;
-        if reused <= max_events {
-            return Ok(Synced::Fits { synced: Box::new(synced), exact: Some(ids) });
-        }
-        over.reused = Some(reused);
+    let reused = reused.map(|r| r.event_num + r.notify_num);
+    if let Some(r) = reused
+        && r <= max_events
+    {
+        return Ok(Synced::Fits { synced: Box::new(synced), exact: Some(ids) });
     }
-    Ok(Synced::Over(over))
+    Ok(Synced::Over(OverBudget { ids, counts, reused, split: None }))
 }
 
 /// Stage 2 on `alloc` for a policy's streams that no budget trial ran ahead of (a search's
