@@ -141,6 +141,7 @@ fn auto_survives_infeasible_candidates() {
             for r in rows.iter().filter(|r| r.policy != "ge") {
                 let why = r.rejected.as_deref().unwrap_or_else(|| panic!("{} was not rejected", r.policy));
                 assert!(why.starts_with("SA2003") && why.contains("force at least 1119 sync ids"), "{why}");
+                assert!(why.contains("559 waiting in GE's stream") && why.contains("(engine DNN_HCCL"), "{why}");
             }
         } else {
             assert!(rows.iter().filter(|r| r.policy != "ge").all(|r| r.rejected.is_none()), "{rows:?}");

@@ -691,7 +691,7 @@ fn pinned_by(ctx: &Ctx<'_>, s: u32) -> String {
     } else if let Some(g) = &a.parallel_group {
         format!("parallel group '{g}'")
     } else if model.engine(n).independent {
-        format!("engine {}", node.engine)
+        format!("engine {}", model.engine(n).name)
     } else {
         format!("{} '{}'", node.op_type, node.name)
     };
