@@ -149,6 +149,29 @@ pub fn sync_stage_within(
     Ok(counts)
 }
 
+/// [`sync_stage_within`] one id per sync and then, over `max_ids`, with ids reused by lifetime
+/// on the same streams, the steps the two share run once ([`passes::sync_stage_reusing`]): the
+/// counts one id per sync, and the reused counts when those were over; `alloc` complete with
+/// the first that fits.
+pub fn sync_stage_reusing(
+    model: &Model,
+    options: &Options,
+    alloc: &mut Allocation,
+    max_ids: u32,
+    facts: Option<&sync::ModelFacts>,
+) -> Result<(summary::ModelCounts, Option<summary::ModelCounts>)> {
+    place_unassigned_task_nodes(model, alloc)?;
+    check_stream_count(model, alloc.logical_count + alloc.attached_count, "logical")?;
+    let counts = if alloc.logical_count > 1 || alloc.attached_count > 0 {
+        let cfg = sync::SyncConfig::new(model, options);
+        passes::sync_stage_reusing(model, options, alloc, cfg, max_ids, facts)?
+    } else {
+        (summary::ModelCounts::of(alloc), None)
+    };
+    alloc.stage = Stage::Sync;
+    Ok(counts)
+}
+
 /// Stage 3, GE's `SplitStreamAndRefreshTaskDef`, with the host's task counts where it gave them.
 pub fn split_stage(
     model: &Model,

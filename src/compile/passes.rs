@@ -443,8 +443,9 @@ pub fn sync_stage(model: &Model, options: &Options, alloc: &mut Allocation, cfg:
 /// [`sync_stage`] as a trial of the event budget runs it: the allocation's counts after the
 /// stage, and the allocation complete only when its sync ids (events plus notifies) are at
 /// most `max_ids`. Over that, the pairs and their Send/Recv nodes are never written (the
-/// allocation keeps the syncs it came with): the trial only needs the count. Errors and
-/// counts are [`sync_stage`]'s. `facts`: the model's, when the caller keeps them.
+/// allocation keeps the syncs it came with): the trial only needs the count, and GE's notify
+/// limit is left to the caller, which reuses ids or cuts streams first. Errors and counts are
+/// otherwise [`sync_stage`]'s. `facts`: the model's, when the caller keeps them.
 pub fn sync_stage_within(
     model: &Model,
     options: &Options,
@@ -456,16 +457,56 @@ pub fn sync_stage_within(
     let mut ctx = StepContext::for_stage_with(model, options, cfg, alloc, IdRule::Position, facts);
     run_steps(&mut ctx, &chain(sync_sequence(&cfg).steps))?;
     let counts = ctx.pending_counts();
-    let (_, report) = if counts.event_num + counts.notify_num <= max_ids {
-        ctx.finish()
-    } else {
-        let report = ctx.report();
-        drop(ctx);
-        (None, report)
-    };
+    if counts.event_num + counts.notify_num > max_ids {
+        // GE asserts kMaxNotifyNum on its final count, after every reuse it runs; over the
+        // budget the caller may still reuse ids or cut streams, and checks what it keeps.
+        return Ok(counts);
+    }
+    let (_, report) = ctx.finish();
     check_notify_count(model, cfg, report.ids)?;
-    debug_assert!(counts.event_num + counts.notify_num > max_ids || counts == ModelCounts::of(alloc));
+    debug_assert_eq!(counts, ModelCounts::of(alloc));
     Ok(counts)
+}
+
+/// [`sync_stage_within`] one id per sync and, over `max_ids`, with ids reused by lifetime on
+/// the same streams, as the event budget's trials run the two: the steps the default sequence
+/// and the `exact-lifetime` one share (contraction, insertion, the exact reduction) run once.
+/// Returns the counts one id per sync and, when those were over, the reused counts; `alloc` is
+/// complete with the first that fits (the reused result where only that fits), each
+/// byte for byte what [`sync_stage_within`] gives under its own options.
+pub fn sync_stage_reusing(
+    model: &Model,
+    options: &Options,
+    alloc: &mut Allocation,
+    cfg: SyncConfig,
+    max_ids: u32,
+    facts: Option<&ModelFacts>,
+) -> Result<(ModelCounts, Option<ModelCounts>)> {
+    let reuse_cfg = SyncConfig { event_reuse_lifetime: true, ..cfg };
+    let reuse_options = Options { event_reuse_lifetime: true, ..options.clone() };
+    let (exact, reused) = (sync_sequence(&cfg).steps, sync_sequence(&reuse_cfg).steps);
+    let shared = exact.iter().zip(reused).take_while(|(a, b)| a == b).count();
+    let mut other = alloc.clone();
+    let mut ctx = StepContext::for_stage_with(model, options, cfg, alloc, IdRule::Position, facts);
+    run_steps(&mut ctx, &chain(&exact[..shared]))?;
+    let mut again = ctx.fork(&reuse_options, reuse_cfg, &mut other);
+    run_steps(&mut ctx, &chain(&exact[shared..]))?;
+    let counts = ctx.pending_counts();
+    if counts.event_num + counts.notify_num <= max_ids {
+        drop(again);
+        let (_, report) = ctx.finish();
+        check_notify_count(model, cfg, report.ids)?;
+        return Ok((counts, None));
+    }
+    drop(ctx);
+    run_steps(&mut again, &chain(&reused[shared..]))?;
+    let second = again.pending_counts();
+    if second.event_num + second.notify_num <= max_ids {
+        let (_, report) = again.finish();
+        check_notify_count(model, reuse_cfg, report.ids)?;
+        *alloc = other;
+    }
+    Ok((counts, Some(second)))
 }
 
 /// GE refuses more notifies than `kMaxNotifyNum`.

@@ -273,6 +273,37 @@ impl<'m> StepContext<'m> {
         }
     }
 
+    /// A context that goes on from this one's state under other `options` and `cfg`, on
+    /// `alloc`, which becomes a copy of this context's allocation: two sequences that share
+    /// their first steps run those once (the event budget's trial, one id per sync and then
+    /// reused by lifetime). The steps to come must read `options` and `cfg` only where the
+    /// sequences differ.
+    pub fn fork<'n>(&self, options: &'n Options, cfg: sync::SyncConfig, alloc: &'n mut Allocation) -> StepContext<'n>
+    where
+        'm: 'n,
+    {
+        alloc.clone_from(self.alloc);
+        StepContext {
+            model: self.model,
+            options,
+            cfg,
+            limits: self.limits,
+            tasks: self.tasks.clone(),
+            alloc,
+            sync: self.sync.clone(),
+            ids: self.ids,
+            counter: self.counter,
+            attached_base: self.attached_base,
+            reused: self.reused,
+            dirty: self.dirty,
+            generated: self.generated,
+            activation: self.activation.clone(),
+            pieces: self.pieces.clone(),
+            trace: self.trace.clone(),
+            ran: self.ran.clone(),
+        }
+    }
+
     /// The allocation as the steps left it so far.
     pub fn allocation(&mut self) -> &Allocation {
         self.flush();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::compile::logical::LogicalResult;
 use crate::compile::order::OrderFacts;
-use crate::compile::policy::{self, Bounded, OverBudget, PolicyInput, PolicyReport};
+use crate::compile::policy::{self, Bounded, OverBudget, PolicyInput, PolicyReport, SplitOver};
 use crate::compile::summary::ModelCounts;
 use crate::compile::sync::ModelFacts;
 use crate::compile::{self, Allocation, Mode, TaskCounts, TaskLimits};
@@ -78,6 +78,21 @@ pub(super) fn assign(
     };
     let mut bounded = Bounded::new(model, options, p, input.cloned())?;
     let max_events = options.event_budget();
+    // With one id per sync whatever the trials do, the syncs the pinned streams force decide
+    // before any trial whether one can fit.
+    if max_events != u32::MAX && !options.event_reuse_lifetime && !reuses_over_budget(options) {
+        let own;
+        let facts = match trials {
+            Some(t) => t.sync_facts(model),
+            None => {
+                own = ModelFacts::build(model);
+                &own
+            }
+        };
+        if let Some(e) = bounded.forced_over(options, facts, max_events) {
+            return Err(e);
+        }
+    }
     let place = |logical, placed| {
         let facts = trials.map(|t| t.order_facts(model));
         compile::logical_allocation_with(model, options, mode.name(), logical, facts, placed)
@@ -107,23 +122,61 @@ pub(super) fn assign(
         };
         match trial {
             Trial::Fits { alloc, synced, exact } => {
-                let mut split = None;
-                if let Some(exact) = exact {
+                let split = split_with_graph_tasks(model, options, limits, &synced);
+                match within_split(&split, exact, &synced, max_events) {
+                    AfterSplit::Fits => {}
                     // Reused ids keep every stream; where those split past the device's stream
                     // limit, the streams are cut as one id per sync would cut them.
-                    let result = split_with_graph_tasks(model, options, limits, &synced);
-                    if bounded.streams() > 1 && matches!(&result, Err(e) if e.kind == ErrorKind::Limit) {
-                        let over = OverBudget { ids: exact, counts: ModelCounts::default(), reused: None };
+                    AfterSplit::PastDevice(exact) if bounded.streams() > 1 => {
+                        bounded.fewer_for_device(exact, max_events)?;
+                        continue;
+                    }
+                    AfterSplit::PastDevice(_) => {}
+                    // The split's own events count against the budget as the sync stage's do.
+                    AfterSplit::Over(over) => {
                         bounded.fewer(&over, max_events)?;
                         continue;
                     }
+                }
+                if let Some(exact) = exact {
                     bounded.reused(exact, max_events);
-                    split = result.ok();
                 }
                 let report = Some(bounded.into_report()?);
-                return Ok(Assigned { alloc: *alloc, report, synced: Some(*synced), split });
+                return Ok(Assigned { alloc: *alloc, report, synced: Some(*synced), split: split.ok() });
             }
             Trial::Over(over) => bounded.fewer(&over, max_events)?,
+        }
+    }
+}
+
+/// What the split of a trial that fit the sync stage leaves of the budget.
+enum AfterSplit {
+    /// Within `max_events` with the split's events, or a split that failed other than on the
+    /// device's stream limit (stage 3 runs again and reports it), or past that limit with one
+    /// id per sync (as before ids were reused: stage 3 reports it).
+    Fits,
+    /// Past the device's stream limit with ids reused by lifetime; the ids one per sync needed.
+    PastDevice(u32),
+    /// The sync stage's ids and the split's events exceed `max_events`.
+    Over(OverBudget),
+}
+
+/// Whether `split`, the split of `synced` (whose ids one per sync were `exact` when they were
+/// reused), keeps the trial within `max_events`: the split adds an event per cut of a stream
+/// over the task limit, which the sync stage could not count.
+fn within_split(split: &Result<Allocation>, exact: Option<u32>, synced: &Allocation, max_events: u32) -> AfterSplit {
+    match (split, exact) {
+        (Err(e), Some(exact)) if e.kind == ErrorKind::Limit => AfterSplit::PastDevice(exact),
+        (Err(_), _) => AfterSplit::Fits,
+        (Ok(split), _) => {
+            let counts = ModelCounts::of(split);
+            let ids = counts.event_num + counts.notify_num;
+            if ids <= max_events {
+                return AfterSplit::Fits;
+            }
+            let before = ModelCounts::of(synced);
+            let events = ids - (before.event_num + before.notify_num);
+            AfterSplit::Over(OverBudget { ids, counts, reused: None, split: Some(SplitOver { events, exact }) })
         }
     }
 }
@@ -164,8 +217,9 @@ pub(super) fn reuses_over_budget(options: &Options) -> bool {
 
 /// The sync stage on a copy of `alloc` as the event budget runs it: one id per sync first;
 /// over `max_events`, and where [`reuses_over_budget`], the same streams again with ids reused
-/// by lifetime, what GE itself does when its events run out. Where the first run fits, its
-/// result is the plain sync stage's, byte for byte. `facts`: the model's, kept by the caller.
+/// by lifetime, what GE itself does when its events run out (the steps the two share run
+/// once). Where the first run fits, its result is the plain sync stage's, byte for byte.
+/// `facts`: the model's, kept by the caller.
 pub(super) fn sync_within_budget(
     model: &Model,
     options: &Options,
@@ -175,23 +229,22 @@ pub(super) fn sync_within_budget(
     let max_events = options.event_budget();
     // Over budget the copy is dropped unfinished: the trial needs only its count.
     let mut synced = alloc.clone();
-    let counts = compile::sync_stage_within(model, options, &mut synced, max_events, facts)?;
+    let (counts, reused) = if reuses_over_budget(options) {
+        compile::sync_stage_reusing(model, options, &mut synced, max_events, facts)?
+    } else {
+        (compile::sync_stage_within(model, options, &mut synced, max_events, facts)?, None)
+    };
     let ids = counts.event_num + counts.notify_num;
     if ids <= max_events {
         return Ok(Synced::Fits { synced: Box::new(synced), exact: None });
     }
-    let mut over = OverBudget { ids, counts, reused: None };
-    if reuses_over_budget(options) {
-        let reuse = Options { event_reuse_lifetime: true, ..options.clone() };
-        let mut synced = alloc.clone();
-        let again = compile::sync_stage_within(model, &reuse, &mut synced, max_events, facts)?;
-        let reused = again.event_num + again.notify_num;
-        if reused <= max_events {
-            return Ok(Synced::Fits { synced: Box::new(synced), exact: Some(ids) });
-        }
-        over.reused = Some(reused);
+    let reused = reused.map(|r| r.event_num + r.notify_num);
+    if let Some(r) = reused
+        && r <= max_events
+    {
+        return Ok(Synced::Fits { synced: Box::new(synced), exact: Some(ids) });
     }
-    Ok(Synced::Over(over))
+    Ok(Synced::Over(OverBudget { ids, counts, reused, split: None }))
 }
 
 /// Stage 2 on `alloc` for a policy's streams that no budget trial ran ahead of (a search's

@@ -552,16 +552,137 @@ fn pinned_streams_over_the_budget_name_the_reused_count() {
 #[test]
 fn reused_ids_never_split_past_the_device_stream_limit() {
     let mut m = generate(Family::Layered { width: 8 }, 64_000, 7).unwrap();
-    for (k, v) in [("policy", "list"), ("max_task_count", "64"), ("max_events", "64")] {
+    // The split's events count against `max_events` too: 64,000 tasks at 64 a stream need
+    // about 1,900 of them whatever the streams.
+    for (k, v) in [("policy", "list"), ("max_task_count", "64"), ("max_events", "2500")] {
         m.options.set(k, &serde_json::Value::String(v.into())).unwrap();
     }
     let limits = TaskLimits::from_options(&m.options);
-    let (a, _) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
+    let (a, report) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
     let max = stream_alloc::graph::device::MAX_STREAM_NUM as u32;
     assert!(a.physical_count() < max, "{} physical streams", a.physical_count());
     assert!(verify::check(&m, &a.to_json_new_plan(&m)).ok());
+    // The report names the cut for what it is: the device's stream limit, not the event budget.
+    let b = report.unwrap().to_json()["budgets"].clone();
+    assert!(b["device_limit_streams"].as_u64().is_some_and(|s| s >= 1), "{b}");
+    assert!(b.get("event_budget_streams").is_none(), "{b}");
     // Reuse alone would keep more streams than the device creates.
     m.options.set("event_reuse", &serde_json::Value::String("lifetime".into())).unwrap();
     let e = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap_err();
     assert!(e.message.contains("physical streams"), "{e}");
+}
+
+/// The physical split adds an event per cut of a stream over the task limit, after the sync
+/// stage: the budget counts them, so where the sync ids fit `max_events` but the split's take
+/// the plan over, the streams are cut until both fit (before, the plan came out over the
+/// budget, and `auto` rejected such a candidate).
+#[test]
+fn the_split_events_count_against_the_event_budget() {
+    let mut m = generate(Family::Layered { width: 8 }, 2000, 7).unwrap();
+    m.options.set("max_task_count", &serde_json::Value::String("150".into())).unwrap();
+    for p in ["list", "budget:4", "per-operator"] {
+        m.options.policy = policy(p).policy();
+        m.options.max_events = Some(u32::MAX);
+        let (a, _) = run(&m);
+        let (total, split) = (sync_ids(&a), a.split_event_count());
+        assert!(split >= 2, "{p}: the task limit splits streams ({split} events)");
+        // The sync stage's ids fit, the split's events do not.
+        let max_events = total - split / 2;
+        m.options.max_events = Some(max_events);
+        let (b, report) = run(&m);
+        assert!(sync_ids(&b) <= max_events, "{p}: {} ids after the split > {max_events}", sync_ids(&b));
+        assert!(b.split_event_count() > 0, "{p}: still split");
+        let budgets = report.unwrap().to_json()["budgets"].clone();
+        assert!(budgets["event_budget_streams"].as_u64().is_some(), "{p}: {budgets}");
+        assert!(verify::check(&m, &b.to_json_new_plan(&m)).ok(), "{p}");
+    }
+}
+
+/// Two labelled streams that hand one chain back and forth: `a0 → b0 → a1 → b1 → …`, every
+/// edge a sync whatever the policy, in a chain no order can merge.
+fn pinned_ladder(steps: usize) -> Model {
+    let mut b = ModelBuilder::new(format!("pinned_ladder{steps}"));
+    let mut prev: Option<String> = None;
+    for i in 0..steps {
+        for label in ["A", "B"] {
+            let name = format!("{}{i}", label.to_lowercase());
+            let mut s = op(name.clone(), 1.0);
+            s.attrs.stream_label = Some(label.into());
+            b.add_node(s);
+            if let Some(p) = prev.replace(name.clone()) {
+                b.add_edge(EdgeSpec::data(p, name));
+            }
+        }
+    }
+    b.build().unwrap()
+}
+
+/// The syncs the streams GE pins force (`pinned_forced_syncs`) are at most the sync ids of
+/// every plan that keeps those streams, one id per sync: every policy, without budgets and
+/// under compat=ge, on the corpus, the random families (the synthetic ones with pins) and a
+/// pinned ladder, where the bound is the plans' count exactly.
+#[test]
+fn forced_syncs_never_exceed_a_plans_ids() {
+    use stream_alloc::compile::policy::{Ctx, pinned_forced_syncs};
+    use stream_alloc::compile::sync::ModelFacts;
+    let mut models: Vec<Model> = common::corpus_paths().iter().map(|p| load(p, &[])).collect();
+    for family in [Family::Random { window: None }, Family::Random { window: Some(32) }] {
+        for seed in [7, 8] {
+            models.push(generate(family, 3000, seed).unwrap());
+        }
+    }
+    models.push(pinned_ladder(12));
+    let policies = ["single", "per-backend", "per-operator", "min-streams", "list", "budget:4", "earliest:4", "fifo:8"];
+    let (mut checked, mut bounded) = (0, 0);
+    for m in &models {
+        let facts = ModelFacts::build(m);
+        for compat in [false, true] {
+            let mut options = m.options.clone();
+            options.compat_ge = compat;
+            options.max_events = Some(u32::MAX);
+            options.max_streams = Some(u32::MAX);
+            let ctx = Ctx::new(m, &options).unwrap();
+            let forced = pinned_forced_syncs(&ctx, &options, &facts);
+            bounded += usize::from(forced.ids > 0);
+            for p in policies {
+                options.policy = policy(p).policy();
+                let limits = TaskLimits::from_options(&options);
+                let (a, _) = search::run(m, options.clone(), limits, Stage::Sync, SimConfig::default()).unwrap();
+                let what = format!("{} {p} compat={compat}: {forced:?}", m.name);
+                assert!(forced.ids <= sync_ids(&a), "{what}: bound over the plan's {} ids", sync_ids(&a));
+                if m.name.starts_with("pinned_ladder") {
+                    assert_eq!(forced.ids, sync_ids(&a), "{what}: every edge of the ladder is a sync");
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(bounded >= 8, "{bounded} models with a positive bound");
+    assert!(checked > 200, "{checked} plans");
+}
+
+/// Where the syncs the pinned streams force exceed `max_events` and ids are not reused
+/// (`event_reuse=never`, compat=ge), SA2003 comes before any trial, naming the bound, the
+/// budget and the streams that force it; `auto` answers the same. With reuse the bound does
+/// not apply, and the ladder's syncs share ids.
+#[test]
+fn forced_syncs_over_the_budget_fail_before_the_trials() {
+    let mut m = pinned_ladder(12);
+    m.options.max_events = Some(8);
+    for (k, v) in [("event_reuse", "never"), ("compat", "ge")] {
+        let mut m = m.clone();
+        m.options.set(k, &serde_json::Value::String(v.into())).unwrap();
+        for p in ["list", "per-operator", "auto"] {
+            m.options.policy = policy(p).policy();
+            let limits = TaskLimits::from_options(&m.options);
+            let e = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap_err();
+            assert_eq!(e.code(), "SA2003", "{p} {k}: {e}");
+            let text = e.to_string();
+            assert!(text.contains("force at least 23 sync ids with one id per sync"), "{p} {k}: {text}");
+            assert!(text.contains("stream label 'A'") && text.contains("over max_events=8"), "{p} {k}: {text}");
+        }
+    }
+    m.options.policy = policy("list").policy();
+    let (a, _) = run(&m);
+    assert!(sync_ids(&a) <= 8, "{} ids reused", sync_ids(&a));
 }

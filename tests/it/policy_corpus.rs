@@ -106,7 +106,10 @@ fn auto_survives_infeasible_candidates() {
 
     // A chain alternating between an AI core operator and an all-reduce (HCCL keeps a stream
     // of its own under every policy but GE's, which keeps the chain together): every other
-    // candidate needs 1,119 notifies > 1,024, and GE's answer is the one left.
+    // candidate needs 1,119 notifies > 1,024 with one id per sync, which the streams GE pins
+    // force whatever the policy; with ids not reused (`event_reuse=never`), GE's answer is the
+    // one left. By default the candidates' notifies are reused by lifetime before GE's
+    // kMaxNotifyNum applies, as GE checks it after its own reuse, and they fit.
     let mut nodes = Vec::new();
     let mut edges = Vec::new();
     for i in 0..560 {
@@ -117,23 +120,32 @@ fn auto_survives_infeasible_candidates() {
             edges.push(format!(r#"{{"src":"h{}","dst":"a{i}"}}"#, i - 1));
         }
     }
-    let doc = format!(
-        r#"{{"format":"stream-graph","version":1,"name":"hops","options":{{"event":"notify","policy":"auto"}},
-        "nodes":[{}],"edges":[{}]}}"#,
-        nodes.join(","),
-        edges.join(",")
-    );
-    let m = json::load_str(&doc).unwrap();
-    let limits = TaskLimits::from_options(&m.options);
-    let Ok((alloc, Some(report))) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()) else {
-        panic!("auto must answer with GE's feasible candidate");
-    };
-    let auto = report.section::<AutoReport>().unwrap();
-    assert_eq!(auto.chosen, "ge");
-    let rows = &auto.candidates;
-    for r in rows.iter().filter(|r| r.policy != "ge") {
-        let why = r.rejected.as_deref().unwrap_or_else(|| panic!("{} was not rejected", r.policy));
-        assert!(why.starts_with("SA2003") && why.contains("1119 notifies"), "{why}");
+    for reuse in ["never", "lifetime-over-budget"] {
+        let never = if reuse == "never" { r#","event_reuse":"never""# } else { "" };
+        let doc = format!(
+            r#"{{"format":"stream-graph","version":1,"name":"hops","options":{{"event":"notify","policy":"auto"{never}}},
+            "nodes":[{}],"edges":[{}]}}"#,
+            nodes.join(","),
+            edges.join(",")
+        );
+        let m = json::load_str(&doc).unwrap();
+        let limits = TaskLimits::from_options(&m.options);
+        let Ok((alloc, Some(report))) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default())
+        else {
+            panic!("{reuse}: auto must answer with a feasible candidate");
+        };
+        let auto = report.section::<AutoReport>().unwrap();
+        let rows = &auto.candidates;
+        if reuse == "never" {
+            assert_eq!(auto.chosen, "ge");
+            for r in rows.iter().filter(|r| r.policy != "ge") {
+                let why = r.rejected.as_deref().unwrap_or_else(|| panic!("{} was not rejected", r.policy));
+                assert!(why.starts_with("SA2003") && why.contains("force at least 1119 sync ids"), "{why}");
+            }
+        } else {
+            assert!(rows.iter().filter(|r| r.policy != "ge").all(|r| r.rejected.is_none()), "{rows:?}");
+            assert!(search::sync_ids(&alloc) <= 1024, "{} notifies", search::sync_ids(&alloc));
+        }
+        assert!(verify::check(&m, &alloc.to_json_new_plan(&m)).ok());
     }
-    assert!(verify::check(&m, &alloc.to_json_new_plan(&m)).ok());
 }

@@ -121,6 +121,14 @@ fn a_trial_counts_what_the_sync_stage_makes() {
                             assert_eq!(a.to_string(), b.to_string(), "{what}");
                             refused += 1;
                         }
+                        // GE's notify limit is the caller's to apply once it has reused ids or
+                        // cut streams: a trial over `max_ids` only counts.
+                        (Err(a), Ok(counts))
+                            if a.message.contains("kMaxNotifyNum")
+                                && counts.event_num + counts.notify_num > max_ids =>
+                        {
+                            stopped += 1;
+                        }
                         (a, b) => panic!("{what}: the stage gives {a:?}, the trial {b:?}"),
                     }
                 }
@@ -129,4 +137,69 @@ fn a_trial_counts_what_the_sync_stage_makes() {
     }
     println!("trials stopped at the count: {stopped}, finished: {finished}, refused: {refused}");
     assert!(stopped > 0 && finished > 0, "both ends of the trial are exercised");
+}
+
+/// The event budget's two runs with their shared steps run once (`compile::sync_stage_reusing`)
+/// give what the two whole runs give: the counts one id per sync and, over the limit, the
+/// counts with ids reused by lifetime, and the allocation of the first that fits byte for
+/// byte. Every corpus graph and three synthetic families, per-operator and list streams, in
+/// event and notify mode, under limits where the first run fits, where only the reused one
+/// does and where neither does.
+#[test]
+fn the_shared_sync_steps_give_both_runs() {
+    use stream_alloc::compile::{self, summary::ModelCounts, sync::ModelFacts};
+    use stream_alloc::graph::synth::{Family, generate};
+    let ids = |c: &ModelCounts| c.event_num + c.notify_num;
+    let mut models: Vec<Model> =
+        common::corpus_paths().iter().map(|p| json::load_slice(&std::fs::read(p).unwrap()).unwrap()).collect();
+    for family in [Family::Layered { width: 8 }, Family::Random { window: None }, Family::Inception] {
+        models.push(generate(family, 3000, 7).unwrap());
+    }
+    let mut seen = [0usize; 3];
+    for model in &models {
+        let facts = ModelFacts::build(model);
+        for policy in ["per-operator", "list"] {
+            for event in ["event", "notify"] {
+                let mut options = model.options.clone();
+                options.set("policy", &serde_json::json!(policy)).unwrap();
+                options.set("event", &serde_json::json!(event)).unwrap();
+                options.max_events = Some(u32::MAX);
+                let reuse = stream_alloc::graph::Options { event_reuse_lifetime: true, ..options.clone() };
+                let limits = compile::TaskLimits::from_options(&options);
+                let mut session = stream_alloc::driver::Session::new(model, options.clone(), limits);
+                session.run_to(Stage::Logical).unwrap();
+                let (logical, _) = session.into_result().unwrap();
+                let what = format!("{} {policy} {event}", model.name);
+                let mut whole = logical.clone();
+                let Ok(exact) = compile::sync_stage_within(model, &options, &mut whole, u32::MAX, Some(&facts)) else {
+                    continue;
+                };
+                let mut reused_whole = logical.clone();
+                let Ok(reused) = compile::sync_stage_within(model, &reuse, &mut reused_whole, u32::MAX, Some(&facts))
+                else {
+                    continue;
+                };
+                for max_ids in [ids(&exact), ids(&reused), ids(&reused).saturating_sub(1)] {
+                    let mut shared = logical.clone();
+                    let (a, b) = compile::sync_stage_reusing(model, &options, &mut shared, max_ids, Some(&facts))
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert_eq!(a, exact, "{what}: max_ids={max_ids}");
+                    if ids(&exact) <= max_ids {
+                        assert_eq!(b, None, "{what}");
+                        assert_eq!(shared, whole, "{what}: the first run's allocation");
+                        seen[0] += 1;
+                    } else {
+                        assert_eq!(b, Some(reused), "{what}: max_ids={max_ids}");
+                        if ids(&reused) <= max_ids {
+                            assert_eq!(shared, reused_whole, "{what}: the reused run's allocation");
+                            seen[1] += 1;
+                        } else {
+                            seen[2] += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(seen.iter().all(|&n| n > 0), "every outcome exercised: {seen:?}");
 }

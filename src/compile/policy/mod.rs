@@ -30,6 +30,8 @@ use std::sync::{Arc, OnceLock};
 use crate::compile::logical::LogicalResult;
 use crate::compile::schedule;
 use crate::compile::summary::ModelCounts;
+use crate::compile::sync::ModelFacts;
+use crate::compile::sync::bound::{ForcedSyncs, Place, forced_syncs};
 use crate::error::Result;
 use crate::graph::csr::Csr;
 use crate::graph::{GraphId, IdVec, Model, NodeId, Options, Pos, Shape, StreamId};
@@ -99,6 +101,8 @@ pub struct PolicyInput {
     /// The list schedules' durations, units and bottom levels, computed on first use
     /// ([`Ctx::timing`]).
     timing: OnceLock<Timing>,
+    /// The syncs the pinned streams force, computed on first use ([`Bounded::forced_over`]).
+    forced: OnceLock<ForcedSyncs>,
 }
 
 /// What the policies' list schedules (`list`, the budget merges) read of every root node, by
@@ -245,7 +249,17 @@ impl PolicyInput {
         debug_assert!(model.root().edges.is_sorted());
         let succ = Csr::group(order.len(), edges.clone());
         let pred = Csr::group(order.len(), edges.map(|(s, d)| (d, s)));
-        PolicyInput { base, role, order, pos, succ, pred, cover: OnceLock::new(), timing: OnceLock::new() }
+        PolicyInput {
+            base,
+            role,
+            order,
+            pos,
+            succ,
+            pred,
+            cover: OnceLock::new(),
+            timing: OnceLock::new(),
+            forced: OnceLock::new(),
+        }
     }
 }
 
@@ -434,6 +448,17 @@ pub struct OverBudget {
     pub ids: u32,
     pub counts: ModelCounts,
     pub reused: Option<u32>,
+    /// Set when the sync stage fit and the physical split's own events took the ids over:
+    /// `ids` and `counts` are then the split's.
+    pub split: Option<SplitOver>,
+}
+
+/// The physical split's share of an [`OverBudget`]: its events (one per cut of a stream over
+/// the task limit), and the ids the sync stage needed one per sync when it reused them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitOver {
+    pub events: u32,
+    pub exact: Option<u32>,
 }
 
 impl OverBudget {
@@ -515,20 +540,51 @@ impl<'m> Bounded<'m> {
     pub fn fewer(&mut self, over: &OverBudget, max_events: u32) -> Result<()> {
         let count = self.assignment.count;
         if count <= 1 {
-            let OverBudget { ids, counts, reused } = *over;
+            let OverBudget { ids, counts, reused, split } = *over;
             let given = if self.lifetime { ", reused by lifetime (event_reuse=lifetime)" } else { "" };
             let retried = reused.map_or(String::new(), |r| format!(", and {r} with ids reused by lifetime"));
+            let split = split.map_or(String::new(), |s| {
+                let exact = s.exact.map_or(String::new(), |e| format!("; ids reused by lifetime, {e} one per sync"));
+                format!(" after the physical split ({} of them its events{exact})", s.events)
+            });
             crate::bail!(
                 Limit,
-                "policy {} on graph '{}': {ids} sync ids ({} events, {} notifies{given}) exceed max_events={max_events} \
-                 even with one policy stream{retried} (the streams GE pins need them)",
+                "policy {} on graph '{}': {ids} sync ids ({} events, {} notifies{given}){split} exceed \
+                 max_events={max_events} even with one policy stream{retried} (the streams GE pins need them)",
                 self.policy.name(),
                 self.ctx.model.name,
                 counts.event_num,
                 counts.notify_num
             );
         }
-        let fewer = (u64::from(count) * u64::from(max_events) / u64::from(over.needed())) as u32;
+        // The split's events follow the task count, not the streams, and the streams GE pins
+        // hold most ids: a proportional cut would walk down a stream or two at a time.
+        let halve = over.split.is_some();
+        self.narrow(over.needed(), max_events, halve)?;
+        self.budgets.max_events = Some(max_events);
+        self.budgets.event_budget_streams = Some(self.assignment.count);
+        Ok(())
+    }
+
+    /// Fewer policy streams where the streams that ids reused by lifetime kept within
+    /// `max_events` split into more physical streams than the device creates: cut as one id per
+    /// sync (`exact` ids) would cut them. The report's `budgets` records the cut as the device's
+    /// (`device_limit_streams`), not the event budget's. Only with more than one policy stream.
+    pub fn fewer_for_device(&mut self, exact: u32, max_events: u32) -> Result<()> {
+        self.narrow(exact, max_events, false)?;
+        self.budgets.max_events = Some(max_events);
+        self.budgets.device_limit_streams = Some(self.assignment.count);
+        Ok(())
+    }
+
+    /// The policy's assignment again with fewer streams: in proportion to `needed` ids over
+    /// `max_events`, at least one fewer (at least half fewer when `halve`), at least one.
+    fn narrow(&mut self, needed: u32, max_events: u32, halve: bool) -> Result<()> {
+        let count = self.assignment.count;
+        let mut fewer = (u64::from(count) * u64::from(max_events) / u64::from(needed)) as u32;
+        if halve {
+            fewer = fewer.min(count / 2);
+        }
         let cap = fewer.min(count - 1).max(1);
         // Within one stream every policy puts every task node on it, which is `single`'s
         // assignment (a test holds every policy to it): the policy's own run, list's
@@ -538,9 +594,38 @@ impl<'m> Bounded<'m> {
         } else {
             (self.assign)(&self.ctx, self.policy.arg, cap, &mut PolicyReport::default())?.0
         };
-        self.budgets.max_events = Some(max_events);
-        self.budgets.event_budget_streams = Some(self.assignment.count);
         Ok(())
+    }
+
+    /// The SA2003 error when the syncs the pinned streams force exceed `max_events` with one
+    /// id per sync ([`pinned_forced_syncs`]): no assignment or order of the policy's streams
+    /// then fits, so the trials need not run. `None` where the bound fits.
+    pub fn forced_over(&self, options: &Options, facts: &ModelFacts, max_events: u32) -> Option<crate::Error> {
+        let forced = self.ctx.input.forced.get_or_init(|| pinned_forced_syncs(&self.ctx, options, facts));
+        if forced.ids <= max_events {
+            return None;
+        }
+        let model = self.ctx.model;
+        let mut streams: Vec<(u32, u32)> = forced.fixed.clone();
+        streams.sort_by_key(|&(s, chain)| (std::cmp::Reverse(chain), s));
+        let named: Vec<String> = streams
+            .iter()
+            .take(4)
+            .map(|&(s, chain)| format!("{chain} waiting in GE's stream {s} ({})", pinned_by(&self.ctx, s)))
+            .collect();
+        let more = streams.len().saturating_sub(named.len());
+        let more = if more > 0 { format!(", {more} more pinned streams") } else { String::new() };
+        let free = if forced.free > 0 { format!(", {} in the policy's streams", forced.free) } else { String::new() };
+        let why = if options.compat_ge { "compat=ge" } else { "event_reuse=never" };
+        Some(crate::err!(
+            Limit,
+            "policy {} on graph '{}': the streams GE pins force at least {} sync ids with one id per sync ({}{more}{free}), \
+             over max_events={max_events} whatever the policy's streams and order ({why}: ids are not reused)",
+            self.policy.name(),
+            model.name,
+            forced.ids,
+            named.join(", "),
+        ))
     }
 
     /// The policy streams of the current assignment.
@@ -571,6 +656,46 @@ impl<'m> Bounded<'m> {
         }
         Ok(report)
     }
+}
+
+/// The syncs every plan of `ctx`'s model under `options` needs with one id per sync
+/// ([`forced_syncs`]): pinned nodes keep their GE streams, task nodes run on the policy's
+/// streams (none of them pinned), followers and nodes on no stream may run anywhere.
+pub fn pinned_forced_syncs(ctx: &Ctx<'_>, options: &Options, facts: &ModelFacts) -> ForcedSyncs {
+    let place = ctx
+        .model
+        .nodes
+        .ids()
+        .map(|n| match (ctx.role[n], ctx.base.node_stream[n]) {
+            (Role::Pinned, Some(s)) => Place::Fixed(s.0),
+            (Role::Task, _) => Place::Free,
+            _ => Place::Unknown,
+        })
+        .collect();
+    forced_syncs(ctx.model, facts, &place, !options.compat_ge)
+}
+
+/// What pins GE's stream `s`, from its first pinned node: the label, group or engine.
+fn pinned_by(ctx: &Ctx<'_>, s: u32) -> String {
+    let model = ctx.model;
+    let Some(n) =
+        model.nodes.ids().find(|&n| ctx.role[n] == Role::Pinned && ctx.base.node_stream[n].is_some_and(|t| t.0 == s))
+    else {
+        return "pinned".into();
+    };
+    let (node, a) = (&model.nodes[n], &model.nodes[n].attrs);
+    let why = if let Some(l) = &a.stream_label {
+        format!("stream label '{l}'")
+    } else if let Some(l) = &a.user_stream_label {
+        format!("user stream label '{l}'")
+    } else if let Some(g) = &a.parallel_group {
+        format!("parallel group '{g}'")
+    } else if model.engine(n).independent {
+        format!("engine {}", node.engine)
+    } else {
+        format!("{} '{}'", node.op_type, node.name)
+    };
+    format!("{why}, first node '{}'", node.name)
 }
 
 /// The policies' unit-test inputs.

@@ -146,6 +146,10 @@ pub struct Budgets {
     /// `event_reuse` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exact_event_ids: Option<u32>,
+    /// Policy streams left once the streams that reused ids kept split within the device's
+    /// streams (`MAX_STREAM_NUM`): cut as one id per sync would cut them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_limit_streams: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budgeted_makespan_us: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]

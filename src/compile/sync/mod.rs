@@ -13,6 +13,8 @@
 //!   on the contracted graph.
 //! * [`reuse`] — `ReuseEventForMultiDims`, `_event_multiplexing`, lifetime reuse.
 //! * [`continuous`] — `RefreshContinuousEvents` / `RefreshContinuousNotifies`.
+//! * [`bound`] — no step: the syncs every plan that keeps some streams needs, which the event
+//!   budget checks before it runs the steps.
 //! * [`materialise`] — `GenerateSyncEventNodes`.
 //!
 //! The order they run in is not written here: [`crate::compile::steps`] wraps each as a
@@ -20,6 +22,7 @@
 //! registry ([`crate::compile::passes::SYNC_SEQUENCES`]) run by the runner `stream-alloc pass`
 //! uses.
 
+pub mod bound;
 pub mod continuous;
 pub mod ge_opt;
 pub mod insert;
