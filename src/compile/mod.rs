@@ -163,8 +163,7 @@ pub fn sync_stage_reusing(
     place_unassigned_task_nodes(model, alloc)?;
     check_stream_count(model, alloc.logical_count + alloc.attached_count, "logical")?;
     let counts = if alloc.logical_count > 1 || alloc.attached_count > 0 {
-        let cfg = sync::SyncConfig::new(model, options);
-        passes::sync_stage_reusing(model, options, alloc, cfg, max_ids, facts)?
+        passes::sync_stage_reusing(model, options, alloc, (max_ids, facts))?
     } else {
         (summary::ModelCounts::of(alloc), None)
     };

@@ -471,17 +471,17 @@ pub fn sync_stage_within(
 /// [`sync_stage_within`] one id per sync and, over `max_ids`, with ids reused by lifetime on
 /// the same streams, as the event budget's trials run the two: the steps the default sequence
 /// and the `exact-lifetime` one share (contraction, insertion, the exact reduction) run once.
-/// Returns the counts one id per sync and, when those were over, the reused counts; `alloc` is
+/// `options` choose the configuration as [`SyncConfig::new`] reads them. Returns the counts
+/// one id per sync and, when those were over, the reused counts; `alloc` is
 /// complete with the first that fits (the reused result where only that fits), each
 /// byte for byte what [`sync_stage_within`] gives under its own options.
 pub fn sync_stage_reusing(
     model: &Model,
     options: &Options,
     alloc: &mut Allocation,
-    cfg: SyncConfig,
-    max_ids: u32,
-    facts: Option<&ModelFacts>,
+    (max_ids, facts): (u32, Option<&ModelFacts>),
 ) -> Result<(ModelCounts, Option<ModelCounts>)> {
+    let cfg = SyncConfig::new(model, options);
     let reuse_cfg = SyncConfig { event_reuse_lifetime: true, ..cfg };
     let reuse_options = Options { event_reuse_lifetime: true, ..options.clone() };
     let (exact, reused) = (sync_sequence(&cfg).steps, sync_sequence(&reuse_cfg).steps);

@@ -73,6 +73,14 @@ fn corpus_default_mode_is_minimal_and_ge_mode_is_not_below() {
     }
 }
 
+/// Stage 1 of `model` under `options`: the allocation the sync stage starts from.
+fn logical_stage(model: &Model, options: &stream_alloc::graph::Options) -> stream_alloc::Allocation {
+    let limits = stream_alloc::compile::TaskLimits::from_options(options);
+    let mut session = stream_alloc::driver::Session::new(model, options.clone(), limits);
+    session.run_to(Stage::Logical).unwrap();
+    session.into_result().unwrap().0
+}
+
 /// The event budget's trial (`compile::sync_stage_within`) counts what the whole sync stage
 /// makes, whether it stops at the count (over its limit) or finishes: then the allocation is
 /// the stage's own, byte for byte. Every corpus graph and three synthetic families, under
@@ -96,10 +104,7 @@ fn a_trial_counts_what_the_sync_stage_makes() {
                 options.set("policy", &serde_json::json!(policy)).unwrap();
                 options.set(key, &serde_json::json!(value)).unwrap();
                 options.max_events = Some(u32::MAX);
-                let limits = compile::TaskLimits::from_options(&options);
-                let mut session = stream_alloc::driver::Session::new(model, options.clone(), limits);
-                session.run_to(Stage::Logical).unwrap();
-                let (logical, _) = session.into_result().unwrap();
+                let logical = logical_stage(model, &options);
                 let what = format!("{} {policy} {key}={value}", model.name);
                 let mut full = logical.clone();
                 let whole = compile::sync_stage(model, &options, &mut full);
@@ -165,10 +170,7 @@ fn the_shared_sync_steps_give_both_runs() {
                 options.set("event", &serde_json::json!(event)).unwrap();
                 options.max_events = Some(u32::MAX);
                 let reuse = stream_alloc::graph::Options { event_reuse_lifetime: true, ..options.clone() };
-                let limits = compile::TaskLimits::from_options(&options);
-                let mut session = stream_alloc::driver::Session::new(model, options.clone(), limits);
-                session.run_to(Stage::Logical).unwrap();
-                let (logical, _) = session.into_result().unwrap();
+                let logical = logical_stage(model, &options);
                 let what = format!("{} {policy} {event}", model.name);
                 let mut whole = logical.clone();
                 let Ok(exact) = compile::sync_stage_within(model, &options, &mut whole, u32::MAX, Some(&facts)) else {
