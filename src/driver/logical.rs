@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::compile::logical::LogicalResult;
 use crate::compile::order::OrderFacts;
-use crate::compile::policy::{self, Bounded, OverBudget, PolicyInput, PolicyReport, SplitOver};
+use crate::compile::policy::{self, Bounded, Ctx, OverBudget, PolicyInput, PolicyReport, SplitOver};
 use crate::compile::summary::ModelCounts;
 use crate::compile::sync::ModelFacts;
 use crate::compile::{self, Allocation, Mode, TaskCounts, TaskLimits};
@@ -76,10 +76,13 @@ pub(super) fn assign(
         let alloc = compile::logical_allocation(model, options, mode.name(), logical);
         return Ok(Assigned { alloc, report: None, synced: None, split: None });
     };
-    let mut bounded = Bounded::new(model, options, p, input.cloned())?;
+    let input = match input {
+        Some(i) => Arc::clone(i),
+        None => Arc::clone(Ctx::new(model, options)?.input()),
+    };
     let max_events = options.event_budget();
     // With one id per sync whatever the trials do, the syncs the pinned streams force decide
-    // before any trial whether one can fit.
+    // before the policy runs whether any trial can fit.
     if max_events != u32::MAX && !options.event_reuse_lifetime && !reuses_over_budget(options) {
         let own;
         let facts = match trials {
@@ -89,10 +92,12 @@ pub(super) fn assign(
                 &own
             }
         };
-        if let Some(e) = bounded.forced_over(options, facts, max_events) {
+        let ctx = Ctx::shared(model, Arc::clone(&input));
+        if let Some(e) = ctx.forced_over(&p.name(), options, facts, max_events) {
             return Err(e);
         }
     }
+    let mut bounded = Bounded::new(model, options, p, Some(input))?;
     let place = |logical, placed| {
         let facts = trials.map(|t| t.order_facts(model));
         compile::logical_allocation_with(model, options, mode.name(), logical, facts, placed)

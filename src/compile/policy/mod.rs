@@ -101,7 +101,7 @@ pub struct PolicyInput {
     /// The list schedules' durations, units and bottom levels, computed on first use
     /// ([`Ctx::timing`]).
     timing: OnceLock<Timing>,
-    /// The syncs the pinned streams force, computed on first use ([`Bounded::forced_over`]).
+    /// The syncs the pinned streams force, computed on first use ([`Ctx::forced_over`]).
     forced: OnceLock<ForcedSyncs>,
 }
 
@@ -153,6 +153,43 @@ impl<'m> Ctx<'m> {
     /// the policy) by [`PolicyInput::new`]: a search shares one among all its candidates.
     pub fn shared(model: &'m Model, input: Arc<PolicyInput>) -> Self {
         Ctx { model, input }
+    }
+
+    /// The SA2003 error when the syncs the pinned streams force exceed `max_events` with one
+    /// id per sync ([`pinned_forced_syncs`]): no assignment or order of the policy's streams
+    /// then fits, so neither the policy nor the trials need run. `None` where the bound fits.
+    pub fn forced_over(
+        &self,
+        policy: &str,
+        options: &Options,
+        facts: &ModelFacts,
+        max_events: u32,
+    ) -> Option<crate::Error> {
+        let forced = self.input.forced.get_or_init(|| pinned_forced_syncs(self, options, facts));
+        if forced.ids <= max_events {
+            return None;
+        }
+        let model = self.model;
+        let mut streams: Vec<(u32, u32)> = forced.fixed.clone();
+        streams.sort_by_key(|&(s, chain)| (std::cmp::Reverse(chain), s));
+        let named: Vec<String> = streams
+            .iter()
+            .take(4)
+            .map(|&(s, chain)| format!("{chain} waiting in GE's stream {s} ({})", pinned_by(self, s)))
+            .collect();
+        let more = streams.len().saturating_sub(named.len());
+        let more = if more > 0 { format!(", {more} more pinned streams") } else { String::new() };
+        let free = if forced.free > 0 { format!(", {} in the policy's streams", forced.free) } else { String::new() };
+        let why = if options.compat_ge { "compat=ge" } else { "event_reuse=never" };
+        Some(crate::err!(
+            Limit,
+            "policy {} on graph '{}': the streams GE pins force at least {} sync ids with one id per sync ({}{more}{free}), \
+             over max_events={max_events} whatever the policy's streams and order ({why}: ids are not reused)",
+            policy,
+            model.name,
+            forced.ids,
+            named.join(", "),
+        ))
     }
 
     /// The input, to share with another context of the same model.
@@ -595,37 +632,6 @@ impl<'m> Bounded<'m> {
             (self.assign)(&self.ctx, self.policy.arg, cap, &mut PolicyReport::default())?.0
         };
         Ok(())
-    }
-
-    /// The SA2003 error when the syncs the pinned streams force exceed `max_events` with one
-    /// id per sync ([`pinned_forced_syncs`]): no assignment or order of the policy's streams
-    /// then fits, so the trials need not run. `None` where the bound fits.
-    pub fn forced_over(&self, options: &Options, facts: &ModelFacts, max_events: u32) -> Option<crate::Error> {
-        let forced = self.ctx.input.forced.get_or_init(|| pinned_forced_syncs(&self.ctx, options, facts));
-        if forced.ids <= max_events {
-            return None;
-        }
-        let model = self.ctx.model;
-        let mut streams: Vec<(u32, u32)> = forced.fixed.clone();
-        streams.sort_by_key(|&(s, chain)| (std::cmp::Reverse(chain), s));
-        let named: Vec<String> = streams
-            .iter()
-            .take(4)
-            .map(|&(s, chain)| format!("{chain} waiting in GE's stream {s} ({})", pinned_by(&self.ctx, s)))
-            .collect();
-        let more = streams.len().saturating_sub(named.len());
-        let more = if more > 0 { format!(", {more} more pinned streams") } else { String::new() };
-        let free = if forced.free > 0 { format!(", {} in the policy's streams", forced.free) } else { String::new() };
-        let why = if options.compat_ge { "compat=ge" } else { "event_reuse=never" };
-        Some(crate::err!(
-            Limit,
-            "policy {} on graph '{}': the streams GE pins force at least {} sync ids with one id per sync ({}{more}{free}), \
-             over max_events={max_events} whatever the policy's streams and order ({why}: ids are not reused)",
-            self.policy.name(),
-            model.name,
-            forced.ids,
-            named.join(", "),
-        ))
     }
 
     /// The policy streams of the current assignment.
