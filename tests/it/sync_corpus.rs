@@ -5,9 +5,9 @@
 
 use crate::common;
 use stream_alloc::allocate_from_preassigned;
-use stream_alloc::compile::Stage;
+use stream_alloc::compile::{Allocation, Stage};
 use stream_alloc::graph::partition::Partition;
-use stream_alloc::graph::{Model, json};
+use stream_alloc::graph::{Model, Options, json};
 use stream_alloc::memory::AllocationDocument;
 use stream_alloc::verify;
 
@@ -73,12 +73,27 @@ fn corpus_default_mode_is_minimal_and_ge_mode_is_not_below() {
     }
 }
 
-/// Stage 1 of `model` under `options`: the allocation the sync stage starts from.
-fn logical_stage(model: &Model, options: &stream_alloc::graph::Options) -> stream_alloc::Allocation {
-    let limits = stream_alloc::compile::TaskLimits::from_options(options);
+/// The corpus and three synthetic families at 3,000 nodes: the sync trials' graphs.
+fn corpus_and_synthetic() -> Vec<Model> {
+    use stream_alloc::graph::synth::{Family, generate};
+    let mut models: Vec<Model> =
+        common::corpus_paths().iter().map(|p| json::load_slice(&std::fs::read(p).unwrap()).unwrap()).collect();
+    for family in [Family::Layered { width: 8 }, Family::Random { window: None }, Family::Inception] {
+        models.push(generate(family, 3000, 7).unwrap());
+    }
+    models
+}
+
+/// `policy`'s logical streams with option `key=value` and no event budget, and the options.
+fn logical_streams(model: &Model, policy: &str, key: &str, value: &str) -> (Options, Allocation) {
+    let mut options = model.options.clone();
+    options.set("policy", &serde_json::json!(policy)).unwrap();
+    options.set(key, &serde_json::json!(value)).unwrap();
+    options.max_events = Some(u32::MAX);
+    let limits = stream_alloc::compile::TaskLimits::from_options(&options);
     let mut session = stream_alloc::driver::Session::new(model, options.clone(), limits);
     session.run_to(Stage::Logical).unwrap();
-    session.into_result().unwrap().0
+    (options, session.into_result().unwrap().0)
 }
 
 /// The event budget's trial (`compile::sync_stage_within`) counts what the whole sync stage
@@ -89,22 +104,13 @@ fn logical_stage(model: &Model, options: &stream_alloc::graph::Options) -> strea
 #[test]
 fn a_trial_counts_what_the_sync_stage_makes() {
     use stream_alloc::compile::{self, summary::ModelCounts, sync::ModelFacts};
-    use stream_alloc::graph::synth::{Family, generate};
-    let mut models: Vec<Model> =
-        common::corpus_paths().iter().map(|p| json::load_slice(&std::fs::read(p).unwrap()).unwrap()).collect();
-    for family in [Family::Layered { width: 8 }, Family::Random { window: None }, Family::Inception] {
-        models.push(generate(family, 3000, 7).unwrap());
-    }
+    let models = corpus_and_synthetic();
     let (mut stopped, mut finished, mut refused) = (0, 0, 0);
     for model in &models {
         let facts = ModelFacts::build(model);
         for policy in ["per-operator", "list"] {
             for (key, value) in [("event", "event"), ("event", "notify"), ("event_reuse", "lifetime")] {
-                let mut options = model.options.clone();
-                options.set("policy", &serde_json::json!(policy)).unwrap();
-                options.set(key, &serde_json::json!(value)).unwrap();
-                options.max_events = Some(u32::MAX);
-                let logical = logical_stage(model, &options);
+                let (options, logical) = logical_streams(model, policy, key, value);
                 let what = format!("{} {policy} {key}={value}", model.name);
                 let mut full = logical.clone();
                 let whole = compile::sync_stage(model, &options, &mut full);
@@ -153,24 +159,15 @@ fn a_trial_counts_what_the_sync_stage_makes() {
 #[test]
 fn the_shared_sync_steps_give_both_runs() {
     use stream_alloc::compile::{self, summary::ModelCounts, sync::ModelFacts};
-    use stream_alloc::graph::synth::{Family, generate};
     let ids = |c: &ModelCounts| c.event_num + c.notify_num;
-    let mut models: Vec<Model> =
-        common::corpus_paths().iter().map(|p| json::load_slice(&std::fs::read(p).unwrap()).unwrap()).collect();
-    for family in [Family::Layered { width: 8 }, Family::Random { window: None }, Family::Inception] {
-        models.push(generate(family, 3000, 7).unwrap());
-    }
+    let models = corpus_and_synthetic();
     let mut seen = [0usize; 3];
     for model in &models {
         let facts = ModelFacts::build(model);
         for policy in ["per-operator", "list"] {
             for event in ["event", "notify"] {
-                let mut options = model.options.clone();
-                options.set("policy", &serde_json::json!(policy)).unwrap();
-                options.set("event", &serde_json::json!(event)).unwrap();
-                options.max_events = Some(u32::MAX);
-                let reuse = stream_alloc::graph::Options { event_reuse_lifetime: true, ..options.clone() };
-                let logical = logical_stage(model, &options);
+                let (options, logical) = logical_streams(model, policy, "event", event);
+                let reuse = Options { event_reuse_lifetime: true, ..options.clone() };
                 let what = format!("{} {policy} {event}", model.name);
                 let mut whole = logical.clone();
                 let Ok(exact) = compile::sync_stage_within(model, &options, &mut whole, u32::MAX, Some(&facts)) else {
