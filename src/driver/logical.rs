@@ -27,17 +27,18 @@ pub(super) struct Assigned {
 
 /// A sync-stage trial of one logical result under the event budget: it fits, and its
 /// allocation with the sync stage's result is the answer (`exact`: the ids one per sync needed
-/// when only ids reused by lifetime fit); or even its retry with reused ids is over the budget,
-/// with what [`Bounded::fewer`] narrows by.
+/// when only ids reused by lifetime fit; `split`: the sync stage's result split with the
+/// graph's task counts, or why it does not split); or even its retry with reused ids is over
+/// the budget, or the split's events take it over, with what [`Bounded::fewer`] narrows by.
 pub enum Trial {
-    Fits { alloc: Box<Allocation>, synced: Box<Allocation>, exact: Option<u32> },
+    Fits { alloc: Box<Allocation>, synced: Box<Allocation>, exact: Option<u32>, split: Box<Result<Allocation>> },
     Over(OverBudget),
 }
 
 /// What stage 1 shares with the other sessions of one search, whose candidates differ in the
 /// policy alone: the model's order and sync facts, built once, and the event budget's trials.
-/// A trial is a function of the model, the options other than the policy and the logical
-/// result alone, so a cache may answer one it ran before instead of running it; a miss only
+/// A trial is a function of the model, the options other than the policy, the task limits
+/// and the logical result alone, so a cache may answer one it ran before instead of running it; a miss only
 /// runs the trial again, and the answer never depends on what the cache holds. The search
 /// owns the cache (`search::cache::Trials`); the session is handed one
 /// ([`super::Session::with_trials`]), as it is handed its search.
@@ -116,38 +117,36 @@ pub(super) fn assign(
         let mut run = |logical| -> Result<Trial> {
             let alloc = place(logical, placed.clone());
             let sync_facts = trials.map(|t| t.sync_facts(model));
-            Ok(match sync_within_budget(model, options, &alloc, sync_facts)? {
-                Synced::Fits { synced, exact } => Trial::Fits { alloc: Box::new(alloc), synced, exact },
-                Synced::Over(over) => Trial::Over(over),
-            })
+            let (synced, exact) = match sync_within_budget(model, options, &alloc, sync_facts)? {
+                Synced::Fits { synced, exact } => (synced, exact),
+                Synced::Over(over) => return Ok(Trial::Over(over)),
+            };
+            let split = split_with_graph_tasks(model, options, limits, &synced);
+            // The split's own events count against the budget as the sync stage's do.
+            if let AfterSplit::Over(over) = within_split(&split, exact, &synced, max_events) {
+                return Ok(Trial::Over(over));
+            }
+            Ok(Trial::Fits { alloc: Box::new(alloc), synced, exact, split: Box::new(split) })
         };
         let trial = match trials {
             Some(t) => t.trial(logical, &order, &mut run)?,
             None => run(logical)?,
         };
         match trial {
-            Trial::Fits { alloc, synced, exact } => {
-                let split = split_with_graph_tasks(model, options, limits, &synced);
-                match within_split(&split, exact, &synced, max_events) {
-                    AfterSplit::Fits => {}
-                    // Reused ids keep every stream; where those split past the device's stream
-                    // limit, the streams are cut as one id per sync would cut them.
-                    AfterSplit::PastDevice(exact) if bounded.streams() > 1 => {
-                        bounded.fewer_for_device(exact, max_events)?;
-                        continue;
-                    }
-                    AfterSplit::PastDevice(_) => {}
-                    // The split's own events count against the budget as the sync stage's do.
-                    AfterSplit::Over(over) => {
-                        bounded.fewer(&over, max_events)?;
-                        continue;
-                    }
+            Trial::Fits { alloc, synced, exact, split } => {
+                // Reused ids keep every stream; where those split past the device's stream
+                // limit, the streams are cut as one id per sync would cut them.
+                if let AfterSplit::PastDevice(exact) = within_split(&split, exact, &synced, max_events)
+                    && bounded.streams() > 1
+                {
+                    bounded.fewer_for_device(exact, max_events)?;
+                    continue;
                 }
                 if let Some(exact) = exact {
                     bounded.reused(exact, max_events);
                 }
                 let report = Some(bounded.into_report()?);
-                return Ok(Assigned { alloc: *alloc, report, synced: Some(*synced), split: split.ok() });
+                return Ok(Assigned { alloc: *alloc, report, synced: Some(*synced), split: (*split).ok() });
             }
             Trial::Over(over) => bounded.fewer(&over, max_events)?,
         }

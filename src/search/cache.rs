@@ -105,8 +105,9 @@ impl<V> KeyMap<V> {
 }
 
 /// Sync-stage trials that exceeded the event budget, by the logical result they were given:
-/// what they needed, one id per sync and reused by lifetime. A trial is a function of the model, the options other
-/// than the policy, and the logical result alone, so the sessions of one search share these:
+/// what they needed, one id per sync and reused by lifetime, or with the split's events. A
+/// trial is a function of the model, the options other than the policy, the task limits and
+/// the logical result alone, so the sessions of one search share these:
 /// `auto`'s candidates often narrow to the same assignment (every one of them to one policy
 /// stream when no candidate fits). A trial that fits is not kept: it ends its loop.
 ///
