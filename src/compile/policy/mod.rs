@@ -668,6 +668,10 @@ impl<'m> Bounded<'m> {
 /// ([`forced_syncs`]): pinned nodes keep their GE streams, task nodes run on the policy's
 /// streams (none of them pinned), followers and nodes on no stream may run anywhere.
 pub fn pinned_forced_syncs(ctx: &Ctx<'_>, options: &Options, facts: &ModelFacts) -> ForcedSyncs {
+    // GE's assignment may attach streams the graph does not ask for (`_force_attach_stream`).
+    if ctx.base.attached_count > 0 {
+        return ForcedSyncs { none: Some("attached streams"), ..ForcedSyncs::default() };
+    }
     let place = ctx
         .model
         .nodes
