@@ -184,7 +184,7 @@ fn partition_graph(
     engines: Option<&IdVec<NodeId, EngineId>>,
 ) -> Vec<EngineSubgraph> {
     let order = &model.graphs[g].order;
-    let mut c = Clusters::new(model, order, engines);
+    let mut c = Clusters::new(model, order, engines, compat_ge);
     let budget = if compat_ge { usize::MAX } else { SECOND_PATH_BUDGET };
 
     let mut keyed: Vec<(usize, u32)> = Vec::new();
@@ -195,8 +195,8 @@ fn partition_graph(
         // Clusters only ever merge into a smaller index, so `child` is still a single node
         // here and its parents are its node's producers.
         keyed.clear();
-        for i in c.in_start[child as usize]..c.in_start[child as usize + 1] {
-            let p = c.find(c.in_list[i as usize]);
+        for i in 0..c.ins.csr(child).len() {
+            let p = c.find(c.ins.get(child, i));
             // Input data clusters never merge: they take no part.
             if p != child && c.engine[p as usize].is_some() {
                 keyed.push((0, p));
@@ -280,10 +280,104 @@ fn partition_graph(
         .collect()
 }
 
+/// One direction of the cluster graph's adjacency: a single-node cluster reads its list from
+/// the graph's CSR; a merged one keeps a list of positions that may have been merged away
+/// since: they are resolved through the union-find on use and compacted when counted.
+struct Adj {
+    start: Vec<u32>,
+    list: Vec<u32>,
+    /// Lists of merged clusters (`None` while a cluster is its founding node alone).
+    merged: Vec<Option<Vec<u32>>>,
+    /// Length of each merged list when it was last compacted: merges compact a list that has
+    /// doubled since, so lists stay proportional to the clusters they reach.
+    compacted: Vec<u32>,
+}
+
+impl Adj {
+    fn new(start: Vec<u32>, list: Vec<u32>) -> Adj {
+        let n = start.len().saturating_sub(1);
+        Adj { start, list, merged: vec![None; n], compacted: vec![0; n] }
+    }
+
+    /// The graph's own list of position `x`.
+    fn csr(&self, x: u32) -> &[u32] {
+        &self.list[self.start[x as usize] as usize..self.start[x as usize + 1] as usize]
+    }
+
+    fn len(&self, x: u32) -> usize {
+        self.merged[x as usize].as_ref().map_or_else(|| self.csr(x).len(), Vec::len)
+    }
+
+    /// Entry `i` of `x`'s list, unresolved. Read in place: copying a merged cluster's list on
+    /// every visit of a search cost more than the search itself.
+    fn get(&self, x: u32, i: usize) -> u32 {
+        match &self.merged[x as usize] {
+            Some(v) => v[i],
+            None => self.list[self.start[x as usize] as usize + i],
+        }
+    }
+
+    fn take(&mut self, x: u32) -> Vec<u32> {
+        match self.merged[x as usize].take() {
+            Some(v) => v,
+            None => self.csr(x).to_vec(),
+        }
+    }
+
+    /// Number of distinct clusters in `x`'s list besides `x`; compacts a merged list as a side
+    /// effect, leaving it sorted.
+    fn compact(&mut self, x: u32, rep: &mut [u32], scratch: &mut Vec<u32>) -> usize {
+        scratch.clear();
+        match &self.merged[x as usize] {
+            Some(v) => scratch.extend_from_slice(v),
+            None => scratch.extend_from_slice(self.csr(x)),
+        }
+        for p in scratch.iter_mut() {
+            *p = find(rep, *p);
+        }
+        scratch.retain(|&p| p != x);
+        scratch.sort_unstable();
+        scratch.dedup();
+        let n = scratch.len();
+        if let Some(list) = &mut self.merged[x as usize] {
+            list.clear();
+            list.extend_from_slice(scratch);
+            self.compacted[x as usize] = n as u32;
+        }
+        n
+    }
+
+    /// Appends `child`'s list to `parent`'s (`child` has just been merged into `parent`).
+    fn absorb(&mut self, parent: u32, child: u32, rep: &mut [u32], scratch: &mut Vec<u32>) {
+        let mut a = self.take(parent);
+        match self.merged[child as usize].take() {
+            Some(mut b) => {
+                if b.len() > a.len() {
+                    std::mem::swap(&mut a, &mut b);
+                }
+                a.append(&mut b);
+            }
+            None => a.extend_from_slice(self.csr(child)),
+        }
+        let len = a.len();
+        self.merged[parent as usize] = Some(a);
+        if len > 2 * self.compacted[parent as usize] as usize + 16 {
+            self.compact(parent, rep, scratch);
+        }
+    }
+}
+
+/// The union-find's representative of `x`, halving the path on the way.
+fn find(rep: &mut [u32], mut x: u32) -> u32 {
+    while rep[x as usize] != x {
+        let up = rep[rep[x as usize] as usize];
+        rep[x as usize] = up;
+        x = up;
+    }
+    x
+}
+
 /// Clusters of one graph, indexed by the topological position of their founding node.
-/// A single-node cluster reads its edges from the graph's CSR; a merged one keeps an out-list
-/// of positions that may have been merged away since: they are resolved through the
-/// union-find on use and compacted when counted.
 struct Clusters<'m> {
     /// `None`: GE's data pseudo-engine (input data nodes, never merged, never a subgraph).
     engine: Vec<Option<EngineId>>,
@@ -294,25 +388,29 @@ struct Clusters<'m> {
     /// Lowest and highest position of any member (bound the second-path search).
     min_pos: Vec<u32>,
     max_pos: Vec<u32>,
-    in_start: Vec<u32>,
-    in_list: Vec<u32>,
-    out_start: Vec<u32>,
-    out_list: Vec<u32>,
-    /// Out-lists of merged clusters (`None` while a cluster is its founding node alone).
-    outs: Vec<Option<Vec<u32>>>,
+    /// Producers: merged clusters' lists are kept only for the exact search (`track_ins`);
+    /// otherwise only single-node clusters read theirs.
+    ins: Adj,
+    outs: Adj,
+    track_ins: bool,
     rep: Vec<u32>,
-    /// Visit marks for the second-path search: `seen[x] == stamp` means visited this search.
+    /// Visit marks for the second-path search: `seen[x] == stamp` means visited this search
+    /// (forward from the parent), `seen_back[x] == stamp` reached backward from the child.
     seen: Vec<u32>,
+    seen_back: Vec<u32>,
     stamp: u32,
     stack: Vec<u32>,
+    back: Vec<u32>,
     scratch: Vec<u32>,
-    /// Length of each merged out-list when it was last compacted: merges compact a list that
-    /// has doubled since, so lists stay proportional to the clusters they reach.
-    compacted: Vec<u32>,
 }
 
 impl<'m> Clusters<'m> {
-    fn new(model: &'m Model, order: &[NodeId], engines: Option<&IdVec<NodeId, EngineId>>) -> Self {
+    fn new(
+        model: &'m Model,
+        order: &[NodeId],
+        engines: Option<&IdVec<NodeId, EngineId>>,
+        track_ins: bool,
+    ) -> Self {
         let pos = |n: NodeId| model.topo_index[n];
         let n = order.len();
         let mut in_start = Vec::with_capacity(n + 1);
@@ -340,67 +438,36 @@ impl<'m> Clusters<'m> {
             label,
             min_pos: (0..n as u32).collect(),
             max_pos: (0..n as u32).collect(),
-            in_start,
-            in_list,
-            out_start,
-            out_list,
-            outs: vec![None; n],
+            ins: Adj::new(in_start, in_list),
+            outs: Adj::new(out_start, out_list),
+            track_ins,
             rep: (0..n as u32).collect(),
             seen: vec![0; n],
+            seen_back: vec![0; n],
             stamp: 0,
             stack: Vec::new(),
+            back: Vec::new(),
             scratch: Vec::new(),
-            compacted: vec![0; n],
         }
     }
 
-    fn find(&mut self, mut x: u32) -> u32 {
-        while self.rep[x as usize] != x {
-            let up = self.rep[self.rep[x as usize] as usize];
-            self.rep[x as usize] = up;
-            x = up;
-        }
-        x
-    }
-
-    /// Copies `x`'s out-list (unresolved) into `scratch`.
-    fn load_outs(&mut self, x: u32) {
-        self.scratch.clear();
-        match &self.outs[x as usize] {
-            Some(v) => self.scratch.extend_from_slice(v),
-            None => self.scratch.extend_from_slice(
-                &self.out_list[self.out_start[x as usize] as usize..self.out_start[x as usize + 1] as usize],
-            ),
-        }
+    fn find(&mut self, x: u32) -> u32 {
+        find(&mut self.rep, x)
     }
 
     /// Number of distinct clusters `x` feeds; compacts its out-list as a side effect. The list
     /// is left sorted: the second-path search pops its latest clusters first, which are the
     /// ones nearest the child, where a second path most likely closes.
     fn out_degree(&mut self, x: u32) -> usize {
-        self.load_outs(x);
-        let mut v = std::mem::take(&mut self.scratch);
-        for p in v.iter_mut() {
-            *p = self.find(*p);
-        }
-        v.retain(|&p| p != x);
-        v.sort_unstable();
-        v.dedup();
-        let n = v.len();
-        if let Some(list) = &mut self.outs[x as usize] {
-            list.clear();
-            list.extend_from_slice(&v);
-            self.compacted[x as usize] = n as u32;
-        }
-        self.scratch = v;
-        n
+        self.outs.compact(x, &mut self.rep, &mut self.scratch)
     }
 
-    /// A stamp no entry of `seen` holds yet.
+    /// A stamp no entry of `seen` or `seen_back` holds yet.
     fn next_stamp(&mut self) -> u32 {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             self.seen.fill(0);
+            self.seen_back.fill(0);
             self.stamp = 1;
         }
         self.stamp
@@ -410,8 +477,8 @@ impl<'m> Clusters<'m> {
     /// path from `parent` could pass through? Input data clusters have no inputs: no path
     /// reaches them.
     fn producer_outside(&mut self, child: u32, parent: u32) -> bool {
-        for i in self.in_start[child as usize]..self.in_start[child as usize + 1] {
-            let p = self.find(self.in_list[i as usize]);
+        for i in 0..self.ins.csr(child).len() {
+            let p = self.find(self.ins.get(child, i));
             if p != parent && p != child && self.engine[p as usize].is_some() {
                 return true;
             }
@@ -422,6 +489,9 @@ impl<'m> Clusters<'m> {
     /// Is there a path parent -> X -> ... -> child through some other cluster X? Answers yes
     /// once the search has scanned `budget` out-list entries without settling it.
     fn has_second_path(&mut self, parent: u32, child: u32, budget: usize) -> bool {
+        if budget == usize::MAX && self.track_ins {
+            return self.has_second_path_exact(parent, child);
+        }
         let bound = self.max_pos[child as usize];
         let stamp = self.next_stamp();
         self.seen[parent as usize] = stamp;
@@ -430,33 +500,93 @@ impl<'m> Clusters<'m> {
         self.stack.push(parent);
         let mut scanned = 0usize;
         while let Some(x) = self.stack.pop() {
-            // Scanned in place (entries resolved one at a time): copying a merged cluster's
-            // out-list on every visit cost more than the search itself.
-            let len = match &self.outs[x as usize] {
-                Some(v) => v.len(),
-                None => (self.out_start[x as usize + 1] - self.out_start[x as usize]) as usize,
-            };
+            let len = self.outs.len(x);
             scanned += len;
             if scanned > budget {
                 return true;
             }
-            for i in 0..len {
-                let o = match &self.outs[x as usize] {
-                    Some(v) => v[i],
-                    None => self.out_list[self.out_start[x as usize] as usize + i],
-                };
-                let r = self.find(o);
-                if r == child {
-                    if x != parent {
-                        return true;
-                    }
-                    continue;
+            if self.forward_step(x, parent, child, bound, stamp) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The same question without a budget, searched from both ends in turn: forward from
+    /// `parent` and backward from `child`'s other producers. A second path exists exactly
+    /// when the two meet (or the forward search reaches `child` from another cluster, or the
+    /// backward one reaches `parent`), and not when either side runs out first. Searching
+    /// forward alone walks most of a graph whose edges reach far back on every merge; the
+    /// smaller side is the one that settles it.
+    fn has_second_path_exact(&mut self, parent: u32, child: u32) -> bool {
+        let bound = self.max_pos[child as usize];
+        let stamp = self.next_stamp();
+        self.seen[parent as usize] = stamp;
+        self.seen[child as usize] = stamp;
+        self.seen_back[child as usize] = stamp;
+        self.stack.clear();
+        self.stack.push(parent);
+        self.back.clear();
+        // A second path ends with an edge into `child` from a cluster other than `parent`;
+        // input data clusters have no inputs, so no path from `parent` reaches them.
+        for i in 0..self.ins.len(child) {
+            let r = self.find(self.ins.get(child, i));
+            if r != parent && self.engine[r as usize].is_some() && self.seen_back[r as usize] != stamp {
+                self.seen_back[r as usize] = stamp;
+                self.back.push(r);
+            }
+        }
+        // Each turn goes to the side that will have scanned fewer list entries after it (the
+        // model's largest cluster can feed most of the graph: its list is best left unread).
+        let (mut forward, mut backward) = (0usize, 0usize);
+        loop {
+            let (Some(&x), Some(&y)) = (self.stack.last(), self.back.last()) else { return false };
+            let next_forward = forward + self.outs.len(x) + 1;
+            let next_backward = backward + self.ins.len(y) + 1;
+            if next_forward <= next_backward {
+                self.stack.pop();
+                forward = next_forward;
+                if self.forward_step(x, parent, child, bound, stamp) {
+                    return true;
                 }
-                // A cluster that starts after the child's last node cannot lead back into it.
-                if self.min_pos[r as usize] <= bound && self.seen[r as usize] != stamp {
-                    self.seen[r as usize] = stamp;
-                    self.stack.push(r);
+                continue;
+            }
+            self.back.pop();
+            backward = next_backward;
+            for i in 0..self.ins.len(y) {
+                let r = self.find(self.ins.get(y, i));
+                // `seen` holds `parent` and every cluster reached from it (and `child`, which
+                // no producer of `child` can be fed by).
+                if self.seen[r as usize] == stamp && r != child {
+                    return true;
                 }
+                if self.seen_back[r as usize] != stamp {
+                    self.seen_back[r as usize] = stamp;
+                    self.back.push(r);
+                }
+            }
+        }
+    }
+
+    /// Scans `x`'s consumers in the search from `parent`: true when one settles that a second
+    /// path exists (`child` fed by another cluster, or a cluster the backward search reached
+    /// from `child`); pushes the others not yet seen that could still lead into `child`.
+    fn forward_step(&mut self, x: u32, parent: u32, child: u32, bound: u32, stamp: u32) -> bool {
+        for i in 0..self.outs.len(x) {
+            let r = self.find(self.outs.get(x, i));
+            if r == child {
+                if x != parent {
+                    return true;
+                }
+                continue;
+            }
+            if self.seen_back[r as usize] == stamp {
+                return true;
+            }
+            // A cluster that starts after the child's last node cannot lead back into it.
+            if self.min_pos[r as usize] <= bound && self.seen[r as usize] != stamp {
+                self.seen[r as usize] = stamp;
+                self.stack.push(r);
             }
         }
         false
@@ -468,29 +598,9 @@ impl<'m> Clusters<'m> {
         self.rep[ch] = parent;
         self.min_pos[p] = self.min_pos[p].min(self.min_pos[ch]);
         self.max_pos[p] = self.max_pos[p].max(self.max_pos[ch]);
-        let mut a = self.take_outs(parent);
-        match self.outs[ch].take() {
-            Some(mut b) => {
-                if b.len() > a.len() {
-                    std::mem::swap(&mut a, &mut b);
-                }
-                a.append(&mut b);
-            }
-            None => a.extend_from_slice(&self.out_list[self.out_start[ch] as usize..self.out_start[ch + 1] as usize]),
-        }
-        self.outs[p] = Some(a);
-        let len = self.outs[p].as_ref().map_or(0, Vec::len);
-        if len > 2 * self.compacted[p] as usize + 16 {
-            self.out_degree(parent);
-        }
-    }
-
-    fn take_outs(&mut self, x: u32) -> Vec<u32> {
-        match self.outs[x as usize].take() {
-            Some(v) => v,
-            None => {
-                self.out_list[self.out_start[x as usize] as usize..self.out_start[x as usize + 1] as usize].to_vec()
-            }
+        self.outs.absorb(parent, child, &mut self.rep, &mut self.scratch);
+        if self.track_ins {
+            self.ins.absorb(parent, child, &mut self.rep, &mut self.scratch);
         }
     }
 }
