@@ -154,7 +154,9 @@ impl Partition {
 /// (`SortSubGraphs`) and take the stream labels of that node.
 ///
 /// GE searches for a second path without bound, which is quadratic on graphs whose edges reach
-/// far back (every search walks most of the graph). Outside `compat=ge` a search that scans more
+/// far back (every search walks most of the graph). Under `compat=ge` the search stays exact but
+/// runs from both ends (the parent's consumers and the child's producers), which settles it in
+/// the smaller of the two walks. Outside `compat=ge` a search that scans more
 /// than [`SECOND_PATH_BUDGET`] cluster edges gives up and keeps the two clusters apart: a
 /// conservative answer (it never merges what GE keeps apart, so the subgraphs stay acyclic), and
 /// one that no graph of the corpus or of the layered, Inception-like and transformer families
@@ -405,12 +407,7 @@ struct Clusters<'m> {
 }
 
 impl<'m> Clusters<'m> {
-    fn new(
-        model: &'m Model,
-        order: &[NodeId],
-        engines: Option<&IdVec<NodeId, EngineId>>,
-        track_ins: bool,
-    ) -> Self {
+    fn new(model: &'m Model, order: &[NodeId], engines: Option<&IdVec<NodeId, EngineId>>, track_ins: bool) -> Self {
         let pos = |n: NodeId| model.topo_index[n];
         let n = order.len();
         let mut in_start = Vec::with_capacity(n + 1);
