@@ -116,3 +116,24 @@ fn every_corpus_node_with_inputs_or_a_task_is_partitioned() {
         }
     }
 }
+
+/// Under `compat=ge` the second-path search runs from both ends; outside it, forward from the
+/// parent with a budget these families never reach (`graph::partition::partition_engines`):
+/// both searches are then exact, so the two partitions must agree subgraph for subgraph.
+#[test]
+fn two_ended_search_agrees_with_the_forward_search_where_the_budget_is_not_reached() {
+    use stream_alloc::graph::synth::{Family, generate};
+    for family in [Family::Layered { width: 8 }, Family::Inception, Family::Transformer] {
+        for seed in [7, 8] {
+            let m = generate(family, 3000, seed).unwrap();
+            let exact = Partition::for_compile(&m, true, None);
+            let bounded = Partition::for_compile(&m, false, None);
+            assert!(
+                exact.len() < m.nodes.len() / 2,
+                "{}: few merges, the test would not exercise the search",
+                family.name()
+            );
+            assert_eq!(groups(&m, &exact), groups(&m, &bounded), "{} seed {seed}", family.name());
+        }
+    }
+}
