@@ -526,6 +526,8 @@ pub struct Bounded<'m> {
     uncounted: Option<(u32, u32)>,
     /// `event_reuse=lifetime` is set: every trial's ids are reused already.
     lifetime: bool,
+    /// A trial's physical split took its ids over `max_events`: every later cut halves.
+    split_over: bool,
 }
 
 impl<'m> Bounded<'m> {
@@ -556,7 +558,7 @@ impl<'m> Bounded<'m> {
             Made::Uncounted => Some((cap, max_streams)),
         };
         let lifetime = options.event_reuse_lifetime;
-        Ok(Bounded { ctx, policy, assign, report, assignment, budgets, uncounted, lifetime })
+        Ok(Bounded { ctx, policy, assign, report, assignment, budgets, uncounted, lifetime, split_over: false })
     }
 
     /// The logical result of the current assignment.
@@ -595,9 +597,11 @@ impl<'m> Bounded<'m> {
             );
         }
         // The split's events follow the task count, not the streams, and the streams GE pins
-        // hold most ids: a proportional cut would walk down a stream or two at a time.
-        let halve = over.split.is_some();
-        self.narrow(over.needed(), max_events, halve)?;
+        // hold most ids: a proportional cut would walk down a stream or two at a time. Once a
+        // split took the ids over, every later cut halves too: fewer streams keep the split's
+        // events, so a trial whose reused ids are over by a little is over by more after it.
+        self.split_over |= over.split.is_some();
+        self.narrow(over.needed(), max_events, self.split_over)?;
         self.budgets.max_events = Some(max_events);
         self.budgets.event_budget_streams = Some(self.assignment.count);
         Ok(())
