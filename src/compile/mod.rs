@@ -116,13 +116,29 @@ pub(crate) fn choose_order_with(
 /// Stage 2, GE's `InsertSyncNodesByLogicStream`: nothing to synchronise on one stream without
 /// attached streams.
 pub fn sync_stage(model: &Model, options: &Options, alloc: &mut Allocation) -> Result<()> {
+    in_sync_stage(
+        model,
+        alloc,
+        |a| passes::sync_stage(model, options, a, sync::SyncConfig::new(model, options)).map(drop),
+        |_| (),
+    )
+}
+
+/// Stage 2's frame, the same for the whole stage and the event budget's trials: task nodes no
+/// policy placed get a stream and the logical streams are checked against the device; `steps`
+/// run where there is something to synchronise (more than one stream, or attached streams),
+/// `alone` answers where there is not; the allocation is then at the sync stage.
+fn in_sync_stage<T>(
+    model: &Model,
+    alloc: &mut Allocation,
+    steps: impl FnOnce(&mut Allocation) -> Result<T>,
+    alone: impl FnOnce(&Allocation) -> T,
+) -> Result<T> {
     place_unassigned_task_nodes(model, alloc)?;
     check_stream_count(model, alloc.logical_count + alloc.attached_count, "logical")?;
-    if alloc.logical_count > 1 || alloc.attached_count > 0 {
-        passes::sync_stage(model, options, alloc, sync::SyncConfig::new(model, options))?;
-    }
+    let out = if alloc.logical_count > 1 || alloc.attached_count > 0 { steps(alloc)? } else { alone(alloc) };
     alloc.stage = Stage::Sync;
-    Ok(())
+    Ok(out)
 }
 
 /// [`sync_stage`] as a trial of the event budget runs it: the allocation's counts after the
@@ -138,15 +154,12 @@ pub fn sync_stage_within(
     max_ids: u32,
     facts: Option<&sync::ModelFacts>,
 ) -> Result<summary::ModelCounts> {
-    place_unassigned_task_nodes(model, alloc)?;
-    check_stream_count(model, alloc.logical_count + alloc.attached_count, "logical")?;
-    let counts = if alloc.logical_count > 1 || alloc.attached_count > 0 {
-        passes::sync_stage_within(model, options, alloc, sync::SyncConfig::new(model, options), max_ids, facts)?
-    } else {
-        summary::ModelCounts::of(alloc)
-    };
-    alloc.stage = Stage::Sync;
-    Ok(counts)
+    in_sync_stage(
+        model,
+        alloc,
+        |a| passes::sync_stage_within(model, options, a, sync::SyncConfig::new(model, options), max_ids, facts),
+        summary::ModelCounts::of,
+    )
 }
 
 /// [`sync_stage_within`] one id per sync and then, over `max_ids`, with ids reused by lifetime
@@ -160,15 +173,12 @@ pub fn sync_stage_reusing(
     max_ids: u32,
     facts: Option<&sync::ModelFacts>,
 ) -> Result<(summary::ModelCounts, Option<summary::ModelCounts>)> {
-    place_unassigned_task_nodes(model, alloc)?;
-    check_stream_count(model, alloc.logical_count + alloc.attached_count, "logical")?;
-    let counts = if alloc.logical_count > 1 || alloc.attached_count > 0 {
-        passes::sync_stage_reusing(model, options, alloc, (max_ids, facts))?
-    } else {
-        (summary::ModelCounts::of(alloc), None)
-    };
-    alloc.stage = Stage::Sync;
-    Ok(counts)
+    in_sync_stage(
+        model,
+        alloc,
+        |a| passes::sync_stage_reusing(model, options, a, (max_ids, facts)),
+        |a| (summary::ModelCounts::of(a), None),
+    )
 }
 
 /// Stage 3, GE's `SplitStreamAndRefreshTaskDef`, with the host's task counts where it gave them.

@@ -255,13 +255,14 @@ pub(super) fn sync_within_budget(
 /// changed streams): one id per sync and, over `max_events` where [`reuses_over_budget`], the
 /// same streams again with ids reused by lifetime, kept whatever they need (the caller's
 /// budget check refuses a result still over). Within the budget the plain sync stage's result.
+/// The two runs share their first steps, as a budget trial's do ([`sync_within_budget`]).
 pub(super) fn sync_stage_or_reused(model: &Model, options: &Options, alloc: &mut Allocation) -> Result<()> {
-    let max_events = options.event_budget();
-    let mut exact = alloc.clone();
-    let counts = compile::sync_stage_within(model, options, &mut exact, max_events, None)?;
-    if counts.event_num + counts.notify_num <= max_events {
-        *alloc = exact;
-        return Ok(());
+    match sync_within_budget(model, options, alloc, None)? {
+        Synced::Fits { synced, .. } => *alloc = *synced,
+        // Still over with reused ids: the reused result whole, for the caller to refuse.
+        Synced::Over(_) => {
+            compile::sync_stage(model, &Options { event_reuse_lifetime: true, ..options.clone() }, alloc)?
+        }
     }
-    compile::sync_stage(model, &Options { event_reuse_lifetime: true, ..options.clone() }, alloc)
+    Ok(())
 }
