@@ -11,8 +11,11 @@
 use std::sync::Arc;
 
 use super::cache::{KeyMap, StreamsKey, Trials};
+use super::peers;
 use super::report::{AutoReport, CandidatePlan, CandidateRow};
 use crate::bail;
+use crate::baseline::Peer;
+use crate::compile::order::OrderFacts;
 use crate::compile::policy::{Chosen, Ctx, PolicyReport, ge_logical, table};
 use crate::compile::{Allocation, Stage, TaskLimits};
 use crate::driver::{Found, Session, Stages};
@@ -43,7 +46,11 @@ fn choose_in_batches(
     let search = AutoSearch::new(model, options, limits, cfg)?;
     let mut tally = Tally {
         // Without a limit the leanest plan within LEAN_TOLERANCE of the fastest; with one, the fastest.
-        pool: Pool { lean: options.memory_limit.is_none(), kept: Vec::new() },
+        pool: Pool {
+            lean: options.memory_limit.is_none(),
+            ceiling: search.peer_reference.as_ref().map(|(_, us)| *us),
+            kept: Vec::new(),
+        },
         rows: Vec::new(),
         smallest: None,
         outcomes: KeyMap::default(),
@@ -77,7 +84,38 @@ struct AutoSearch<'m> {
     max_streams: u32,
     max_events: u32,
     trials: Arc<Trials>,
-    candidates: Vec<Chosen>,
+    candidates: Vec<Candidate>,
+    /// The fastest peer's own plan that fits the device, when the peers are evaluated
+    /// ([`peers::evaluated`]): its name and makespan, the lean rule's ceiling.
+    peer_reference: Option<(String, f64)>,
+    /// The model's order facts, for the peers' candidates' execution orders.
+    order_facts: Option<OrderFacts>,
+}
+
+/// One of auto's candidates: a policy of the table, or a peer's assignment through auto's own
+/// pipeline.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Candidate {
+    Policy(Chosen),
+    Peer(Peer),
+}
+
+impl Candidate {
+    fn name(&self) -> String {
+        match self {
+            Candidate::Policy(p) => p.name(),
+            Candidate::Peer(p) => peers::name(*p),
+        }
+    }
+
+    /// The options a run of it starts from: the policy's, or auto's own for a peer's
+    /// assignment (adopted as a logical stage, any policy but GE's runs the later stages alike).
+    fn options(&self, options: &Options) -> Options {
+        match self {
+            Candidate::Policy(p) => p.options(options),
+            Candidate::Peer(_) => options.clone(),
+        }
+    }
 }
 
 /// What the search has taken so far, in candidate order.
@@ -96,13 +134,19 @@ impl<'m> AutoSearch<'m> {
     fn new(model: &'m Model, options: &Options, limits: &'m TaskLimits, cfg: &'m SimConfig) -> Result<Self> {
         let ctx = Ctx::with_base(model, options, ge_logical(model, options)?);
         let width = ctx.chain_cover().chains.len();
-        let candidates = table::candidates(width, ctx.policy_cap(options.stream_budget()));
+        let mut candidates: Vec<Candidate> =
+            table::candidates(width, ctx.policy_cap(options.stream_budget())).into_iter().map(Candidate::Policy).collect();
+        let with_peers = peers::evaluated(model, options);
+        if with_peers {
+            candidates.extend(peers::PEERS.into_iter().map(Candidate::Peer));
+        }
         let limit = super::fit::resolve(model, options, limits)?;
         let options = match limit.as_ref() {
             Some(r) => super::fit::within(options, r, options.execution_order),
             None => options.clone(),
         };
         let reference = ideal(model, cfg)?;
+        let peer_reference = if with_peers { peers::fastest_fitting(model, &options, limits, cfg)? } else { None };
         Ok(AutoSearch {
             model,
             limits,
@@ -116,6 +160,8 @@ impl<'m> AutoSearch<'m> {
             max_events: options.event_budget(),
             trials: Arc::new(Trials::default()),
             candidates,
+            peer_reference,
+            order_facts: with_peers.then(|| OrderFacts::of(model)),
             options,
         })
     }
@@ -129,6 +175,13 @@ impl<'m> AutoSearch<'m> {
             .with_policy_input(Arc::clone(self.ctx.input()))
             .with_trials(self.trials.clone())
             .recording();
+        if let (Candidate::Peer(peer), Some(facts)) = (p, self.order_facts.as_ref()) {
+            let cap = self.ctx.policy_cap(self.max_streams);
+            match peers::logical(&self.ctx, options, peer, cap, facts)? {
+                Ok(logical) => s = s.with_logical(logical),
+                Err(why) => return Ok(Run::Rejected(why)),
+            }
+        }
         // A candidate past a device limit (streams, events, notifies) is not an answer, but
         // another candidate may be: it is reported and dropped, never fatal.
         let ran = s.run_to(Stage::Logical).and_then(|()| {
@@ -294,7 +347,7 @@ impl<'m> AutoSearch<'m> {
         };
         if tally.pool.admits(&offer) {
             let options = s.options().clone();
-            tally.pool.add(Kept { offer, policy: p, options, stages: s.into_stages()?.0 });
+            tally.pool.add(Kept { offer, candidate: p, options, stages: s.into_stages()?.0 });
         }
         Ok(())
     }
@@ -304,7 +357,7 @@ impl<'m> AutoSearch<'m> {
     fn finish(self, tally: Tally) -> Result<Found> {
         let (model, options) = (self.model, &self.options);
         let Tally { pool, rows, smallest, .. } = tally;
-        let Some(Kept { offer, policy: chosen, options: chosen_options, mut stages }) = pool.choose() else {
+        let Some(Kept { offer, candidate: chosen, options: chosen_options, mut stages }) = pool.choose() else {
             if let Some(r) = self.limit.as_ref()
                 && rows.iter().all(|r| r.peak_bytes.is_some())
             {
@@ -326,6 +379,13 @@ impl<'m> AutoSearch<'m> {
             None => options.clone(),
         };
         refine_options.event_reuse_lifetime |= stages.split.as_ref().is_some_and(Allocation::ids_reused_by_lifetime);
+        // A policy's trials run under its own name; a peer's under auto's, as the session
+        // runs the chosen streams' later stages. GE's own assignment keeps GE's rules.
+        let trial_policy = match chosen {
+            Candidate::Policy(p) if p.is_ge() => None,
+            Candidate::Policy(p) => Some(p.policy()),
+            Candidate::Peer(_) => Some(options.policy.clone()),
+        };
         let refined = super::refine::refine(
             model,
             &refine_options,
@@ -333,7 +393,7 @@ impl<'m> AutoSearch<'m> {
             self.cfg,
             &self.ctx,
             base,
-            chosen,
+            (chosen.name(), trial_policy),
             self.ideal_makespan_us,
         )?;
         let makespan = match refined.logical {
@@ -362,6 +422,11 @@ impl<'m> AutoSearch<'m> {
             Some(r) => format!("fastest within memory_limit={}", r.limit),
             // Short: the summary's policy line holds it under 200 characters.
             None => format!("leanest within {}% of fastest", LEAN_TOLERANCE * 100.0),
+        };
+        // The ceiling, where a peer's plan fits: no slower than it, unless nothing is.
+        let rule = match self.peer_reference.as_ref() {
+            Some((peer, _)) => format!("{rule}, no slower than peer {peer}"),
+            None => rule,
         };
         format!(
             "{rule} ({} units, {} us/wait; {} streams, {} ids)",
@@ -421,23 +486,33 @@ struct Offer {
 /// A candidate still in the running, with the stages the session adopts if it wins.
 struct Kept {
     offer: Offer,
-    policy: Chosen,
+    candidate: Candidate,
     options: Options,
     stages: Stages,
 }
 
 /// The candidates in the running. `lean`: every plan within [`LEAN_TOLERANCE`] of the fastest
-/// so far, the choice the lowest peak, then the fewest streams, the fewest syncs, the shortest
-/// makespan and the earlier candidate. Otherwise (under `memory_limit`) the one fastest plan,
-/// ties to fewer streams, fewer syncs, the earlier candidate.
+/// so far and no slower than `ceiling` (unless the fastest itself is), the choice the lowest
+/// peak, then the fewest streams, the fewest syncs, the shortest makespan and the earlier
+/// candidate. Otherwise (under `memory_limit`) the one fastest plan, ties to fewer streams,
+/// fewer syncs, the earlier candidate.
 struct Pool {
     lean: bool,
+    /// The makespan of the fastest peer's own plan that fits the device: a leaner plan slower
+    /// than it would leave `auto` slower than that peer.
+    ceiling: Option<f64>,
     kept: Vec<Kept>,
 }
 
 impl Pool {
     fn fastest(&self) -> Option<f64> {
         self.kept.iter().map(|k| k.offer.makespan).min_by(f64::total_cmp)
+    }
+
+    /// The slowest makespan the lean rule keeps when the fastest plan runs `fastest`.
+    fn window(&self, fastest: f64) -> f64 {
+        let lean = fastest * (1.0 + LEAN_TOLERANCE);
+        self.ceiling.map_or(lean, |c| lean.min(c.max(fastest)))
     }
 
     fn fast_key(o: &Offer) -> (f64, u32, usize, usize) {
@@ -448,7 +523,7 @@ impl Pool {
     fn admits(&self, o: &Offer) -> bool {
         match (self.lean, self.fastest()) {
             (_, None) => true,
-            (true, Some(f)) => o.makespan <= f * (1.0 + LEAN_TOLERANCE),
+            (true, Some(f)) => o.makespan <= self.window(f),
             (false, Some(_)) => {
                 let (a, b) = (Self::fast_key(o), Self::fast_key(&self.kept[0].offer));
                 a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)).is_lt()
@@ -462,7 +537,8 @@ impl Pool {
         }
         self.kept.push(k);
         if let Some(f) = self.fastest() {
-            self.kept.retain(|k| k.offer.makespan <= f * (1.0 + LEAN_TOLERANCE));
+            let window = self.window(f);
+            self.kept.retain(|k| k.offer.makespan <= window);
         }
     }
 

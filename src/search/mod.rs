@@ -11,6 +11,7 @@
 pub mod auto;
 pub mod cache;
 pub mod fit;
+pub mod peers;
 pub mod refine;
 pub mod report;
 

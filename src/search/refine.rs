@@ -27,11 +27,11 @@ use std::collections::BTreeSet;
 
 use super::report::{MovePoint, RefineMove, RefineReport, RefineRun};
 use crate::compile::order::OrderFacts;
-use crate::compile::policy::{Chosen, Ctx, Kind, Role, place_followers};
+use crate::compile::policy::{Ctx, Role, place_followers};
 use crate::compile::{self, Allocation, Stage, TaskLimits};
 use crate::driver::Session;
 use crate::error::Result;
-use crate::graph::{GraphId, IdVec, Model, NodeId, Options, StreamId};
+use crate::graph::{GraphId, IdVec, Model, NodeId, Options, Policy, StreamId};
 use crate::simulate::{SimConfig, SimResult, round3, simulate};
 
 /// Most trial runs (sync, split and simulation of one changed assignment) per graph.
@@ -380,9 +380,10 @@ fn digest(stream: &Streams) -> u64 {
     })
 }
 
-/// Searches around `base`, the logical stage of the run `policy` made, under `cfg`, in the
-/// policy context `ctx` (built for `model` and `options`); `ideal_us` is the graph's ideal
-/// makespan (a plan there is left alone).
+/// Searches around `base`, the logical stage of the run the candidate `from` made (its name,
+/// and the policy its trials run under; `None` for GE's own assignment, which keeps GE's
+/// rules), under `cfg`, in the policy context `ctx` (built for `model` and `options`);
+/// `ideal_us` is the graph's ideal makespan (a plan there is left alone).
 #[allow(clippy::too_many_arguments)]
 pub fn refine(
     model: &Model,
@@ -391,28 +392,29 @@ pub fn refine(
     cfg: &SimConfig,
     ctx: &Ctx<'_>,
     base: &Allocation,
-    policy: Chosen,
+    from: (String, Option<Policy>),
     ideal_us: f64,
 ) -> Result<Refined> {
+    let (name, policy) = from;
     let size = model.nodes.len() + model.edges.len();
     let budget = trial_budget(size);
     let skip = |why: &str, makespan: f64| Refined {
         logical: None,
         makespan_us: makespan,
         report: RefineReport {
-            from: policy.name(),
+            from: name.clone(),
             trial_budget: budget,
             skipped: Some(why.to_string()),
             ..RefineReport::default()
         },
     };
-    if !matches!(policy.entry.kind, Kind::Assign(_)) {
+    let Some(policy) = policy else {
         return Ok(skip("GE's own assignment keeps GE's rules", f64::NAN));
-    }
+    };
     if budget == 0 {
         return Ok(skip(&format!("{size} nodes + edges: above the {TRIAL_WORK} / {MIN_TRIALS} bound"), f64::NAN));
     }
-    let fixed = Options { policy: policy.policy(), verify: false, ..options.clone() };
+    let fixed = Options { policy, verify: false, ..options.clone() };
     let mut t = Trials {
         model,
         options: &fixed,
@@ -492,7 +494,7 @@ pub fn refine(
         break;
     }
     let report = RefineReport {
-        from: policy.name(),
+        from: name,
         trial_budget: budget,
         skipped: None,
         ran: Some(RefineRun {

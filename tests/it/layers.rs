@@ -19,13 +19,14 @@ const LAYERS: &[(&str, u32)] = &[
     ("memory", 3),
     ("replay", 3),
     ("driver", 4),
-    ("search", 5),
     ("baseline", 5),
-    ("capi", 6),
+    // `auto` evaluates the peers' plans (`baseline`) among its candidates.
+    ("search", 6),
+    ("capi", 7),
     // What the command line and the Python package share (loading, options, documents).
-    ("frontend", 6),
+    ("frontend", 7),
     // The crate root (lib.rs: `allocate`, the re-exports) runs searches.
-    ("lib", 7),
+    ("lib", 8),
 ];
 
 /// Names every layer may use: the error type and its macros.
