@@ -263,7 +263,11 @@ fn trtllm_plan(model: &Model, g: &TaskGraph, streams: u32, cost: bool) -> Plan {
 /// TensorRT-LLM's event per producer becomes one per wait), then the split and the rest of the stages.
 /// The result has the peer's report and the run's memory plan.
 pub fn allocate(model: &Model, peer: Peer, options: &Options, limits: TaskLimits) -> Result<Compiled> {
-    let p = plan(model, peer, options)?;
+    allocate_plan(model, peer, &plan(model, peer, options)?, options, limits)
+}
+
+/// [`allocate`] from the peer's plan `p`, computed before.
+pub fn allocate_plan(model: &Model, peer: Peer, p: &Plan, options: &Options, limits: TaskLimits) -> Result<Compiled> {
     let mut m = model.clone();
     for (n, node) in m.nodes.iter_mut().enumerate() {
         node.stream = p.stream[NodeId::new(n)];

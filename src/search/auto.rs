@@ -90,6 +90,8 @@ struct AutoSearch<'m> {
     peer_reference: Option<(String, f64)>,
     /// The model's order facts, for the peers' candidates' execution orders.
     order_facts: Option<OrderFacts>,
+    /// Each peer's plan, when the peers are evaluated.
+    peer_plans: Vec<(Peer, crate::baseline::Plan)>,
 }
 
 /// One of auto's candidates: a policy of the table, or a peer's assignment through auto's own
@@ -146,7 +148,11 @@ impl<'m> AutoSearch<'m> {
             None => options.clone(),
         };
         let reference = ideal(model, cfg)?;
-        let peer_reference = if with_peers { peers::fastest_fitting(model, &options, limits, cfg)? } else { None };
+        let peer_plans = if with_peers { peers::plans(model, &options)? } else { Vec::new() };
+        let peer_reference = match with_peers {
+            true => peers::fastest_fitting(model, &options, limits, cfg, &peer_plans)?,
+            false => None,
+        };
         Ok(AutoSearch {
             model,
             limits,
@@ -161,6 +167,7 @@ impl<'m> AutoSearch<'m> {
             trials: Arc::new(Trials::default()),
             candidates,
             peer_reference,
+            peer_plans,
             order_facts: with_peers.then(|| OrderFacts::of(model)),
             options,
         })
@@ -175,9 +182,11 @@ impl<'m> AutoSearch<'m> {
             .with_policy_input(Arc::clone(self.ctx.input()))
             .with_trials(self.trials.clone())
             .recording();
-        if let (Candidate::Peer(peer), Some(facts)) = (p, self.order_facts.as_ref()) {
+        if let (Candidate::Peer(peer), Some(facts)) = (p, self.order_facts.as_ref())
+            && let Some(plan) = self.peer_plans.iter().find(|(q, _)| *q == peer)
+        {
             let cap = self.ctx.policy_cap(self.max_streams);
-            match peers::logical(&self.ctx, options, peer, cap, facts)? {
+            match peers::logical(&self.ctx, options, plan, cap, facts)? {
                 Ok(logical) => s = s.with_logical(logical),
                 Err(why) => return Ok(Run::Rejected(why)),
             }

@@ -6,7 +6,7 @@
 //! as `simulate --policy PEER` runs it) that fits the device is the lean rule's ceiling: `auto`
 //! keeps a leaner plan only when it is no slower than that.
 
-use crate::baseline::{self, Peer};
+use crate::baseline::{self, Peer, Plan};
 use crate::compile::order::OrderFacts;
 use crate::compile::policy::{Assignment, Ctx, Role, finish};
 use crate::compile::{self, Allocation, TaskLimits};
@@ -45,20 +45,24 @@ pub fn name(peer: Peer) -> String {
     format!("peer:{}", peer.name())
 }
 
-/// `peer`'s assignment as a logical allocation of `ctx`'s model: the peer's stream for each
-/// task node the policies place (renumbered by first use in topological order), GE's pinned
-/// streams kept, followers placed by the policies' rule, the streams run in the peer's order
-/// where it fixes one. `Err(why)` when its streams exceed `cap`, the streams `max_streams`
-/// leaves the policies.
+/// Each peer of [`PEERS`] with its plan for `model` under `options`.
+pub fn plans(model: &Model, options: &Options) -> Result<Vec<(Peer, Plan)>> {
+    PEERS.into_iter().map(|peer| Ok((peer, baseline::plan(model, peer, options)?))).collect()
+}
+
+/// `peer`'s assignment `plan` as a logical allocation of `ctx`'s model: the peer's stream for
+/// each task node the policies place (renumbered by first use in topological order), GE's
+/// pinned streams kept, followers placed by the policies' rule, the streams run in the peer's
+/// order where it fixes one. `Err(why)` when its streams exceed `cap`, the streams
+/// `max_streams` leaves the policies.
 pub fn logical(
     ctx: &Ctx<'_>,
     options: &Options,
-    peer: Peer,
+    (peer, plan): &(Peer, Plan),
     cap: u32,
     facts: &OrderFacts,
 ) -> Result<std::result::Result<Allocation, String>> {
     let model = ctx.model;
-    let plan = baseline::plan(model, peer, options)?;
     let mut a = Assignment::new(model);
     let mut renumbered: Vec<Option<u32>> = vec![None; plan.streams() as usize];
     for &n in ctx.order.iter() {
@@ -66,7 +70,7 @@ pub fn logical(
             continue;
         }
         let Some(s) = plan.stream[n] else {
-            crate::bail!(Internal, "{}: task node '{}' got no stream", name(peer), model.nodes[n].name);
+            crate::bail!(Internal, "{}: task node '{}' got no stream", name(*peer), model.nodes[n].name);
         };
         let id = *renumbered[s.index()].get_or_insert_with(|| {
             a.count += 1;
@@ -82,22 +86,27 @@ pub fn logical(
         a.order = order.iter().map(|&n| ctx.pos[n]).filter(|p: &Pos| p.is_valid()).collect();
     }
     let placed = a.root_order(ctx);
-    Ok(Ok(compile::logical_allocation_with(model, options, name(peer), finish(ctx, &a), Some(facts), placed)))
+    Ok(Ok(compile::logical_allocation_with(model, options, name(*peer), finish(ctx, &a), Some(facts), placed)))
 }
 
-/// The fastest of the peers' own plans ([`baseline::allocate`]) within `max_streams` physical
-/// streams and `max_events` sync ids, simulated under `cfg`: the peer's name and makespan. A
-/// peer that cannot run on the graph is no reference.
+/// The fastest of the peers' own plans ([`baseline::allocate_plan`]) within `max_streams`
+/// physical streams and `max_events` sync ids, simulated under `cfg`: the peer's name and
+/// makespan. A plan with more logical streams than that is not run (the split only adds
+/// streams); a peer whose run fails is no reference.
 pub fn fastest_fitting(
     model: &Model,
     options: &Options,
     limits: &TaskLimits,
     cfg: &SimConfig,
+    plans: &[(Peer, Plan)],
 ) -> Result<Option<(String, f64)>> {
     let options = Options { verify: false, ..options.clone() };
     let mut best: Option<(String, f64)> = None;
-    for peer in PEERS {
-        let Ok(c) = baseline::allocate(model, peer, &options, *limits) else { continue };
+    for (peer, plan) in plans {
+        if plan.streams() > options.stream_budget() {
+            continue;
+        }
+        let Ok(c) = baseline::allocate_plan(model, *peer, plan, &options, *limits) else { continue };
         if c.alloc.physical_count() > options.stream_budget() || c.alloc.sync_count() > options.event_budget() {
             continue;
         }
