@@ -139,9 +139,6 @@ impl<'m> AutoSearch<'m> {
         let mut candidates: Vec<Candidate> =
             table::candidates(width, ctx.policy_cap(options.stream_budget())).into_iter().map(Candidate::Policy).collect();
         let with_peers = peers::evaluated(model, options);
-        if with_peers {
-            candidates.extend(peers::PEERS.into_iter().map(Candidate::Peer));
-        }
         let limit = super::fit::resolve(model, options, limits)?;
         let options = match limit.as_ref() {
             Some(r) => super::fit::within(options, r, options.execution_order),
@@ -149,6 +146,7 @@ impl<'m> AutoSearch<'m> {
         };
         let reference = ideal(model, cfg)?;
         let peer_plans = if with_peers { peers::plans(model, &options)? } else { Vec::new() };
+        candidates.extend(peer_plans.iter().map(|(peer, _)| Candidate::Peer(*peer)));
         let peer_reference = match with_peers {
             true => peers::fastest_fitting(model, &options, limits, cfg, &peer_plans)?,
             false => None,

@@ -28,9 +28,22 @@ pub const PEERS: [Peer; 8] = [
 ];
 
 /// Nodes above which `auto` evaluates no peer: each peer is a whole pipeline run for its own
-/// plan and another for its candidate, and the peers' own algorithms are not all linear
-/// (Nimble's matching, XLA's reachability).
+/// plan and another for its candidate.
 pub const MAX_NODES: usize = 20_000;
+
+/// Nodes above which `auto` evaluates no peer whose algorithm reads the transitive closure
+/// (XLA, Nimble): the closure holds every pair of ordered nodes, quadratic in time and memory
+/// on deep graphs (XLA's pass takes 0.1 s on layered-w8 at 2,000 nodes, 0.8 s at 4,000 and
+/// 45 s at 10,000, where `auto` without the peers takes 0.1 s and 0.35 s).
+pub const CLOSURE_NODES: usize = 2_048;
+
+/// The most nodes `auto` evaluates `peer` on.
+pub fn max_nodes(peer: Peer) -> usize {
+    match peer {
+        Peer::Xla | Peer::Nimble => CLOSURE_NODES,
+        _ => MAX_NODES,
+    }
+}
 
 /// Whether `auto` evaluates the peers on `model` under `options`: without `memory_limit` (the
 /// lean rule's choice; under a limit the fastest plan within it wins), outside `compat=ge`
@@ -45,9 +58,14 @@ pub fn name(peer: Peer) -> String {
     format!("peer:{}", peer.name())
 }
 
-/// Each peer of [`PEERS`] with its plan for `model` under `options`.
+/// Each peer of [`PEERS`] that `auto` evaluates on `model` ([`max_nodes`]) with its plan under
+/// `options`.
 pub fn plans(model: &Model, options: &Options) -> Result<Vec<(Peer, Plan)>> {
-    PEERS.into_iter().map(|peer| Ok((peer, baseline::plan(model, peer, options)?))).collect()
+    PEERS
+        .into_iter()
+        .filter(|&peer| model.nodes.len() <= max_nodes(peer))
+        .map(|peer| Ok((peer, baseline::plan(model, peer, options)?)))
+        .collect()
 }
 
 /// `peer`'s assignment `plan` as a logical allocation of `ctx`'s model: the peer's stream for
