@@ -136,8 +136,10 @@ impl<'m> AutoSearch<'m> {
     fn new(model: &'m Model, options: &Options, limits: &'m TaskLimits, cfg: &'m SimConfig) -> Result<Self> {
         let ctx = Ctx::with_base(model, options, ge_logical(model, options)?);
         let width = ctx.chain_cover().chains.len();
-        let mut candidates: Vec<Candidate> =
-            table::candidates(width, ctx.policy_cap(options.stream_budget())).into_iter().map(Candidate::Policy).collect();
+        let mut candidates: Vec<Candidate> = table::candidates(width, ctx.policy_cap(options.stream_budget()))
+            .into_iter()
+            .map(Candidate::Policy)
+            .collect();
         let with_peers = peers::evaluated(model, options);
         let limit = super::fit::resolve(model, options, limits)?;
         let options = match limit.as_ref() {

@@ -55,7 +55,8 @@ fn no_baseline_that_fits_the_device_is_faster_than_auto() {
             let mut b = json::builder_from_slice(&std::fs::read(&path).unwrap()).unwrap();
             b.options.dynamic_multi_stream = dynamic;
             let m = b.build().unwrap();
-            compared += auto_is_not_slower_than_a_fitting_peer(&m, &format!("{} (dynamic_multi_stream={dynamic})", m.name));
+            compared +=
+                auto_is_not_slower_than_a_fitting_peer(&m, &format!("{} (dynamic_multi_stream={dynamic})", m.name));
         }
     }
     assert!(compared >= 12 * 2 * 5, "only {compared} plans compared");

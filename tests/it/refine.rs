@@ -119,7 +119,8 @@ fn refine_never_makes_a_candidate_worse() {
         let mut s = Session::new(&m, p.options(&m.options), limits);
         s.run_to(Stage::Logical).unwrap();
         let base = s.allocation().unwrap().clone();
-        let r = refine::refine(&m, &m.options, &limits, &cfg, &ctx, &base, (p.name(), Some(p.policy())), reference).unwrap();
+        let r = refine::refine(&m, &m.options, &limits, &cfg, &ctx, &base, (p.name(), Some(p.policy())), reference)
+            .unwrap();
         assert_eq!(r.report.ran.as_ref().unwrap().makespan_before_us, (before * 1000.0).round() / 1000.0, "{p:?}");
         assert!(r.makespan_us <= before + 1e-9, "{p:?}: {} > {before}", r.makespan_us);
         assert_eq!(r.logical.is_some(), r.makespan_us < before - 1e-9, "{p:?}");
