@@ -417,7 +417,7 @@ impl<'m> AutoSearch<'m> {
             chosen: chosen.name(),
             makespan_us: round3(makespan),
             ideal_us: self.ideal_us,
-            why: self.why(),
+            why: self.why(&rows),
             candidates: rows,
             refine: refined.report,
         };
@@ -426,16 +426,23 @@ impl<'m> AutoSearch<'m> {
     }
 
     /// The rule the choice followed and the figures it used, for the report.
-    fn why(&self) -> String {
+    fn why(&self, rows: &[CandidateRow]) -> String {
         let rule = match self.limit.as_ref() {
             Some(r) => format!("fastest within memory_limit={}", r.limit),
             // Short: the summary's policy line holds it under 200 characters.
             None => format!("leanest within {}% of fastest", LEAN_TOLERANCE * 100.0),
         };
-        // The ceiling, where a peer's plan fits: no slower than it, unless nothing is.
+        // The ceiling, where a fitting peer's plan narrows the window: no slower than it.
+        let fastest = rows
+            .iter()
+            .filter(|r| r.rejected.is_none())
+            .filter_map(|r| r.plan.map(|p| p.makespan_us))
+            .fold(f64::INFINITY, f64::min);
         let rule = match self.peer_reference.as_ref() {
-            Some((peer, _)) => format!("{rule}, no slower than peer {peer}"),
-            None => rule,
+            Some((peer, us)) if round3(*us) < fastest * (1.0 + LEAN_TOLERANCE) => {
+                format!("{rule}, no slower than peer {peer}")
+            }
+            _ => rule,
         };
         format!(
             "{rule} ({} units, {} us/wait; {} streams, {} ids)",

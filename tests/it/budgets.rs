@@ -240,6 +240,25 @@ fn corpus_budget_binds_on_the_training_graph() {
     }
 }
 
+/// The peer candidate `name` of auto on `m` (whose options are auto's) run alone: the peer's
+/// assignment as auto builds it, through the stages after assignment. A peer over the streams
+/// fails with the row's reason.
+fn peer_alone(m: &Model, name: &str) -> stream_alloc::Result<stream_alloc::Allocation> {
+    use stream_alloc::compile::order::OrderFacts;
+    use stream_alloc::compile::policy::Ctx;
+    let ctx = Ctx::new(m, &m.options)?;
+    let plans = search::peers::plans(m, &m.options)?;
+    let plan = plans.iter().find(|(p, _)| search::peers::name(*p) == name).expect("a peer auto evaluates");
+    let cap = ctx.policy_cap(m.options.stream_budget());
+    let logical = search::peers::logical(&ctx, &m.options, plan, cap, &OrderFacts::of(m))?
+        .map_err(|why| stream_alloc::Error::new(stream_alloc::ErrorKind::Limit, why))?;
+    let options = Options { verify: false, ..m.options.clone() };
+    let mut s =
+        stream_alloc::driver::Session::new(m, options, TaskLimits::from_options(&m.options)).with_logical(logical);
+    s.run_to(Stage::All)?;
+    Ok(s.into_result()?.0)
+}
+
 /// auto's report: a row per candidate with the ideal, the lower bound, the makespan, streams,
 /// syncs and event ids (or why it was rejected), list among them; the choice within budgets.
 #[test]
@@ -266,10 +285,17 @@ fn auto_reports_every_candidate() {
             options.extend(extra);
             let cm = load(&path, &options);
             let limits = TaskLimits::from_options(&cm.options);
-            let candidate = match search::run(&cm, cm.options.clone(), limits, Stage::All, SimConfig::default()) {
-                Ok((c, _)) => c,
+            let name = r["policy"].as_str().unwrap();
+            let alone = match name.strip_prefix("peer:") {
+                Some(_) => peer_alone(&m, name),
+                None => search::run(&cm, cm.options.clone(), limits, Stage::All, SimConfig::default()).map(|(c, _)| c),
+            };
+            let candidate = match alone {
+                Ok(c) => c,
                 Err(e) => {
-                    assert_eq!(r["rejected"], e.to_string(), "{what}: fails alone");
+                    // A peer's reason is the candidate's own, not a stage's error.
+                    let why = if name.starts_with("peer:") { e.message.clone() } else { e.to_string() };
+                    assert_eq!(r["rejected"], why, "{what}: fails alone");
                     continue;
                 }
             };
@@ -386,7 +412,15 @@ fn budgets_keep_a_wide_fan_within_the_device() {
     let (a, report) = run(&m);
     let d = report.unwrap().to_json();
     let rows = d["candidates"].as_array().unwrap();
-    assert!(rows.iter().all(|r| r.get("rejected").is_none()), "{rows:?}");
+    // The policies merge down to the device; a peer's assignment is taken as it is or not at all.
+    let peer = |r: &&serde_json::Value| r["policy"].as_str().unwrap().starts_with("peer:");
+    assert!(rows.iter().filter(|r| !peer(r)).all(|r| r.get("rejected").is_none()), "{rows:?}");
+    assert!(
+        rows.iter()
+            .filter(peer)
+            .all(|r| r.get("rejected").is_none_or(|w| w.as_str().unwrap().contains("peer streams"))),
+        "{rows:?}"
+    );
     let merged: Vec<&str> =
         rows.iter().filter(|r| r.get("unbudgeted_streams").is_some()).map(|r| r["policy"].as_str().unwrap()).collect();
     assert!(merged.contains(&"per-operator") && merged.contains(&"min-streams"), "{merged:?}");

@@ -9,8 +9,11 @@ use stream_alloc::memory::AllocationDocument;
 
 use crate::{common, simulate_reference};
 use serde_json::Value;
+use stream_alloc::compile::policy::Ctx;
 use stream_alloc::compile::{Allocation, Stage, TaskLimits};
+use stream_alloc::driver::Session;
 use stream_alloc::graph::{IdVec, Model, NodeId, Options, json};
+use stream_alloc::search::refine;
 use stream_alloc::search::report::AutoReport;
 use stream_alloc::simulate::{Arbitration, SimConfig, simulate};
 use stream_alloc::{search, verify};
@@ -168,10 +171,11 @@ fn checked_makespan(tool: &std::path::Path, path: &std::path::Path, doc: &mut Va
 /// instead of the pipeline's critical path first. On resnet50_train within 6 streams and 32
 /// sync ids, one id per sync (`event_reuse=never`: with ids reused by lifetime other
 /// candidates keep more streams and win), that order is what wins: `fifo:2` needs 25 ids and
-/// is strictly the fastest of auto's candidates, and auto keeps it; the same streams in the
+/// is strictly the fastest of the policies auto tries (TensorRT-LLM's own pass, whose
+/// assignment auto tries too, is faster still, and auto keeps that); the same streams in the
 /// pipeline's order need more ids than the budget and run slower. The improvement pass keeps
 /// that order in its trials, so its moves take the plan below fifo:2's own (in the pipeline's
-/// order every move ran slower and none was kept). The plan passes the checker and
+/// order every move ran slower and none was kept). auto's plan passes the checker and
 /// check_alloc.py, which times it as the simulator does.
 #[test]
 fn fifo_runs_in_its_placement_order_where_that_order_is_the_fastest_plan() {
@@ -184,14 +188,23 @@ fn fifo_runs_in_its_placement_order_where_that_order_is_the_fastest_plan() {
     let cfg = SimConfig::default();
     let (a, report) = search::run(&m, m.options.clone(), limits, Stage::All, cfg).unwrap();
     let auto = report.unwrap().section::<AutoReport>().cloned().unwrap();
-    assert_eq!(auto.chosen, "fifo:2", "{}", auto.why);
+    assert!(auto.chosen == "fifo:2" || auto.chosen.starts_with("peer:"), "{}: {}", auto.chosen, auto.why);
     let makespan =
         |name: &str| auto.candidates.iter().find(|r| r.policy == name).and_then(|r| r.plan).unwrap().makespan_us;
     let fifo = makespan("fifo:2");
     for r in auto.candidates.iter().filter(|r| r.policy != "fifo:2") {
         let us = r.plan.map_or(f64::INFINITY, |p| p.makespan_us);
-        assert!(us > fifo, "{} at {us} us against fifo:2's {fifo} us", r.policy);
+        assert!(us > fifo || r.policy.starts_with("peer:"), "{} at {us} us against fifo:2's {fifo} us", r.policy);
     }
+    // The improvement pass on fifo:2's own logical stage, as auto runs it when fifo:2 wins.
+    let fixed = Options { policy: "fifo:2".into(), ..m.options.clone() };
+    let mut s = Session::new(&m, fixed.clone(), limits);
+    s.run_to(Stage::Logical).unwrap();
+    let ctx = Ctx::new(&m, &m.options).unwrap();
+    let ideal_us = stream_alloc::simulate::ideal(&m, &cfg).unwrap().makespan_us;
+    let from = ("fifo:2".to_string(), Some(fixed.policy.clone()));
+    let refined = refine::refine(&m, &m.options, &limits, &cfg, &ctx, s.allocation().unwrap(), from, ideal_us).unwrap();
+    assert!(refined.logical.is_some() && refined.makespan_us < fifo - 1e-3, "{} us", refined.makespan_us);
     let ours = simulate(&m, &a, &cfg).unwrap().makespan_us;
     assert!(ours < fifo - 1e-3 && stream_alloc::search::sync_ids(&a) <= 32, "{ours} us against fifo:2's {fifo} us");
     assert!((ours - auto.makespan_us).abs() <= 1e-3, "{ours} us, the report {} us", auto.makespan_us);

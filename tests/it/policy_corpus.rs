@@ -140,6 +140,11 @@ fn auto_survives_infeasible_candidates() {
             assert_eq!(auto.chosen, "ge");
             for r in rows.iter().filter(|r| r.policy != "ge") {
                 let why = r.rejected.as_deref().unwrap_or_else(|| panic!("{} was not rejected", r.policy));
+                // A peer's assignment meets the limit in the sync stage itself.
+                if r.policy.starts_with("peer:") {
+                    assert!(why.starts_with("SA2003") && why.contains("1119 notifies"), "{why}");
+                    continue;
+                }
                 assert!(why.starts_with("SA2003") && why.contains("force at least 1119 sync ids"), "{why}");
                 assert!(why.contains("559 waiting in GE's stream") && why.contains("(engine DNN_HCCL"), "{why}");
             }

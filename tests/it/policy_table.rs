@@ -93,11 +93,14 @@ fn auto_runs_the_table_candidates_in_table_order() {
     let ctx = Ctx::new(&m, &m.options).unwrap();
     let width = min_streams::chain_cover(&ctx).chains.len();
     let cap = ctx.policy_cap(m.options.stream_budget());
-    let expected: Vec<String> = table::candidates(width, cap).iter().map(Chosen::name).collect();
+    let table_order: Vec<String> = table::candidates(width, cap).iter().map(Chosen::name).collect();
     // Fixed entries first, in table order, then the arguments of parameterised ones.
     let fixed: Vec<&str> = POLICIES.iter().filter(|e| matches!(e.candidate, Candidate::Yes)).map(|e| e.name).collect();
-    assert_eq!(expected[..fixed.len()], fixed[..]);
-    assert!(expected.len() > fixed.len(), "googlenet is wide enough for a budget candidate");
+    assert_eq!(table_order[..fixed.len()], fixed[..]);
+    assert!(table_order.len() > fixed.len(), "googlenet is wide enough for a budget candidate");
+    // Then the peers' assignments (docs/policies.md, "The peers' plans"), in their order.
+    let expected: Vec<String> =
+        table_order.into_iter().chain(search::peers::PEERS.into_iter().map(search::peers::name)).collect();
     let limits = TaskLimits::from_options(&m.options);
     let (_, report) = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap();
     let rows = report.unwrap().section::<AutoReport>().unwrap().candidates.clone();
