@@ -50,6 +50,7 @@ fn choose_in_batches(
             lean: options.memory_limit.is_none(),
             ceiling: search.peer_reference.as_ref().map(|(_, us)| *us),
             kept: Vec::new(),
+            uncapped: Vec::new(),
         },
         rows: Vec::new(),
         smallest: None,
@@ -354,6 +355,7 @@ impl<'m> AutoSearch<'m> {
             syncs: outcome.syncs,
             index: i,
         };
+        tally.pool.note(offer);
         if tally.pool.admits(&offer) {
             let options = s.options().clone();
             tally.pool.add(Kept { offer, candidate: p, options, stages: s.into_stages()?.0 });
@@ -366,7 +368,8 @@ impl<'m> AutoSearch<'m> {
     fn finish(self, tally: Tally) -> Result<Found> {
         let (model, options) = (self.model, &self.options);
         let Tally { pool, rows, smallest, .. } = tally;
-        let Some(Kept { offer, candidate: chosen, options: chosen_options, mut stages }) = pool.choose() else {
+        let Some((Kept { offer, candidate: chosen, options: chosen_options, mut stages }, capped)) = pool.choose()
+        else {
             if let Some(r) = self.limit.as_ref()
                 && rows.iter().all(|r| r.peak_bytes.is_some())
             {
@@ -417,7 +420,7 @@ impl<'m> AutoSearch<'m> {
             chosen: chosen.name(),
             makespan_us: round3(makespan),
             ideal_us: self.ideal_us,
-            why: self.why(&rows),
+            why: self.why(capped),
             candidates: rows,
             refine: refined.report,
         };
@@ -426,22 +429,15 @@ impl<'m> AutoSearch<'m> {
     }
 
     /// The rule the choice followed and the figures it used, for the report.
-    fn why(&self, rows: &[CandidateRow]) -> String {
+    fn why(&self, capped: bool) -> String {
         let rule = match self.limit.as_ref() {
             Some(r) => format!("fastest within memory_limit={}", r.limit),
             // Short: the summary's policy line holds it under 200 characters.
             None => format!("leanest within {}% of fastest", LEAN_TOLERANCE * 100.0),
         };
-        // The ceiling, where a fitting peer's plan narrows the window: no slower than it.
-        let fastest = rows
-            .iter()
-            .filter(|r| r.rejected.is_none())
-            .filter_map(|r| r.plan.map(|p| p.makespan_us))
-            .fold(f64::INFINITY, f64::min);
+        // The ceiling, where the fastest fitting peer's plan changed the choice.
         let rule = match self.peer_reference.as_ref() {
-            Some((peer, us)) if round3(*us) < fastest * (1.0 + LEAN_TOLERANCE) => {
-                format!("{rule}, no slower than peer {peer}")
-            }
+            Some((peer, _)) if capped => format!("{rule}, no slower than peer {peer}"),
             _ => rule,
         };
         format!(
@@ -518,6 +514,9 @@ struct Pool {
     /// than it would leave `auto` slower than that peer.
     ceiling: Option<f64>,
     kept: Vec<Kept>,
+    /// Under a ceiling, every plan the window would hold without it (figures only): what the
+    /// lean rule alone would choose, for the report to say whether the ceiling changed that.
+    uncapped: Vec<Offer>,
 }
 
 impl Pool {
@@ -558,16 +557,33 @@ impl Pool {
         }
     }
 
-    fn choose(self) -> Option<Kept> {
-        self.kept.into_iter().min_by(|a, b| {
-            let (x, y) = (&a.offer, &b.offer);
-            x.peak
-                .cmp(&y.peak)
-                .then(x.streams.cmp(&y.streams))
-                .then(x.syncs.cmp(&y.syncs))
-                .then(x.makespan.total_cmp(&y.makespan))
-                .then(x.index.cmp(&y.index))
-        })
+    /// Takes note of a feasible plan for the choice without the ceiling.
+    fn note(&mut self, o: Offer) {
+        if self.ceiling.is_none() {
+            return;
+        }
+        self.uncapped.push(o);
+        let f = self.uncapped.iter().map(|o| o.makespan).fold(f64::INFINITY, f64::min);
+        self.uncapped.retain(|o| o.makespan <= f * (1.0 + LEAN_TOLERANCE));
+    }
+
+    /// The lean rule's order: the lowest peak, the fewest streams, the fewest syncs, the
+    /// shortest makespan, the earlier candidate.
+    fn leaner(x: &Offer, y: &Offer) -> std::cmp::Ordering {
+        x.peak
+            .cmp(&y.peak)
+            .then(x.streams.cmp(&y.streams))
+            .then(x.syncs.cmp(&y.syncs))
+            .then(x.makespan.total_cmp(&y.makespan))
+            .then(x.index.cmp(&y.index))
+    }
+
+    /// The choice, and whether the ceiling changed it (the lean rule alone would choose another).
+    fn choose(self) -> Option<(Kept, bool)> {
+        let uncapped = self.uncapped.iter().min_by(|a, b| Self::leaner(a, b)).map(|o| o.index);
+        let kept = self.kept.into_iter().min_by(|a, b| Self::leaner(&a.offer, &b.offer))?;
+        let capped = uncapped.is_some_and(|i| i != kept.offer.index);
+        Some((kept, capped))
     }
 }
 
