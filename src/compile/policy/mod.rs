@@ -19,6 +19,7 @@ pub mod fifo;
 pub mod list;
 pub mod min_streams;
 pub mod per_operator;
+pub mod phases;
 pub mod report;
 pub mod table;
 
@@ -528,6 +529,9 @@ pub struct Bounded<'m> {
     lifetime: bool,
     /// A trial's physical split took its ids over `max_events`: every later cut halves.
     split_over: bool,
+    /// The one-stream trial in the pipeline's own order, over `max_events`, once the streams
+    /// run in phases instead ([`Self::phase_order`]).
+    unphased: Option<OverBudget>,
 }
 
 impl<'m> Bounded<'m> {
@@ -558,7 +562,18 @@ impl<'m> Bounded<'m> {
             Made::Uncounted => Some((cap, max_streams)),
         };
         let lifetime = options.event_reuse_lifetime;
-        Ok(Bounded { ctx, policy, assign, report, assignment, budgets, uncounted, lifetime, split_over: false })
+        Ok(Bounded {
+            ctx,
+            policy,
+            assign,
+            report,
+            assignment,
+            budgets,
+            uncounted,
+            lifetime,
+            split_over: false,
+            unphased: None,
+        })
     }
 
     /// The logical result of the current assignment.
@@ -579,7 +594,10 @@ impl<'m> Bounded<'m> {
     pub fn fewer(&mut self, over: &OverBudget, max_events: u32) -> Result<()> {
         let count = self.assignment.count;
         if count <= 1 {
-            let OverBudget { ids, counts, reused, split } = *over;
+            let phased = self.unphased.map_or(String::new(), |_| {
+                format!(", and {} in an execution order by phases", over.needed())
+            });
+            let OverBudget { ids, counts, reused, split } = *self.unphased.as_ref().unwrap_or(over);
             let given = if self.lifetime { ", reused by lifetime (event_reuse=lifetime)" } else { "" };
             let retried = reused.map_or(String::new(), |r| format!(", and {r} with ids reused by lifetime"));
             let split = split.map_or(String::new(), |s| {
@@ -589,7 +607,7 @@ impl<'m> Bounded<'m> {
             crate::bail!(
                 Limit,
                 "policy {} on graph '{}': {ids} sync ids ({} events, {} notifies{given}){split} exceed \
-                 max_events={max_events} even with one policy stream{retried} (the streams GE pins need them)",
+                 max_events={max_events} even with one policy stream{retried}{phased} (the streams GE pins need them)",
                 self.policy.name(),
                 self.ctx.model.name,
                 counts.event_num,
@@ -605,6 +623,30 @@ impl<'m> Bounded<'m> {
         self.budgets.max_events = Some(max_events);
         self.budgets.event_budget_streams = Some(self.assignment.count);
         Ok(())
+    }
+
+    /// The last resort before [`Self::fewer`] gives up: where one policy stream (or none) was
+    /// `over` `max_events` in the pipeline's own order, the same streams run in the order of
+    /// [`phases::phase_order`], which groups the syncs the streams GE pins need. False (nothing
+    /// changed) where the streams run so already, where more policy streams are left to cut,
+    /// or where the options fix the order (`compat=ge`, `execution_order=memory`). The report's
+    /// `budgets` says so when the trial fits: `event_budget_order` and the ids the pipeline's
+    /// order needed (`pipeline_order_event_ids`).
+    pub fn phase_order(&mut self, over: &OverBudget, options: &Options, max_events: u32) -> bool {
+        let fixed = options.compat_ge || options.execution_order == crate::graph::ExecutionOrder::Memory;
+        if self.assignment.count > 1 || self.unphased.is_some() || fixed {
+            return false;
+        }
+        let logical = self.logical();
+        if logical.main_stream_count + logical.attached_count <= 1 {
+            return false;
+        }
+        self.assignment.order = phases::phase_order(&self.ctx, &logical.node_stream);
+        self.unphased = Some(*over);
+        self.budgets.max_events = Some(max_events);
+        self.budgets.event_budget_order = Some("phases");
+        self.budgets.pipeline_order_event_ids = Some(over.needed());
+        true
     }
 
     /// Fewer policy streams where the streams that ids reused by lifetime kept within
