@@ -104,6 +104,9 @@ pub struct PolicyInput {
     timing: OnceLock<Timing>,
     /// The syncs the pinned streams force, computed on first use ([`Ctx::forced_over`]).
     forced: OnceLock<ForcedSyncs>,
+    /// [`single`]'s streams in phases, computed on first use ([`Bounded::phase_order`]): every
+    /// candidate of a search that the event budget cuts to one stream runs them.
+    phased: OnceLock<Vec<Pos>>,
 }
 
 /// What the policies' list schedules (`list`, the budget merges) read of every root node, by
@@ -297,6 +300,7 @@ impl PolicyInput {
             cover: OnceLock::new(),
             timing: OnceLock::new(),
             forced: OnceLock::new(),
+            phased: OnceLock::new(),
         }
     }
 }
@@ -594,9 +598,9 @@ impl<'m> Bounded<'m> {
     pub fn fewer(&mut self, over: &OverBudget, max_events: u32) -> Result<()> {
         let count = self.assignment.count;
         if count <= 1 {
-            let phased = self.unphased.map_or(String::new(), |_| {
-                format!(", and {} in an execution order by phases", over.needed())
-            });
+            let phased = self
+                .unphased
+                .map_or(String::new(), |_| format!(", and {} in an execution order by phases", over.needed()));
             let OverBudget { ids, counts, reused, split } = *self.unphased.as_ref().unwrap_or(over);
             let given = if self.lifetime { ", reused by lifetime (event_reuse=lifetime)" } else { "" };
             let retried = reused.map_or(String::new(), |r| format!(", and {r} with ids reused by lifetime"));
@@ -641,7 +645,11 @@ impl<'m> Bounded<'m> {
         if logical.main_stream_count + logical.attached_count <= 1 {
             return false;
         }
-        self.assignment.order = phases::phase_order(&self.ctx, &logical.node_stream);
+        // Within one stream every policy's assignment is `single`'s (the policies' tests hold
+        // them to it), so the order is the input's, shared by a search's candidates.
+        debug_assert!(single(&self.ctx).stream == self.assignment.stream, "one stream is single's");
+        let phased = self.ctx.input.phased.get_or_init(|| phases::phase_order(&self.ctx, &logical.node_stream));
+        self.assignment.order = phased.clone();
         self.unphased = Some(*over);
         self.budgets.max_events = Some(max_events);
         self.budgets.event_budget_order = Some("phases");

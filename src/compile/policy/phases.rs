@@ -57,3 +57,48 @@ pub fn phase_order(ctx: &Ctx<'_>, stream: &IdVec<NodeId, Option<StreamId>>) -> V
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::policy::testing::each_synth_ctx;
+    use crate::compile::policy::{finish, list, single};
+    use crate::compile::sync::ModelFacts;
+    use crate::graph::NodeId;
+
+    /// The sync ids of `ctx`'s streams `stream` in root order `root` (`None`: the pipeline's).
+    fn ids(ctx: &Ctx<'_>, a: &super::super::Assignment, root: Option<Vec<NodeId>>) -> u32 {
+        let model = ctx.model;
+        let mut alloc = crate::compile::logical_allocation_with(model, &model.options, "t", finish(ctx, a), None, root);
+        let facts = ModelFacts::build(model);
+        let c = crate::compile::sync_stage_within(model, &model.options, &mut alloc, u32::MAX, Some(&facts)).unwrap();
+        c.event_num + c.notify_num
+    }
+
+    /// The order lists every root position once, each after its producers, for one policy
+    /// stream and for several; on the random family (edges reaching anywhere) one stream needs
+    /// fewer sync ids in it than in the pipeline's order.
+    #[test]
+    fn the_order_is_every_root_position_once_producers_first() {
+        each_synth_ctx(|name, ctx| {
+            for a in [single(ctx), list::assign(ctx, 4)] {
+                let order = phase_order(ctx, &finish(ctx, &a).node_stream);
+                let mut at = IdVec::filled(ctx.order.len(), usize::MAX);
+                for (i, &p) in order.iter().enumerate() {
+                    assert_eq!(at[p], usize::MAX, "{name}: a position placed twice");
+                    at[p] = i;
+                }
+                assert_eq!(order.len(), ctx.order.len(), "{name}: every root position placed");
+                for p in ctx.order.ids() {
+                    assert!(ctx.pred.of(p).iter().all(|&q| at[q] < at[p]), "{name}: a producer placed later");
+                }
+            }
+            if name.starts_with("random") {
+                let a = single(ctx);
+                let phased = phase_order(ctx, &finish(ctx, &a).node_stream).iter().map(|&p| ctx.order[p]).collect();
+                let (own, phased) = (ids(ctx, &a, None), ids(ctx, &a, Some(phased)));
+                assert!(phased < own, "{name}: {phased} ids in phases, {own} in the pipeline's order");
+            }
+        });
+    }
+}
