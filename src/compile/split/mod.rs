@@ -830,12 +830,17 @@ impl SplitNames {
             }
         }
         let mut taken = BTreeSet::new();
-        let ids: BTreeSet<u64> = ids.iter().map(|id| u64::from(id.0)).collect();
+        // The split's ids, sorted: a range test first, as they are one range unless reused.
+        let mut sorted: Vec<u64> = ids.iter().map(|id| u64::from(id.0)).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let (lo, hi) = (sorted.first().copied().unwrap_or(1), sorted.last().copied().unwrap_or(0));
+        let is_split_id = |id: u64| (lo..=hi).contains(&id) && sorted.binary_search(&id).is_ok();
         if !bases.is_empty() {
             for i in &alloc.inserted {
                 // A sync node this pipeline named ends its base name in its own sync id: one
                 // outside the split's ids cannot collide, and its name need not be read.
-                if i.kind.is_sync() && i.sync_id.is_some_and(|id| !ids.contains(&u64::from(id.0))) {
+                if i.kind.is_sync() && i.sync_id.is_some_and(|id| !is_split_id(u64::from(id.0))) {
                     continue;
                 }
                 let name = i.name(model);
@@ -844,7 +849,7 @@ impl SplitNames {
                     base = &head[..head.len() - "_Reuse_".len()];
                 }
                 // Cheap test first: a base ends in one of the split's ids.
-                if split_number(base).is_some_and(|(_, id)| ids.contains(&id)) && bases.contains(base) {
+                if split_number(base).is_some_and(|(_, id)| is_split_id(id)) && bases.contains(base) {
                     taken.insert(name.to_string());
                 }
             }
