@@ -148,7 +148,12 @@ pub(super) fn assign(
                 let report = Some(bounded.into_report()?);
                 return Ok(Assigned { alloc: *alloc, report, synced: Some(*synced), split: (*split).ok() });
             }
-            Trial::Over(over) => bounded.fewer(&over, max_events)?,
+            // One policy stream over in the pipeline's order: the same streams in phases first.
+            Trial::Over(over) => {
+                if !bounded.phase_order(&over, options, max_events) {
+                    bounded.fewer(&over, max_events)?;
+                }
+            }
         }
     }
 }

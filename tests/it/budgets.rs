@@ -516,12 +516,11 @@ fn ids_are_reused_by_lifetime_before_streams_are_cut() {
     }
 }
 
-/// Streams GE pins whose syncs exceed the budget even reused fail with SA2003 naming both
-/// counts; with `event_reuse=lifetime` set, the one count says it is reused already.
-#[test]
-fn pinned_streams_over_the_budget_name_the_reused_count() {
-    let mut b = ModelBuilder::new("pinned_pairs");
-    for i in 0..5 {
+/// Two streams GE pins (labels `A`, `B`) with a sync `a_i → b_i` per step; `chained`: each
+/// stream also runs its steps in order (`a_i → a_{i+1}`, `b_i → b_{i+1}`).
+fn pinned_pairs(steps: usize, chained: bool) -> Model {
+    let mut b = ModelBuilder::new(format!("pinned_pairs{steps}"));
+    for i in 0..steps {
         for (label, name) in [("A", format!("a{i}")), ("B", format!("b{i}"))] {
             let mut s = NodeSpec::new(name, "Relu", "AIcoreEngine");
             s.attrs.stream_label = Some(label.into());
@@ -529,16 +528,77 @@ fn pinned_streams_over_the_budget_name_the_reused_count() {
             b.add_node(s);
         }
         b.add_edge(EdgeSpec::data(format!("a{i}"), format!("b{i}")));
+        if chained && i > 0 {
+            for l in ["a", "b"] {
+                b.add_edge(EdgeSpec::data(format!("{l}{}", i - 1), format!("{l}{i}")));
+            }
+        }
     }
-    let mut m = b.build().unwrap();
+    b.build().unwrap()
+}
+
+/// One policy stream over `max_events` in the pipeline's order runs its streams in phases
+/// (`policy::phases`) before SA2003: the five independent pairs need a sync each in the
+/// pipeline's order (and five ids reused), but in phases `b4` runs first on its stream and its
+/// wait for `a4` orders every other pair. The report says so; the plan checks.
+#[test]
+fn one_policy_stream_over_the_budget_runs_in_phases() {
+    let mut m = pinned_pairs(5, false);
     m.options.policy = "list".into();
     m.options.max_events = Some(2);
+    for never in [false, true] {
+        m.options.event_reuse_never = never;
+        let (a, report) = run(&m);
+        assert_eq!(sync_ids(&a), 1, "never={never}");
+        assert!(verify::check(&m, &a.to_json_new_plan(&m)).ok(), "never={never}");
+        let b = report.unwrap().to_json()["budgets"].clone();
+        assert_eq!(b["event_budget_order"], "phases", "{b}");
+        assert_eq!(b["pipeline_order_event_ids"], 5, "{b}");
+    }
+}
+
+/// On the random family, whose edges reach anywhere, one policy stream needs far fewer ids in
+/// phases than in the pipeline's order; `auto` under `event_reuse=never` with a budget between
+/// the two gives a plan in phases instead of SA2003, within the budget, that checks.
+#[test]
+fn the_random_family_fits_in_phases_under_never() {
+    let mut m = generate(Family::Random { window: None }, 3000, 7).unwrap();
+    m.options.event_reuse_never = true;
+    m.options.policy = "single".into();
+    m.options.max_events = Some(u32::MAX);
+    let (plain, _) = run(&m);
+    let max_events = sync_ids(&plain) / 2;
+    m.options.max_events = Some(max_events);
+    for p in ["single", "auto"] {
+        m.options.policy = policy(p).policy();
+        let (a, report) = run(&m);
+        assert!(sync_ids(&a) <= max_events, "{p}: {} ids over {max_events}", sync_ids(&a));
+        assert!(!a.ids_reused_by_lifetime(), "{p}: one id per sync");
+        assert!(verify::check(&m, &a.to_json_new_plan(&m)).ok(), "{p}");
+        if p == "single" {
+            let b = report.unwrap().to_json()["budgets"].clone();
+            assert_eq!(b["event_budget_order"], "phases", "{b}");
+            // The sync stage's ids, before the split's events.
+            let own = b["pipeline_order_event_ids"].as_u64().unwrap();
+            assert!(own > u64::from(max_events) && own <= u64::from(sync_ids(&plain)), "{b}");
+        }
+    }
+}
+
+/// Streams GE pins whose syncs exceed the budget even reused and in phases fail with SA2003
+/// naming every count; with `event_reuse=lifetime` set, the counts say they are reused already.
+/// Each stream runs its steps in order, so every pair needs a sync of its own in any order.
+#[test]
+fn pinned_streams_over_the_budget_name_the_reused_count() {
+    let mut m = pinned_pairs(5, true);
+    m.options.policy = "list".into();
+    m.options.max_events = Some(1);
     let limits = TaskLimits::from_options(&m.options);
     let e = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap_err();
     assert_eq!(e.code(), "SA2003", "{e}");
     let text = e.to_string();
     assert!(
-        text.contains("5 sync ids (5 events, 0 notifies) exceed max_events=2 even with one policy stream, and 5 with ids reused by lifetime"),
+        text.contains("5 sync ids (5 events, 0 notifies) exceed max_events=1 even with one policy stream, and 5 with ids reused by lifetime, and 5 in an execution order by phases"),
         "{text}"
     );
     m.options.event_reuse_lifetime = true;
@@ -698,7 +758,7 @@ fn pinned_ladder(steps: usize) -> Model {
 /// pinned ladder, where the bound is the plans' count exactly.
 #[test]
 fn forced_syncs_never_exceed_a_plans_ids() {
-    use stream_alloc::compile::policy::{Ctx, pinned_forced_syncs};
+    use stream_alloc::compile::policy::{Ctx, finish, phases, pinned_forced_syncs, single};
     use stream_alloc::compile::sync::ModelFacts;
     let mut models: Vec<Model> = common::corpus_paths().iter().map(|p| load(p, &[])).collect();
     for family in [Family::Random { window: None }, Family::Random { window: Some(32) }] {
@@ -719,6 +779,17 @@ fn forced_syncs_never_exceed_a_plans_ids() {
             let ctx = Ctx::new(m, &options).unwrap();
             let forced = pinned_forced_syncs(&ctx, &options, &facts);
             bounded += usize::from(forced.ids > 0);
+            // One policy stream in phases, the budget's last resort (compat=ge keeps GE's order).
+            if !compat {
+                let logical = finish(&ctx, &single(&ctx));
+                let order = phases::phase_order(&ctx, &logical.node_stream);
+                let root = order.iter().map(|&p| ctx.order[p]).collect();
+                let mut a =
+                    stream_alloc::compile::logical_allocation_with(m, &options, "single", logical, None, Some(root));
+                stream_alloc::compile::sync_stage(m, &options, &mut a).unwrap();
+                assert!(forced.ids <= sync_ids(&a), "{} in phases: {forced:?} over {} ids", m.name, sync_ids(&a));
+                checked += 1;
+            }
             for p in policies {
                 options.policy = policy(p).policy();
                 let limits = TaskLimits::from_options(&options);

@@ -19,6 +19,7 @@ pub mod fifo;
 pub mod list;
 pub mod min_streams;
 pub mod per_operator;
+pub mod phases;
 pub mod report;
 pub mod table;
 
@@ -103,6 +104,9 @@ pub struct PolicyInput {
     timing: OnceLock<Timing>,
     /// The syncs the pinned streams force, computed on first use ([`Ctx::forced_over`]).
     forced: OnceLock<ForcedSyncs>,
+    /// [`single`]'s streams in phases, computed on first use ([`Bounded::phase_order`]): every
+    /// candidate of a search that the event budget cuts to one stream runs them.
+    phased: OnceLock<Vec<Pos>>,
 }
 
 /// What the policies' list schedules (`list`, the budget merges) read of every root node, by
@@ -296,6 +300,7 @@ impl PolicyInput {
             cover: OnceLock::new(),
             timing: OnceLock::new(),
             forced: OnceLock::new(),
+            phased: OnceLock::new(),
         }
     }
 }
@@ -528,6 +533,9 @@ pub struct Bounded<'m> {
     lifetime: bool,
     /// A trial's physical split took its ids over `max_events`: every later cut halves.
     split_over: bool,
+    /// The one-stream trial in the pipeline's own order, over `max_events`, once the streams
+    /// run in phases instead ([`Self::phase_order`]).
+    unphased: Option<OverBudget>,
 }
 
 impl<'m> Bounded<'m> {
@@ -558,7 +566,18 @@ impl<'m> Bounded<'m> {
             Made::Uncounted => Some((cap, max_streams)),
         };
         let lifetime = options.event_reuse_lifetime;
-        Ok(Bounded { ctx, policy, assign, report, assignment, budgets, uncounted, lifetime, split_over: false })
+        Ok(Bounded {
+            ctx,
+            policy,
+            assign,
+            report,
+            assignment,
+            budgets,
+            uncounted,
+            lifetime,
+            split_over: false,
+            unphased: None,
+        })
     }
 
     /// The logical result of the current assignment.
@@ -579,7 +598,10 @@ impl<'m> Bounded<'m> {
     pub fn fewer(&mut self, over: &OverBudget, max_events: u32) -> Result<()> {
         let count = self.assignment.count;
         if count <= 1 {
-            let OverBudget { ids, counts, reused, split } = *over;
+            let phased = self
+                .unphased
+                .map_or(String::new(), |_| format!(", and {} in an execution order by phases", over.needed()));
+            let OverBudget { ids, counts, reused, split } = *self.unphased.as_ref().unwrap_or(over);
             let given = if self.lifetime { ", reused by lifetime (event_reuse=lifetime)" } else { "" };
             let retried = reused.map_or(String::new(), |r| format!(", and {r} with ids reused by lifetime"));
             let split = split.map_or(String::new(), |s| {
@@ -589,7 +611,7 @@ impl<'m> Bounded<'m> {
             crate::bail!(
                 Limit,
                 "policy {} on graph '{}': {ids} sync ids ({} events, {} notifies{given}){split} exceed \
-                 max_events={max_events} even with one policy stream{retried} (the streams GE pins need them)",
+                 max_events={max_events} even with one policy stream{retried}{phased} (the streams GE pins need them)",
                 self.policy.name(),
                 self.ctx.model.name,
                 counts.event_num,
@@ -605,6 +627,34 @@ impl<'m> Bounded<'m> {
         self.budgets.max_events = Some(max_events);
         self.budgets.event_budget_streams = Some(self.assignment.count);
         Ok(())
+    }
+
+    /// The last resort before [`Self::fewer`] gives up: where one policy stream (or none) was
+    /// `over` `max_events` in the pipeline's own order, the same streams run in the order of
+    /// [`phases::phase_order`], which groups the syncs the streams GE pins need. False (nothing
+    /// changed) where the streams run so already, where more policy streams are left to cut,
+    /// or where the options fix the order (`compat=ge`, `execution_order=memory`). The report's
+    /// `budgets` says so when the trial fits: `event_budget_order` and the ids the pipeline's
+    /// order needed (`pipeline_order_event_ids`).
+    pub fn phase_order(&mut self, over: &OverBudget, options: &Options, max_events: u32) -> bool {
+        let fixed = options.compat_ge || options.execution_order == crate::graph::ExecutionOrder::Memory;
+        if self.assignment.count > 1 || self.unphased.is_some() || fixed {
+            return false;
+        }
+        let logical = self.logical();
+        if logical.main_stream_count + logical.attached_count <= 1 {
+            return false;
+        }
+        // Within one stream every policy's assignment is `single`'s (the policies' tests hold
+        // them to it), so the order is the input's, shared by a search's candidates.
+        debug_assert!(single(&self.ctx).stream == self.assignment.stream, "one stream is single's");
+        let phased = self.ctx.input.phased.get_or_init(|| phases::phase_order(&self.ctx, &logical.node_stream));
+        self.assignment.order = phased.clone();
+        self.unphased = Some(*over);
+        self.budgets.max_events = Some(max_events);
+        self.budgets.event_budget_order = Some("phases");
+        self.budgets.pipeline_order_event_ids = Some(over.needed());
+        true
     }
 
     /// Fewer policy streams where the streams that ids reused by lifetime kept within
