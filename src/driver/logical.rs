@@ -30,6 +30,7 @@ pub(super) struct Assigned {
 /// when only ids reused by lifetime fit; `split`: the sync stage's result split with the
 /// graph's task counts, or why it does not split); or even its retry with reused ids is over
 /// the budget, or the split's events take it over, with what [`Bounded::fewer`] narrows by.
+#[derive(Clone, Debug)]
 pub enum Trial {
     Fits { alloc: Box<Allocation>, synced: Box<Allocation>, exact: Option<u32>, split: Box<Result<Allocation>> },
     Over(OverBudget),
@@ -49,11 +50,14 @@ pub trait TrialCache: std::fmt::Debug + Send + Sync {
     fn sync_facts(&self, model: &Model) -> &ModelFacts;
     /// `run(logical)`, or what it answered before for an equal logical result run in an equal
     /// `order` (the policy's own, [`Bounded::order`]; empty where the pipeline chooses it, a
-    /// function of the logical result).
+    /// function of the logical result). `shared`: other sessions are likely to ask for the same
+    /// trial (one policy stream, which is every policy's assignment there), so a trial that fits
+    /// is worth keeping too.
     fn trial(
         &self,
         logical: LogicalResult,
         order: &[NodeId],
+        shared: bool,
         run: &mut dyn FnMut(LogicalResult) -> Result<Trial>,
     ) -> Result<Trial>;
 }
@@ -129,7 +133,7 @@ pub(super) fn assign(
             Ok(Trial::Fits { alloc: Box::new(alloc), synced, exact, split: Box::new(split) })
         };
         let trial = match trials {
-            Some(t) => t.trial(logical, &order, &mut run)?,
+            Some(t) => t.trial(logical, &order, bounded.streams() <= 1, &mut run)?,
             None => run(logical)?,
         };
         match trial {

@@ -25,15 +25,26 @@
 use super::Ctx;
 use crate::graph::{IdVec, NodeId, Pos, StreamId};
 
+/// Whether the edge from root position `q` to `p` joins two streams (or leaves a node on none).
+fn across(ctx: &Ctx<'_>, stream: &IdVec<NodeId, Option<StreamId>>, q: Pos, p: Pos) -> bool {
+    let on = |p: Pos| stream[ctx.order[p]];
+    on(q).is_none() || on(q) != on(p)
+}
+
+/// Each root position's phase (the module comment) under the streams `stream` gives the nodes.
+pub fn phases(ctx: &Ctx<'_>, stream: &IdVec<NodeId, Option<StreamId>>) -> IdVec<Pos, u32> {
+    let mut phase = IdVec::filled(ctx.order.len(), 0u32);
+    for p in ctx.order.ids() {
+        phase[p] = ctx.pred.of(p).iter().map(|&q| phase[q] + u32::from(across(ctx, stream, q, p))).max().unwrap_or(0);
+    }
+    phase
+}
+
 /// Every root position once, phase after phase and by urgency inside one (the module comment),
 /// for the streams `stream` gives the nodes.
 pub fn phase_order(ctx: &Ctx<'_>, stream: &IdVec<NodeId, Option<StreamId>>) -> Vec<Pos> {
-    let on = |p: Pos| stream[ctx.order[p]];
-    let across = |q: Pos, p: Pos| on(q).is_none() || on(q) != on(p);
-    let mut phase = IdVec::filled(ctx.order.len(), 0u32);
-    for p in ctx.order.ids() {
-        phase[p] = ctx.pred.of(p).iter().map(|&q| phase[q] + u32::from(across(q, p))).max().unwrap_or(0);
-    }
+    let across = |q: Pos, p: Pos| across(ctx, stream, q, p);
+    let phase = phases(ctx, stream);
     let mut phases: Vec<Vec<Pos>> = vec![Vec::new(); phase.iter().max().map_or(0, |&m| m as usize + 1)];
     for p in ctx.order.ids() {
         phases[phase[p] as usize].push(p);
