@@ -200,8 +200,17 @@ fn split_with_graph_tasks(
     synced: &Allocation,
 ) -> Result<Allocation> {
     let mut split = synced.clone();
-    compile::split_stage(model, options, &mut split, limits, &TaskCounts::default())?;
+    compile::split_stage(model, options, &mut split, limits, &TaskCounts::default(), split_reuse_budget(options))?;
     Ok(split)
+}
+
+/// The budget over which a policy's split numbers its own events by lifetime
+/// ([`compile::split_stage`]): `max_events` wherever a policy's ids may be reused, that is
+/// everywhere but under `compat=ge` (GE's ids) and `event_reuse=never`; `None` without a
+/// finite budget. The caller has checked that a policy assigned the streams.
+pub(super) fn split_reuse_budget(options: &Options) -> Option<u32> {
+    let max_events = options.event_budget();
+    (!options.compat_ge && !options.event_reuse_never && max_events != u32::MAX).then_some(max_events)
 }
 
 /// The sync stage on a logical allocation under the event budget.

@@ -633,13 +633,15 @@ fn reused_ids_never_split_past_the_device_stream_limit() {
 }
 
 /// The physical split adds an event per cut of a stream over the task limit, after the sync
-/// stage: the budget counts them, so where the sync ids fit `max_events` but the split's take
-/// the plan over, the streams are cut until both fit (before, the plan came out over the
-/// budget, and `auto` rejected such a candidate).
+/// stage: the budget counts them. With `event_reuse=never`, where the sync ids fit
+/// `max_events` but the split's take the plan over, the streams are cut until both fit
+/// (before the budget counted them, the plan came out over the budget, and `auto` rejected
+/// such a candidate); with ids reused, see `the_split_events_reuse_ids_within_the_event_budget`.
 #[test]
 fn the_split_events_count_against_the_event_budget() {
     let mut m = generate(Family::Layered { width: 8 }, 2000, 7).unwrap();
     m.options.set("max_task_count", &serde_json::Value::String("150".into())).unwrap();
+    m.options.set("event_reuse", &serde_json::Value::String("never".into())).unwrap();
     for p in ["list", "budget:4", "per-operator"] {
         m.options.policy = policy(p).policy();
         m.options.max_events = Some(u32::MAX);
@@ -652,9 +654,82 @@ fn the_split_events_count_against_the_event_budget() {
         let (b, report) = run(&m);
         assert!(sync_ids(&b) <= max_events, "{p}: {} ids after the split > {max_events}", sync_ids(&b));
         assert!(b.split_event_count() > 0, "{p}: still split");
+        assert!(!b.split_ids_reused_by_lifetime(), "{p}: never reuses the split's ids");
         let budgets = report.unwrap().to_json()["budgets"].clone();
         assert!(budgets["event_budget_streams"].as_u64().is_some(), "{p}: {budgets}");
         assert!(verify::check(&m, &b.to_json_new_plan(&m)).ok(), "{p}");
+    }
+}
+
+/// Where the sync ids fit `max_events` but an id for each of the split's events would take the
+/// plan over, the split's events reuse ids by lifetime instead (an event takes an id whose last
+/// wait comes before its record on its logical stream, a sync id or an earlier split event's):
+/// the policy keeps its streams, and both checkers accept the shared ids (rule 4), in event and
+/// notify mode (where the split's events are events, sharing only among themselves). The
+/// stage 3 that splits again (`verify=true`) gives the same plan, and so does a second run.
+/// Before, the streams were cut as under `event_reuse=never`, which still cuts them.
+#[test]
+fn the_split_events_reuse_ids_within_the_event_budget() {
+    let cases = [("bert_base.json", "list"), ("resnet50_train.json", "per-operator"), ("resnet50_train.json", "list")];
+    let mut checks = Vec::new();
+    for (graph, p) in cases {
+        for event in ["event", "notify"] {
+            let path = common::corpus_graph(graph);
+            let what = format!("{graph} {p} {event}");
+            let mut m = load(&path, &["max_task_count=64", &format!("event={event}")]);
+            m.options.policy = policy(p).policy();
+            m.options.max_events = Some(u32::MAX);
+            let (free, _) = run(&m);
+            let (total, split) = (sync_ids(&free), free.split_event_count());
+            assert!(split >= 8, "{what}: the task limit splits streams ({split} events)");
+            assert!(!free.split_ids_reused_by_lifetime(), "{what}: an id each within the budget");
+            let max_events = total - split / 2;
+            m.options.max_events = Some(max_events);
+            let (a, report) = run(&m);
+            assert!(sync_ids(&a) <= max_events, "{what}: {} ids > {max_events}", sync_ids(&a));
+            assert_eq!(a.logical_count(), free.logical_count(), "{what}: the streams stay");
+            assert_eq!(a.split_event_count(), split, "{what}: the same cuts");
+            assert!(a.split_ids_reused_by_lifetime(), "{what}");
+            let report = report.map(|r| r.to_json()).unwrap_or_default();
+            assert!(report["budgets"]["event_budget_streams"].is_null(), "{what}: no cut: {report}");
+            let doc = a.to_json_new_plan(&m);
+            assert_eq!(doc["events"]["reuse"], "lifetime", "{what}");
+            let ids = doc["events"]["count"].as_u64().unwrap();
+            assert!(doc["syncs"].as_array().unwrap().len() as u64 > ids, "{what}: some ids are shared");
+            let checked = verify::check(&m, &doc);
+            assert!(checked.ok(), "{what}: {:?}", checked.violations);
+            // Determinism, and the session's own split (verify=true splits in stage 3).
+            let again = run(&m).0.to_json_string_new_plan(&m);
+            assert_eq!(again, a.to_json_string_new_plan(&m), "{what}: a second run");
+            let mut v = m.clone();
+            v.options.verify = true;
+            let mut resplit = run(&v).0.to_json_new_plan(&v);
+            resplit.as_object_mut().unwrap().remove("verify");
+            assert_eq!(resplit, doc, "{what}: stage 3's split");
+            checks.push((path, doc, what.clone()));
+            m.options.set("event_reuse", &serde_json::Value::String("never".into())).unwrap();
+            let (b, report) = run(&m);
+            assert!(!b.split_ids_reused_by_lifetime() && sync_ids(&b) <= max_events, "{what}: never");
+            let budgets = report.unwrap().to_json()["budgets"].clone();
+            assert!(budgets["event_budget_streams"].as_u64().is_some(), "{what}: never cuts: {budgets}");
+        }
+    }
+    let Some(tool) = common::check_alloc_tool("check_alloc.py on the split's shared ids") else { return };
+    let files: Vec<common::TempFile> = checks
+        .iter()
+        .enumerate()
+        .map(|(i, (_, d, _))| common::TempFile::new(&format!("split_ids_{i}"), &d.to_string()))
+        .collect();
+    let runs: Vec<Vec<String>> = checks
+        .iter()
+        .zip(&files)
+        .map(|((g, _, _), f)| {
+            let args = [g.display().to_string(), f.0.display().to_string()];
+            [&args[..], &["--json".into(), "--max-tasks".into(), "64".into()]].concat()
+        })
+        .collect();
+    for ((code, report), (_, _, what)) in common::run_python(&tool, &runs).into_iter().zip(&checks) {
+        assert_eq!(code, 0, "{what}: check_alloc.py rejects the plan: {report}");
     }
 }
 
