@@ -265,6 +265,10 @@ pub struct Allocation {
     /// or a policy's fallback when one id per sync exceeds `max_events`): an id may serve several
     /// pairs whose lifetimes do not overlap. Allocation JSON's `events.reuse`.
     pub(in crate::compile) lifetime_ids: bool,
+    /// The split's events share ids by lifetime, with each other or with the sync stage's ids
+    /// (where an id each would exceed the policy's event budget, docs/policies.md "The split's
+    /// events"). Allocation JSON's `events.reuse` too.
+    pub(in crate::compile) split_lifetime_ids: bool,
 }
 
 impl Allocation {
@@ -297,6 +301,7 @@ impl Allocation {
             inserted: IdVec::new(),
             order: Vec::new(),
             lifetime_ids: false,
+            split_lifetime_ids: false,
         }
     }
 
@@ -307,6 +312,7 @@ impl Allocation {
         self.syncs = syncs;
         self.split_syncs_from = None;
         self.lifetime_ids = false;
+        self.split_lifetime_ids = false;
         self.stage = self.stage.max(Stage::Sync);
         self
     }
@@ -331,6 +337,13 @@ impl Allocation {
     /// lifetimes do not overlap (allocation JSON's `events.reuse`).
     pub fn ids_reused_by_lifetime(&self) -> bool {
         self.lifetime_ids
+    }
+
+    /// Whether the split's events share ids by lifetime (with each other, or with the sync
+    /// stage's ids in event mode), which makes allocation JSON's `events.reuse` `"lifetime"`
+    /// too.
+    pub fn split_ids_reused_by_lifetime(&self) -> bool {
+        self.split_lifetime_ids
     }
 
     /// Logical stream per node (`None`: runs on no stream).
@@ -400,6 +413,13 @@ impl Allocation {
         }
     }
 
+    /// Distinct ids of the split's events in notify mode (numbered from 0 apart; fewer than
+    /// the pairs where they share ids by lifetime); 0 in event mode, where they are among
+    /// [`Self::sync_count`].
+    pub fn split_event_id_count(&self) -> u32 {
+        self.split_events.iter().map(|p| p.id.0 + 1).max().unwrap_or(0)
+    }
+
     /// The split's event pairs in notify mode (empty in event mode).
     pub fn split_events(&self) -> &[SyncPair] {
         &self.split_events
@@ -434,7 +454,7 @@ impl Allocation {
     /// Distinct ids of [`Self::document_syncs`] (`events.count`): in notify mode the notifies
     /// and the split's events together.
     pub fn document_sync_count(&self) -> u32 {
-        self.sync_count() + self.split_events.len() as u32
+        self.sync_count() + self.split_event_id_count()
     }
 
     /// Nodes that activate streams, and the physical streams each activates.
@@ -693,10 +713,11 @@ impl<M: Serialize> Serialize for Writer<'_, '_, M> {
             Section::Extra(v) => v.serialize(s),
             Section::Memory => self.doc.memory.serialize(s),
             Section::Events => {
-                let mut m = s.serialize_map(Some(3 + usize::from(a.lifetime_ids)))?;
+                let reused = a.lifetime_ids || a.split_lifetime_ids;
+                let mut m = s.serialize_map(Some(3 + usize::from(reused)))?;
                 m.serialize_entry("count", &a.document_sync_count())?;
                 m.serialize_entry("kind", a.sync_kind.as_str())?;
-                if a.lifetime_ids {
+                if reused {
                     m.serialize_entry("reuse", "lifetime")?;
                 }
                 m.serialize_entry("split_count", &a.split_event_count())?;

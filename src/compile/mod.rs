@@ -181,16 +181,19 @@ pub fn sync_stage_reusing(
     )
 }
 
-/// Stage 3, GE's `SplitStreamAndRefreshTaskDef`, with the host's task counts where it gave them.
+/// Stage 3, GE's `SplitStreamAndRefreshTaskDef`, with the host's task counts where it gave them;
+/// the split's events reuse ids by lifetime where an id each would exceed `reuse_ids_over` (a
+/// policy's event budget, where its ids may be reused: [`split::SplitSteps::reuse_ids_over`]).
 pub fn split_stage(
     model: &Model,
     options: &Options,
     alloc: &mut Allocation,
     limits: &TaskLimits,
     tasks: &TaskCounts,
+    reuse_ids_over: Option<u32>,
 ) -> Result<()> {
     alloc.stage = Stage::Split;
-    split::split_streams_with(model, options, alloc, limits, tasks)?;
+    split::split_streams_with(model, options, alloc, limits, tasks, reuse_ids_over)?;
     let streams = alloc.physical_count() + alloc.attached_count;
     // Ids reused because the event budget bound keep every logical stream; past the device's
     // stream limit, cutting streams to one id per sync (the older rule) may still fit.

@@ -340,9 +340,9 @@ impl<'m> StepContext<'m> {
             let kept = self.sync.alive();
             let (count, pairs) = kept.fold((0u32, 0usize), |(m, k), (_, s)| (m.max(s.id + 1), k + 1));
             let split = match self.cfg.kind {
-                SyncKind::Notify => self.alloc.split_events.len(),
-                SyncKind::Event => self.alloc.split_syncs_from.map_or(0, |from| pairs.saturating_sub(from)),
-            } as u32;
+                SyncKind::Notify => self.alloc.split_event_id_count(),
+                SyncKind::Event => self.alloc.split_syncs_from.map_or(0, |from| pairs.saturating_sub(from)) as u32,
+            };
             (c.event_num, c.notify_num) = match self.cfg.kind {
                 SyncKind::Event => (count, 0),
                 SyncKind::Notify => (split, count),

@@ -32,7 +32,7 @@ impl ModelCounts {
     pub fn of(a: &Allocation) -> Self {
         let (event_num, notify_num) = match a.sync_kind {
             SyncKind::Event => (a.sync_count(), 0),
-            SyncKind::Notify => (a.split_event_count(), a.sync_count()),
+            SyncKind::Notify => (a.split_event_id_count(), a.sync_count()),
         };
         ModelCounts {
             logical_stream_num: a.logical_count(),

@@ -25,16 +25,6 @@ pub(super) struct Assigned {
     pub split: Option<Allocation>,
 }
 
-/// A sync-stage trial of one logical result under the event budget: it fits, and its
-/// allocation with the sync stage's result is the answer (`exact`: the ids one per sync needed
-/// when only ids reused by lifetime fit; `split`: the sync stage's result split with the
-/// graph's task counts, or why it does not split); or even its retry with reused ids is over
-/// the budget, or the split's events take it over, with what [`Bounded::fewer`] narrows by.
-pub enum Trial {
-    Fits { alloc: Box<Allocation>, synced: Box<Allocation>, exact: Option<u32>, split: Box<Result<Allocation>> },
-    Over(OverBudget),
-}
-
 /// What stage 1 shares with the other sessions of one search, whose candidates differ in the
 /// policy alone: the model's order and sync facts, built once, and the event budget's trials.
 /// A trial is a function of the model, the options other than the policy, the task limits
@@ -49,13 +39,24 @@ pub trait TrialCache: std::fmt::Debug + Send + Sync {
     fn sync_facts(&self, model: &Model) -> &ModelFacts;
     /// `run(logical)`, or what it answered before for an equal logical result run in an equal
     /// `order` (the policy's own, [`Bounded::order`]; empty where the pipeline chooses it, a
-    /// function of the logical result).
-    fn trial(
-        &self,
-        logical: LogicalResult,
-        order: &[NodeId],
-        run: &mut dyn FnMut(LogicalResult) -> Result<Trial>,
-    ) -> Result<Trial>;
+    /// function of the logical result). `shared`: other sessions are likely to ask for the same
+    /// trial (one policy stream, which is every policy's assignment there), so a trial that fits
+    /// is worth keeping too.
+    fn trial(&self, logical: LogicalResult, order: &[NodeId], shared: bool, run: RunTrial<'_>) -> Result<Trial>;
+}
+
+/// How a [`TrialCache`] runs a trial it does not hold.
+pub type RunTrial<'a> = &'a mut dyn FnMut(LogicalResult) -> Result<Trial>;
+
+/// A sync-stage trial of one logical result under the event budget: it fits, and its
+/// allocation with the sync stage's result is the answer (`exact`: the ids one per sync needed
+/// when only ids reused by lifetime fit; `split`: the sync stage's result split with the
+/// graph's task counts, or why it does not split); or even its retry with reused ids is over
+/// the budget, or the split's events take it over, with what [`Bounded::fewer`] narrows by.
+#[derive(Clone, Debug)]
+pub enum Trial {
+    Fits { alloc: Box<Allocation>, synced: Box<Allocation>, exact: Option<u32>, split: Box<Result<Allocation>> },
+    Over(OverBudget),
 }
 
 /// Stage 1 in the (non-search) mode `options` select, from the model's policy input (GE's
@@ -129,7 +130,7 @@ pub(super) fn assign(
             Ok(Trial::Fits { alloc: Box::new(alloc), synced, exact, split: Box::new(split) })
         };
         let trial = match trials {
-            Some(t) => t.trial(logical, &order, &mut run)?,
+            Some(t) => t.trial(logical, &order, bounded.streams() <= 1, &mut run)?,
             None => run(logical)?,
         };
         match trial {
@@ -148,7 +149,12 @@ pub(super) fn assign(
                 let report = Some(bounded.into_report()?);
                 return Ok(Assigned { alloc: *alloc, report, synced: Some(*synced), split: (*split).ok() });
             }
-            Trial::Over(over) => bounded.fewer(&over, max_events)?,
+            // One policy stream over in the pipeline's order: the same streams in phases first.
+            Trial::Over(over) => {
+                if !bounded.phase_order(&over, options, max_events) {
+                    bounded.fewer(&over, max_events)?;
+                }
+            }
         }
     }
 }
@@ -194,8 +200,17 @@ fn split_with_graph_tasks(
     synced: &Allocation,
 ) -> Result<Allocation> {
     let mut split = synced.clone();
-    compile::split_stage(model, options, &mut split, limits, &TaskCounts::default())?;
+    compile::split_stage(model, options, &mut split, limits, &TaskCounts::default(), split_reuse_budget(options))?;
     Ok(split)
+}
+
+/// The budget over which a policy's split numbers its own events by lifetime
+/// ([`compile::split_stage`]): `max_events` wherever a policy's ids may be reused, that is
+/// everywhere but under `compat=ge` (GE's ids) and `event_reuse=never`; `None` without a
+/// finite budget. The caller has checked that a policy assigned the streams.
+pub(super) fn split_reuse_budget(options: &Options) -> Option<u32> {
+    let max_events = options.event_budget();
+    (!options.compat_ge && !options.event_reuse_never && max_events != u32::MAX).then_some(max_events)
 }
 
 /// The sync stage on a logical allocation under the event budget.

@@ -616,7 +616,10 @@ impl<M: Deref<Target = Model>> Session<M> {
                 }
             }
             None => {
-                compile::split_stage(&self.model, &self.options, alloc, &self.limits, &self.tasks)?;
+                // A policy's split reuses ids as the budget's trial split it.
+                let policy = !self.preassigned && matches!(Mode::of(&self.model, &self.options)?, Mode::Policy(_));
+                let reuse = super::logical::split_reuse_budget(&self.options).filter(|_| policy);
+                compile::split_stage(&self.model, &self.options, alloc, &self.limits, &self.tasks, reuse)?;
                 if self.options.verify {
                     self.verify_stage()?;
                 }

@@ -13,7 +13,7 @@ use crate::compile::logical::LogicalResult;
 use crate::compile::order::OrderFacts;
 use crate::compile::policy::OverBudget;
 use crate::compile::sync::ModelFacts;
-use crate::driver::{Trial, TrialCache};
+use crate::driver::{RunTrial, Trial, TrialCache};
 use crate::error::Result;
 use crate::graph::{Model, NodeId, StreamId};
 
@@ -109,13 +109,16 @@ impl<V> KeyMap<V> {
 /// trial is a function of the model, the options other than the policy, the task limits and
 /// the logical result alone, so the sessions of one search share these:
 /// `auto`'s candidates often narrow to the same assignment (every one of them to one policy
-/// stream when no candidate fits). A trial that fits is not kept: it ends its loop.
+/// stream when no candidate fits). A trial that fits ends its loop, so it is kept only where
+/// the driver says others will ask for it (one policy stream: every candidate the budget cuts
+/// that far ends there, on the same streams), and answered by a copy.
 ///
 /// The model's [`OrderFacts`] and [`ModelFacts`] are kept here too, computed on the first
 /// trial: every trial orders and synchronises the same model's nodes.
 #[derive(Debug, Default)]
 pub struct Trials {
     over: Mutex<KeyMap<OverBudget>>,
+    fits: Mutex<KeyMap<Trial>>,
     order: OnceLock<OrderFacts>,
     sync: OnceLock<ModelFacts>,
 }
@@ -129,21 +132,27 @@ impl TrialCache for Trials {
         self.sync.get_or_init(|| ModelFacts::build(model))
     }
 
-    fn trial(
-        &self,
-        logical: LogicalResult,
-        order: &[NodeId],
-        run: &mut dyn FnMut(LogicalResult) -> Result<Trial>,
-    ) -> Result<Trial> {
+    fn trial(&self, logical: LogicalResult, order: &[NodeId], shared: bool, run: RunTrial<'_>) -> Result<Trial> {
         let key = StreamsKey::of(&logical, order);
         if let Some(over) = self.over.lock().ok().and_then(|map| map.get(&key).copied()) {
             return Ok(Trial::Over(over));
         }
+        if shared && let Some(fits) = self.fits.lock().ok().and_then(|map| map.get(&key).cloned()) {
+            return Ok(fits);
+        }
         let trial = run(logical)?;
-        if let Trial::Over(over) = trial
-            && let Ok(mut map) = self.over.lock()
-        {
-            map.insert(key, over);
+        match &trial {
+            Trial::Over(over) => {
+                if let Ok(mut map) = self.over.lock() {
+                    map.insert(key, *over);
+                }
+            }
+            Trial::Fits { .. } if shared => {
+                if let Ok(mut map) = self.fits.lock() {
+                    map.insert(key, trial.clone());
+                }
+            }
+            Trial::Fits { .. } => {}
         }
         Ok(trial)
     }

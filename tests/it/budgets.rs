@@ -550,12 +550,11 @@ fn ids_are_reused_by_lifetime_before_streams_are_cut() {
     }
 }
 
-/// Streams GE pins whose syncs exceed the budget even reused fail with SA2003 naming both
-/// counts; with `event_reuse=lifetime` set, the one count says it is reused already.
-#[test]
-fn pinned_streams_over_the_budget_name_the_reused_count() {
-    let mut b = ModelBuilder::new("pinned_pairs");
-    for i in 0..5 {
+/// Two streams GE pins (labels `A`, `B`) with a sync `a_i → b_i` per step; `chained`: each
+/// stream also runs its steps in order (`a_i → a_{i+1}`, `b_i → b_{i+1}`).
+fn pinned_pairs(steps: usize, chained: bool) -> Model {
+    let mut b = ModelBuilder::new(format!("pinned_pairs{steps}"));
+    for i in 0..steps {
         for (label, name) in [("A", format!("a{i}")), ("B", format!("b{i}"))] {
             let mut s = NodeSpec::new(name, "Relu", "AIcoreEngine");
             s.attrs.stream_label = Some(label.into());
@@ -563,16 +562,77 @@ fn pinned_streams_over_the_budget_name_the_reused_count() {
             b.add_node(s);
         }
         b.add_edge(EdgeSpec::data(format!("a{i}"), format!("b{i}")));
+        if chained && i > 0 {
+            for l in ["a", "b"] {
+                b.add_edge(EdgeSpec::data(format!("{l}{}", i - 1), format!("{l}{i}")));
+            }
+        }
     }
-    let mut m = b.build().unwrap();
+    b.build().unwrap()
+}
+
+/// One policy stream over `max_events` in the pipeline's order runs its streams in phases
+/// (`policy::phases`) before SA2003: the five independent pairs need a sync each in the
+/// pipeline's order (and five ids reused), but in phases `b4` runs first on its stream and its
+/// wait for `a4` orders every other pair. The report says so; the plan checks.
+#[test]
+fn one_policy_stream_over_the_budget_runs_in_phases() {
+    let mut m = pinned_pairs(5, false);
     m.options.policy = "list".into();
     m.options.max_events = Some(2);
+    for never in [false, true] {
+        m.options.event_reuse_never = never;
+        let (a, report) = run(&m);
+        assert_eq!(sync_ids(&a), 1, "never={never}");
+        assert!(verify::check(&m, &a.to_json_new_plan(&m)).ok(), "never={never}");
+        let b = report.unwrap().to_json()["budgets"].clone();
+        assert_eq!(b["event_budget_order"], "phases", "{b}");
+        assert_eq!(b["pipeline_order_event_ids"], 5, "{b}");
+    }
+}
+
+/// On the random family, whose edges reach anywhere, one policy stream needs far fewer ids in
+/// phases than in the pipeline's order; `auto` under `event_reuse=never` with a budget between
+/// the two gives a plan in phases instead of SA2003, within the budget, that checks.
+#[test]
+fn the_random_family_fits_in_phases_under_never() {
+    let mut m = generate(Family::Random { window: None }, 3000, 7).unwrap();
+    m.options.event_reuse_never = true;
+    m.options.policy = "single".into();
+    m.options.max_events = Some(u32::MAX);
+    let (plain, _) = run(&m);
+    let max_events = sync_ids(&plain) / 2;
+    m.options.max_events = Some(max_events);
+    for p in ["single", "auto"] {
+        m.options.policy = policy(p).policy();
+        let (a, report) = run(&m);
+        assert!(sync_ids(&a) <= max_events, "{p}: {} ids over {max_events}", sync_ids(&a));
+        assert!(!a.ids_reused_by_lifetime(), "{p}: one id per sync");
+        assert!(verify::check(&m, &a.to_json_new_plan(&m)).ok(), "{p}");
+        if p == "single" {
+            let b = report.unwrap().to_json()["budgets"].clone();
+            assert_eq!(b["event_budget_order"], "phases", "{b}");
+            // The sync stage's ids, before the split's events.
+            let own = b["pipeline_order_event_ids"].as_u64().unwrap();
+            assert!(own > u64::from(max_events) && own <= u64::from(sync_ids(&plain)), "{b}");
+        }
+    }
+}
+
+/// Streams GE pins whose syncs exceed the budget even reused and in phases fail with SA2003
+/// naming every count; with `event_reuse=lifetime` set, the counts say they are reused already.
+/// Each stream runs its steps in order, so every pair needs a sync of its own in any order.
+#[test]
+fn pinned_streams_over_the_budget_name_the_reused_count() {
+    let mut m = pinned_pairs(5, true);
+    m.options.policy = "list".into();
+    m.options.max_events = Some(1);
     let limits = TaskLimits::from_options(&m.options);
     let e = search::run(&m, m.options.clone(), limits, Stage::All, SimConfig::default()).unwrap_err();
     assert_eq!(e.code(), "SA2003", "{e}");
     let text = e.to_string();
     assert!(
-        text.contains("5 sync ids (5 events, 0 notifies) exceed max_events=2 even with one policy stream, and 5 with ids reused by lifetime"),
+        text.contains("5 sync ids (5 events, 0 notifies) exceed max_events=1 even with one policy stream, and 5 with ids reused by lifetime, and 5 in an execution order by phases"),
         "{text}"
     );
     m.options.event_reuse_lifetime = true;
@@ -607,13 +667,15 @@ fn reused_ids_never_split_past_the_device_stream_limit() {
 }
 
 /// The physical split adds an event per cut of a stream over the task limit, after the sync
-/// stage: the budget counts them, so where the sync ids fit `max_events` but the split's take
-/// the plan over, the streams are cut until both fit (before, the plan came out over the
-/// budget, and `auto` rejected such a candidate).
+/// stage: the budget counts them. With `event_reuse=never`, where the sync ids fit
+/// `max_events` but the split's take the plan over, the streams are cut until both fit
+/// (before the budget counted them, the plan came out over the budget, and `auto` rejected
+/// such a candidate); with ids reused, see `the_split_events_reuse_ids_within_the_event_budget`.
 #[test]
 fn the_split_events_count_against_the_event_budget() {
     let mut m = generate(Family::Layered { width: 8 }, 2000, 7).unwrap();
     m.options.set("max_task_count", &serde_json::Value::String("150".into())).unwrap();
+    m.options.set("event_reuse", &serde_json::Value::String("never".into())).unwrap();
     for p in ["list", "budget:4", "per-operator"] {
         m.options.policy = policy(p).policy();
         m.options.max_events = Some(u32::MAX);
@@ -626,9 +688,82 @@ fn the_split_events_count_against_the_event_budget() {
         let (b, report) = run(&m);
         assert!(sync_ids(&b) <= max_events, "{p}: {} ids after the split > {max_events}", sync_ids(&b));
         assert!(b.split_event_count() > 0, "{p}: still split");
+        assert!(!b.split_ids_reused_by_lifetime(), "{p}: never reuses the split's ids");
         let budgets = report.unwrap().to_json()["budgets"].clone();
         assert!(budgets["event_budget_streams"].as_u64().is_some(), "{p}: {budgets}");
         assert!(verify::check(&m, &b.to_json_new_plan(&m)).ok(), "{p}");
+    }
+}
+
+/// Where the sync ids fit `max_events` but an id for each of the split's events would take the
+/// plan over, the split's events reuse ids by lifetime instead (an event takes an id whose last
+/// wait comes before its record on its logical stream, a sync id or an earlier split event's):
+/// the policy keeps its streams, and both checkers accept the shared ids (rule 4), in event and
+/// notify mode (where the split's events are events, sharing only among themselves). The
+/// stage 3 that splits again (`verify=true`) gives the same plan, and so does a second run.
+/// Before, the streams were cut as under `event_reuse=never`, which still cuts them.
+#[test]
+fn the_split_events_reuse_ids_within_the_event_budget() {
+    let cases = [("bert_base.json", "list"), ("resnet50_train.json", "per-operator"), ("resnet50_train.json", "list")];
+    let mut checks = Vec::new();
+    for (graph, p) in cases {
+        for event in ["event", "notify"] {
+            let path = common::corpus_graph(graph);
+            let what = format!("{graph} {p} {event}");
+            let mut m = load(&path, &["max_task_count=64", &format!("event={event}")]);
+            m.options.policy = policy(p).policy();
+            m.options.max_events = Some(u32::MAX);
+            let (free, _) = run(&m);
+            let (total, split) = (sync_ids(&free), free.split_event_count());
+            assert!(split >= 8, "{what}: the task limit splits streams ({split} events)");
+            assert!(!free.split_ids_reused_by_lifetime(), "{what}: an id each within the budget");
+            let max_events = total - split / 2;
+            m.options.max_events = Some(max_events);
+            let (a, report) = run(&m);
+            assert!(sync_ids(&a) <= max_events, "{what}: {} ids > {max_events}", sync_ids(&a));
+            assert_eq!(a.logical_count(), free.logical_count(), "{what}: the streams stay");
+            assert_eq!(a.split_event_count(), split, "{what}: the same cuts");
+            assert!(a.split_ids_reused_by_lifetime(), "{what}");
+            let report = report.map(|r| r.to_json()).unwrap_or_default();
+            assert!(report["budgets"]["event_budget_streams"].is_null(), "{what}: no cut: {report}");
+            let doc = a.to_json_new_plan(&m);
+            assert_eq!(doc["events"]["reuse"], "lifetime", "{what}");
+            let ids = doc["events"]["count"].as_u64().unwrap();
+            assert!(doc["syncs"].as_array().unwrap().len() as u64 > ids, "{what}: some ids are shared");
+            let checked = verify::check(&m, &doc);
+            assert!(checked.ok(), "{what}: {:?}", checked.violations);
+            // Determinism, and the session's own split (verify=true splits in stage 3).
+            let again = run(&m).0.to_json_string_new_plan(&m);
+            assert_eq!(again, a.to_json_string_new_plan(&m), "{what}: a second run");
+            let mut v = m.clone();
+            v.options.verify = true;
+            let mut resplit = run(&v).0.to_json_new_plan(&v);
+            resplit.as_object_mut().unwrap().remove("verify");
+            assert_eq!(resplit, doc, "{what}: stage 3's split");
+            checks.push((path, doc, what.clone()));
+            m.options.set("event_reuse", &serde_json::Value::String("never".into())).unwrap();
+            let (b, report) = run(&m);
+            assert!(!b.split_ids_reused_by_lifetime() && sync_ids(&b) <= max_events, "{what}: never");
+            let budgets = report.unwrap().to_json()["budgets"].clone();
+            assert!(budgets["event_budget_streams"].as_u64().is_some(), "{what}: never cuts: {budgets}");
+        }
+    }
+    let Some(tool) = common::check_alloc_tool("check_alloc.py on the split's shared ids") else { return };
+    let files: Vec<common::TempFile> = checks
+        .iter()
+        .enumerate()
+        .map(|(i, (_, d, _))| common::TempFile::new(&format!("split_ids_{i}"), &d.to_string()))
+        .collect();
+    let runs: Vec<Vec<String>> = checks
+        .iter()
+        .zip(&files)
+        .map(|((g, _, _), f)| {
+            let args = [g.display().to_string(), f.0.display().to_string()];
+            [&args[..], &["--json".into(), "--max-tasks".into(), "64".into()]].concat()
+        })
+        .collect();
+    for ((code, report), (_, _, what)) in common::run_python(&tool, &runs).into_iter().zip(&checks) {
+        assert_eq!(code, 0, "{what}: check_alloc.py rejects the plan: {report}");
     }
 }
 
@@ -657,7 +792,7 @@ fn pinned_ladder(steps: usize) -> Model {
 /// pinned ladder, where the bound is the plans' count exactly.
 #[test]
 fn forced_syncs_never_exceed_a_plans_ids() {
-    use stream_alloc::compile::policy::{Ctx, pinned_forced_syncs};
+    use stream_alloc::compile::policy::{Ctx, finish, phases, pinned_forced_syncs, single};
     use stream_alloc::compile::sync::ModelFacts;
     let mut models: Vec<Model> = common::corpus_paths().iter().map(|p| load(p, &[])).collect();
     for family in [Family::Random { window: None }, Family::Random { window: Some(32) }] {
@@ -678,6 +813,17 @@ fn forced_syncs_never_exceed_a_plans_ids() {
             let ctx = Ctx::new(m, &options).unwrap();
             let forced = pinned_forced_syncs(&ctx, &options, &facts);
             bounded += usize::from(forced.ids > 0);
+            // One policy stream in phases, the budget's last resort (compat=ge keeps GE's order).
+            if !compat {
+                let logical = finish(&ctx, &single(&ctx));
+                let order = phases::phase_order(&ctx, &logical.node_stream);
+                let root = order.iter().map(|&p| ctx.order[p]).collect();
+                let mut a =
+                    stream_alloc::compile::logical_allocation_with(m, &options, "single", logical, None, Some(root));
+                stream_alloc::compile::sync_stage(m, &options, &mut a).unwrap();
+                assert!(forced.ids <= sync_ids(&a), "{} in phases: {forced:?} over {} ids", m.name, sync_ids(&a));
+                checked += 1;
+            }
             for p in policies {
                 options.policy = policy(p).policy();
                 let limits = TaskLimits::from_options(&options);

@@ -19,6 +19,7 @@ pub mod fifo;
 pub mod list;
 pub mod min_streams;
 pub mod per_operator;
+pub mod phases;
 pub mod report;
 pub mod table;
 
@@ -103,6 +104,11 @@ pub struct PolicyInput {
     timing: OnceLock<Timing>,
     /// The syncs the pinned streams force, computed on first use ([`Ctx::forced_over`]).
     forced: OnceLock<ForcedSyncs>,
+    /// [`single`]'s streams in phases, computed on first use ([`Bounded::phase_order`]): every
+    /// candidate of a search that the event budget cuts to one stream runs them.
+    phased: OnceLock<Vec<Pos>>,
+    /// At most the syncs the pinned streams force, computed on first use ([`Ctx::forced_ceiling`]).
+    ceiling: OnceLock<u64>,
 }
 
 /// What the policies' list schedules (`list`, the budget merges) read of every root node, by
@@ -165,6 +171,9 @@ impl<'m> Ctx<'m> {
         facts: &ModelFacts,
         max_events: u32,
     ) -> Option<crate::Error> {
+        if self.forced_ceiling() <= u64::from(max_events) {
+            return None;
+        }
         let forced = self.input.forced.get_or_init(|| pinned_forced_syncs(self, options, facts));
         if forced.ids <= max_events {
             return None;
@@ -192,6 +201,37 @@ impl<'m> Ctx<'m> {
         ))
     }
 
+    /// At most what [`pinned_forced_syncs`] gives under any options, at the cost of one pass
+    /// over the root graph where the bound takes one per class. In `single`'s streams every
+    /// requirement joins two streams, so its waiting node is at least one phase
+    /// ([`phases::phases`]) past its sender, and phases never fall along an edge: the `k`-th
+    /// requirement of a chain waits in phase `k` or later. So no chain is longer than the
+    /// highest phase, and the bound, a chain per class (each pinned stream, and the policy's
+    /// streams together), is at most the classes times the highest phase. Computed once per
+    /// input.
+    fn forced_ceiling(&self) -> u64 {
+        *self.input.ceiling.get_or_init(|| {
+            let logical = finish(self, &single(self));
+            let top = phases::phases(self, &logical.node_stream).iter().copied().max().unwrap_or(0);
+            (self.pinned_streams().len() as u64 + 1) * u64::from(top)
+        })
+    }
+
+    /// GE's streams that pinned nodes run on, ascending.
+    fn pinned_streams(&self) -> Vec<u32> {
+        let mut pinned: Vec<u32> = self
+            .model
+            .nodes
+            .ids()
+            .filter(|&n| self.role[n] == Role::Pinned)
+            .filter_map(|n| self.base.node_stream[n])
+            .map(|s| s.0)
+            .collect();
+        pinned.sort_unstable();
+        pinned.dedup();
+        pinned
+    }
+
     /// The input, to share with another context of the same model.
     pub fn input(&self) -> &Arc<PolicyInput> {
         &self.input
@@ -208,17 +248,7 @@ impl<'m> Ctx<'m> {
         if max_streams == u32::MAX {
             return u32::MAX;
         }
-        let mut pinned: Vec<u32> = self
-            .model
-            .nodes
-            .ids()
-            .filter(|&n| self.role[n] == Role::Pinned)
-            .filter_map(|n| self.base.node_stream[n])
-            .map(|s| s.0)
-            .collect();
-        pinned.sort_unstable();
-        pinned.dedup();
-        max_streams.saturating_sub(pinned.len() as u32).max(1)
+        max_streams.saturating_sub(self.pinned_streams().len() as u32).max(1)
     }
 
     /// Each root position's duration, units and bottom level, computed once per input.
@@ -296,6 +326,8 @@ impl PolicyInput {
             cover: OnceLock::new(),
             timing: OnceLock::new(),
             forced: OnceLock::new(),
+            phased: OnceLock::new(),
+            ceiling: OnceLock::new(),
         }
     }
 }
@@ -386,15 +418,7 @@ impl Assignment {
 pub fn finish(ctx: &Ctx<'_>, a: &Assignment) -> LogicalResult {
     let model = ctx.model;
     let base = &ctx.base;
-    let mut pinned_streams: Vec<u32> = model
-        .nodes
-        .ids()
-        .filter(|&n| ctx.role[n] == Role::Pinned)
-        .filter_map(|n| base.node_stream[n])
-        .map(|s| s.0)
-        .collect();
-    pinned_streams.sort_unstable();
-    pinned_streams.dedup();
+    let pinned_streams = ctx.pinned_streams();
     let mut count = a.count;
     let followers = model.nodes.ids().any(|n| ctx.role[n] == Role::Follower);
     // Followers with no neighbour on a stream need a stream of their own.
@@ -528,6 +552,9 @@ pub struct Bounded<'m> {
     lifetime: bool,
     /// A trial's physical split took its ids over `max_events`: every later cut halves.
     split_over: bool,
+    /// The one-stream trial in the pipeline's own order, over `max_events`, once the streams
+    /// run in phases instead ([`Self::phase_order`]).
+    unphased: Option<OverBudget>,
 }
 
 impl<'m> Bounded<'m> {
@@ -558,7 +585,18 @@ impl<'m> Bounded<'m> {
             Made::Uncounted => Some((cap, max_streams)),
         };
         let lifetime = options.event_reuse_lifetime;
-        Ok(Bounded { ctx, policy, assign, report, assignment, budgets, uncounted, lifetime, split_over: false })
+        Ok(Bounded {
+            ctx,
+            policy,
+            assign,
+            report,
+            assignment,
+            budgets,
+            uncounted,
+            lifetime,
+            split_over: false,
+            unphased: None,
+        })
     }
 
     /// The logical result of the current assignment.
@@ -579,7 +617,10 @@ impl<'m> Bounded<'m> {
     pub fn fewer(&mut self, over: &OverBudget, max_events: u32) -> Result<()> {
         let count = self.assignment.count;
         if count <= 1 {
-            let OverBudget { ids, counts, reused, split } = *over;
+            let phased = self
+                .unphased
+                .map_or(String::new(), |_| format!(", and {} in an execution order by phases", over.needed()));
+            let OverBudget { ids, counts, reused, split } = *self.unphased.as_ref().unwrap_or(over);
             let given = if self.lifetime { ", reused by lifetime (event_reuse=lifetime)" } else { "" };
             let retried = reused.map_or(String::new(), |r| format!(", and {r} with ids reused by lifetime"));
             let split = split.map_or(String::new(), |s| {
@@ -589,7 +630,7 @@ impl<'m> Bounded<'m> {
             crate::bail!(
                 Limit,
                 "policy {} on graph '{}': {ids} sync ids ({} events, {} notifies{given}){split} exceed \
-                 max_events={max_events} even with one policy stream{retried} (the streams GE pins need them)",
+                 max_events={max_events} even with one policy stream{retried}{phased} (the streams GE pins need them)",
                 self.policy.name(),
                 self.ctx.model.name,
                 counts.event_num,
@@ -605,6 +646,34 @@ impl<'m> Bounded<'m> {
         self.budgets.max_events = Some(max_events);
         self.budgets.event_budget_streams = Some(self.assignment.count);
         Ok(())
+    }
+
+    /// The last resort before [`Self::fewer`] gives up: where one policy stream (or none) was
+    /// `over` `max_events` in the pipeline's own order, the same streams run in the order of
+    /// [`phases::phase_order`], which groups the syncs the streams GE pins need. False (nothing
+    /// changed) where the streams run so already, where more policy streams are left to cut,
+    /// or where the options fix the order (`compat=ge`, `execution_order=memory`). The report's
+    /// `budgets` says so when the trial fits: `event_budget_order` and the ids the pipeline's
+    /// order needed (`pipeline_order_event_ids`).
+    pub fn phase_order(&mut self, over: &OverBudget, options: &Options, max_events: u32) -> bool {
+        let fixed = options.compat_ge || options.execution_order == crate::graph::ExecutionOrder::Memory;
+        if self.assignment.count > 1 || self.unphased.is_some() || fixed {
+            return false;
+        }
+        let logical = self.logical();
+        if logical.main_stream_count + logical.attached_count <= 1 {
+            return false;
+        }
+        // Within one stream every policy's assignment is `single`'s (the policies' tests hold
+        // them to it), so the order is the input's, shared by a search's candidates.
+        debug_assert!(single(&self.ctx).stream == self.assignment.stream, "one stream is single's");
+        let phased = self.ctx.input.phased.get_or_init(|| phases::phase_order(&self.ctx, &logical.node_stream));
+        self.assignment.order = phased.clone();
+        self.unphased = Some(*over);
+        self.budgets.max_events = Some(max_events);
+        self.budgets.event_budget_order = Some("phases");
+        self.budgets.pipeline_order_event_ids = Some(over.needed());
+        true
     }
 
     /// Fewer policy streams where the streams that ids reused by lifetime kept within
@@ -769,6 +838,31 @@ mod tests {
                 assert_eq!(by_pos[p].to_bits(), core[n].to_bits(), "{}: node {}", family.name(), model.nodes[n].name);
             }
         }
+    }
+
+    /// The ceiling the event budget checks first is never under the syncs the pinned streams
+    /// force, with the contraction and without (compat=ge), on the random families (which have
+    /// pins); it is tight enough to spare the bound where the budget is far.
+    #[test]
+    fn the_forced_ceiling_is_at_least_the_bound() {
+        let mut positive = 0;
+        for family in [Family::Random { window: None }, Family::Random { window: Some(32) }] {
+            for (n, seed) in [(600, 3), (3000, 7), (3000, 8)] {
+                let model = generate(family, n, seed).expect("valid");
+                let facts = ModelFacts::build(&model);
+                for compat in [false, true] {
+                    let options = Options { compat_ge: compat, ..model.options.clone() };
+                    let ctx = Ctx::new(&model, &options).expect("GE's pass chain runs");
+                    let (forced, ceiling) = (pinned_forced_syncs(&ctx, &options, &facts).ids, ctx.forced_ceiling());
+                    assert!(u64::from(forced) <= ceiling, "{} compat={compat}: {forced} over {ceiling}", model.name);
+                    positive += usize::from(forced > 0);
+                    if family == (Family::Random { window: None }) && n == 3000 {
+                        assert!(ceiling < 1024, "{}: ceiling {ceiling}", model.name);
+                    }
+                }
+            }
+        }
+        assert!(positive >= 8, "{positive} positive bounds");
     }
 
     /// Every policy schedule on the engine keeps the engine's invariants

@@ -146,6 +146,14 @@ pub struct Budgets {
     /// `event_reuse` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exact_event_ids: Option<u32>,
+    /// `"phases"`: one policy stream fit `max_events` only in an execution order by phases
+    /// (`policy::phases`), not in the pipeline's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_budget_order: Option<&'static str>,
+    /// The sync ids the same streams needed in the pipeline's own order (over `max_events`),
+    /// when `event_budget_order` is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pipeline_order_event_ids: Option<u32>,
     /// Policy streams left once the streams that reused ids kept split within the device's
     /// streams (`MAX_STREAM_NUM`): cut as one id per sync would cut them.
     #[serde(skip_serializing_if = "Option::is_none")]

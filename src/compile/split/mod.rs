@@ -29,6 +29,7 @@
 //! between them as GE does; a sync whose Send or Recv lands on another piece than its node
 //! names that Send/Recv node ([`Allocation::end_via`], allocation-json.md).
 
+mod ids;
 pub mod plan;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -189,18 +190,21 @@ impl Entry {
 /// `PostProcessOfSplitStreams`. With `unlimited_depth` only the activation lists and the
 /// post-processing run (the runtime splits internally).
 pub fn split_streams(model: &Model, options: &Options, alloc: &mut Allocation, limits: &TaskLimits) -> Result<()> {
-    split_streams_with(model, options, alloc, limits, &TaskCounts::default())
+    split_streams_with(model, options, alloc, limits, &TaskCounts::default(), None)
 }
 
-/// [`split_streams`] with the host's task counts (the staged session's split).
+/// [`split_streams`] with the host's task counts (the staged session's split), the split's
+/// events reusing ids by lifetime where an id each would exceed `reuse_ids_over`
+/// ([`SplitSteps::reuse_ids_over`]).
 pub fn split_streams_with(
     model: &Model,
     options: &Options,
     alloc: &mut Allocation,
     limits: &TaskLimits,
     counts: &TaskCounts,
+    reuse_ids_over: Option<u32>,
 ) -> Result<()> {
-    split_steps(model, options, alloc, limits, counts, SplitSteps::ALL).map(|_| ())
+    split_steps(model, options, alloc, limits, counts, SplitSteps { reuse_ids_over, ..SplitSteps::ALL }).map(|_| ())
 }
 
 /// Which of GE's split-stage steps a call runs: the pipeline runs them all at once,
@@ -225,6 +229,10 @@ pub struct SplitSteps {
     /// The first id of the split's events in event mode (GE's `event_num_`, which removals do
     /// not lower); never below one past the ids in use.
     pub event_base: Option<u32>,
+    /// The split's events reuse ids by lifetime where an id each would take the ids (events
+    /// plus notifies) over this many: a policy's event budget where its ids may be reused
+    /// ([`ids`]; docs/policies.md, "The split's events"). `None`: an id each, as GE.
+    pub reuse_ids_over: Option<u32>,
 }
 
 impl SplitSteps {
@@ -236,6 +244,7 @@ impl SplitSteps {
         update_active: true,
         next_stream: None,
         event_base: None,
+        reuse_ids_over: None,
     };
 }
 
@@ -286,6 +295,7 @@ pub fn split_steps(
     let separated = separate_oversized(alloc, &mut streams, &limit);
     let cuts = plan_all(model, options.compat_ge, alloc, &streams, &limit)?;
     let new_streams = number_new_streams(nodes, &order, &streams, &cuts, space);
+    let event_ids = number_split_events(model, alloc, &streams, &cuts, &new_streams.numbered, steps);
     let logical_attached = alloc.attached.clone();
     let (pieces, part_stream) = set_stream_ids(alloc, &streams, &cuts, &new_streams.piece_id, space);
     alloc.huge_streams = new_streams
@@ -297,7 +307,7 @@ pub fn split_steps(
         .collect();
     alloc.split_to_logic = new_streams.split_to_logic;
     refresh_sync_ends(alloc, &logical_attached, &part_stream, separated);
-    add_split_events(model, alloc, &logical_attached, &streams, &cuts, &new_streams.numbered, steps.event_base);
+    add_split_events(model, alloc, &logical_attached, &streams, &cuts, &new_streams.numbered, &event_ids);
     check_notify_count(model, alloc)?;
 
     if steps.update_active {
@@ -585,10 +595,41 @@ fn refresh_sync_ends(
     }
 }
 
+/// The ids of the split's events, one per cut that needs a sync in new-stream order (the
+/// order [`add_split_events`] adds them in): in event mode after the logical ids from
+/// `event_base`, in notify mode from 0 apart; by lifetime where an id each would exceed
+/// `steps.reuse_ids_over` ([`ids`]), which marks the allocation's ids reused when some are.
+fn number_split_events(
+    model: &Model,
+    alloc: &mut Allocation,
+    streams: &[Vec<Entry>],
+    cuts: &[Vec<Cut>],
+    numbered: &[(u32, usize, usize, usize)],
+    steps: SplitSteps,
+) -> Vec<EventId> {
+    let planned: Vec<ids::PlannedEvent> = numbered
+        .iter()
+        .filter_map(|&(_, _, s, k)| {
+            let c = cuts[s][k];
+            c.sync.then_some(ids::PlannedEvent { stream: s, from: c.pos - 1, to: c.pos })
+        })
+        .collect();
+    let notify = alloc.sync_kind == SyncKind::Notify;
+    let first = if notify { 0 } else { alloc.sync_count().max(steps.event_base.unwrap_or(0)) };
+    let each = planned.len() as u32 + if notify { alloc.sync_count() } else { first };
+    // Streams that activations start may run again (loops) or not at all: no reuse there.
+    let reuse = steps.reuse_ids_over.is_some_and(|max| each > max)
+        && alloc.activations.is_empty()
+        && alloc.inserted_activations.is_empty();
+    let (ids, shared) = ids::split_event_ids(model, alloc, streams, &planned, first, reuse);
+    alloc.split_lifetime_ids = shared;
+    ids
+}
+
 /// GE's `AddEventIdWhenStreamSplit` at every cut that needs a sync, then
 /// `GenerateSyncEventNodes(false)` for those syncs: in new-stream order, a record after the
-/// piece's last entry and a wait before the new piece's first, each with its Send/Recv node
-/// (events after the logical ones from `event_base`; notifies numbered from 0 apart).
+/// piece's last entry and a wait before the new piece's first, each with its Send/Recv node,
+/// with the ids of [`number_split_events`].
 fn add_split_events(
     model: &Model,
     alloc: &mut Allocation,
@@ -596,7 +637,7 @@ fn add_split_events(
     streams: &[Vec<Entry>],
     cuts: &[Vec<Cut>],
     numbered: &[(u32, usize, usize, usize)],
-    event_base: Option<u32>,
+    event_ids: &[EventId],
 ) {
     let notify = alloc.sync_kind == SyncKind::Notify;
     let mut planned = Vec::new();
@@ -614,13 +655,12 @@ fn add_split_events(
     // Where the split's own Send/Recv go among the inserted nodes: next to the Send/Recv node
     // an end is (records after it, waits before it), else last (see `place_inserted`).
     let mut placed: Vec<(InsertedId, InsertedId, bool)> = Vec::new();
-    let first = if notify { 0 } else { alloc.sync_count().max(event_base.unwrap_or(0)) };
-    let mut names = SplitNames::new(model, alloc, &planned, first);
+    let mut names = SplitNames::new(model, alloc, &planned, event_ids);
     if !notify {
         alloc.split_syncs_from = Some(alloc.syncs.len());
     }
     for (k, &(s, from, to)) in planned.iter().enumerate() {
-        let id = EventId(first + k as u32);
+        let id = event_ids[k];
         let pair = SyncPair { id, from, to };
         let index = (alloc.syncs.len() + alloc.split_events.len()) as u32;
         if notify {
@@ -780,23 +820,27 @@ fn split_number(s: &str) -> Option<(&str, u64)> {
 }
 
 impl SplitNames {
-    /// `first`: the id of the split's first event.
-    fn new(model: &Model, alloc: &Allocation, planned: &[(usize, SyncEnd, SyncEnd)], first: u32) -> Self {
+    /// `ids`: the ids of the split's events, in their order.
+    fn new(model: &Model, alloc: &Allocation, planned: &[(usize, SyncEnd, SyncEnd)], ids: &[EventId]) -> Self {
         let mut bases: BTreeSet<String> = BTreeSet::new();
-        for (k, &(_, from, to)) in planned.iter().enumerate() {
-            let id = first + k as u32;
+        for (&(_, from, to), &id) in planned.iter().zip(ids) {
             for (end, kind) in [(from, InsertedKind::Send), (to, InsertedKind::Recv)] {
                 let graph = &model.graphs[model.nodes[end.node].graph].name;
-                bases.insert(sync_node_name(graph, kind, EventId(id), None));
+                bases.insert(sync_node_name(graph, kind, id, None));
             }
         }
         let mut taken = BTreeSet::new();
-        let ids = u64::from(first)..u64::from(first) + planned.len() as u64;
+        // The split's ids, sorted: a range test first, as they are one range unless reused.
+        let mut sorted: Vec<u64> = ids.iter().map(|id| u64::from(id.0)).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let (lo, hi) = (sorted.first().copied().unwrap_or(1), sorted.last().copied().unwrap_or(0));
+        let is_split_id = |id: u64| (lo..=hi).contains(&id) && sorted.binary_search(&id).is_ok();
         if !bases.is_empty() {
             for i in &alloc.inserted {
                 // A sync node this pipeline named ends its base name in its own sync id: one
                 // outside the split's ids cannot collide, and its name need not be read.
-                if i.kind.is_sync() && i.sync_id.is_some_and(|id| !ids.contains(&u64::from(id.0))) {
+                if i.kind.is_sync() && i.sync_id.is_some_and(|id| !is_split_id(u64::from(id.0))) {
                     continue;
                 }
                 let name = i.name(model);
@@ -805,7 +849,7 @@ impl SplitNames {
                     base = &head[..head.len() - "_Reuse_".len()];
                 }
                 // Cheap test first: a base ends in one of the split's ids.
-                if split_number(base).is_some_and(|(_, id)| ids.contains(&id)) && bases.contains(base) {
+                if split_number(base).is_some_and(|(_, id)| is_split_id(id)) && bases.contains(base) {
                     taken.insert(name.to_string());
                 }
             }
