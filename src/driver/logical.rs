@@ -25,17 +25,6 @@ pub(super) struct Assigned {
     pub split: Option<Allocation>,
 }
 
-/// A sync-stage trial of one logical result under the event budget: it fits, and its
-/// allocation with the sync stage's result is the answer (`exact`: the ids one per sync needed
-/// when only ids reused by lifetime fit; `split`: the sync stage's result split with the
-/// graph's task counts, or why it does not split); or even its retry with reused ids is over
-/// the budget, or the split's events take it over, with what [`Bounded::fewer`] narrows by.
-#[derive(Clone, Debug)]
-pub enum Trial {
-    Fits { alloc: Box<Allocation>, synced: Box<Allocation>, exact: Option<u32>, split: Box<Result<Allocation>> },
-    Over(OverBudget),
-}
-
 /// What stage 1 shares with the other sessions of one search, whose candidates differ in the
 /// policy alone: the model's order and sync facts, built once, and the event budget's trials.
 /// A trial is a function of the model, the options other than the policy, the task limits
@@ -53,13 +42,21 @@ pub trait TrialCache: std::fmt::Debug + Send + Sync {
     /// function of the logical result). `shared`: other sessions are likely to ask for the same
     /// trial (one policy stream, which is every policy's assignment there), so a trial that fits
     /// is worth keeping too.
-    fn trial(
-        &self,
-        logical: LogicalResult,
-        order: &[NodeId],
-        shared: bool,
-        run: &mut dyn FnMut(LogicalResult) -> Result<Trial>,
-    ) -> Result<Trial>;
+    fn trial(&self, logical: LogicalResult, order: &[NodeId], shared: bool, run: RunTrial<'_>) -> Result<Trial>;
+}
+
+/// How a [`TrialCache`] runs a trial it does not hold.
+pub type RunTrial<'a> = &'a mut dyn FnMut(LogicalResult) -> Result<Trial>;
+
+/// A sync-stage trial of one logical result under the event budget: it fits, and its
+/// allocation with the sync stage's result is the answer (`exact`: the ids one per sync needed
+/// when only ids reused by lifetime fit; `split`: the sync stage's result split with the
+/// graph's task counts, or why it does not split); or even its retry with reused ids is over
+/// the budget, or the split's events take it over, with what [`Bounded::fewer`] narrows by.
+#[derive(Clone, Debug)]
+pub enum Trial {
+    Fits { alloc: Box<Allocation>, synced: Box<Allocation>, exact: Option<u32>, split: Box<Result<Allocation>> },
+    Over(OverBudget),
 }
 
 /// Stage 1 in the (non-search) mode `options` select, from the model's policy input (GE's

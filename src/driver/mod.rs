@@ -10,7 +10,7 @@
 mod logical;
 pub mod session;
 
-pub use logical::{Trial, TrialCache};
+pub use logical::{RunTrial, Trial, TrialCache};
 pub use session::{Compiled, Found, NodeInfo, Search, Session, SessionStage, Stages};
 
 use crate::bail;

@@ -13,7 +13,7 @@ use crate::compile::logical::LogicalResult;
 use crate::compile::order::OrderFacts;
 use crate::compile::policy::OverBudget;
 use crate::compile::sync::ModelFacts;
-use crate::driver::{Trial, TrialCache};
+use crate::driver::{RunTrial, Trial, TrialCache};
 use crate::error::Result;
 use crate::graph::{Model, NodeId, StreamId};
 
@@ -132,13 +132,7 @@ impl TrialCache for Trials {
         self.sync.get_or_init(|| ModelFacts::build(model))
     }
 
-    fn trial(
-        &self,
-        logical: LogicalResult,
-        order: &[NodeId],
-        shared: bool,
-        run: &mut dyn FnMut(LogicalResult) -> Result<Trial>,
-    ) -> Result<Trial> {
+    fn trial(&self, logical: LogicalResult, order: &[NodeId], shared: bool, run: RunTrial<'_>) -> Result<Trial> {
         let key = StreamsKey::of(&logical, order);
         if let Some(over) = self.over.lock().ok().and_then(|map| map.get(&key).copied()) {
             return Ok(Trial::Over(over));
