@@ -235,7 +235,8 @@ pub struct Allocation {
     pub(in crate::compile) attached: IdVec<NodeId, Vec<StreamId>>,
     pub(in crate::compile) attached_count: u32,
     pub(in crate::compile) sync_kind: SyncKind,
-    /// Sync pairs, ordered by id then position.
+    /// Sync pairs, ordered by id then position; in event mode the split's own come after the
+    /// sync stage's, whatever their ids (they may share them, [`Self::split_ids_reused_by_lifetime`]).
     pub(in crate::compile) syncs: Vec<SyncPair>,
     /// Where the split's own pairs start in `syncs` (event mode; `None` before the split).
     pub(in crate::compile) split_syncs_from: Option<usize>,
@@ -381,7 +382,8 @@ impl Allocation {
         self.sync_kind
     }
 
-    /// Sync pairs, ordered by id then position.
+    /// Sync pairs, ordered by id then position; in event mode the split's own come after the
+    /// sync stage's, whatever their ids (they may share them, [`Self::split_ids_reused_by_lifetime`]).
     pub fn syncs(&self) -> &[SyncPair] {
         &self.syncs
     }

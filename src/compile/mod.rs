@@ -183,7 +183,7 @@ pub fn sync_stage_reusing(
 
 /// Stage 3, GE's `SplitStreamAndRefreshTaskDef`, with the host's task counts where it gave them;
 /// the split's events reuse ids by lifetime where an id each would exceed `reuse_ids_over` (a
-/// policy's event budget, where its ids may be reused: [`split::SplitSteps::reuse_ids_over`]).
+/// policy's event budget, where its ids may be reused: [`split::SplitIds::reuse_over`]).
 pub fn split_stage(
     model: &Model,
     options: &Options,

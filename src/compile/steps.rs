@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 
 use super::activate::{self, Activation, SplitPieces};
 use super::allocation::{Allocation, Stage, SyncEnd};
-use super::split::{self, SplitSteps, TaskCounts, TaskLimits};
+use super::split::{self, SplitIds, SplitSteps, TaskCounts, TaskLimits};
 use super::summary::ModelCounts;
 use super::sync::{self, ModelFacts, NodeFacts, SyncState, continuous, ge_opt, insert, materialise, reduce, reuse};
 use crate::bail;
@@ -486,8 +486,11 @@ impl<'m> StepContext<'m> {
         let options = Options { compat_ge: true, ..self.options.clone() };
         let steps = SplitSteps {
             activate: false,
-            next_stream: self.options.next_stream,
-            event_base: Some(self.counter).filter(|_| self.cfg.kind == SyncKind::Event),
+            ids: SplitIds {
+                next_stream: self.options.next_stream,
+                event_base: Some(self.counter).filter(|_| self.cfg.kind == SyncKind::Event),
+                ..steps.ids
+            },
             ..steps
         };
         split::split_steps(self.model, &options, self.alloc, &self.limits, &self.tasks, steps)

@@ -767,6 +767,28 @@ fn the_split_events_reuse_ids_within_the_event_budget() {
     }
 }
 
+/// Under `event_reuse=lifetime` the sync ids are reused whatever the budget; the split's events
+/// still take an id each while those fit, and reuse ids only past `max_events`.
+#[test]
+fn the_split_events_reuse_ids_under_lifetime_only_over_the_budget() {
+    let path = common::corpus_graph("bert_base.json");
+    let mut m = load(&path, &["max_task_count=64", "event_reuse=lifetime", "policy=list"]);
+    m.options.max_events = Some(u32::MAX);
+    let (free, _) = run(&m);
+    let split = free.split_event_count();
+    assert!(split >= 4 && !free.split_ids_reused_by_lifetime(), "{split} split events");
+    m.options.max_events = Some(sync_ids(&free));
+    let (same, _) = run(&m);
+    assert_eq!(same.to_json_string_new_plan(&m), free.to_json_string_new_plan(&m), "within the budget: an id each");
+    let max_events = sync_ids(&free) - split / 2;
+    m.options.max_events = Some(max_events);
+    let (a, _) = run(&m);
+    assert!(a.split_ids_reused_by_lifetime() && sync_ids(&a) <= max_events, "{} ids", sync_ids(&a));
+    assert_eq!((a.logical_count(), a.split_event_count()), (free.logical_count(), split), "the same streams and cuts");
+    let checked = verify::check(&m, &a.to_json_new_plan(&m));
+    assert!(checked.ok(), "{:?}", checked.violations);
+}
+
 /// Two labelled streams that hand one chain back and forth: `a0 → b0 → a1 → b1 → …`, every
 /// edge a sync whatever the policy, in a chain no order can merge.
 fn pinned_ladder(steps: usize) -> Model {

@@ -195,7 +195,7 @@ pub fn split_streams(model: &Model, options: &Options, alloc: &mut Allocation, l
 
 /// [`split_streams`] with the host's task counts (the staged session's split), the split's
 /// events reusing ids by lifetime where an id each would exceed `reuse_ids_over`
-/// ([`SplitSteps::reuse_ids_over`]).
+/// ([`SplitIds::reuse_over`]).
 pub fn split_streams_with(
     model: &Model,
     options: &Options,
@@ -204,7 +204,15 @@ pub fn split_streams_with(
     counts: &TaskCounts,
     reuse_ids_over: Option<u32>,
 ) -> Result<()> {
-    split_steps(model, options, alloc, limits, counts, SplitSteps { reuse_ids_over, ..SplitSteps::ALL }).map(|_| ())
+    split_steps(
+        model,
+        options,
+        alloc,
+        limits,
+        counts,
+        SplitSteps { ids: SplitIds { reuse_over: reuse_ids_over, ..SplitIds::default() }, ..SplitSteps::ALL },
+    )
+    .map(|_| ())
 }
 
 /// Which of GE's split-stage steps a call runs: the pipeline runs them all at once,
@@ -223,6 +231,14 @@ pub struct SplitSteps {
     pub split: bool,
     /// `UpdateActiveStreams`.
     pub update_active: bool,
+    /// Where the split's new streams and events take their ids.
+    pub ids: SplitIds,
+}
+
+/// The ids the split hands out: GE's counters where `stream-alloc pass` carries them, and
+/// whether the split's events may share ids.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SplitIds {
     /// The first id a new stream may take (GE's `stream_num_`); never below one past the ids
     /// in use.
     pub next_stream: Option<u32>,
@@ -232,7 +248,7 @@ pub struct SplitSteps {
     /// The split's events reuse ids by lifetime where an id each would take the ids (events
     /// plus notifies) over this many: a policy's event budget where its ids may be reused
     /// ([`ids`]; docs/policies.md, "The split's events"). `None`: an id each, as GE.
-    pub reuse_ids_over: Option<u32>,
+    pub reuse_over: Option<u32>,
 }
 
 impl SplitSteps {
@@ -242,9 +258,7 @@ impl SplitSteps {
         assign_single: true,
         split: true,
         update_active: true,
-        next_stream: None,
-        event_base: None,
-        reuse_ids_over: None,
+        ids: SplitIds { next_stream: None, event_base: None, reuse_over: None },
     };
 }
 
@@ -266,7 +280,7 @@ pub fn split_steps(
     let sizes = collect_task_size(model, alloc, counts)?;
     let space =
         if steps.activate { activate::assign_logical(model, alloc)? } else { activate::stream_space(model, alloc) };
-    let space = space.max(steps.next_stream.unwrap_or(0));
+    let space = space.max(steps.ids.next_stream.unwrap_or(0));
 
     if limits.unlimited_depth {
         if steps.split {
@@ -598,7 +612,7 @@ fn refresh_sync_ends(
 /// The ids of the split's events, one per cut that needs a sync in new-stream order (the
 /// order [`add_split_events`] adds them in): in event mode after the logical ids from
 /// `event_base`, in notify mode from 0 apart; by lifetime where an id each would exceed
-/// `steps.reuse_ids_over` ([`ids`]), which marks the allocation's ids reused when some are.
+/// `steps.ids.reuse_over` ([`ids`]), which marks the allocation's ids reused when some are.
 fn number_split_events(
     model: &Model,
     alloc: &mut Allocation,
@@ -615,10 +629,10 @@ fn number_split_events(
         })
         .collect();
     let notify = alloc.sync_kind == SyncKind::Notify;
-    let first = if notify { 0 } else { alloc.sync_count().max(steps.event_base.unwrap_or(0)) };
+    let first = if notify { 0 } else { alloc.sync_count().max(steps.ids.event_base.unwrap_or(0)) };
     let each = planned.len() as u32 + if notify { alloc.sync_count() } else { first };
     // Streams that activations start may run again (loops) or not at all: no reuse there.
-    let reuse = steps.reuse_ids_over.is_some_and(|max| each > max)
+    let reuse = steps.ids.reuse_over.is_some_and(|max| each > max)
         && alloc.activations.is_empty()
         && alloc.inserted_activations.is_empty();
     let (ids, shared) = ids::split_event_ids(model, alloc, streams, &planned, first, reuse);
