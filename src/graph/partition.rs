@@ -5,7 +5,7 @@
 //! End/PlaceHolder pairs GE inserts at cut edges are represented by the cut edges themselves:
 //! [`Partition::inputs`] of a subgraph are the edges entering it from another subgraph.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::Model;
 use super::csr::Csr;
@@ -226,8 +226,12 @@ fn partition_graph(
             }
             // While the child is still its node alone, a second path has to enter it through
             // a producer in some third cluster: without one there is nothing to search.
-            if (cur != child || c.producer_outside(child, parent)) && c.has_second_path(parent, cur, budget) {
+            let searched = cur != child || c.producer_outside(child, parent);
+            if searched && c.has_second_path(parent, cur, budget) {
                 continue;
+            }
+            if !searched {
+                c.nothing_between();
             }
             c.merge(parent, cur);
         }
@@ -404,7 +408,27 @@ struct Clusters<'m> {
     stack: Vec<u32>,
     back: Vec<u32>,
     scratch: Vec<u32>,
+    /// Exact search only: a topological order of the merged clusters (`ord[x]` of each
+    /// representative, unique, with gaps; `by_ord` is its inverse). A second path from `a` to
+    /// `b` runs through clusters strictly between their places, which bounds both sides.
+    ord: Vec<u128>,
+    by_ord: BTreeMap<u128, u32>,
+    /// Clusters the last exact search reached forward (besides the parent) and backward, and
+    /// which side ran out: that side is complete, and is what a merge moves to keep `ord` valid.
+    reached: Vec<u32>,
+    reached_back: Vec<u32>,
+    ran_out: Side,
 }
+
+/// The side of an exact second-path search that ran out (`Clusters::ran_out`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Forward,
+    Backward,
+}
+
+/// Gap between neighbouring places of [`Clusters::ord`] when (re)numbered.
+const ORD_GAP: u128 = 1 << 64;
 
 impl<'m> Clusters<'m> {
     fn new(model: &'m Model, order: &[NodeId], engines: Option<&IdVec<NodeId, EngineId>>, track_ins: bool) -> Self {
@@ -445,6 +469,11 @@ impl<'m> Clusters<'m> {
             stack: Vec::new(),
             back: Vec::new(),
             scratch: Vec::new(),
+            ord: if track_ins { (1..=n as u128).map(|i| i * ORD_GAP).collect() } else { Vec::new() },
+            by_ord: if track_ins { (0..n as u32).map(|i| ((i as u128 + 1) * ORD_GAP, i)).collect() } else { BTreeMap::new() },
+            reached: Vec::new(),
+            reached_back: Vec::new(),
+            ran_out: Side::Backward,
         }
     }
 
@@ -489,7 +518,7 @@ impl<'m> Clusters<'m> {
         if budget == usize::MAX && self.track_ins {
             return self.has_second_path_exact(parent, child);
         }
-        let bound = self.max_pos[child as usize];
+        let bound = self.max_pos[child as usize] as u128;
         let stamp = self.next_stamp();
         self.seen[parent as usize] = stamp;
         self.seen[child as usize] = stamp;
@@ -516,7 +545,7 @@ impl<'m> Clusters<'m> {
     /// forward alone walks most of a graph whose edges reach far back on every merge; the
     /// smaller side is the one that settles it.
     fn has_second_path_exact(&mut self, parent: u32, child: u32) -> bool {
-        let bound = self.max_pos[child as usize];
+        let (low, high) = (self.ord[parent as usize], self.ord[child as usize]);
         let stamp = self.next_stamp();
         self.seen[parent as usize] = stamp;
         self.seen[child as usize] = stamp;
@@ -524,26 +553,36 @@ impl<'m> Clusters<'m> {
         self.stack.clear();
         self.stack.push(parent);
         self.back.clear();
-        // A second path ends with an edge into `child` from a cluster other than `parent`;
-        // input data clusters have no inputs, so no path from `parent` reaches them.
+        self.reached.clear();
+        self.reached_back.clear();
+        // A second path ends with an edge into `child` from a cluster other than `parent`, placed
+        // after `parent`; input data clusters have no inputs, so no path from `parent` reaches them.
         for i in 0..self.ins.len(child) {
             let r = self.find(self.ins.get(child, i));
-            if r != parent && self.engine[r as usize].is_some() && self.seen_back[r as usize] != stamp {
+            if r != parent && self.within(r, low, high, stamp) {
                 self.seen_back[r as usize] = stamp;
                 self.back.push(r);
+                self.reached_back.push(r);
             }
         }
         // Each turn goes to the side that will have scanned fewer list entries after it (the
         // model's largest cluster can feed most of the graph: its list is best left unread).
         let (mut forward, mut backward) = (0usize, 0usize);
         loop {
-            let (Some(&x), Some(&y)) = (self.stack.last(), self.back.last()) else { return false };
+            let Some(&x) = self.stack.last() else {
+                self.ran_out = Side::Forward;
+                return false;
+            };
+            let Some(&y) = self.back.last() else {
+                self.ran_out = Side::Backward;
+                return false;
+            };
             let next_forward = forward + self.outs.len(x) + 1;
             let next_backward = backward + self.ins.len(y) + 1;
             if next_forward <= next_backward {
                 self.stack.pop();
                 forward = next_forward;
-                if self.forward_step(x, parent, child, bound, stamp) {
+                if self.forward_step(x, parent, child, high, stamp) {
                     return true;
                 }
                 continue;
@@ -557,9 +596,10 @@ impl<'m> Clusters<'m> {
                 if self.seen[r as usize] == stamp && r != child {
                     return true;
                 }
-                if self.seen_back[r as usize] != stamp {
+                if self.within(r, low, high, stamp) {
                     self.seen_back[r as usize] = stamp;
                     self.back.push(r);
+                    self.reached_back.push(r);
                 }
             }
         }
@@ -568,7 +608,16 @@ impl<'m> Clusters<'m> {
     /// Scans `x`'s consumers in the search from `parent`: true when one settles that a second
     /// path exists (`child` fed by another cluster, or a cluster the backward search reached
     /// from `child`); pushes the others not yet seen that could still lead into `child`.
-    fn forward_step(&mut self, x: u32, parent: u32, child: u32, bound: u32, stamp: u32) -> bool {
+    /// Could the backward search still meet the forward one at `r`: not yet reached backward,
+    /// a cluster with inputs (`parent` reaches no input data cluster), placed after `parent`
+    /// (every cluster the child's producers reach backward is placed before the child).
+    fn within(&self, r: u32, low: u128, high: u128, stamp: u32) -> bool {
+        let r = r as usize;
+        self.seen_back[r] != stamp && self.engine[r].is_some() && self.ord[r] > low && self.ord[r] < high
+    }
+
+    /// `bound` is the child's last position outside `compat=ge`, its `ord` under it.
+    fn forward_step(&mut self, x: u32, parent: u32, child: u32, bound: u128, stamp: u32) -> bool {
         for i in 0..self.outs.len(x) {
             let r = self.find(self.outs.get(x, i));
             if r == child {
@@ -580,8 +629,18 @@ impl<'m> Clusters<'m> {
             if self.seen_back[r as usize] == stamp {
                 return true;
             }
-            // A cluster that starts after the child's last node cannot lead back into it.
-            if self.min_pos[r as usize] <= bound && self.seen[r as usize] != stamp {
+            // A cluster that starts after the child's last node, or is placed after the child,
+            // cannot lead back into it.
+            if self.seen[r as usize] == stamp {
+                continue;
+            }
+            if self.track_ins {
+                if self.ord[r as usize] < bound {
+                    self.seen[r as usize] = stamp;
+                    self.stack.push(r);
+                    self.reached.push(r);
+                }
+            } else if self.min_pos[r as usize] as u128 <= bound {
                 self.seen[r as usize] = stamp;
                 self.stack.push(r);
             }
@@ -598,6 +657,83 @@ impl<'m> Clusters<'m> {
         self.outs.absorb(parent, child, &mut self.rep, &mut self.scratch);
         if self.track_ins {
             self.ins.absorb(parent, child, &mut self.rep, &mut self.scratch);
+            self.reorder(parent, child);
+        }
+    }
+
+    /// Records that no cluster lies on a path into single-node `child` but `parent`: a merge
+    /// without a search keeps `parent`'s place and moves nothing.
+    fn nothing_between(&mut self) {
+        self.reached_back.clear();
+        self.ran_out = Side::Backward;
+    }
+
+    /// Keeps `ord` a topological order after `child` merged into `parent` (Pearce and Kelly's
+    /// dynamic topological order, contracting an edge): the clusters placed between the two are
+    /// either fed by `parent` (`reached`) or feed `child` (`reached_back`), never both, as there
+    /// was no second path. The side that the search completed moves: the child's ancestors to
+    /// just before `parent`'s place, kept by the merged cluster, or the parent's descendants to
+    /// just after `child`'s place, taken by the merged cluster.
+    fn reorder(&mut self, parent: u32, child: u32) {
+        let (p, ch) = (parent as usize, child as usize);
+        let mut moved = match self.ran_out {
+            Side::Backward => {
+                self.by_ord.remove(&self.ord[ch]);
+                std::mem::take(&mut self.reached_back)
+            }
+            Side::Forward => {
+                self.by_ord.remove(&self.ord[p]);
+                self.ord[p] = self.ord[ch];
+                self.by_ord.insert(self.ord[p], parent);
+                std::mem::take(&mut self.reached)
+            }
+        };
+        if !moved.is_empty() {
+            moved.sort_unstable_by_key(|&x| self.ord[x as usize]);
+            self.place(parent, &moved);
+        }
+        match self.ran_out {
+            Side::Backward => self.reached_back = moved,
+            Side::Forward => self.reached = moved,
+        }
+    }
+
+    /// Gives `moved` (in order) fresh places in the gap just before `anchor` (the child's
+    /// ancestors) or just after it (the parent's descendants), renumbering every place when
+    /// the gap is too small.
+    fn place(&mut self, anchor: u32, moved: &[u32]) {
+        for &x in moved {
+            self.by_ord.remove(&self.ord[x as usize]);
+        }
+        let gap = |c: &Self| {
+            let at = c.ord[anchor as usize];
+            match c.ran_out {
+                Side::Backward => (c.by_ord.range(..at).next_back().map_or(0, |(&k, _)| k), at),
+                Side::Forward => (at, c.by_ord.range(at + 1..).next().map_or(u128::MAX, |(&k, _)| k)),
+            }
+        };
+        let (mut low, mut high) = gap(self);
+        let mut step = (high - low) / (moved.len() as u128 + 1);
+        if step == 0 {
+            self.renumber();
+            (low, high) = gap(self);
+            step = (high - low) / (moved.len() as u128 + 1);
+        }
+        for (i, &x) in moved.iter().enumerate() {
+            let at = low + step * (i as u128 + 1);
+            self.ord[x as usize] = at;
+            self.by_ord.insert(at, x);
+        }
+    }
+
+    /// Spreads every place evenly again, keeping the order.
+    fn renumber(&mut self) {
+        let order: Vec<u32> = self.by_ord.values().copied().collect();
+        self.by_ord.clear();
+        for (i, x) in order.into_iter().enumerate() {
+            let at = (i as u128 + 1) * ORD_GAP;
+            self.ord[x as usize] = at;
+            self.by_ord.insert(at, x);
         }
     }
 }
