@@ -167,8 +167,11 @@ pub fn partition_engines(model: &Model) -> Partition {
 
 fn partition_engines_with(model: &Model, compat_ge: bool, engines: Option<&IdVec<NodeId, EngineId>>) -> Partition {
     let mut p = Partition::empty(model);
+    // Under compat=ge the search is exact (from both ends, `ord`-bounded); otherwise forward
+    // from the parent with a budget.
+    let budget = if compat_ge { usize::MAX } else { SECOND_PATH_BUDGET };
     for g in model.graphs.ids() {
-        for sg in partition_graph(model, g, compat_ge, engines) {
+        for sg in partition_graph(model, g, compat_ge, budget, engines) {
             p.push(sg);
         }
     }
@@ -179,15 +182,17 @@ fn partition_engines_with(model: &Model, compat_ge: bool, engines: Option<&IdVec
 /// Cluster out-list entries one second-path search may scan outside `compat=ge`.
 pub const SECOND_PATH_BUDGET: usize = 64;
 
+/// `exact`: the two-ended search (which keeps producer lists and `ord`); otherwise the forward
+/// search, giving up after `budget` entries.
 fn partition_graph(
     model: &Model,
     g: GraphId,
-    compat_ge: bool,
+    exact: bool,
+    budget: usize,
     engines: Option<&IdVec<NodeId, EngineId>>,
 ) -> Vec<EngineSubgraph> {
     let order = &model.graphs[g].order;
-    let mut c = Clusters::new(model, order, engines, compat_ge);
-    let budget = if compat_ge { usize::MAX } else { SECOND_PATH_BUDGET };
+    let mut c = Clusters::new(model, order, engines, exact);
 
     let mut keyed: Vec<(usize, u32)> = Vec::new();
     for child in 0..order.len() as u32 {
@@ -470,7 +475,11 @@ impl<'m> Clusters<'m> {
             back: Vec::new(),
             scratch: Vec::new(),
             ord: if track_ins { (1..=n as u128).map(|i| i * ORD_GAP).collect() } else { Vec::new() },
-            by_ord: if track_ins { (0..n as u32).map(|i| ((i as u128 + 1) * ORD_GAP, i)).collect() } else { BTreeMap::new() },
+            by_ord: if track_ins {
+                (0..n as u32).map(|i| ((i as u128 + 1) * ORD_GAP, i)).collect()
+            } else {
+                BTreeMap::new()
+            },
             reached: Vec::new(),
             reached_back: Vec::new(),
             ran_out: Side::Backward,
@@ -515,7 +524,7 @@ impl<'m> Clusters<'m> {
     /// Is there a path parent -> X -> ... -> child through some other cluster X? Answers yes
     /// once the search has scanned `budget` out-list entries without settling it.
     fn has_second_path(&mut self, parent: u32, child: u32, budget: usize) -> bool {
-        if budget == usize::MAX && self.track_ins {
+        if self.track_ins {
             return self.has_second_path_exact(parent, child);
         }
         let bound = self.max_pos[child as usize] as u128;
@@ -735,5 +744,48 @@ impl<'m> Clusters<'m> {
             self.ord[x as usize] = at;
             self.by_ord.insert(at, x);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::synth::{Family, generate};
+
+    /// The two-ended search bounded by the kept topological order answers every query as the
+    /// plain forward search without a budget does (GE's own), also on the random family whose
+    /// long edges make each search reach most of the graph and each merge move many places.
+    #[test]
+    fn ordered_two_ended_search_agrees_with_the_unbounded_forward_search() {
+        let families = [
+            (Family::Random { window: None }, 3000),
+            (Family::Random { window: Some(32) }, 3000),
+            (Family::Layered { width: 8 }, 2000),
+            (Family::Inception, 2000),
+            (Family::Transformer, 2000),
+            (Family::Dense { density: 30, mixed: true }, 200),
+            (Family::Dense { density: 5, mixed: false }, 400),
+        ];
+        let names = |subgraphs: &[EngineSubgraph]| -> Vec<String> {
+            subgraphs.iter().map(|s| format!("{:?}", s.nodes.iter().map(|n| n.0).collect::<Vec<_>>())).collect()
+        };
+        for (family, nodes) in families {
+            for seed in [7, 8, 9] {
+                let m = generate(family, nodes, seed).unwrap();
+                let exact = partition_graph(&m, GraphId::ROOT, true, usize::MAX, None);
+                let forward = partition_graph(&m, GraphId::ROOT, false, usize::MAX, None);
+                assert!(exact.len() < nodes * 9 / 10, "{}: few merges, nothing searched", family.name());
+                assert!(
+                    exact == forward,
+                    "{} seed {seed}: {:?}",
+                    family.name(),
+                    first_difference(&names(&exact), &names(&forward))
+                );
+            }
+        }
+    }
+
+    fn first_difference(a: &[String], b: &[String]) -> Option<(String, String)> {
+        a.iter().zip(b).find(|(x, y)| x != y).map(|(x, y)| (x.clone(), y.clone()))
     }
 }
