@@ -137,3 +137,33 @@ fn two_ended_search_agrees_with_the_forward_search_where_the_budget_is_not_reach
         }
     }
 }
+
+/// The `compat=ge` search (from both ends, bounded by the kept topological order of the merged
+/// clusters) answers every check as GE's plain forward search without a budget does
+/// (`graph::partition::partition_engines_forward`), also on the random family, whose long
+/// edges make each search reach most of the graph and each merge move many places.
+#[test]
+fn ordered_two_ended_search_agrees_with_the_unbounded_forward_search() {
+    use stream_alloc::graph::partition::partition_engines_forward;
+    use stream_alloc::graph::synth::{Family, generate};
+    let families = [
+        (Family::Random { window: None }, 3000),
+        (Family::Random { window: Some(32) }, 3000),
+        (Family::Layered { width: 8 }, 2000),
+        (Family::Inception, 2000),
+        (Family::Transformer, 2000),
+        (Family::Dense { density: 30, mixed: true }, 200),
+        (Family::Dense { density: 5, mixed: false }, 400),
+    ];
+    for (family, nodes) in families {
+        for seed in [7, 8, 9] {
+            let m = generate(family, nodes, seed).unwrap();
+            let exact = Partition::for_compile(&m, true, None);
+            let forward = partition_engines_forward(&m);
+            assert!(exact.len() < nodes * 9 / 10, "{}: few merges, nothing searched", family.name());
+            let (a, b) = (groups(&m, &exact), groups(&m, &forward));
+            let first = a.iter().zip(&b).find(|(x, y)| x != y);
+            assert!(a == b, "{} seed {seed}: first difference {first:?}", family.name());
+        }
+    }
+}
